@@ -1,0 +1,151 @@
+# hwgym build. `make` builds everything into build/bin and build/lib.
+#   make test    install deps, build under ASan+UBSan (build/asan), run C and Python tests
+#   make demo    install deps, build, run the demo (scripts/demo.sh)
+#   make bench   build -O2 and run every benchmark (figures go to bench/README.md by hand)
+# Knobs: BUILD (output dir), OPT, SAN, ENV_FAMS (env families to link), TEST_GROUPS,
+#        PYTHON (an interpreter that can import zmq, msgpack and numpy).
+BUILD ?= build
+CC ?= cc
+OPT ?= -O2
+SAN ?=
+PREFIX ?= /usr/local
+
+PKGS := libzmq msgpack sqlite3 jansson nlopt openblas lapacke
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) gsl 2>/dev/null)
+# gsl's own .pc links gslcblas, which clashes with OpenBLAS's cblas (DESIGN.md): link -lgsl only.
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lgsl -lpthread -lm
+CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+
+INCS := -I. -Iprotocol -Ienvs -Iserver -Iclients/c -Iagents/lib
+CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(SAN) -Wall -Wextra -Werror -fPIC -MMD -MP $(INCS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := $(SAN) $(EXTRA_LDFLAGS)
+
+# The first python3 on PATH may not see Debian's python3-zmq/msgpack/numpy; fall back to Debian's.
+PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import zmq, msgpack, numpy' >/dev/null 2>&1 && { command -v $$p; break; }; done)
+
+dirs_in = $(sort $(notdir $(patsubst %/,%,$(wildcard $(1)/*/))))
+ENV_FAMS ?= $(call dirs_in,envs)
+AGENTS ?= $(filter-out lib,$(call dirs_in,agents))
+TEST_GROUPS ?= $(filter-out common,$(call dirs_in,tests/c))
+
+PROTO_SRC := $(wildcard protocol/*.c)
+ENV_SRC := envs/registry.c $(foreach f,$(ENV_FAMS),$(wildcard envs/$(f)/*.c))
+SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
+CLIENT_SRC := $(wildcard clients/c/*.c)
+CLI_SRC := $(wildcard clients/cli/*.c)
+AGENTLIB_SRC := $(wildcard agents/lib/*.c)
+TESTCOMMON_SRC := $(wildcard tests/c/common/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+PROTO_OBJ := $(call obj,$(PROTO_SRC))
+ENV_OBJ := $(call obj,$(ENV_SRC))
+SERVER_OBJ := $(call obj,$(SERVER_SRC))
+CLIENT_OBJ := $(call obj,$(CLIENT_SRC))
+CLI_OBJ := $(call obj,$(CLI_SRC))
+AGENTLIB_OBJ := $(call obj,$(AGENTLIB_SRC))
+TESTCOMMON_OBJ := $(call obj,$(TESTCOMMON_SRC))
+
+LIB_PROTO := $(BUILD)/lib/libhwgym_proto.a
+LIB_ENVS := $(BUILD)/lib/libhwgym_envs.a
+LIB_SERVER := $(BUILD)/lib/libhwgym_server.a
+LIB_CLIENT := $(BUILD)/lib/libhwgym.a
+SO_CLIENT := $(BUILD)/lib/libhwgym.so
+LIB_AGENTS := $(BUILD)/lib/libhwgym_agents.a
+# envs register through weak symbols, so the whole archive must be linked
+LINK_ENVS := -Wl,--whole-archive $(LIB_ENVS) -Wl,--no-whole-archive
+
+BINS := $(BUILD)/bin/hwgym-server $(BUILD)/bin/hwgym $(patsubst %,$(BUILD)/bin/hwgym-%,$(AGENTS))
+TESTS := $(patsubst %,$(BUILD)/tests/%,$(TEST_GROUPS))
+BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.PHONY: all tests test test-c test-py demo bench deps clean install help
+all: $(BINS) $(LIB_CLIENT) $(SO_CLIENT)
+
+help:
+	@sed -n '1,8p' Makefile
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB_PROTO): $(PROTO_OBJ)
+$(LIB_ENVS): $(ENV_OBJ)
+$(LIB_SERVER): $(SERVER_OBJ)
+$(LIB_CLIENT): $(CLIENT_OBJ) $(PROTO_OBJ)
+$(LIB_AGENTS): $(AGENTLIB_OBJ)
+$(BUILD)/lib/%.a:
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SO_CLIENT): $(CLIENT_OBJ) $(PROTO_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/bin/hwgym-server: $(call obj,server/main.c) $(LIB_SERVER) $(LIB_ENVS) $(LIB_PROTO)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(LIB_SERVER) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/bin/hwgym: $(CLI_OBJ) $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_ENVS) $(LIB_PROTO)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(CLI_OBJ) $(LIB_AGENTS) $(LIB_CLIENT) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
+
+define AGENT_RULE
+$(BUILD)/bin/hwgym-$(1): $(call obj,$(wildcard agents/$(1)/*.c)) $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_ENVS) $(LIB_PROTO)
+	@mkdir -p $$(dir $$@)
+	$$(CC) -o $$@ $(call obj,$(wildcard agents/$(1)/*.c)) $(LIB_AGENTS) $(LIB_CLIENT) $(LINK_ENVS) $(LIB_PROTO) $$(LDFLAGS) $$(PKG_LIBS)
+endef
+$(foreach a,$(AGENTS),$(eval $(call AGENT_RULE,$(a))))
+
+define TEST_RULE
+$(BUILD)/tests/$(1): $(call obj,$(wildcard tests/c/$(1)/*.c)) $(TESTCOMMON_OBJ) $(LIB_AGENTS) $(LIB_SERVER) $(LIB_CLIENT) $(LIB_ENVS) $(LIB_PROTO)
+	@mkdir -p $$(dir $$@)
+	$$(CC) -o $$@ $(call obj,$(wildcard tests/c/$(1)/*.c)) $(TESTCOMMON_OBJ) $(LIB_AGENTS) $(LIB_SERVER) $(LIB_CLIENT) $(LINK_ENVS) $(LIB_PROTO) $$(LDFLAGS) $$(PKG_LIBS) $$(CRIT_LIBS)
+endef
+$(foreach t,$(TEST_GROUPS),$(eval $(call TEST_RULE,$(t))))
+
+$(BUILD)/bench/%: $(call obj,bench/%.c) $(LIB_AGENTS) $(LIB_SERVER) $(LIB_CLIENT) $(LIB_ENVS) $(LIB_PROTO)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(LIB_AGENTS) $(LIB_SERVER) $(LIB_CLIENT) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
+
+tests: $(TESTS)
+
+ASAN_BUILD := build/asan
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 \
+	SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+export ASAN_OPTIONS ?= abort_on_error=0:detect_leaks=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+
+test: deps
+	@$(ASAN_MAKE) all tests
+	@$(ASAN_MAKE) test-c test-py
+
+# Runs the C suites and the Python suite of $(BUILD); prints one "N passed, N failed" line.
+test-c: $(TESTS)
+	@scripts/run-tests.sh c $(BUILD) $(TEST_GROUPS)
+
+test-py: all
+	@[ -n "$(PYTHON)" ] || { echo "no python3 that can import zmq, msgpack, numpy: run scripts/install-deps.sh or set PYTHON=" >&2; exit 1; }
+	@HWGYM_BIN=$(abspath $(BUILD)/bin) PYTHONPATH=$(abspath clients/python) $(PYTHON) -m unittest discover -s tests/python -t . -v
+
+demo: deps all
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory BUILD=build/bench-O2 OPT=-O2 all $(patsubst $(BUILD)/%,build/bench-O2/%,$(BENCHES))
+	@BUILD=build/bench-O2 scripts/run-bench.sh
+
+install: all
+	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
+	install -m 755 $(BINS) $(PREFIX)/bin
+	install -m 644 $(LIB_CLIENT) $(SO_CLIENT) $(PREFIX)/lib
+	install -m 644 clients/c/*.h protocol/*.h $(PREFIX)/include/hwgym
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

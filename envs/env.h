@@ -1,0 +1,55 @@
+/* env.h - the environment interface every env family implements (DESIGN.md "Environment
+ * interface"). Envs are pure computation: no sockets, no threads, no globals, deterministic
+ * for a given seed. The server, the CLI, the tests and the benchmarks all call this vtable.
+ *
+ * Ownership and lifetimes:
+ *  - create() receives the config as a JSON object (may be NULL = all defaults) and returns an
+ *    opaque env; a bad config fails with HW_E_BAD_CONFIG and a message naming the field,
+ *    e.g. "config.layer: unknown layer 'foo' in model 'vgg16'".
+ *  - action_space()/observation_space() return env-owned spaces, valid until destroy().
+ *  - reset()/step() fill `obs` with env-owned arrays valid until the env's next call.
+ *    `info` is a JSON object owned by the caller; the env adds keys to it (may be NULL when
+ *    the caller does not want info: envs must check).
+ *  - step() gets an action already validated against action_space() (hw_space_check_action).
+ *    A step before the first reset() must fail with HW_E_BAD_STATE.
+ *  - snapshot() returns an opaque copy of the whole env state (including RNG); restore() makes
+ *    the env continue exactly as it would have from the snapshot; snapshot_free() frees it.
+ *    Families that cannot snapshot set these three to NULL.
+ *  - evaluate() scores one design point without touching episode state: `point` is either a
+ *    JSON array (an action vector) or a family-specific object (e.g. {"directives": "..."}).
+ *    It writes the reward and adds metrics (with "feasible": bool and, when infeasible,
+ *    "reason": str) to `metrics`. NULL when the family has no one-shot evaluation. */
+#ifndef HW_ENV_H
+#define HW_ENV_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hw_array.h"
+#include "hw_error.h"
+#include "hw_space.h"
+
+typedef struct hw_step_out {
+    hw_obs obs;
+    double reward;
+    bool terminated, truncated;
+} hw_step_out;
+
+typedef struct hw_env_family {
+    const char *id;      /* "maestro-v0" */
+    const char *summary; /* one line for `hwgym envs` */
+    void *(*create)(const json_t *config, hw_err *err);
+    void (*destroy)(void *env);
+    const hw_space *(*action_space)(const void *env);
+    const hw_space *(*observation_space)(const void *env);
+    /* seed: NULL keeps the env's current RNG stream (Gymnasium: reset() without seed). */
+    int (*reset)(void *env, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err);
+    int (*step)(void *env, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err);
+    void *(*snapshot)(const void *env, hw_err *err);
+    int (*restore)(void *env, const void *snap, hw_err *err);
+    void (*snapshot_free)(void *snap);
+    int (*evaluate)(void *env, const json_t *point, double *reward, json_t *metrics, hw_err *err);
+} hw_env_family;
+
+#endif

@@ -1,0 +1,53 @@
+/* registry.c - see registry.h. Each family's vtable is declared weak so a build that leaves a
+ * family out (make ENV_FAMS=...) still links; absent families are simply not listed. */
+#include "registry.h"
+
+#include <string.h>
+
+#define FAMILY(sym) extern const hw_env_family sym __attribute__((weak));
+FAMILY(hw_family_diag)
+FAMILY(hw_family_maestro)
+FAMILY(hw_family_sched)
+FAMILY(hw_family_dram)
+FAMILY(hw_family_mmap)
+FAMILY(hw_family_placement)
+#undef FAMILY
+
+static const hw_env_family *all(int i) {
+    const hw_env_family *t[] = {&hw_family_maestro, &hw_family_sched,     &hw_family_dram, &hw_family_mmap,
+                                &hw_family_placement, &hw_family_diag};
+    int n = (int)(sizeof t / sizeof t[0]);
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+        if (!t[j]) continue;
+        if (k == i) return t[j];
+        k++;
+    }
+    return NULL;
+}
+
+int hw_registry_count(void) {
+    int n = 0;
+    while (all(n)) n++;
+    return n;
+}
+
+const hw_env_family *hw_registry_at(int i) { return i < 0 ? NULL : all(i); }
+
+const hw_env_family *hw_registry_find(const char *id) {
+    if (!id) return NULL;
+    for (int i = 0; all(i); i++)
+        if (strcmp(all(i)->id, id) == 0) return all(i);
+    return NULL;
+}
+
+void *hw_env_create(const char *id, const json_t *config, const hw_env_family **fam, hw_err *err) {
+    const hw_env_family *f = hw_registry_find(id);
+    if (!f) return hw_fail(err, HW_E_UNKNOWN_ENV, "unknown env '%s' (try the envs op or `hwgym envs`)", id ? id : "(null)"), NULL;
+    if (config && !json_is_object(config) && !json_is_null(config))
+        return hw_fail(err, HW_E_BAD_CONFIG, "config: expected an object"), NULL;
+    if (json_is_null(config)) config = NULL;
+    void *env = f->create(config, err);
+    if (env && fam) *fam = f;
+    return env;
+}

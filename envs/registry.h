@@ -1,0 +1,14 @@
+/* registry.h - the list of env families this build contains.
+ * Owns: lookup by id and enumeration. Families register by being named in registry.c. */
+#ifndef HW_REGISTRY_H
+#define HW_REGISTRY_H
+
+#include "env.h"
+
+int hw_registry_count(void);
+const hw_env_family *hw_registry_at(int i);
+const hw_env_family *hw_registry_find(const char *id);
+/* Convenience used by the server, CLI and tests: look up + create, with clear errors. */
+void *hw_env_create(const char *id, const json_t *config, const hw_env_family **fam, hw_err *err);
+
+#endif

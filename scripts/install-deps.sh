@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hwgym needs, only those missing. Uses sudo when not root.
+# Usage: scripts/install-deps.sh [--check]   (--check: list what is missing, install nothing)
+set -euo pipefail
+PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlite3 libcriterion-dev
+      libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev
+      python3 python3-zmq python3-msgpack python3-numpy)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+  echo "missing: ${missing[*]}"; exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" != "0" ]; then
+  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
