@@ -1,0 +1,489 @@
+/* hw_codec.c - see hw_codec.h */
+#include "hw_codec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const hw_limits hw_limits_default = {
+    .max_msg = 64u << 20,
+    .max_depth = 32,
+    .max_elems = 1u << 22,
+    .max_total = 1u << 22,
+    .max_str = 1u << 20,
+    .max_bin = 64u << 20,
+};
+
+bool hw_utf8_valid(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        unsigned min;
+        unsigned cp;
+        if ((c & 0xe0) == 0xc0) { k = 1; cp = c & 0x1f; min = 0x80; }
+        else if ((c & 0xf0) == 0xe0) { k = 2; cp = c & 0x0f; min = 0x800; }
+        else if ((c & 0xf8) == 0xf0) { k = 3; cp = c & 0x07; min = 0x10000; }
+        else return false;
+        if (k >= n - i) return false; /* needs bytes i+1 .. i+k */
+        for (size_t j = 1; j <= k; j++) {
+            if ((p[i + j] & 0xc0) != 0x80) return false;
+            cp = (cp << 6) | (p[i + j] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+        i += k + 1;
+    }
+    return true;
+}
+
+static uint64_t be(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+int hw_msg_check(const char *buf, size_t len, const hw_limits *lim, hw_err *err) {
+    if (!lim) lim = &hw_limits_default;
+    const unsigned char *p = (const unsigned char *)buf;
+    if (len > lim->max_msg) return hw_fail(err, HW_E_LIMIT, "message of %zu bytes exceeds the limit of %zu", len, lim->max_msg);
+    if (len == 0) return hw_fail(err, HW_E_BAD_REQUEST, "empty message: expected a msgpack map");
+    unsigned b0 = p[0];
+    if (!((b0 >= 0x80 && b0 <= 0x8f) || b0 == 0xde || b0 == 0xdf))
+        return hw_fail(err, HW_E_BAD_REQUEST, "message is not a msgpack map (first byte 0x%02x)", b0);
+    uint64_t remaining[72];
+    int maxd = lim->max_depth < 64 ? lim->max_depth : 64;
+    int depth = 0;
+    remaining[0] = 1;
+    size_t pos = 0, total = 0;
+    while (depth >= 0) {
+        if (remaining[depth] == 0) {
+            depth--;
+            continue;
+        }
+        remaining[depth]--;
+        if (pos >= len) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: message ends at byte %zu inside a container", pos);
+        if (++total > lim->max_total) return hw_fail(err, HW_E_LIMIT, "more than %zu objects in one message", lim->max_total);
+        unsigned b = p[pos++];
+        size_t need = 0;      /* fixed payload bytes */
+        int lenbytes = 0;     /* length prefix bytes for str/bin/array/map */
+        int kind = 0;         /* 0 scalar, 1 str, 2 bin, 3 array, 4 map */
+        uint64_t n = 0;
+        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) need = 0;
+        else if (b >= 0x80 && b <= 0x8f) { kind = 4; n = b & 0x0f; }
+        else if (b >= 0x90 && b <= 0x9f) { kind = 3; n = b & 0x0f; }
+        else if (b >= 0xa0 && b <= 0xbf) { kind = 1; n = b & 0x1f; }
+        else switch (b) {
+            case 0xc4: kind = 2; lenbytes = 1; break;
+            case 0xc5: kind = 2; lenbytes = 2; break;
+            case 0xc6: kind = 2; lenbytes = 4; break;
+            case 0xca: need = 4; break;
+            case 0xcb: need = 8; break;
+            case 0xcc: case 0xd0: need = 1; break;
+            case 0xcd: case 0xd1: need = 2; break;
+            case 0xce: case 0xd2: need = 4; break;
+            case 0xcf: case 0xd3: need = 8; break;
+            case 0xd9: kind = 1; lenbytes = 1; break;
+            case 0xda: kind = 1; lenbytes = 2; break;
+            case 0xdb: kind = 1; lenbytes = 4; break;
+            case 0xdc: kind = 3; lenbytes = 2; break;
+            case 0xdd: kind = 3; lenbytes = 4; break;
+            case 0xde: kind = 4; lenbytes = 2; break;
+            case 0xdf: kind = 4; lenbytes = 4; break;
+            case 0xc1: return hw_fail(err, HW_E_BAD_REQUEST, "invalid msgpack byte 0xc1 at offset %zu", pos - 1);
+            default: return hw_fail(err, HW_E_BAD_REQUEST, "msgpack ext types are not supported (byte 0x%02x at offset %zu)", b, pos - 1);
+            }
+        if (lenbytes) {
+            if (len - pos < (size_t)lenbytes) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: length field cut at byte %zu", pos);
+            n = be(p + pos, lenbytes);
+            pos += (size_t)lenbytes;
+        }
+        if (kind == 0) {
+            if (len - pos < need) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: number cut at byte %zu", pos);
+            pos += need;
+        } else if (kind == 1 || kind == 2) {
+            size_t cap = kind == 1 ? lim->max_str : lim->max_bin;
+            if (n > cap) return hw_fail(err, HW_E_LIMIT, "%s of %llu bytes at offset %zu exceeds the limit of %zu", kind == 1 ? "string" : "bin", (unsigned long long)n, pos, cap);
+            if (n > len - pos) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu bytes but %zu remain", kind == 1 ? "string" : "bin", (unsigned long long)n, len - pos);
+            if (kind == 1 && !hw_utf8_valid((const char *)p + pos, (size_t)n))
+                return hw_fail(err, HW_E_BAD_REQUEST, "string at offset %zu is not valid UTF-8", pos);
+            pos += (size_t)n;
+        } else {
+            if (n > lim->max_elems) return hw_fail(err, HW_E_LIMIT, "%s of %llu entries exceeds the limit of %zu", kind == 3 ? "array" : "map", (unsigned long long)n, lim->max_elems);
+            uint64_t items = kind == 4 ? 2 * n : n;
+            if (items > len - pos) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu entries but only %zu bytes remain", kind == 3 ? "array" : "map", (unsigned long long)n, len - pos);
+            if (depth + 1 > maxd) return hw_fail(err, HW_E_LIMIT, "nesting deeper than %d levels", maxd);
+            if (items) remaining[++depth] = items;
+        }
+    }
+    if (pos != len) return hw_fail(err, HW_E_BAD_REQUEST, "%zu trailing bytes after the message map", len - pos);
+    return 0;
+}
+
+int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err) {
+    msgpack_unpacked_init(&m->up);
+    m->root = NULL;
+    if (hw_msg_check(buf, len, lim, err)) return -1;
+    size_t off = 0;
+    msgpack_unpack_return rc = msgpack_unpack_next(&m->up, buf, len, &off);
+    if (rc != MSGPACK_UNPACK_SUCCESS || m->up.data.type != MSGPACK_OBJECT_MAP)
+        return hw_fail(err, HW_E_BAD_REQUEST, "could not decode the msgpack map (code %d)", (int)rc);
+    m->root = &m->up.data;
+    return 0;
+}
+
+void hw_msg_free(hw_msg *m) { msgpack_unpacked_destroy(&m->up); }
+
+const msgpack_object *hw_mp_get(const msgpack_object *map, const char *key) {
+    if (!map || map->type != MSGPACK_OBJECT_MAP) return NULL;
+    size_t kl = strlen(key);
+    for (uint32_t i = 0; i < map->via.map.size; i++) {
+        const msgpack_object *k = &map->via.map.ptr[i].key;
+        if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl && memcmp(k->via.str.ptr, key, kl) == 0)
+            return &map->via.map.ptr[i].val;
+    }
+    return NULL;
+}
+
+bool hw_mp_is_str(const msgpack_object *o, const char *s) {
+    size_t n = strlen(s);
+    return o && o->type == MSGPACK_OBJECT_STR && o->via.str.size == n && memcmp(o->via.str.ptr, s, n) == 0;
+}
+
+static const char *type_name(const msgpack_object *o) {
+    switch (o->type) {
+    case MSGPACK_OBJECT_NIL: return "nil";
+    case MSGPACK_OBJECT_BOOLEAN: return "bool";
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "integer";
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: return "float";
+    case MSGPACK_OBJECT_STR: return "string";
+    case MSGPACK_OBJECT_ARRAY: return "array";
+    case MSGPACK_OBJECT_MAP: return "map";
+    case MSGPACK_OBJECT_BIN: return "bin";
+    default: return "ext";
+    }
+}
+
+int hw_mp_str(const msgpack_object *map, const char *key, const char *def, char *out, size_t cap, hw_err *err) {
+    const msgpack_object *o = hw_mp_get(map, key);
+    if (!o || o->type == MSGPACK_OBJECT_NIL) {
+        if (!def) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' is required (a string)", key);
+        snprintf(out, cap, "%s", def);
+        return 0;
+    }
+    if (o->type != MSGPACK_OBJECT_STR) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' must be a string, got %s", key, type_name(o));
+    if (o->via.str.size >= cap) return hw_fail(err, HW_E_LIMIT, "field '%s' is longer than %zu bytes", key, cap - 1);
+    if (!hw_utf8_valid(o->via.str.ptr, o->via.str.size)) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' is not valid UTF-8", key);
+    if (memchr(o->via.str.ptr, 0, o->via.str.size)) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' contains a NUL byte", key);
+    memcpy(out, o->via.str.ptr, o->via.str.size);
+    out[o->via.str.size] = 0;
+    return 0;
+}
+
+int hw_mp_int(const msgpack_object *map, const char *key, bool required, int64_t def, int64_t lo, int64_t hi, int64_t *out, hw_err *err) {
+    const msgpack_object *o = hw_mp_get(map, key);
+    if (!o || o->type == MSGPACK_OBJECT_NIL) {
+        if (required) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' is required (an integer)", key);
+        *out = def;
+        return 0;
+    }
+    int64_t v;
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        if (o->via.u64 > (uint64_t)INT64_MAX) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s': %llu is too large", key, (unsigned long long)o->via.u64);
+        v = (int64_t)o->via.u64;
+    } else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+        v = o->via.i64;
+    } else {
+        return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' must be an integer, got %s", key, type_name(o));
+    }
+    if (v < lo || v > hi) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s': %lld out of range [%lld, %lld]", key, (long long)v, (long long)lo, (long long)hi);
+    *out = v;
+    return 0;
+}
+
+int hw_mp_bool(const msgpack_object *map, const char *key, bool def, bool *out, hw_err *err) {
+    const msgpack_object *o = hw_mp_get(map, key);
+    if (!o || o->type == MSGPACK_OBJECT_NIL) {
+        *out = def;
+        return 0;
+    }
+    if (o->type != MSGPACK_OBJECT_BOOLEAN) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' must be a bool, got %s", key, type_name(o));
+    *out = o->via.boolean;
+    return 0;
+}
+
+static bool is_num(const msgpack_object *o) {
+    return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER || o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER ||
+           o->type == MSGPACK_OBJECT_FLOAT32 || o->type == MSGPACK_OBJECT_FLOAT64 || o->type == MSGPACK_OBJECT_BOOLEAN;
+}
+static bool is_int(const msgpack_object *o) {
+    return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER || o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER || o->type == MSGPACK_OBJECT_BOOLEAN;
+}
+static int64_t as_i64(const msgpack_object *o) {
+    switch (o->type) {
+    case MSGPACK_OBJECT_POSITIVE_INTEGER: return o->via.u64 > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)o->via.u64;
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return o->via.i64;
+    case MSGPACK_OBJECT_BOOLEAN: return o->via.boolean;
+    default: return (int64_t)o->via.f64;
+    }
+}
+static double as_f64(const msgpack_object *o) {
+    switch (o->type) {
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64: return o->via.f64;
+    case MSGPACK_OBJECT_POSITIVE_INTEGER: return (double)o->via.u64;
+    default: return (double)as_i64(o);
+    }
+}
+
+static int list_array(const msgpack_object *o, const char *what, msgpack_zone *zone, size_t max_elems, hw_array *out, hw_err *err) {
+    uint32_t n = o->via.array.size;
+    int two_d = n > 0 && o->via.array.ptr[0].type == MSGPACK_OBJECT_ARRAY;
+    uint32_t m = two_d ? o->via.array.ptr[0].via.array.size : 1;
+    if ((uint64_t)n * m > max_elems) return hw_fail(err, HW_E_LIMIT, "%s: %llu elements exceed the limit of %zu", what, (unsigned long long)n * m, max_elems);
+    bool all_int = true;
+    for (uint32_t i = 0; i < n; i++) {
+        const msgpack_object *row = &o->via.array.ptr[i];
+        if (two_d) {
+            if (row->type != MSGPACK_OBJECT_ARRAY || row->via.array.size != m)
+                return hw_fail(err, HW_E_BAD_ACTION, "%s: ragged nested list at row %u", what, i);
+            for (uint32_t j = 0; j < m; j++) {
+                if (!is_num(&row->via.array.ptr[j])) return hw_fail(err, HW_E_BAD_ACTION, "%s[%u][%u]: expected a number, got %s", what, i, j, type_name(&row->via.array.ptr[j]));
+                all_int &= is_int(&row->via.array.ptr[j]);
+            }
+        } else {
+            if (!is_num(row)) return hw_fail(err, HW_E_BAD_ACTION, "%s[%u]: expected a number, got %s", what, i, type_name(row));
+            all_int &= is_int(row);
+        }
+    }
+    out->dtype = all_int ? HW_DT_INT64 : HW_DT_FLOAT64;
+    out->ndim = two_d ? 2 : 1;
+    out->shape[0] = n;
+    out->shape[1] = m;
+    size_t cnt = (size_t)n * m;
+    out->data = msgpack_zone_malloc(zone, cnt * 8 + 8);
+    if (!out->data) return hw_fail(err, HW_E_LIMIT, "%s: out of memory", what);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const msgpack_object *row = &o->via.array.ptr[i];
+        for (uint32_t j = 0; j < m; j++, k++) {
+            const msgpack_object *x = two_d ? &row->via.array.ptr[j] : row;
+            if (all_int) ((int64_t *)out->data)[k] = as_i64(x);
+            else ((double *)out->data)[k] = as_f64(x);
+        }
+    }
+    return 0;
+}
+
+int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, size_t max_elems, hw_array *out, hw_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!o) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' is required", what);
+    if (is_num(o)) {
+        out->ndim = 0;
+        out->data = msgpack_zone_malloc(zone, 8);
+        if (!out->data) return hw_fail(err, HW_E_LIMIT, "%s: out of memory", what);
+        if (is_int(o)) {
+            out->dtype = HW_DT_INT64;
+            *(int64_t *)out->data = as_i64(o);
+        } else {
+            out->dtype = HW_DT_FLOAT64;
+            *(double *)out->data = as_f64(o);
+        }
+        return 0;
+    }
+    if (o->type == MSGPACK_OBJECT_ARRAY) return list_array(o, what, zone, max_elems, out, err);
+    if (o->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an array {dtype, shape, data}, a list or a number; got %s", what, type_name(o));
+    char dt[16];
+    hw_err e2;
+    if (hw_mp_str(o, "dtype", NULL, dt, sizeof dt, &e2)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: %s", what, e2.msg);
+    int d = hw_dtype_from_name(dt);
+    if (d < 0) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: unknown dtype '%s' (float32, float64, int8, int16, int32, int64, uint8, bool)", what, dt);
+    const msgpack_object *sh = hw_mp_get(o, "shape");
+    if (!sh || sh->type != MSGPACK_OBJECT_ARRAY) return hw_fail(err, HW_E_BAD_REQUEST, "%s.shape: expected a list of integers", what);
+    if (sh->via.array.size > HW_MAX_DIMS) return hw_fail(err, HW_E_LIMIT, "%s.shape: %u dims exceed the limit of %d", what, sh->via.array.size, HW_MAX_DIMS);
+    uint64_t numel = 1;
+    out->dtype = (hw_dtype)d;
+    out->ndim = (int)sh->via.array.size;
+    for (int i = 0; i < out->ndim; i++) {
+        const msgpack_object *x = &sh->via.array.ptr[i];
+        if (x->type != MSGPACK_OBJECT_POSITIVE_INTEGER || x->via.u64 > max_elems)
+            return hw_fail(err, x->type == MSGPACK_OBJECT_POSITIVE_INTEGER ? HW_E_LIMIT : HW_E_BAD_REQUEST, "%s.shape[%d]: expected an integer in [0, %zu]", what, i, max_elems);
+        out->shape[i] = (int64_t)x->via.u64;
+        numel *= x->via.u64;
+        if (numel > max_elems) return hw_fail(err, HW_E_LIMIT, "%s: %llu elements exceed the limit of %zu", what, (unsigned long long)numel, max_elems);
+    }
+    const msgpack_object *data = hw_mp_get(o, "data");
+    if (!data || data->type != MSGPACK_OBJECT_BIN) return hw_fail(err, HW_E_BAD_REQUEST, "%s.data: expected bin bytes", what);
+    size_t want = (size_t)numel * hw_dtype_size(out->dtype);
+    if (data->via.bin.size != want)
+        return hw_fail(err, HW_E_BAD_REQUEST, "%s.data: %u bytes, but dtype %s and shape give %zu", what, data->via.bin.size, dt, want);
+    out->data = (void *)data->via.bin.ptr;
+    return 0;
+}
+
+/* ---- JSON ---- */
+
+static bool is_wire_array(const msgpack_object *o) {
+    const msgpack_object *d = hw_mp_get(o, "data");
+    return d && d->type == MSGPACK_OBJECT_BIN && hw_mp_get(o, "dtype") && hw_mp_get(o, "shape");
+}
+
+json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) {
+    switch (o->type) {
+    case MSGPACK_OBJECT_NIL: return json_null();
+    case MSGPACK_OBJECT_BOOLEAN: return json_boolean(o->via.boolean);
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+        return o->via.u64 > (uint64_t)INT64_MAX ? json_real((double)o->via.u64) : json_integer((json_int_t)o->via.u64);
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return json_integer(o->via.i64);
+    case MSGPACK_OBJECT_FLOAT32:
+    case MSGPACK_OBJECT_FLOAT64:
+        if (!isfinite(o->via.f64)) return hw_fail(err, HW_E_BAD_REQUEST, "non-finite number where JSON is expected"), NULL;
+        return json_real(o->via.f64);
+    case MSGPACK_OBJECT_STR:
+        if (!hw_utf8_valid(o->via.str.ptr, o->via.str.size)) return hw_fail(err, HW_E_BAD_REQUEST, "string is not valid UTF-8"), NULL;
+        return json_stringn(o->via.str.ptr, o->via.str.size);
+    case MSGPACK_OBJECT_ARRAY: {
+        json_t *a = json_array();
+        for (uint32_t i = 0; i < o->via.array.size; i++) {
+            json_t *x = hw_mp_to_json(&o->via.array.ptr[i], err);
+            if (!x) {
+                json_decref(a);
+                return NULL;
+            }
+            json_array_append_new(a, x);
+        }
+        return a;
+    }
+    case MSGPACK_OBJECT_MAP: {
+        if (is_wire_array(o)) {
+            hw_array arr;
+            if (hw_mp_array(o, "array", NULL, (size_t)1 << 24, &arr, err)) return NULL;
+            json_t *a = json_array();
+            int64_t n = hw_array_numel(&arr);
+            bool fl = arr.dtype == HW_DT_FLOAT32 || arr.dtype == HW_DT_FLOAT64;
+            for (int64_t i = 0; i < n; i++) {
+                if (fl) {
+                    double v = hw_array_get_f64(&arr, i);
+                    json_array_append_new(a, isfinite(v) ? json_real(v) : json_null());
+                } else {
+                    json_array_append_new(a, json_integer(hw_array_get_i64(&arr, i)));
+                }
+            }
+            return a;
+        }
+        json_t *m = json_object();
+        for (uint32_t i = 0; i < o->via.map.size; i++) {
+            const msgpack_object *k = &o->via.map.ptr[i].key;
+            if (k->type != MSGPACK_OBJECT_STR || !hw_utf8_valid(k->via.str.ptr, k->via.str.size) || memchr(k->via.str.ptr, 0, k->via.str.size)) {
+                json_decref(m);
+                return hw_fail(err, HW_E_BAD_REQUEST, "map keys must be UTF-8 strings"), NULL;
+            }
+            json_t *x = hw_mp_to_json(&o->via.map.ptr[i].val, err);
+            if (!x) {
+                json_decref(m);
+                return NULL;
+            }
+            char key[256];
+            size_t kl = k->via.str.size < sizeof key - 1 ? k->via.str.size : sizeof key - 1;
+            memcpy(key, k->via.str.ptr, kl);
+            key[kl] = 0;
+            json_object_set_new(m, key, x);
+        }
+        return m;
+    }
+    case MSGPACK_OBJECT_BIN: return hw_fail(err, HW_E_BAD_REQUEST, "unexpected bin value where JSON is expected"), NULL;
+    default: return hw_fail(err, HW_E_BAD_REQUEST, "unsupported msgpack type"), NULL;
+    }
+}
+
+void hw_pack_cstr(msgpack_packer *pk, const char *s) {
+    size_t n = strlen(s);
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+void hw_pack_kv_str(msgpack_packer *pk, const char *k, const char *v) {
+    hw_pack_cstr(pk, k);
+    hw_pack_cstr(pk, v);
+}
+
+void hw_pack_json(msgpack_packer *pk, const json_t *j) {
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        msgpack_pack_map(pk, json_object_size(j));
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)j, k, v) {
+            hw_pack_cstr(pk, k);
+            hw_pack_json(pk, v);
+        }
+        break;
+    }
+    case JSON_ARRAY: {
+        msgpack_pack_array(pk, json_array_size(j));
+        size_t i;
+        json_t *v;
+        json_array_foreach(j, i, v) hw_pack_json(pk, v);
+        break;
+    }
+    case JSON_STRING: {
+        size_t n = json_string_length(j);
+        msgpack_pack_str(pk, n);
+        msgpack_pack_str_body(pk, json_string_value(j), n);
+        break;
+    }
+    case JSON_INTEGER: msgpack_pack_int64(pk, json_integer_value(j)); break;
+    case JSON_REAL: msgpack_pack_double(pk, json_real_value(j)); break;
+    case JSON_TRUE: msgpack_pack_true(pk); break;
+    case JSON_FALSE: msgpack_pack_false(pk); break;
+    default: msgpack_pack_nil(pk); break;
+    }
+}
+
+void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead) {
+    msgpack_pack_map(pk, 3);
+    hw_pack_kv_str(pk, "dtype", hw_dtype_name(a->dtype));
+    hw_pack_cstr(pk, "shape");
+    msgpack_pack_array(pk, (size_t)a->ndim + (lead > 0));
+    if (lead > 0) msgpack_pack_int64(pk, lead);
+    for (int d = 0; d < a->ndim; d++) msgpack_pack_int64(pk, a->shape[d]);
+    size_t nb = hw_array_nbytes(a) * (size_t)(lead > 0 ? lead : 1);
+    hw_pack_cstr(pk, "data");
+    msgpack_pack_bin(pk, nb);
+    msgpack_pack_bin_body(pk, a->data, nb);
+}
+
+void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs) {
+    if (obs->n == 1 && !obs->keys[0]) {
+        hw_pack_array(pk, &obs->arr[0], 0);
+        return;
+    }
+    msgpack_pack_map(pk, (size_t)obs->n);
+    for (int i = 0; i < obs->n; i++) {
+        hw_pack_cstr(pk, obs->keys[i] ? obs->keys[i] : "");
+        hw_pack_array(pk, &obs->arr[i], 0);
+    }
+}
+
+static void pack_object(msgpack_packer *pk, const msgpack_object *o) { msgpack_pack_object(pk, *o); }
+
+void hw_pack_error(msgpack_packer *pk, const msgpack_object *id, hw_code code, const char *msg) {
+    msgpack_pack_map(pk, 3);
+    hw_pack_cstr(pk, "id");
+    if (id && (id->type == MSGPACK_OBJECT_POSITIVE_INTEGER || id->type == MSGPACK_OBJECT_NEGATIVE_INTEGER || id->type == MSGPACK_OBJECT_STR))
+        pack_object(pk, id);
+    else
+        msgpack_pack_nil(pk);
+    hw_pack_cstr(pk, "ok");
+    msgpack_pack_false(pk);
+    hw_pack_cstr(pk, "error");
+    msgpack_pack_map(pk, 2);
+    hw_pack_kv_str(pk, "code", hw_code_name(code));
+    hw_pack_kv_str(pk, "message", msg ? msg : "");
+}

@@ -1,0 +1,77 @@
+/* hw_codec.h - the hwgym message codec on msgpack-c (PROTOCOL.md is the contract).
+ * Owns: the bounded pre-decoder check of raw bytes (sizes, depth, declared lengths), decoding
+ * into msgpack objects, typed field access with errors naming the field, wire arrays
+ * ({"dtype","shape","data":bin}), JSON <-> msgpack conversion, and reply packing helpers. */
+#ifndef HW_CODEC_H
+#define HW_CODEC_H
+
+#include <jansson.h>
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw_array.h"
+#include "hw_error.h"
+
+#define HW_PROTOCOL_VERSION 1
+#define HW_VERSION_STRING "0.1.0"
+
+typedef struct hw_limits {
+    size_t max_msg;     /* whole message bytes */
+    int max_depth;      /* container nesting */
+    size_t max_elems;   /* entries in one array/map */
+    size_t max_total;   /* objects in one message */
+    size_t max_str;     /* bytes in one string */
+    size_t max_bin;     /* bytes in one bin */
+} hw_limits;
+
+extern const hw_limits hw_limits_default;
+
+/* Checks that buf holds exactly one msgpack map within the limits, without allocating.
+ * Errors: HW_E_LIMIT (a limit, named) or HW_E_BAD_REQUEST (truncated, trailing bytes, ext...). */
+int hw_msg_check(const char *buf, size_t len, const hw_limits *lim, hw_err *err);
+
+/* A decoded message. Strings and bins point into the caller's buffer, which must outlive it. */
+typedef struct hw_msg {
+    msgpack_unpacked up;
+    const msgpack_object *root; /* a map */
+} hw_msg;
+
+int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err);
+void hw_msg_free(hw_msg *m);
+
+/* ---- field access (map must be a MAP object) ---- */
+const msgpack_object *hw_mp_get(const msgpack_object *map, const char *key);
+bool hw_mp_is_str(const msgpack_object *o, const char *s);
+bool hw_utf8_valid(const char *s, size_t n);
+/* Copies a UTF-8 string field into out (NUL-terminated); absent -> def (NULL def = required). */
+int hw_mp_str(const msgpack_object *map, const char *key, const char *def, char *out, size_t cap, hw_err *err);
+int hw_mp_int(const msgpack_object *map, const char *key, bool required, int64_t def, int64_t lo, int64_t hi,
+              int64_t *out, hw_err *err);
+int hw_mp_bool(const msgpack_object *map, const char *key, bool def, bool *out, hw_err *err);
+/* A numeric array: the wire form {"dtype","shape","data"}, a msgpack array of numbers (1-D,
+ * decoded as int64 when all are integers, else float64), or a scalar number (shape []).
+ * Zero-copy for bin data; otherwise storage comes from `zone`. `what` names it in errors. */
+int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, size_t max_elems, hw_array *out,
+                hw_err *err);
+
+/* ---- JSON ---- */
+/* msgpack -> JSON. Wire arrays become flat JSON number lists; bin elsewhere is an error;
+ * map keys must be UTF-8 strings. */
+json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err);
+/* JSON -> msgpack (integers stay integers; reals are float64). */
+void hw_pack_json(msgpack_packer *pk, const json_t *j);
+
+/* ---- packing ---- */
+void hw_pack_cstr(msgpack_packer *pk, const char *s);
+void hw_pack_kv_str(msgpack_packer *pk, const char *k, const char *v);
+/* {"dtype","shape","data"}; when lead > 0 the shape gets a leading axis of `lead` (the data
+ * then holds lead * numel(a) elements). */
+void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead);
+/* An observation: a wire array for a single-array obs, a map key -> wire array for Dict. */
+void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs);
+/* {"id": <copied>, "ok": false, "error": {"code","message"}} */
+void hw_pack_error(msgpack_packer *pk, const msgpack_object *id, hw_code code, const char *msg);
+
+#endif
