@@ -38,6 +38,8 @@ typedef struct hw_layer {
     int stride, pad, dilation, groups;
     int n_in;
     int in[HW_LAYER_MAX_IN];  /* producer indices; -1 = graph input */
+    int pad_x;                /* (added) column padding; `pad` is the row padding. Equal to pad
+                               * except for asymmetric kernels such as Inception's 1x7. */
 } hw_layer;
 
 typedef struct hw_model {
@@ -61,5 +63,18 @@ long long hw_layer_output_elems(const hw_layer *l);
 /* A user's model file (format in docs/zoo.md); free with hw_zoo_free. */
 hw_model *hw_zoo_load_file(const char *path, hw_err *err);
 void hw_zoo_free(hw_model *m);
+
+/* (added) Elementary operation count: MACs for CONV/DWCONV/FC/MATMUL; for the other ops one op
+ * per window element (POOL) or per output element (ELTWISE, SOFTMAX, NORM, CONCAT, UPSAMPLE,
+ * EMBED). hw_layer_macs is 0 for ops without multiply-accumulates. */
+long long hw_layer_ops(const hw_layer *l);
+/* (added) Checks one layer / a whole model (dims, output sizes, edges in topological order);
+ * -1 with HW_E_BAD_CONFIG naming the layer and field. */
+int hw_layer_validate(const hw_layer *l, int index, hw_err *err);
+int hw_zoo_validate(const hw_model *m, hw_err *err);
+/* (added) Writes a model in the zoo file format; -1 with HW_E_IO on failure. */
+int hw_zoo_write_file(const hw_model *m, const char *path, hw_err *err);
+/* (added) Parses an op name ("conv", "dwconv", also "dsconv", "gemm", ...); -1 if unknown. */
+int hw_op_from_name(const char *name);
 
 #endif
