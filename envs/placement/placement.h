@@ -1,0 +1,151 @@
+/* placement.h - placement-v0 (EGRL paper): tensor placement on a DRAM/LLC/SRAM hierarchy.
+ * Owns: the workload graph (Table 1 node features, edges), the hardware description, liveness,
+ * the compiler rectification (demotion rule), the latency model, the native-compiler heuristic
+ * and a pure evaluation function usable without the env (docs/placement.md has the formulas).
+ *
+ * Tensors: node i owns two tensors, its weights (tensor 2i) and its output activation
+ * (tensor 2i+1); a mapping is one memory index per tensor, so the action is
+ * [w0, a0, w1, a1, ...]. Memory 0 is the slowest, largest one (the backing store, DRAM);
+ * higher indices are faster and smaller (default: 0 = DRAM, 1 = LLC, 2 = SRAM).
+ *
+ * Everything that does not depend on the mapping is computed once by pl_model_build(); the
+ * evaluation (pl_evaluate) allocates nothing and only touches the caller's pl_scratch. */
+#ifndef HW_PLACEMENT_MODEL_H
+#define HW_PLACEMENT_MODEL_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hw_error.h"
+
+#define PL_MAX_MEMS 8
+#define PL_MAX_IN 8
+#define PL_NFEAT 19
+#define PL_OP_COUNT 11 /* the zoo's hw_op values 0..10 */
+
+/* Table 1 feature columns, in observation order. */
+extern const char *const pl_feature_names[PL_NFEAT];
+/* Op names accepted in graph files (same order/ids as the zoo's hw_op). */
+extern const char *const pl_op_names[PL_OP_COUNT];
+
+typedef struct pl_mem {
+    char name[32];
+    int64_t capacity;        /* bytes */
+    double read_bw, write_bw; /* bytes per second */
+    double latency;          /* seconds, added once per node that touches the memory (max) */
+} pl_mem;
+
+typedef struct pl_hw {
+    char name[64];
+    int n_mem;               /* 2..PL_MAX_MEMS; index 0 slowest (backing store) */
+    pl_mem mem[PL_MAX_MEMS];
+    int engines;             /* compute engines working on one layer together */
+    double freq_hz;
+    double macs_per_cycle;   /* per engine: conv, dwconv, fc, matmul */
+    double vector_ops_per_cycle; /* per engine: every other op */
+    double node_overhead;    /* seconds per node (dispatch) */
+    int element_bytes;       /* bytes per tensor element (1 = int8) */
+} pl_hw;
+
+typedef struct pl_node {
+    char name[64];
+    int op;                  /* 0..PL_OP_COUNT-1 (hw_op) */
+    int64_t ifm[3], ofm[3];  /* x, y, z (z = channels) */
+    int64_t weights;         /* weight elements (0 if none) */
+    int64_t ops;             /* MACs (MAC ops) or element ops (others), whole batch */
+    int groups, kx, ky, stride, pad, dilation, batch;
+    int n_in;
+    int in[PL_MAX_IN];       /* producer node indices (< own index); -1 = graph input */
+} pl_node;
+
+typedef struct pl_graph {
+    char name[64];
+    int n;
+    pl_node *nodes;
+} pl_graph;
+
+enum { PL_FEAT_RAW = 0, PL_FEAT_LOG1P, PL_FEAT_NORMALIZED };
+
+typedef struct pl_model {
+    pl_hw hw;
+    pl_graph g;              /* owned copy */
+    int n, nt, ne;           /* nodes, tensors (2n), edges */
+    int64_t *bytes;          /* [nt] tensor sizes */
+    int64_t total_bytes;
+    int *last_use;           /* [n] last step at which activation i is alive (>= i) */
+    int *alive_off, *alive;  /* CSR [n+1]: activation tensor ids alive at step t */
+    double *t_compute;       /* [n] seconds */
+    int64_t *w_read;         /* [n] weight bytes read by node i */
+    int *in_off, *in_t;      /* CSR [n+1]: input tensor ids (-1 = graph input, in memory 0) */
+    int64_t *in_bytes;
+    /* rectification: tensors sorted by (bytes, id) ascending */
+    int *rank_of;            /* [nt] */
+    int *by_rank;            /* [nt] */
+    int64_t *rank_bytes;     /* [nt] bytes in rank order */
+    int nwords;              /* bitset words over ranks */
+    double inv_rbw[PL_MAX_MEMS], inv_wbw[PL_MAX_MEMS], lat[PL_MAX_MEMS];
+    /* observation */
+    float *feat;             /* [n * PL_NFEAT] */
+    int64_t *edges;          /* [ne * 2] (producer, consumer) */
+    /* baseline */
+    uint8_t *heuristic;      /* [nt] native-compiler mapping */
+    double baseline;         /* its latency, seconds */
+} pl_model;
+
+typedef struct pl_scratch {
+    uint8_t *map;            /* [nt] rectified mapping of the last evaluation */
+    uint64_t *bits;          /* [nwords] */
+    double *node_time;       /* [n] per-node latency of the last evaluation */
+} pl_scratch;
+
+typedef struct pl_result {
+    double latency;          /* seconds, of the rectified mapping */
+    double eps;              /* reassigned bytes / total bytes */
+    int64_t reassigned_bytes;
+    int n_reassigned;        /* tensors moved by the compiler */
+    int64_t peak[PL_MAX_MEMS];    /* peak occupancy per memory (bytes), rectified map */
+    int64_t weights_in[PL_MAX_MEMS]; /* resident weight bytes per memory */
+    const uint8_t *rectified;     /* = scratch->map */
+} pl_result;
+
+/* Hardware: the NNP-I-like default, or read from JSON (missing fields take the defaults;
+ * `memories`, when given, replaces the default list). `where` prefixes errors
+ * ("config.hw"). */
+void pl_hw_default(pl_hw *hw);
+int pl_hw_from_json(const json_t *j, const char *where, pl_hw *hw, hw_err *err);
+json_t *pl_hw_to_json(const pl_hw *hw);
+
+/* Graphs: from the workload zoo (by name), or from the documented JSON format. */
+int pl_graph_from_zoo(const char *model, pl_graph *g, hw_err *err);
+int pl_graph_from_json(const json_t *j, const char *where, pl_graph *g, hw_err *err);
+void pl_graph_free(pl_graph *g);
+
+/* Precomputes everything mapping-independent. Takes ownership of g's nodes (g is emptied).
+ * Fails when the workload cannot fit even with every tensor in memory 0. */
+pl_model *pl_model_build(pl_graph *g, const pl_hw *hw, int features, hw_err *err);
+void pl_model_free(pl_model *m);
+
+pl_scratch *pl_scratch_new(const pl_model *m);
+void pl_scratch_free(pl_scratch *s);
+
+/* Liveness: is tensor t alive at step s? (weights: always) */
+int pl_alive(const pl_model *m, int tensor, int step);
+/* Occupancy of memory `mem` at step s under a mapping (no rectification). */
+int64_t pl_occupancy(const pl_model *m, const uint8_t *map, int mem, int step);
+
+/* Compiler rectification only: writes the rectified map to out (may equal map). Returns the
+ * reassigned bytes. */
+int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, int *n_moved);
+/* Latency (seconds) of an already valid mapping; per-node times go to node_time if non-NULL. */
+double pl_latency(const pl_model *m, const uint8_t *map, double *node_time);
+/* Rectify + latency. map entries must be < hw.n_mem. No allocation. */
+void pl_evaluate(const pl_model *m, const uint8_t *map, pl_scratch *s, pl_result *r);
+/* The deterministic native-compiler heuristic (docs/placement.md). out: [nt]. */
+void pl_heuristic(const pl_model *m, uint8_t *out);
+
+/* SVG memory maps (placement_render.c): the heuristic above `map` (and its rectification when
+ * the compiler changed it), one band per tensor, plus the memory transition matrix. */
+int pl_render_svg(const pl_model *m, const uint8_t *map, const char *title, FILE *out);
+
+#endif

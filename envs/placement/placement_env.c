@@ -1,0 +1,436 @@
+/* placement_env.c - see placement_env.h */
+#include "placement_env.h"
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/config.h"
+
+typedef struct pl_env {
+    pl_model *m;
+    pl_scratch *s;
+    hw_space *aspace, *ospace;
+    int64_t steps;
+    double invalid_scale;
+    int started;
+    int64_t t;
+    uint8_t *cur;      /* [nt] last rectified mapping (observation) */
+    uint8_t *act;      /* [nt] action buffer */
+    int64_t *obs_map;  /* [nt] */
+} pl_env;
+
+typedef struct pl_snap {
+    int started;
+    int64_t t;
+    uint8_t cur[];
+} pl_snap;
+
+static void *xcalloc(size_t n, size_t sz) {
+    void *p = calloc(n ? n : 1, sz);
+    if (!p) abort();
+    return p;
+}
+
+const pl_model *pl_env_model(const void *env) { return ((const pl_env *)env)->m; }
+
+static void env_destroy(void *p) {
+    pl_env *e = p;
+    if (!e) return;
+    pl_model_free(e->m);
+    pl_scratch_free(e->s);
+    hw_space_free(e->aspace);
+    hw_space_free(e->ospace);
+    free(e->cur);
+    free(e->act);
+    free(e->obs_map);
+    free(e);
+}
+
+/* A JSON object given inline (key) or as a file (key_file); NULL when neither. */
+static json_t *obj_or_file(const json_t *cfg, const char *key, const char *fkey, int *failed, hw_err *err) {
+    *failed = 0;
+    json_t *v = cfg ? json_object_get(cfg, key) : NULL;
+    const char *path = NULL;
+    if (hw_cfg_str(cfg, fkey, NULL, &path, err)) {
+        *failed = 1;
+        return NULL;
+    }
+    if (v && !json_is_null(v) && path) {
+        *failed = 1;
+        hw_fail(err, HW_E_BAD_CONFIG, "config.%s: give either %s or %s, not both", fkey, key, fkey);
+        return NULL;
+    }
+    if (v && !json_is_null(v)) return json_incref(v);
+    if (!path) return NULL;
+    json_t *j = hw_json_load_file(path, err);
+    if (!j) {
+        *failed = 1;
+        char pre[48];
+        snprintf(pre, sizeof pre, "config.%s", fkey);
+        hw_err_prefix(err, pre);
+        if (err) err->code = HW_E_BAD_CONFIG;
+    }
+    return j;
+}
+
+static void *env_create(const json_t *cfg, hw_err *err) {
+    static const char *const keys[] = {"workload", "graph", "graph_file", "hw", "hw_file", "episode_steps",
+                                       "features", "invalid_reward_scale", NULL};
+    static const char *const feats[] = {"raw", "log1p", "normalized", NULL};
+    if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
+    const char *workload;
+    int64_t steps;
+    int features;
+    double scale;
+    if (hw_cfg_str(cfg, "workload", "resnet50", &workload, err) ||
+        hw_cfg_int(cfg, "episode_steps", 1, 1, 1000000000, &steps, err) ||
+        hw_cfg_enum(cfg, "features", feats, PL_FEAT_RAW, &features, err) ||
+        hw_cfg_num(cfg, "invalid_reward_scale", 1.0, 0.0, 1e6, &scale, err))
+        return NULL;
+    int failed;
+    pl_hw hw;
+    json_t *hj = obj_or_file(cfg, "hw", "hw_file", &failed, err);
+    if (failed) return NULL;
+    int rc = pl_hw_from_json(hj, json_object_get(cfg, "hw") ? "config.hw" : "config.hw_file", &hw, err);
+    json_decref(hj);
+    if (rc) return NULL;
+    pl_graph g;
+    json_t *gj = obj_or_file(cfg, "graph", "graph_file", &failed, err);
+    if (failed) return NULL;
+    if (gj) {
+        if (cfg && json_object_get(cfg, "workload") && !json_is_null(json_object_get(cfg, "workload"))) {
+            json_decref(gj);
+            return hw_fail(err, HW_E_BAD_CONFIG, "config.workload: give either workload or a graph, not both"), NULL;
+        }
+        rc = pl_graph_from_json(gj, json_object_get(cfg, "graph") ? "config.graph" : "config.graph_file", &g, err);
+        json_decref(gj);
+    } else {
+        rc = pl_graph_from_zoo(workload, &g, err);
+    }
+    if (rc) return NULL;
+    pl_model *m = pl_model_build(&g, &hw, features, err);
+    pl_graph_free(&g);
+    if (!m) {
+        if (err && strncmp(err->msg, "hw.", 3) == 0) {
+            char tmp[HW_ERR_MSG];
+            snprintf(tmp, sizeof tmp, "%s", err->msg);
+            snprintf(err->msg, sizeof err->msg, "config.%.*s", (int)sizeof tmp - 16, tmp);
+        }
+        return NULL;
+    }
+    pl_env *e = xcalloc(1, sizeof *e);
+    e->m = m;
+    e->s = pl_scratch_new(m);
+    e->steps = steps;
+    e->invalid_scale = scale;
+    e->cur = xcalloc((size_t)m->nt, 1);
+    e->act = xcalloc((size_t)m->nt, 1);
+    e->obs_map = xcalloc((size_t)m->nt, sizeof(int64_t));
+    /* action space */
+    int64_t *nv = xcalloc((size_t)m->nt, sizeof(int64_t));
+    for (int t = 0; t < m->nt; t++) nv[t] = m->hw.n_mem;
+    e->aspace = hw_space_multidiscrete(m->nt, nv);
+    free(nv);
+    const char *labels[PL_MAX_MEMS];
+    for (int k = 0; k < m->hw.n_mem; k++) labels[k] = m->hw.mem[k].name;
+    for (int i = 0; i < m->n; i++) {
+        char nm[96];
+        snprintf(nm, sizeof nm, "%s.weights", m->g.nodes[i].name);
+        hw_space_set_name(e->aspace, 2 * i, nm);
+        snprintf(nm, sizeof nm, "%s.act", m->g.nodes[i].name);
+        hw_space_set_name(e->aspace, 2 * i + 1, nm);
+        hw_space_set_labels(e->aspace, 2 * i, m->hw.n_mem, labels);
+        hw_space_set_labels(e->aspace, 2 * i + 1, m->hw.n_mem, labels);
+    }
+    /* observation space */
+    e->ospace = hw_space_dict();
+    int64_t es[2] = {m->ne, 2}, ms[2] = {m->n, 2}, fs[2] = {m->n, PL_NFEAT};
+    hw_space_dict_add(e->ospace, "edges", hw_space_box_uniform(2, es, 0, m->n - 1, HW_DT_INT64));
+    hw_space_dict_add(e->ospace, "mapping", hw_space_box_uniform(2, ms, 0, m->hw.n_mem - 1, HW_DT_INT64));
+    hw_space_dict_add(e->ospace, "node_features", hw_space_box_uniform(2, fs, 0, INFINITY, HW_DT_FLOAT32));
+    return e;
+}
+
+static const hw_space *env_aspace(const void *p) { return ((const pl_env *)p)->aspace; }
+static const hw_space *env_ospace(const void *p) { return ((const pl_env *)p)->ospace; }
+
+static void fill_obs(pl_env *e, hw_obs *obs) {
+    if (!obs) return;
+    const pl_model *m = e->m;
+    memset(obs, 0, sizeof *obs);
+    for (int t = 0; t < m->nt; t++) e->obs_map[t] = e->cur[t];
+    obs->n = 3;
+    obs->keys[0] = "edges";
+    obs->arr[0] = (hw_array){HW_DT_INT64, 2, {m->ne, 2}, m->edges};
+    obs->keys[1] = "mapping";
+    obs->arr[1] = (hw_array){HW_DT_INT64, 2, {m->n, 2}, e->obs_map};
+    obs->keys[2] = "node_features";
+    obs->arr[2] = (hw_array){HW_DT_FLOAT32, 2, {m->n, PL_NFEAT}, m->feat};
+}
+
+static void add_static_info(const pl_model *m, json_t *info) {
+    json_object_set_new(info, "workload", json_string(m->g.name));
+    json_object_set_new(info, "nodes", json_integer(m->n));
+    json_object_set_new(info, "edges", json_integer(m->ne));
+    json_object_set_new(info, "baseline_latency_us", json_real(m->baseline * 1e6));
+    json_t *names = json_array();
+    for (int k = 0; k < m->hw.n_mem; k++) json_array_append_new(names, json_string(m->hw.mem[k].name));
+    json_object_set_new(info, "memories", names);
+}
+
+static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
+    (void)seed;
+    (void)options;
+    (void)err;
+    pl_env *e = p;
+    e->started = 1;
+    e->t = 0;
+    memset(e->cur, 0, (size_t)e->m->nt); /* the paper's initial mapping: everything in DRAM */
+    fill_obs(e, obs);
+    if (info) add_static_info(e->m, info);
+    return 0;
+}
+
+/* reward per Algorithm 1 and the info/metrics keys */
+static double score(const pl_model *m, const pl_result *r, double scale, json_t *j) {
+    const int valid = r->reassigned_bytes == 0;
+    const double rect_speedup = m->baseline / r->latency;
+    const double reward = valid ? rect_speedup : -scale * r->eps;
+    if (!j) return reward;
+    json_object_set_new(j, "valid", json_boolean(valid));
+    json_object_set_new(j, "eps", json_real(r->eps));
+    json_object_set_new(j, "speedup", json_real(valid ? rect_speedup : 0.0));
+    json_object_set_new(j, "latency_us", json_real(r->latency * 1e6));
+    json_object_set_new(j, "baseline_latency_us", json_real(m->baseline * 1e6));
+    json_object_set_new(j, "rectified_speedup", json_real(rect_speedup));
+    json_object_set_new(j, "reassigned_bytes", json_integer(r->reassigned_bytes));
+    json_object_set_new(j, "reassigned_tensors", json_integer(r->n_reassigned));
+    json_object_set_new(j, "total_bytes", json_integer(m->total_bytes));
+    json_t *rect = json_array();
+    for (int t = 0; t < m->nt; t++) json_array_append_new(rect, json_integer(r->rectified[t]));
+    json_object_set_new(j, "rectified", rect);
+    json_t *occ = json_object();
+    for (int k = 0; k < m->hw.n_mem; k++) {
+        int nw = 0, na = 0;
+        for (int i = 0; i < m->n; i++) {
+            nw += r->rectified[2 * i] == k && m->bytes[2 * i] > 0;
+            na += r->rectified[2 * i + 1] == k && m->bytes[2 * i + 1] > 0;
+        }
+        json_object_set_new(occ, m->hw.mem[k].name,
+                            json_pack("{s:I, s:I, s:I, s:f, s:i, s:i}", "peak_bytes", (json_int_t)r->peak[k],
+                                      "capacity_bytes", (json_int_t)m->hw.mem[k].capacity, "weights_bytes",
+                                      (json_int_t)r->weights_in[k], "utilization",
+                                      (double)r->peak[k] / (double)m->hw.mem[k].capacity, "weight_tensors", nw,
+                                      "activation_tensors", na));
+    }
+    json_object_set_new(j, "occupancy", occ);
+    return reward;
+}
+
+static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {
+    pl_env *e = p;
+    const pl_model *m = e->m;
+    if (!e->started) return hw_fail(err, HW_E_BAD_STATE, "step before reset");
+    if (e->t >= e->steps) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
+    if (!act->i || (int64_t)act->n != m->nt)
+        return hw_fail(err, HW_E_BAD_ACTION, "action: expected %d memory indices", m->nt);
+    for (int t = 0; t < m->nt; t++) {
+        int64_t v = act->i[t];
+        if (v < 0 || v >= m->hw.n_mem)
+            return hw_fail(err, HW_E_BAD_ACTION, "action[%d]: %lld out of range [0, %d]", t, (long long)v, m->hw.n_mem - 1);
+        e->act[t] = (uint8_t)v;
+    }
+    pl_result r;
+    pl_evaluate(m, e->act, e->s, &r);
+    out->reward = score(m, &r, e->invalid_scale, info);
+    memcpy(e->cur, r.rectified, (size_t)m->nt);
+    e->t++;
+    out->terminated = e->t >= e->steps;
+    out->truncated = false;
+    fill_obs(e, &out->obs);
+    if (info) json_object_set_new(info, "t", json_integer(e->t));
+    return 0;
+}
+
+static void *env_snapshot(const void *p, hw_err *err) {
+    (void)err;
+    const pl_env *e = p;
+    pl_snap *s = xcalloc(1, sizeof *s + (size_t)e->m->nt);
+    s->started = e->started;
+    s->t = e->t;
+    memcpy(s->cur, e->cur, (size_t)e->m->nt);
+    return s;
+}
+
+static int env_restore(void *p, const void *snap, hw_err *err) {
+    (void)err;
+    pl_env *e = p;
+    const pl_snap *s = snap;
+    e->started = s->started;
+    e->t = s->t;
+    memcpy(e->cur, s->cur, (size_t)e->m->nt);
+    return 0;
+}
+
+static void env_snap_free(void *snap) { free(snap); }
+
+static int mem_from_json(const pl_model *m, const json_t *v, int *k) {
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x < 0 || x >= m->hw.n_mem) return -1;
+        *k = (int)x;
+        return 0;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d != floor(d) || d < 0 || d >= m->hw.n_mem) return -1;
+        *k = (int)d;
+        return 0;
+    }
+    if (json_is_string(v)) {
+        for (int q = 0; q < m->hw.n_mem; q++)
+            if (strcasecmp(m->hw.mem[q].name, json_string_value(v)) == 0) {
+                *k = q;
+                return 0;
+            }
+    }
+    return -1;
+}
+
+static int random_map(const pl_model *m, uint64_t seed, uint8_t *map) {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) abort();
+    gsl_rng_set(rng, (unsigned long)seed);
+    for (int t = 0; t < m->nt; t++) map[t] = (uint8_t)gsl_rng_uniform_int(rng, (unsigned long)m->hw.n_mem);
+    gsl_rng_free(rng);
+    return 0;
+}
+
+int pl_parse_point(const pl_model *m, const json_t *point, uint8_t *map, char *policy, size_t cap, hw_err *err) {
+    char names[160] = "";
+    for (int k = 0; k < m->hw.n_mem; k++) {
+        if (k) strncat(names, ", ", sizeof names - strlen(names) - 1);
+        strncat(names, m->hw.mem[k].name, sizeof names - strlen(names) - 1);
+    }
+    if (json_is_object(point) && json_object_get(point, "mapping")) point = json_object_get(point, "mapping");
+    if (json_is_object(point)) {
+        json_t *pol = json_object_get(point, "policy");
+        json_t *sd = json_object_get(point, "seed");
+        if (!json_is_string(pol) || strcasecmp(json_string_value(pol), "random") != 0 ||
+            (sd && !json_is_integer(sd)) || json_object_size(point) > (size_t)(sd ? 2 : 1))
+            return hw_fail(err, HW_E_BAD_ACTION,
+                           "point: expected {\"policy\": \"random\", \"seed\": int} or {\"mapping\": [...]}");
+        uint64_t seed = sd ? (uint64_t)json_integer_value(sd) : 0;
+        random_map(m, seed, map);
+        snprintf(policy, cap, "random(seed=%llu)", (unsigned long long)seed);
+        return 0;
+    }
+    if (json_is_string(point)) {
+        const char *s = json_string_value(point);
+        if (strcasecmp(s, "heuristic") == 0) {
+            memcpy(map, m->heuristic, (size_t)m->nt);
+            snprintf(policy, cap, "heuristic");
+            return 0;
+        }
+        if (strncasecmp(s, "all-", 4) == 0)
+            for (int k = 0; k < m->hw.n_mem; k++)
+                if (strcasecmp(s + 4, m->hw.mem[k].name) == 0) {
+                    memset(map, k, (size_t)m->nt);
+                    snprintf(policy, cap, "all-%s", m->hw.mem[k].name);
+                    return 0;
+                }
+        if (strncasecmp(s, "random", 6) == 0 && (s[6] == 0 || s[6] == ':')) {
+            uint64_t seed = 0;
+            if (s[6] == ':') {
+                char *end;
+                seed = strtoull(s + 7, &end, 10);
+                if (end == s + 7 || *end) return hw_fail(err, HW_E_BAD_ACTION, "point: '%s': expected random:<seed>", s);
+            }
+            random_map(m, seed, map);
+            snprintf(policy, cap, "random(seed=%llu)", (unsigned long long)seed);
+            return 0;
+        }
+        return hw_fail(err, HW_E_BAD_ACTION,
+                       "point: unknown policy '%s' (expected \"heuristic\", \"all-<memory>\" with memory one of %s, "
+                       "\"random\", \"random:<seed>\", or an array of %d memory choices)",
+                       s, names, m->nt);
+    }
+    if (!json_is_array(point))
+        return hw_fail(err, HW_E_BAD_ACTION, "point: expected an array of %d memory choices or a policy name", m->nt);
+    size_t len = json_array_size(point);
+    int pairs = len == (size_t)m->n && len > 0 && json_is_array(json_array_get(point, 0));
+    if (!pairs && len != (size_t)m->nt)
+        return hw_fail(err, HW_E_BAD_ACTION,
+                       "point: %zu elements, expected %d (weights and activation memory of each of %d nodes) or %d "
+                       "[weights, act] pairs",
+                       len, m->nt, m->n, m->n);
+    for (int t = 0; t < m->nt; t++) {
+        const json_t *v;
+        if (pairs) {
+            json_t *pr = json_array_get(point, (size_t)(t / 2));
+            if (!json_is_array(pr) || json_array_size(pr) != 2)
+                return hw_fail(err, HW_E_BAD_ACTION, "point[%d] (%s): expected a [weights, act] pair", t / 2,
+                               m->g.nodes[t / 2].name);
+            v = json_array_get(pr, (size_t)(t & 1));
+        } else {
+            v = json_array_get(point, (size_t)t);
+        }
+        int k;
+        if (mem_from_json(m, v, &k)) {
+            char idx[32];
+            if (pairs) snprintf(idx, sizeof idx, "%d][%d", t / 2, t & 1);
+            else snprintf(idx, sizeof idx, "%d", t);
+            return hw_fail(err, HW_E_BAD_ACTION, "point[%s] (%s.%s): expected a memory index in [0, %d] or a name (%s)",
+                           idx, m->g.nodes[t / 2].name, (t & 1) ? "act" : "weights", m->hw.n_mem - 1, names);
+        }
+        map[t] = (uint8_t)k;
+    }
+    snprintf(policy, cap, "mapping");
+    return 0;
+}
+
+static int env_evaluate(void *p, const json_t *point, double *reward, json_t *metrics, hw_err *err) {
+    pl_env *e = p;
+    const pl_model *m = e->m;
+    char policy[64];
+    uint8_t *map = xcalloc((size_t)m->nt, 1);
+    if (pl_parse_point(m, point, map, policy, sizeof policy, err)) {
+        free(map);
+        return -1;
+    }
+    pl_result r;
+    pl_evaluate(m, map, e->s, &r);
+    free(map);
+    *reward = score(m, &r, e->invalid_scale, metrics);
+    if (metrics) {
+        json_object_set_new(metrics, "policy", json_string(policy));
+        json_object_set_new(metrics, "feasible", json_boolean(r.reassigned_bytes == 0));
+        if (r.reassigned_bytes) {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "mapping exceeds memory capacity: the compiler reassigned %d tensors (%lld bytes, eps=%.6g)",
+                     r.n_reassigned, (long long)r.reassigned_bytes, r.eps);
+            json_object_set_new(metrics, "reason", json_string(why));
+        }
+        json_object_set_new(metrics, "workload", json_string(m->g.name));
+    }
+    return 0;
+}
+
+const hw_env_family hw_family_placement = {
+    .id = "placement-v0",
+    .summary = "tensor placement on DRAM/LLC/SRAM with compiler rectification (EGRL paper, NNP-I-like model)",
+    .create = env_create,
+    .destroy = env_destroy,
+    .action_space = env_aspace,
+    .observation_space = env_ospace,
+    .reset = env_reset,
+    .step = env_step,
+    .snapshot = env_snapshot,
+    .restore = env_restore,
+    .snapshot_free = env_snap_free,
+    .evaluate = env_evaluate,
+};

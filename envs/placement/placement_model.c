@@ -1,0 +1,442 @@
+/* placement_model.c - liveness, compiler rectification, latency and the heuristic (see
+ * placement.h and docs/placement.md for the formulas). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+
+const char *const pl_feature_names[PL_NFEAT] = {
+    "op_id", "weight_size", "ifm_x", "ifm_y", "ifm_z", "ofm_x", "ofm_y", "ofm_z", "ifm_size", "ofm_size",
+    "n_ops_left", "n_w_left", "groups", "kernel_x", "kernel_y", "stride", "pad", "dilation", "batch"};
+
+const char *const pl_op_names[PL_OP_COUNT] = {"conv", "dwconv", "fc",     "matmul",   "pool", "eltwise",
+                                              "softmax", "norm", "concat", "upsample", "embed"};
+
+enum { OP_CONV = 0, OP_DWCONV, OP_FC, OP_MATMUL, OP_POOL, OP_ELTWISE, OP_SOFTMAX, OP_NORM, OP_CONCAT, OP_UPSAMPLE, OP_EMBED };
+
+static void *xcalloc(size_t n, size_t sz) {
+    void *p = calloc(n ? n : 1, sz);
+    if (!p) abort();
+    return p;
+}
+
+static int is_mac_op(int op) { return op == OP_CONV || op == OP_DWCONV || op == OP_FC || op == OP_MATMUL; }
+static int is_window_op(int op) { return op == OP_CONV || op == OP_DWCONV || op == OP_POOL; }
+
+void pl_graph_free(pl_graph *g) {
+    if (!g) return;
+    free(g->nodes);
+    g->nodes = NULL;
+    g->n = 0;
+}
+
+void pl_model_free(pl_model *m) {
+    if (!m) return;
+    free(m->g.nodes);
+    free(m->bytes);
+    free(m->last_use);
+    free(m->alive_off);
+    free(m->alive);
+    free(m->t_compute);
+    free(m->w_read);
+    free(m->in_off);
+    free(m->in_t);
+    free(m->in_bytes);
+    free(m->rank_of);
+    free(m->by_rank);
+    free(m->rank_bytes);
+    free(m->feat);
+    free(m->edges);
+    free(m->heuristic);
+    free(m);
+}
+
+pl_scratch *pl_scratch_new(const pl_model *m) {
+    pl_scratch *s = xcalloc(1, sizeof *s);
+    s->map = xcalloc((size_t)m->nt, 1);
+    s->bits = xcalloc((size_t)m->nwords, sizeof(uint64_t));
+    s->node_time = xcalloc((size_t)m->n, sizeof(double));
+    return s;
+}
+
+void pl_scratch_free(pl_scratch *s) {
+    if (!s) return;
+    free(s->map);
+    free(s->bits);
+    free(s->node_time);
+    free(s);
+}
+
+/* Deterministic insertion sort by (bytes, id): avoids a mutable global comparator context. */
+static void sort_tensors(const int64_t *bytes, int *idx, int nt) {
+    for (int i = 1; i < nt; i++) {
+        int v = idx[i], j = i - 1;
+        while (j >= 0 && (bytes[idx[j]] > bytes[v] || (bytes[idx[j]] == bytes[v] && idx[j] > v))) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = v;
+    }
+}
+
+int pl_alive(const pl_model *m, int t, int step) {
+    if (t < 0 || t >= m->nt || step < 0 || step >= m->n) return 0;
+    if ((t & 1) == 0) return 1;
+    int i = t >> 1;
+    return step >= i && step <= m->last_use[i];
+}
+
+int64_t pl_occupancy(const pl_model *m, const uint8_t *map, int mem, int step) {
+    int64_t occ = 0;
+    for (int t = 0; t < m->nt; t++)
+        if (map[t] == mem && pl_alive(m, t, step)) occ += m->bytes[t];
+    return occ;
+}
+
+/* Peak occupancy and resident weights per memory under a mapping. */
+static void occupancy_stats(const pl_model *m, const uint8_t *map, int64_t *peak, int64_t *win) {
+    int M = m->hw.n_mem;
+    for (int k = 0; k < M; k++) win[k] = peak[k] = 0;
+    for (int i = 0; i < m->n; i++) win[map[2 * i]] += m->bytes[2 * i];
+    for (int t = 0; t < m->n; t++) {
+        int64_t a[PL_MAX_MEMS] = {0};
+        for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) a[map[m->alive[p]]] += m->bytes[m->alive[p]];
+        for (int k = 0; k < M; k++)
+            if (a[k] > peak[k]) peak[k] = a[k];
+    }
+    for (int k = 0; k < M; k++) peak[k] += win[k];
+}
+
+/* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
+ * memory 1; within a memory, steps in execution order; while the memory overflows at step t,
+ * demote (to the next slower memory) the smallest tensor resident at t whose size covers the
+ * overflow, or the largest one if none does; ties by tensor id (rank order). */
+int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, int *n_moved) {
+    const int nt = m->nt, n = m->n, M = m->hw.n_mem, nw = m->nwords;
+    if (out != map) memcpy(out, map, (size_t)nt);
+    int64_t moved = 0;
+    int nmov = 0;
+    uint64_t *bits = s->bits;
+    for (int mem = M - 1; mem >= 1; mem--) {
+        const int64_t cap = m->hw.mem[mem].capacity;
+        memset(bits, 0, sizeof(uint64_t) * (size_t)nw);
+        int64_t W = 0;
+        for (int i = 0; i < n; i++) {
+            int w = 2 * i;
+            if (out[w] == mem && m->bytes[w] > 0) {
+                int r = m->rank_of[w];
+                bits[r >> 6] |= 1ull << (r & 63);
+                W += m->bytes[w];
+            }
+        }
+        for (int t = 0; t < n; t++) {
+            const int a0 = m->alive_off[t], a1 = m->alive_off[t + 1];
+            int64_t A = 0;
+            for (int p = a0; p < a1; p++)
+                if (out[m->alive[p]] == mem) A += m->bytes[m->alive[p]];
+            while (W + A > cap) {
+                const int64_t over = W + A - cap;
+                /* first rank whose size covers the overflow */
+                int lo = 0, hi = nt;
+                while (lo < hi) {
+                    int mid = (lo + hi) >> 1;
+                    if (m->rank_bytes[mid] >= over) hi = mid;
+                    else lo = mid + 1;
+                }
+                /* best fit among weights: lowest set bit at rank >= lo */
+                int wfit = -1, wmax = -1;
+                for (int k = lo >> 6; k < nw; k++) {
+                    uint64_t v = bits[k];
+                    if (k == lo >> 6 && (lo & 63)) v &= ~0ull << (lo & 63);
+                    if (v) {
+                        wfit = (k << 6) + __builtin_ctzll(v);
+                        break;
+                    }
+                }
+                if (wfit < 0)
+                    for (int k = nw - 1; k >= 0; k--)
+                        if (bits[k]) {
+                            wmax = (k << 6) + 63 - __builtin_clzll(bits[k]);
+                            break;
+                        }
+                /* activations resident at t */
+                int afit = -1, amax = -1;
+                for (int p = a0; p < a1; p++) {
+                    int x = m->alive[p];
+                    if (out[x] != mem || m->bytes[x] == 0) continue;
+                    int r = m->rank_of[x];
+                    if (r >= lo) {
+                        if (afit < 0 || r < afit) afit = r;
+                    } else if (r > amax) {
+                        amax = r;
+                    }
+                }
+                int pick;
+                if (wfit >= 0 || afit >= 0) {
+                    pick = wfit < 0 ? afit : afit < 0 ? wfit : (wfit < afit ? wfit : afit);
+                } else {
+                    pick = wmax > amax ? wmax : amax;
+                }
+                if (pick < 0) break; /* cannot happen: the overflow is made of these tensors */
+                int x = m->by_rank[pick];
+                out[x] = (uint8_t)(mem - 1);
+                if ((x & 1) == 0) {
+                    bits[pick >> 6] &= ~(1ull << (pick & 63));
+                    W -= m->bytes[x];
+                } else {
+                    A -= m->bytes[x];
+                }
+            }
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        if (out[t] != map[t]) {
+            moved += m->bytes[t];
+            nmov++;
+        }
+    if (n_moved) *n_moved = nmov;
+    return moved;
+}
+
+double pl_latency(const pl_model *m, const uint8_t *map, double *node_time) {
+    const int M = m->hw.n_mem;
+    double total = 0;
+    for (int i = 0; i < m->n; i++) {
+        double rd[PL_MAX_MEMS] = {0}, wr[PL_MAX_MEMS] = {0};
+        unsigned used = 0;
+        if (m->w_read[i] > 0) {
+            int k = map[2 * i];
+            rd[k] += (double)m->w_read[i];
+            used |= 1u << k;
+        }
+        for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
+            int t = m->in_t[p];
+            int k = t < 0 ? 0 : map[t];
+            rd[k] += (double)m->in_bytes[p];
+            used |= 1u << k;
+        }
+        if (m->bytes[2 * i + 1] > 0) {
+            int k = map[2 * i + 1];
+            wr[k] += (double)m->bytes[2 * i + 1];
+            used |= 1u << k;
+        }
+        double tm = 0, lat = 0;
+        for (int k = 0; k < M; k++) {
+            if (!(used & (1u << k))) continue;
+            double x = rd[k] * m->inv_rbw[k] + wr[k] * m->inv_wbw[k];
+            if (x > tm) tm = x;
+            if (m->lat[k] > lat) lat = m->lat[k];
+        }
+        double ti = (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+        if (node_time) node_time[i] = ti;
+        total += ti;
+    }
+    return total;
+}
+
+void pl_evaluate(const pl_model *m, const uint8_t *map, pl_scratch *s, pl_result *r) {
+    r->reassigned_bytes = pl_rectify(m, map, s->map, s, &r->n_reassigned);
+    r->eps = m->total_bytes > 0 ? (double)r->reassigned_bytes / (double)m->total_bytes : 0.0;
+    r->latency = pl_latency(m, s->map, s->node_time);
+    occupancy_stats(m, s->map, r->peak, r->weights_in);
+    r->rectified = s->map;
+}
+
+/* The native-compiler heuristic (docs/placement.md "Heuristic"): start from all-DRAM; place
+ * activations in execution order, each in the fastest memory that has room for it over its
+ * whole live range; then weights in execution order, each in the fastest memory with room at
+ * every step. Zero-byte tensors stay in memory 0. Valid by construction. */
+void pl_heuristic(const pl_model *m, uint8_t *out) {
+    const int n = m->n, M = m->hw.n_mem;
+    memset(out, 0, (size_t)m->nt);
+    int64_t *occ = xcalloc((size_t)M * (size_t)n, sizeof(int64_t));
+    for (int i = 0; i < n; i++) {
+        int t = 2 * i + 1;
+        int64_t b = m->bytes[t];
+        if (b == 0) continue;
+        for (int k = M - 1; k >= 1; k--) {
+            int64_t mx = 0;
+            for (int s = i; s <= m->last_use[i]; s++)
+                if (occ[k * n + s] > mx) mx = occ[k * n + s];
+            if (mx + b <= m->hw.mem[k].capacity) {
+                out[t] = (uint8_t)k;
+                for (int s = i; s <= m->last_use[i]; s++) occ[k * n + s] += b;
+                break;
+            }
+        }
+    }
+    int64_t peak[PL_MAX_MEMS] = {0};
+    for (int k = 1; k < M; k++)
+        for (int s = 0; s < n; s++)
+            if (occ[k * n + s] > peak[k]) peak[k] = occ[k * n + s];
+    for (int i = 0; i < n; i++) {
+        int t = 2 * i;
+        int64_t b = m->bytes[t];
+        if (b == 0) continue;
+        for (int k = M - 1; k >= 1; k--) {
+            if (peak[k] + b <= m->hw.mem[k].capacity) {
+                out[t] = (uint8_t)k;
+                peak[k] += b;
+                break;
+            }
+        }
+    }
+    free(occ);
+}
+
+static double feat_value(const pl_node *d, int f, const pl_model *m, int i, const int64_t *ops_suffix,
+                         const int64_t *w_suffix) {
+    int win = is_window_op(d->op);
+    switch (f) {
+    case 0: return d->op;
+    case 1: return (double)m->bytes[2 * i];
+    case 2: return (double)d->ifm[0];
+    case 3: return (double)d->ifm[1];
+    case 4: return (double)d->ifm[2];
+    case 5: return (double)d->ofm[0];
+    case 6: return (double)d->ofm[1];
+    case 7: return (double)d->ofm[2];
+    case 8: return (double)(d->ifm[0] * d->ifm[1] * d->ifm[2]);
+    case 9: return (double)(d->ofm[0] * d->ofm[1] * d->ofm[2]);
+    case 10: return (double)ops_suffix[i + 1];
+    case 11: return (double)w_suffix[i];
+    case 12: return win ? d->groups : 0;
+    case 13: return win ? d->kx : 0;
+    case 14: return win ? d->ky : 0;
+    case 15: return win ? d->stride : 0;
+    case 16: return win ? d->pad : 0;
+    case 17: return win ? d->dilation : 0;
+    case 18: return d->batch;
+    }
+    return 0;
+}
+
+pl_model *pl_model_build(pl_graph *g, const pl_hw *hw, int features, hw_err *err) {
+    if (!g || g->n <= 0) return hw_fail(err, HW_E_BAD_CONFIG, "graph: no nodes"), NULL;
+    pl_model *m = xcalloc(1, sizeof *m);
+    m->hw = *hw;
+    m->g = *g;
+    g->nodes = NULL;
+    g->n = 0;
+    const int n = m->g.n;
+    m->n = n;
+    m->nt = 2 * n;
+    const int nt = m->nt;
+    const int64_t eb = hw->element_bytes;
+    m->bytes = xcalloc((size_t)nt, sizeof(int64_t));
+    m->last_use = xcalloc((size_t)n, sizeof(int));
+    m->t_compute = xcalloc((size_t)n, sizeof(double));
+    m->w_read = xcalloc((size_t)n, sizeof(int64_t));
+    m->in_off = xcalloc((size_t)n + 1, sizeof(int));
+    int nin = 0;
+    for (int i = 0; i < n; i++) nin += m->g.nodes[i].n_in;
+    m->in_t = xcalloc((size_t)nin, sizeof(int));
+    m->in_bytes = xcalloc((size_t)nin, sizeof(int64_t));
+    m->edges = xcalloc((size_t)nin * 2, sizeof(int64_t));
+    const double mac_rate = hw->engines * hw->freq_hz * hw->macs_per_cycle;
+    const double vec_rate = hw->engines * hw->freq_hz * hw->vector_ops_per_cycle;
+    for (int i = 0; i < n; i++) {
+        const pl_node *d = &m->g.nodes[i];
+        m->bytes[2 * i] = d->weights * eb;
+        m->bytes[2 * i + 1] = d->ofm[0] * d->ofm[1] * d->ofm[2] * (d->batch > 0 ? d->batch : 1) * eb;
+        m->last_use[i] = i;
+        m->t_compute[i] = (double)d->ops / (is_mac_op(d->op) ? mac_rate : vec_rate);
+        /* an embedding lookup reads only the gathered rows, not the whole table */
+        int64_t wr = m->bytes[2 * i];
+        if (d->op == OP_EMBED && m->bytes[2 * i + 1] < wr) wr = m->bytes[2 * i + 1];
+        m->w_read[i] = wr;
+    }
+    int p = 0;
+    for (int i = 0; i < n; i++) {
+        const pl_node *d = &m->g.nodes[i];
+        m->in_off[i] = p;
+        for (int k = 0; k < d->n_in; k++, p++) {
+            int src = d->in[k];
+            if (src >= 0) {
+                m->in_t[p] = 2 * src + 1;
+                m->in_bytes[p] = m->bytes[2 * src + 1];
+                if (m->last_use[src] < i) m->last_use[src] = i;
+                m->edges[2 * m->ne] = src;
+                m->edges[2 * m->ne + 1] = i;
+                m->ne++;
+            } else {
+                m->in_t[p] = -1;
+                m->in_bytes[p] = d->ifm[0] * d->ifm[1] * d->ifm[2] * (d->batch > 0 ? d->batch : 1) * eb;
+            }
+        }
+    }
+    m->in_off[n] = p;
+    /* liveness CSR */
+    m->alive_off = xcalloc((size_t)n + 1, sizeof(int));
+    int *cnt = xcalloc((size_t)n + 1, sizeof(int));
+    for (int i = 0; i < n; i++)
+        for (int s = i; s <= m->last_use[i]; s++) cnt[s]++;
+    for (int s = 0; s < n; s++) m->alive_off[s + 1] = m->alive_off[s] + cnt[s];
+    m->alive = xcalloc((size_t)m->alive_off[n], sizeof(int));
+    memset(cnt, 0, sizeof(int) * ((size_t)n + 1));
+    for (int i = 0; i < n; i++)
+        for (int s = i; s <= m->last_use[i]; s++) m->alive[m->alive_off[s] + cnt[s]++] = 2 * i + 1;
+    free(cnt);
+    /* rank order */
+    m->by_rank = xcalloc((size_t)nt, sizeof(int));
+    m->rank_of = xcalloc((size_t)nt, sizeof(int));
+    m->rank_bytes = xcalloc((size_t)nt, sizeof(int64_t));
+    for (int t = 0; t < nt; t++) m->by_rank[t] = t;
+    sort_tensors(m->bytes, m->by_rank, nt);
+    for (int r = 0; r < nt; r++) {
+        m->rank_of[m->by_rank[r]] = r;
+        m->rank_bytes[r] = m->bytes[m->by_rank[r]];
+    }
+    m->nwords = (nt + 63) / 64;
+    m->total_bytes = 0;
+    for (int t = 0; t < nt; t++) m->total_bytes += m->bytes[t];
+    for (int k = 0; k < hw->n_mem; k++) {
+        m->inv_rbw[k] = 1.0 / hw->mem[k].read_bw;
+        m->inv_wbw[k] = 1.0 / hw->mem[k].write_bw;
+        m->lat[k] = hw->mem[k].latency;
+    }
+    /* the backing store must hold everything */
+    uint8_t *zero = xcalloc((size_t)nt, 1);
+    int64_t peak[PL_MAX_MEMS], win[PL_MAX_MEMS];
+    occupancy_stats(m, zero, peak, win);
+    free(zero);
+    if (peak[0] > hw->mem[0].capacity) {
+        hw_fail(err, HW_E_BAD_CONFIG,
+                "hw.memories[0].capacity_bytes: workload '%s' needs %lld bytes at its peak with every tensor in %s, "
+                "which holds %lld",
+                m->g.name, (long long)peak[0], hw->mem[0].name, (long long)hw->mem[0].capacity);
+        pl_model_free(m);
+        return NULL;
+    }
+    /* features */
+    int64_t *ops_suffix = xcalloc((size_t)n + 1, sizeof(int64_t));
+    int64_t *w_suffix = xcalloc((size_t)n + 1, sizeof(int64_t));
+    for (int i = n - 1; i >= 0; i--) {
+        ops_suffix[i] = ops_suffix[i + 1] + m->g.nodes[i].ops;
+        w_suffix[i] = w_suffix[i + 1] + m->g.nodes[i].weights;
+    }
+    m->feat = xcalloc((size_t)n * PL_NFEAT, sizeof(float));
+    double colmax[PL_NFEAT] = {0};
+    double *tmp = xcalloc((size_t)n * PL_NFEAT, sizeof(double));
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < PL_NFEAT; f++) {
+            double v = feat_value(&m->g.nodes[i], f, m, i, ops_suffix, w_suffix);
+            tmp[i * PL_NFEAT + f] = v;
+            if (v > colmax[f]) colmax[f] = v;
+        }
+    for (int i = 0; i < n * PL_NFEAT; i++) {
+        double v = tmp[i];
+        if (features == PL_FEAT_LOG1P) v = log1p(v);
+        else if (features == PL_FEAT_NORMALIZED) v = colmax[i % PL_NFEAT] > 0 ? v / colmax[i % PL_NFEAT] : 0;
+        m->feat[i] = (float)v;
+    }
+    free(tmp);
+    free(ops_suffix);
+    free(w_suffix);
+    /* baseline */
+    m->heuristic = xcalloc((size_t)nt, 1);
+    pl_heuristic(m, m->heuristic);
+    m->baseline = pl_latency(m, m->heuristic, NULL);
+    return m;
+}
