@@ -184,8 +184,8 @@ int hw_layer_validate(const hw_layer *l, int index, hw_err *err) {
         const char *f;
         int v, lo;
     } pos[] = {{"N", l->N, 1},        {"K", l->K, 1},           {"C", l->C, 1},           {"R", l->R, 1},
-               {"S", l->S, 1},        {"Y", l->Y, 1},           {"X", l->X, 1},           {"Yo", l->Yo, 1},
-               {"Xo", l->Xo, 1},      {"stride", l->stride, 1}, {"pad", l->pad, 0},       {"pad_x", l->pad_x, 0},
+               {"S", l->S, 1},        {"Y", l->Y, 1},           {"X", l->X, 1},
+               {"stride", l->stride, 1}, {"pad", l->pad, 0},       {"pad_x", l->pad_x, 0},
                {"dilation", l->dilation, 1}, {"groups", l->groups, 1}};
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
         if (pos[i].v < pos[i].lo)
