@@ -1,0 +1,472 @@
+/* sched_env.c - the sched-v0 env family (see sched.h, docs/sched.md). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "sched.h"
+#include "sched_internal.h"
+
+enum { MODE_LAYER, MODE_NETWORK };
+static const char *const mode_names[] = {"layer", "network", NULL};
+static const char *const obj_names[] = {"energy", "cycles", "edp", NULL};
+static const char *const obs_names[] = {"box", "dict", NULL};
+
+#define OBS_TABLE (SCHED_NROW * SCHED_NDIM)
+#define OBS_LAYER (SCHED_NDIM + 1)
+#define OBS_N (OBS_TABLE + SCHED_NROW + OBS_LAYER + 2)
+
+typedef struct sched_state {
+    int started, li, t, r, nmulti, done;
+    sched_table tab;
+    sched_cost cost;
+    double init_obj, init_energy, init_cycles;
+    double net_energy, net_cycles; /* finished layers (network mode) */
+} sched_state;
+
+typedef struct sched_env {
+    sched_accel acc;
+    sched_layer *layers;
+    int nlayers, mode, obj, dict_obs;
+    int64_t steps;
+    double penalty;
+    hw_space *aspace, *ospace;
+    sched_state st;
+    float obs[OBS_N];
+} sched_env;
+
+static void env_destroy(void *p) {
+    sched_env *e = p;
+    if (!e) return;
+    hw_space_free(e->aspace);
+    hw_space_free(e->ospace);
+    free(e->layers);
+    free(e);
+}
+
+static int first_row(const sched_accel *a) {
+    for (int r = 0; r < SCHED_NROW; r++)
+        if (a->present[r]) return r;
+    return SR_DRAM;
+}
+
+static int next_row(const sched_accel *a, int r) {
+    for (int k = 1; k <= SCHED_NROW; k++) {
+        int q = (r + k) % SCHED_NROW;
+        if (a->present[q]) return q;
+    }
+    return r;
+}
+
+static const sched_layer default_layer = {"resnet50_conv3_3x3", {1, 128, 1, 128, 3, 3, 28, 28}, 1};
+
+static int load_layers(sched_env *e, const json_t *cfg, hw_err *err) {
+    const char *model;
+    if (hw_cfg_str(cfg, "model", NULL, &model, err)) return -1;
+    json_t *lv = cfg ? json_object_get(cfg, "layer") : NULL;
+    json_t *ls = cfg ? json_object_get(cfg, "layers") : NULL;
+    if (lv && json_is_null(lv)) lv = NULL;
+    if (ls && json_is_null(ls)) ls = NULL;
+    if (ls) {
+        if (model) return hw_fail(err, HW_E_BAD_CONFIG, "config.layers: give either model or layers, not both");
+        if (!json_is_array(ls) || !json_array_size(ls) || json_array_size(ls) > 100000)
+            return hw_fail(err, HW_E_BAD_CONFIG, "config.layers: expected a non-empty array of layer objects");
+        e->nlayers = (int)json_array_size(ls);
+        e->layers = calloc((size_t)e->nlayers, sizeof *e->layers);
+        if (!e->layers) abort();
+        for (int i = 0; i < e->nlayers; i++) {
+            char p[64];
+            snprintf(p, sizeof p, "config.layers[%d]", i);
+            if (sched_layer_from_json(json_array_get(ls, (size_t)i), p, &e->layers[i], err)) return -1;
+        }
+    } else if (model) {
+        sched_layer *v;
+        int n = sched_model_layers(model, &v, err);
+        if (n < 0) return -1;
+        e->layers = v;
+        e->nlayers = n;
+    } else if (lv && json_is_object(lv)) {
+        e->nlayers = 1;
+        e->layers = calloc(1, sizeof *e->layers);
+        if (!e->layers) abort();
+        return sched_layer_from_json(lv, "config.layer", &e->layers[0], err);
+    } else {
+        if (lv) return hw_fail(err, HW_E_BAD_CONFIG, "config.layer: without config.model, expected a layer object {B,C,G,K,R,S,P,Q,stride}");
+        e->nlayers = 1;
+        e->layers = calloc(1, sizeof *e->layers);
+        if (!e->layers) abort();
+        e->layers[0] = default_layer;
+        return 0;
+    }
+    /* select one layer of the list in layer mode */
+    if (e->mode == MODE_LAYER) {
+        int idx = 0;
+        if (lv) {
+            idx = -1;
+            if (json_is_integer(lv)) idx = (int)json_integer_value(lv);
+            else if (json_is_string(lv)) {
+                const char *s = json_string_value(lv);
+                char *end;
+                long x = strtol(s, &end, 10);
+                if (*s && !*end) idx = (int)x;
+                else
+                    for (int i = 0; i < e->nlayers; i++)
+                        if (!strcmp(e->layers[i].name, s)) idx = i;
+                if (idx < 0) return hw_fail(err, HW_E_BAD_CONFIG, "config.layer: unknown layer '%s'", s);
+            } else
+                return hw_fail(err, HW_E_BAD_CONFIG, "config.layer: expected a layer name or index");
+            if (idx < 0 || idx >= e->nlayers)
+                return hw_fail(err, HW_E_BAD_CONFIG, "config.layer: index %d out of range [0, %d]", idx, e->nlayers - 1);
+        }
+        if (idx) e->layers[0] = e->layers[idx];
+        e->nlayers = 1;
+    } else if (lv) {
+        return hw_fail(err, HW_E_BAD_CONFIG, "config.layer: not used in network mode (every layer is visited)");
+    }
+    return 0;
+}
+
+static void *env_create(const json_t *cfg, hw_err *err) {
+    static const char *const keys[] = {"accelerator", "model", "layer", "layers", "mode", "objective",
+                                       "steps_per_layer", "penalty", "obs", NULL};
+    if (cfg && !json_is_object(cfg)) {
+        hw_fail(err, HW_E_BAD_CONFIG, "config: expected an object");
+        return NULL;
+    }
+    if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
+    sched_env *e = calloc(1, sizeof *e);
+    if (!e) abort();
+    if (hw_cfg_enum(cfg, "mode", mode_names, MODE_LAYER, &e->mode, err) ||
+        hw_cfg_enum(cfg, "objective", obj_names, SOBJ_ENERGY, &e->obj, err) ||
+        hw_cfg_int(cfg, "steps_per_layer", 16, 1, 100000, &e->steps, err) ||
+        hw_cfg_num(cfg, "penalty", 0.01, 0, 1e6, &e->penalty, err) || hw_cfg_enum(cfg, "obs", obs_names, 0, &e->dict_obs, err) ||
+        sched_accel_resolve(cfg ? json_object_get(cfg, "accelerator") : NULL, "config.accelerator", &e->acc, err) ||
+        load_layers(e, cfg, err)) {
+        env_destroy(e);
+        return NULL;
+    }
+    for (int i = 0; i < e->nlayers; i++) {
+        sched_table t;
+        sched_table_init(&e->layers[i], &t);
+        hw_err e2;
+        if (sched_check(&e->acc, &e->layers[i], &t, &e2)) {
+            hw_fail(err, HW_E_BAD_CONFIG, "config.accelerator: layer %d (%s) does not fit even with every loop in DRAM: %s", i,
+                    e->layers[i].name, e2.msg);
+            env_destroy(e);
+            return NULL;
+        }
+    }
+    e->aspace = hw_space_discrete(SCHED_NACT);
+    {
+        char store[SCHED_NACT][24];
+        const char *labels[SCHED_NACT];
+        for (int a = 0; a < SCHED_NACT; a++) {
+            int rows[3];
+            int n = sched_action_rows(a, 0, rows);
+            if (n == 2) snprintf(store[a], sizeof store[a], "[%s,r]", sched_row_names[rows[0]]);
+            else snprintf(store[a], sizeof store[a], "[%s,%s,r]", sched_row_names[rows[0]], sched_row_names[rows[1]]);
+            labels[a] = store[a];
+        }
+        hw_space_set_name(e->aspace, 0, "rows");
+        hw_space_set_labels(e->aspace, 0, SCHED_NACT, labels);
+    }
+    int64_t sh_t[2] = {SCHED_NROW, SCHED_NDIM}, sh_r = SCHED_NROW, sh_l = OBS_LAYER, sh_m = 2, sh_n = OBS_N;
+    if (e->dict_obs) {
+        e->ospace = hw_space_dict();
+        hw_space_dict_add(e->ospace, "layer", hw_space_box_uniform(1, &sh_l, 0, 1, HW_DT_FLOAT32));
+        hw_space_dict_add(e->ospace, "metrics", hw_space_box_uniform(1, &sh_m, 0, 1e6, HW_DT_FLOAT32));
+        hw_space_dict_add(e->ospace, "row", hw_space_box_uniform(1, &sh_r, 0, 1, HW_DT_FLOAT32));
+        hw_space_dict_add(e->ospace, "table", hw_space_box_uniform(2, sh_t, 0, 1, HW_DT_FLOAT32));
+    } else {
+        double lo[OBS_N], hi[OBS_N];
+        for (int i = 0; i < OBS_N; i++) lo[i] = 0, hi[i] = i >= OBS_N - 2 ? 1e6 : 1;
+        e->ospace = hw_space_box(1, &sh_n, lo, hi, HW_DT_FLOAT32);
+        char nm[32];
+        for (int r = 0; r < SCHED_NROW; r++)
+            for (int d = 0; d < SCHED_NDIM; d++) {
+                snprintf(nm, sizeof nm, "table.%s.%s", sched_row_names[r], sched_dim_names[d]);
+                hw_space_set_name(e->ospace, r * SCHED_NDIM + d, nm);
+            }
+        for (int r = 0; r < SCHED_NROW; r++) {
+            snprintf(nm, sizeof nm, "row.%s", sched_row_names[r]);
+            hw_space_set_name(e->ospace, OBS_TABLE + r, nm);
+        }
+        for (int d = 0; d <= SCHED_NDIM; d++) {
+            snprintf(nm, sizeof nm, "layer.%s", d < SCHED_NDIM ? sched_dim_names[d] : "stride");
+            hw_space_set_name(e->ospace, OBS_TABLE + SCHED_NROW + d, nm);
+        }
+        hw_space_set_name(e->ospace, OBS_N - 2, "energy_ratio");
+        hw_space_set_name(e->ospace, OBS_N - 1, "cycles_ratio");
+    }
+    return e;
+}
+
+static const hw_space *env_aspace(const void *p) { return ((const sched_env *)p)->aspace; }
+static const hw_space *env_ospace(const void *p) { return ((const sched_env *)p)->ospace; }
+
+static void fill_obs(sched_env *e, hw_obs *obs) {
+    if (!obs) return;
+    const sched_state *s = &e->st;
+    const sched_layer *l = &e->layers[s->li];
+    float *o = e->obs;
+    for (int r = 0; r < SCHED_NROW; r++)
+        for (int d = 0; d < SCHED_NDIM; d++)
+            o[r * SCHED_NDIM + d] = l->d[d] > 1 ? (float)(log((double)s->tab.f[r][d]) / log((double)l->d[d])) : 0.0f;
+    for (int r = 0; r < SCHED_NROW; r++) o[OBS_TABLE + r] = r == s->r ? 1.0f : 0.0f;
+    for (int d = 0; d < SCHED_NDIM; d++) o[OBS_TABLE + SCHED_NROW + d] = (float)(log2((double)l->d[d]) / 16.0);
+    o[OBS_TABLE + SCHED_NROW + SCHED_NDIM] = (float)(l->stride / 64.0);
+    o[OBS_N - 2] = (float)(s->cost.energy_pj / s->init_energy);
+    o[OBS_N - 1] = (float)(s->cost.cycles / s->init_cycles);
+    memset(obs, 0, sizeof *obs);
+    if (e->dict_obs) {
+        obs->n = 4;
+        obs->keys[0] = "layer";
+        obs->arr[0] = (hw_array){HW_DT_FLOAT32, 1, {OBS_LAYER}, o + OBS_TABLE + SCHED_NROW};
+        obs->keys[1] = "metrics";
+        obs->arr[1] = (hw_array){HW_DT_FLOAT32, 1, {2}, o + OBS_N - 2};
+        obs->keys[2] = "row";
+        obs->arr[2] = (hw_array){HW_DT_FLOAT32, 1, {SCHED_NROW}, o + OBS_TABLE};
+        obs->keys[3] = "table";
+        obs->arr[3] = (hw_array){HW_DT_FLOAT32, 2, {SCHED_NROW, SCHED_NDIM}, o};
+    } else {
+        obs->n = 1;
+        obs->arr[0] = (hw_array){HW_DT_FLOAT32, 1, {OBS_N}, o};
+    }
+}
+
+static void start_layer(sched_env *e, int li) {
+    sched_state *s = &e->st;
+    s->li = li;
+    s->t = 0;
+    s->nmulti = 0;
+    s->r = first_row(&e->acc);
+    sched_table_init(&e->layers[li], &s->tab);
+    sched_cost_eval(&e->acc, &e->layers[li], &s->tab, &s->cost);
+    s->init_obj = sched_objective(&s->cost, e->obj);
+    s->init_energy = s->cost.energy_pj;
+    s->init_cycles = s->cost.cycles;
+}
+
+static void add_info(sched_env *e, json_t *info) {
+    if (!info) return;
+    const sched_state *s = &e->st;
+    json_t *m = json_array();
+    for (int a = 0; a < SCHED_NACT; a++) json_array_append_new(m, json_integer(sched_action_valid(&e->acc, a, s->r)));
+    json_object_set_new(info, "action_mask", m);
+    json_object_set_new(info, "energy_pj", json_real(s->cost.energy_pj));
+    json_object_set_new(info, "cycles", json_real(s->cost.cycles));
+    json_object_set_new(info, "edp", json_real(s->cost.edp));
+    json_object_set_new(info, "utilisation", json_real(s->cost.utilisation));
+    json_object_set_new(info, "layer", json_integer(s->li));
+    json_object_set_new(info, "layer_name", json_string(e->layers[s->li].name));
+    json_object_set_new(info, "row", json_string(sched_row_names[s->r]));
+    json_object_set_new(info, "table", sched_table_to_json(&s->tab));
+    if (e->mode == MODE_NETWORK) {
+        json_object_set_new(info, "network_energy_pj", json_real(s->net_energy + (s->done ? 0 : s->cost.energy_pj)));
+        json_object_set_new(info, "network_cycles", json_real(s->net_cycles + (s->done ? 0 : s->cost.cycles)));
+    }
+}
+
+static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
+    (void)seed; /* the env is deterministic: steps use no randomness */
+    (void)options;
+    (void)err;
+    sched_env *e = p;
+    memset(&e->st, 0, sizeof e->st);
+    e->st.started = 1;
+    start_layer(e, 0);
+    fill_obs(e, obs);
+    add_info(e, info);
+    return 0;
+}
+
+static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {
+    sched_env *e = p;
+    sched_state *s = &e->st;
+    if (!s->started) return hw_fail(err, HW_E_BAD_STATE, "step before reset");
+    if (s->done) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
+    int a = (int)act->i[0];
+    const sched_layer *l = &e->layers[s->li];
+    double reward;
+    int invalid = !sched_action_valid(&e->acc, a, s->r);
+    sched_bf_stats bs = {0, 0, 0};
+    int rows[3], n = 0;
+    if (invalid) {
+        reward = -e->penalty;
+    } else {
+        n = sched_action_rows(a, s->r, rows);
+        double before = sched_objective(&s->cost, e->obj);
+        sched_bruteforce(&e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
+        double after = sched_objective(&s->cost, e->obj);
+        double gain = before > 0 ? (before - after) / before : 0;
+        if (n == 3) s->nmulti++;
+        else s->nmulti = 0;
+        reward = gain;
+        if (n == 3 && !(gain > 0)) reward = -e->penalty * s->nmulti;
+        s->r = next_row(&e->acc, s->r);
+    }
+    s->t++;
+    out->terminated = false;
+    out->truncated = false;
+    out->reward = reward;
+    if (info) {
+        json_object_set_new(info, "invalid_action", json_boolean(invalid));
+        json_t *rj = json_array();
+        for (int i = 0; i < n; i++) json_array_append_new(rj, json_string(sched_row_names[rows[i]]));
+        json_object_set_new(info, "rows", rj);
+        json_object_set_new(info, "bf_leaves", json_integer(bs.leaves));
+        json_object_set_new(info, "bf_pruned", json_integer(bs.pruned));
+    }
+    if (s->t >= e->steps) {
+        if (e->mode == MODE_NETWORK && s->li + 1 < e->nlayers) {
+            s->net_energy += s->cost.energy_pj;
+            s->net_cycles += s->cost.cycles;
+            if (info) {
+                json_object_set_new(info, "finished_layer", json_integer(s->li));
+                json_object_set_new(info, "finished_layer_table", sched_table_to_json(&s->tab));
+            }
+            start_layer(e, s->li + 1);
+        } else {
+            out->terminated = true;
+            if (e->mode == MODE_NETWORK) {
+                s->net_energy += s->cost.energy_pj;
+                s->net_cycles += s->cost.cycles;
+            }
+            add_info(e, info);
+            s->done = 1;
+            fill_obs(e, &out->obs);
+            return 0;
+        }
+    }
+    fill_obs(e, &out->obs);
+    add_info(e, info);
+    return 0;
+}
+
+static void *env_snapshot(const void *p, hw_err *err) {
+    (void)err;
+    sched_state *s = malloc(sizeof *s);
+    if (!s) abort();
+    *s = ((const sched_env *)p)->st;
+    return s;
+}
+
+static int env_restore(void *p, const void *snap, hw_err *err) {
+    (void)err;
+    ((sched_env *)p)->st = *(const sched_state *)snap;
+    return 0;
+}
+
+static void env_snap_free(void *snap) { free(snap); }
+
+static void cost_metrics(json_t *m, const sched_cost *c) {
+    json_object_set_new(m, "energy_pj", json_real(c->energy_pj));
+    json_object_set_new(m, "cycles", json_real(c->cycles));
+    json_object_set_new(m, "edp", json_real(c->edp));
+    json_object_set_new(m, "utilisation", json_real(c->utilisation));
+    json_object_set_new(m, "dram_words", json_real(sched_objective(c, SOBJ_DRAM)));
+    json_object_set_new(m, "bound", json_string(c->bound_row < 0 ? "compute" : sched_row_names[c->bound_row]));
+}
+
+/* reward of a one-shot evaluation: log(objective of the all-in-DRAM table / objective) */
+static double eval_reward(const sched_env *e, const sched_layer *l, double obj) {
+    sched_table t0;
+    sched_cost c0;
+    sched_table_init(l, &t0);
+    sched_cost_eval(&e->acc, l, &t0, &c0);
+    return log(sched_objective(&c0, e->obj) / obj);
+}
+
+static int env_evaluate(void *p, const json_t *point, double *reward, json_t *metrics, hw_err *err) {
+    sched_env *e = p;
+    int li = e->st.started ? e->st.li : 0;
+    const sched_layer *l = &e->layers[li];
+    const json_t *table = json_is_array(point) ? point : NULL;
+    if (json_is_object(point) && json_object_get(point, "table")) {
+        static const char *const k[] = {"table", NULL};
+        if (hw_cfg_check_keys(point, k, err)) return hw_fail(err, HW_E_BAD_ACTION, "point: %s", err ? err->msg : "bad key");
+        table = json_object_get(point, "table");
+    }
+    if (table) {
+        sched_table t;
+        if (sched_table_from_json(table, &t, err)) return -1;
+        sched_cost c;
+        hw_err e2;
+        if (sched_evaluate(&e->acc, l, &t, &c, &e2)) {
+            *reward = 0;
+            if (metrics) {
+                json_object_set_new(metrics, "feasible", json_false());
+                json_object_set_new(metrics, "reason", json_string(e2.msg));
+            }
+            return 0;
+        }
+        *reward = eval_reward(e, l, sched_objective(&c, e->obj));
+        if (metrics) {
+            json_object_set_new(metrics, "feasible", json_true());
+            json_object_set_new(metrics, "layer", json_string(l->name));
+            cost_metrics(metrics, &c);
+        }
+        return 0;
+    }
+    if (!json_is_object(point) || !json_object_get(point, "baseline"))
+        return hw_fail(err, HW_E_BAD_ACTION,
+                       "point: expected a table (array of %d rows of %d integers), {\"table\": [...]} or "
+                       "{\"baseline\": \"random-pruned\"|\"bottom-up\"|\"top-down\", \"seed\": n, \"samples\": n}",
+                       SCHED_NROW, SCHED_NDIM);
+    static const char *const k[] = {"baseline", "seed", "samples", NULL};
+    hw_err e3;
+    int which;
+    int64_t seed, samples;
+    if (hw_cfg_check_keys(point, k, &e3) || hw_cfg_enum(point, "baseline", sched_baseline_names, 0, &which, &e3) ||
+        hw_cfg_int(point, "seed", 0, 0, INT64_MAX, &seed, &e3) || hw_cfg_int(point, "samples", 2000, 1, 10000000, &samples, &e3)) {
+        /* the config getters say "config.x": this is the point, not the config */
+        const char *m = strncmp(e3.msg, "config.", 7) ? e3.msg : e3.msg + 7;
+        return hw_fail(err, HW_E_BAD_ACTION, "point.%s", m);
+    }
+    int first = e->mode == MODE_NETWORK ? 0 : li, last = e->mode == MODE_NETWORK ? e->nlayers : li + 1;
+    double E = 0, C = 0, R = 0;
+    json_t *per = json_array();
+    for (int i = first; i < last; i++) {
+        sched_table t;
+        sched_cost c;
+        if (sched_baseline(&e->acc, &e->layers[i], which, (uint64_t)seed, (int)samples, e->obj, &t, &c, err)) {
+            json_decref(per);
+            return -1;
+        }
+        E += c.energy_pj;
+        C += c.cycles;
+        R += eval_reward(e, &e->layers[i], sched_objective(&c, e->obj));
+        json_t *o = json_object();
+        json_object_set_new(o, "layer", json_string(e->layers[i].name));
+        cost_metrics(o, &c);
+        json_object_set_new(o, "table", sched_table_to_json(&t));
+        json_array_append_new(per, o);
+    }
+    *reward = R / (last - first);
+    if (metrics) {
+        json_object_set_new(metrics, "feasible", json_true());
+        json_object_set_new(metrics, "baseline", json_string(sched_baseline_names[which]));
+        json_object_set_new(metrics, "energy_pj", json_real(E));
+        json_object_set_new(metrics, "cycles", json_real(C));
+        json_object_set_new(metrics, "edp", json_real(E * C));
+        json_object_set_new(metrics, "layers", per);
+    } else {
+        json_decref(per);
+    }
+    return 0;
+}
+
+const hw_env_family hw_family_sched = {
+    .id = "sched-v0",
+    .summary = "RL-Scheduling scheduling table: pick 2-3 rows, brute-force their refactorisation (Timeloop-style model)",
+    .create = env_create,
+    .destroy = env_destroy,
+    .action_space = env_aspace,
+    .observation_space = env_ospace,
+    .reset = env_reset,
+    .step = env_step,
+    .snapshot = env_snapshot,
+    .restore = env_restore,
+    .snapshot_free = env_snap_free,
+    .evaluate = env_evaluate,
+};

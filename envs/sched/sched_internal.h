@@ -1,0 +1,20 @@
+/* sched_internal.h - helpers shared by the sched-v0 sources (not a public API). */
+#ifndef HW_SCHED_INTERNAL_H
+#define HW_SCHED_INTERNAL_H
+
+#include "sched.h"
+
+extern const int sched_rel[SCHED_NT][SCHED_NDIM];
+extern const int sched_order[3][SCHED_NDIM];
+extern const int sched_storage_rows[4];
+extern const int sched_groups[3][2];
+
+int sched_is_spatial(int row);
+double sched_sram_energy(double bytes);
+double sched_tile_words(int t, const double *x, int stride);
+void sched_cum(const sched_table *t, double cum[SCHED_NROW][SCHED_NDIM]);
+int sched_cap_fail(const sched_accel *a, const sched_layer *l, int row, const double *x, double *need, double *have);
+void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched_table *t,
+                         const double cum[SCHED_NROW][SCHED_NDIM], sched_cost *c);
+
+#endif
