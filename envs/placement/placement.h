@@ -118,6 +118,8 @@ json_t *pl_hw_to_json(const pl_hw *hw);
 
 /* Graphs: from the workload zoo (by name), or from the documented JSON format. */
 int pl_graph_from_zoo(const char *model, pl_graph *g, hw_err *err);
+struct hw_model;
+int pl_graph_from_hw_model(const struct hw_model *zm, pl_graph *g, hw_err *err);
 int pl_graph_from_json(const json_t *j, const char *where, pl_graph *g, hw_err *err);
 void pl_graph_free(pl_graph *g);
 

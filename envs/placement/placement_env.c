@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "common/config.h"
+#include "common/zoo.h"
 
 typedef struct pl_env {
     pl_model *m;
@@ -77,7 +78,7 @@ static json_t *obj_or_file(const json_t *cfg, const char *key, const char *fkey,
 }
 
 static void *env_create(const json_t *cfg, hw_err *err) {
-    static const char *const keys[] = {"workload", "graph", "graph_file", "hw", "hw_file", "episode_steps",
+    static const char *const keys[] = {"workload", "zoo_file", "graph", "graph_file", "hw", "hw_file", "episode_steps",
                                        "features", "invalid_reward_scale", NULL};
     static const char *const feats[] = {"raw", "log1p", "normalized", NULL};
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
@@ -100,11 +101,27 @@ static void *env_create(const json_t *cfg, hw_err *err) {
     pl_graph g;
     json_t *gj = obj_or_file(cfg, "graph", "graph_file", &failed, err);
     if (failed) return NULL;
-    if (gj) {
-        if (cfg && json_object_get(cfg, "workload") && !json_is_null(json_object_get(cfg, "workload"))) {
-            json_decref(gj);
-            return hw_fail(err, HW_E_BAD_CONFIG, "config.workload: give either workload or a graph, not both"), NULL;
+    const char *zoo_file;
+    if (hw_cfg_str(cfg, "zoo_file", NULL, &zoo_file, err)) {
+        json_decref(gj);
+        return NULL;
+    }
+    int nsrc = (gj != NULL) + (zoo_file != NULL) +
+               (cfg && json_object_get(cfg, "workload") && !json_is_null(json_object_get(cfg, "workload")));
+    if (nsrc > 1) {
+        json_decref(gj);
+        return hw_fail(err, HW_E_BAD_CONFIG, "config.workload: give one of workload, zoo_file, graph or graph_file"), NULL;
+    }
+    if (zoo_file) {
+        hw_model *zm = hw_zoo_load_file(zoo_file, err);
+        if (!zm) {
+            hw_err_prefix(err, "config.zoo_file");
+            if (err) err->code = HW_E_BAD_CONFIG;
+            return NULL;
         }
+        rc = pl_graph_from_hw_model(zm, &g, err);
+        hw_zoo_free(zm);
+    } else if (gj) {
         rc = pl_graph_from_json(gj, json_object_get(cfg, "graph") ? "config.graph" : "config.graph_file", &g, err);
         json_decref(gj);
     } else {

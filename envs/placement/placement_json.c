@@ -9,15 +9,6 @@
 #include "common/zoo.h"
 #include "placement.h"
 
-/* The zoo implementation lands separately: weak references keep this family linkable (and
- * report a clear error) in a build without it. */
-#pragma weak hw_zoo_find
-#pragma weak hw_zoo_count
-#pragma weak hw_zoo_at
-#pragma weak hw_layer_weight_elems
-#pragma weak hw_layer_macs
-#pragma weak hw_layer_output_elems
-
 void pl_hw_default(pl_hw *hw) {
     memset(hw, 0, sizeof *hw);
     snprintf(hw->name, sizeof hw->name, "nnpi-like");
@@ -339,19 +330,9 @@ int pl_graph_from_json(const json_t *j, const char *where, pl_graph *g, hw_err *
     return 0;
 }
 
-int pl_graph_from_zoo(const char *name, pl_graph *g, hw_err *err) {
+int pl_graph_from_hw_model(const hw_model *zm, pl_graph *g, hw_err *err) {
     memset(g, 0, sizeof *g);
-    if (!hw_zoo_find || !hw_zoo_count || !hw_zoo_at || !hw_layer_weight_elems || !hw_layer_macs || !hw_layer_output_elems)
-        return hw_fail(err, HW_E_BAD_CONFIG, "config.workload: this build has no workload zoo; give config.graph instead");
-    const hw_model *zm = hw_zoo_find(name);
-    if (!zm) {
-        char known[512] = "";
-        for (int i = 0; i < hw_zoo_count(); i++) {
-            if (i) strncat(known, ", ", sizeof known - strlen(known) - 1);
-            strncat(known, hw_zoo_at(i)->name, sizeof known - strlen(known) - 1);
-        }
-        return hw_fail(err, HW_E_BAD_CONFIG, "config.workload: unknown model '%s' (known: %s)", name, known);
-    }
+    if (zm->n <= 0) return hw_fail(err, HW_E_BAD_CONFIG, "model '%s': no layers", zm->name);
     g->n = zm->n;
     g->nodes = calloc((size_t)zm->n, sizeof(pl_node));
     if (!g->nodes) abort();
@@ -369,8 +350,7 @@ int pl_graph_from_zoo(const char *name, pl_graph *g, hw_err *err) {
         d->ofm[2] = l->K;
         d->batch = l->N > 0 ? l->N : 1;
         d->weights = hw_layer_weight_elems(l);
-        d->ops = hw_layer_macs(l);
-        if (d->ops <= 0) d->ops = hw_layer_output_elems(l);
+        d->ops = hw_layer_ops(l);
         d->groups = l->groups;
         d->kx = l->S;
         d->ky = l->R;
@@ -382,7 +362,7 @@ int pl_graph_from_zoo(const char *name, pl_graph *g, hw_err *err) {
             int src = l->in[k];
             if (src >= i || src < -1) {
                 pl_graph_free(g);
-                return hw_fail(err, HW_E_INTERNAL, "zoo model '%s' layer %d '%s': input %d is not an earlier layer",
+                return hw_fail(err, HW_E_BAD_CONFIG, "model '%s' layer %d '%s': input %d is not an earlier layer",
                                zm->name, i, l->name, src);
             }
             d->in[k] = src;
@@ -393,4 +373,18 @@ int pl_graph_from_zoo(const char *name, pl_graph *g, hw_err *err) {
         }
     }
     return 0;
+}
+
+int pl_graph_from_zoo(const char *name, pl_graph *g, hw_err *err) {
+    memset(g, 0, sizeof *g);
+    const hw_model *zm = hw_zoo_find(name);
+    if (!zm) {
+        char known[512] = "";
+        for (int i = 0; i < hw_zoo_count(); i++) {
+            if (i) strncat(known, ", ", sizeof known - strlen(known) - 1);
+            strncat(known, hw_zoo_at(i)->name, sizeof known - strlen(known) - 1);
+        }
+        return hw_fail(err, HW_E_BAD_CONFIG, "config.workload: unknown model '%s' (known: %s)", name, known);
+    }
+    return pl_graph_from_hw_model(zm, g, err);
 }

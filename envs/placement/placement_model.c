@@ -362,7 +362,9 @@ pl_model *pl_model_build(pl_graph *g, const pl_hw *hw, int features, hw_err *err
                 m->ne++;
             } else {
                 m->in_t[p] = -1;
-                m->in_bytes[p] = d->ifm[0] * d->ifm[1] * d->ifm[2] * (d->batch > 0 ? d->batch : 1) * eb;
+                /* an embedding's graph input is one token id per position, not a one-hot ifm_z */
+                int64_t z = d->op == OP_EMBED ? 1 : d->ifm[2];
+                m->in_bytes[p] = d->ifm[0] * d->ifm[1] * z * (d->batch > 0 ? d->batch : 1) * eb;
             }
         }
     }
