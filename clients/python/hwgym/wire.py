@@ -51,8 +51,8 @@ def encode_array(a, dtype=None):
     if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > np.iinfo(np.int64).max:
         raise OverflowError("uint64 value does not fit the wire's int64")
     name = dtype or _wire_dtype(a.dtype)
-    b = np.ascontiguousarray(a, dtype=DTYPES[name])
-    return {"dtype": name, "shape": [int(d) for d in b.shape], "data": b.tobytes()}
+    b = np.asarray(a, dtype=DTYPES[name])  # (np.ascontiguousarray would turn a 0-d array into 1-d)
+    return {"dtype": name, "shape": [int(d) for d in b.shape], "data": b.tobytes(order="C")}
 
 
 def is_wire_array(o):
