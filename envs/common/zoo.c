@@ -359,6 +359,7 @@ hw_model *hw_zoo_load_file(const char *path, hw_err *err) {
     int ncols = 0, have_header = 0, lineno = 0;
     int hdr_line = 0;
     char *line = buf;
+    if (!strncmp(line, "\xEF\xBB\xBF", 3)) line += 3; /* UTF-8 byte order mark */
 #define LFAIL(...)                                                                                                     \
     do {                                                                                                               \
         char m_[HW_ERR_MSG];                                                                                           \
@@ -485,8 +486,6 @@ hw_model *hw_zoo_load_file(const char *path, hw_err *err) {
                 if (!parse_int(toks[j], &x)) {
                     if (x < -1 || x >= n)
                         LFAIL("field 'inputs': %ld is not an earlier layer index (0..%d) or -1 (graph input)", x, n - 1);
-                } else if (!strcasecmp(toks[j], "input")) {
-                    x = -1;
                 } else {
                     x = -2;
                     for (int q = n - 1; q >= 0; q--)
@@ -494,6 +493,7 @@ hw_model *hw_zoo_load_file(const char *path, hw_err *err) {
                             x = q;
                             break;
                         }
+                    if (x == -2 && !strcasecmp(toks[j], "input")) x = -1;
                     if (x == -2) LFAIL("field 'inputs': no earlier layer named '%.63s'", toks[j]);
                 }
                 l->in[j] = (int)x;

@@ -517,3 +517,52 @@ Test(zoo, load_errors_name_line_and_field) {
     hw_zoo_free((hw_model *)hw_zoo_at(0)); /* built-ins are never freed */
     cr_assert_eq(hw_zoo_at(0)->n, 56);
 }
+
+Test(zoo, byte_order_mark_and_layer_named_input) {
+    hw_err e;
+    hw_model *m = load_text("\xEF\xBB\xBF" HDR "input,conv,1,4,4,1,1,4,4,,,1,0,1,1,\nb,eltwise,1,4,4,1,1,4,4,,,1,0,1,1,input\n", &e);
+    cr_assert(m, "%s", e.msg);
+    cr_assert_eq(m->layers[1].in[0], 0); /* an earlier layer called "input" wins over the keyword */
+    hw_zoo_free(m);
+}
+
+/* Corrupted files never crash or leak (run under ASan): every load either fails with a
+ * message naming the file or returns a model that validates. */
+Test(zoo, mutated_files_fail_cleanly) {
+    FILE *f = fopen("envs/common/zoo/resnet18.csv", "rb");
+    cr_assert(f);
+    static char orig[8192], buf[8192];
+    size_t n = fread(orig, 1, sizeof orig - 1, f);
+    fclose(f);
+    cr_assert_gt(n, 100);
+    const char alphabet[] = ",;\n#-0123456789abcXY \r";
+    unsigned long long s = 12345;
+    int ok = 0, bad = 0;
+    for (int it = 0; it < 400; it++) {
+        memcpy(buf, orig, n);
+        size_t len = n;
+        int edits = 1 + it % 4;
+        for (int k = 0; k < edits; k++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            size_t pos = (size_t)(s >> 33) % len;
+            int kind = (int)((s >> 20) % 3);
+            char ch = alphabet[(s >> 8) % (sizeof alphabet - 1)];
+            if (kind == 0) buf[pos] = ch;                                       /* replace */
+            else if (kind == 1 && len > 1) memmove(buf + pos, buf + pos + 1, --len - pos); /* delete */
+            else if (len + 1 < sizeof buf) { memmove(buf + pos + 1, buf + pos, len - pos); buf[pos] = ch; len++; }
+        }
+        buf[len] = 0;
+        hw_err e;
+        hw_model *m = load_text(buf, &e);
+        if (m) {
+            cr_assert_eq(hw_zoo_validate(m, &e), 0, "%s", e.msg);
+            hw_zoo_free(m);
+            ok++;
+        } else {
+            cr_assert(strstr(e.msg, tmp_path), "%s", e.msg);
+            bad++;
+        }
+    }
+    cr_assert_gt(bad, 100); /* the mutations do hit the validator */
+    cr_assert_gt(ok, 0);
+}
