@@ -288,6 +288,12 @@ Test(zoo, model_totals_match_published_parameter_counts) {
     cr_assert_eq(total(get("vgg16"), hw_layer_weight_elems), 138344128LL);
     cr_assert_eq(total(get("alexnet"), hw_layer_weight_elems), 62367776LL);
     cr_assert_eq(total(get("bert_base"), hw_layer_weight_elems), 109398528LL);
+    /* torchvision resnet101 44,549,160 - 52,672*2 BN - 1000 = 44,442,816;
+     * torchvision mobilenet_v3_large 5,483,032 - 31,760 (BN + SE/classifier biases) = 5,451,272;
+     * timm inception_v4 42,679,816 - 31,584*2 BN - 1000 fc bias = 42,615,648 */
+    cr_assert_eq(total(get("resnet101"), hw_layer_weight_elems), 44442816LL);
+    cr_assert_eq(total(get("mobilenet_v3"), hw_layer_weight_elems), 5451272LL);
+    cr_assert_eq(total(get("inception_v4"), hw_layer_weight_elems), 42615648LL);
     /* MAC totals against the usual figures (GMACs): ResNet-50 4.09, VGG16 15.47, ResNet-101
      * 7.80, MobileNet-v3-L 0.217 (paper: 219M), YOLOv3-416 32.9 (darknet: 65.86 BFLOPs). */
     long long r50 = total(get("resnet50"), hw_layer_macs);
