@@ -190,15 +190,21 @@ class Box(Space):
         if shape is None:
             shape = np.shape(low) if np.ndim(low) else np.shape(high)
         shape = tuple(int(d) for d in shape)
-        lo = np.broadcast_to(np.asarray(low, dtype=np.float64), shape)
-        hi = np.broadcast_to(np.asarray(high, dtype=np.float64), shape)
-        if np.any(lo > hi):
-            raise ValueError("Box low must be <= high")
         if dtype.kind in "iu":
-            if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
-                raise ValueError("integer Box bounds must be finite")
-            self.low, self.high = lo.astype(dtype), hi.astype(dtype)
+            lo, hi = np.asarray(low), np.asarray(high)
+            for v in (lo, hi):
+                if v.dtype.kind == "f" and not np.all(np.isfinite(v)):
+                    raise ValueError("integer Box bounds must be finite")
+            lo = np.broadcast_to(lo.astype(dtype), shape).copy()
+            hi = np.broadcast_to(hi.astype(dtype), shape).copy()
+            if np.any(lo > hi):
+                raise ValueError("Box low must be <= high")
+            self.low, self.high = lo, hi
         else:
+            lo = np.broadcast_to(np.asarray(low, dtype=np.float64), shape)
+            hi = np.broadcast_to(np.asarray(high, dtype=np.float64), shape)
+            if np.any(lo > hi):
+                raise ValueError("Box low must be <= high")
             with np.errstate(over="ignore"):
                 self.low, self.high = lo.astype(dtype), hi.astype(dtype)
         self.low_repr, self.high_repr = str(self.low.min()) if self.low.size else "", str(self.high.max()) if self.high.size else ""
@@ -214,7 +220,11 @@ class Box(Space):
         if mask is not None or probability is not None:
             raise ValueError("Box.sample cannot be given a mask or probability")
         hi = self.high.astype(np.float64) + (1 if self.dtype.kind in "iu" else 0)
-        lo = self.low.astype(np.float64)
+        if self.dtype.kind in "iu":  # sample within what float64 and the dtype both represent
+            lim = float(2 ** 53)
+            hi, lo = np.minimum(hi, lim), np.maximum(self.low.astype(np.float64), -lim)
+        else:
+            lo = self.low.astype(np.float64)
         out = np.empty(self.shape, dtype=np.float64)
         ub, bb = ~self.bounded_below & ~self.bounded_above, self.bounded_below & self.bounded_above
         lb, up = self.bounded_below & ~self.bounded_above, ~self.bounded_below & self.bounded_above
@@ -225,7 +235,7 @@ class Box(Space):
         out[bb] = rng.uniform(low=lo[bb], high=hi[bb], size=bb[bb].shape)
         if self.dtype.kind in "iu":
             out = np.floor(out)
-            out = np.clip(out, lo, self.high.astype(np.float64))
+            out = np.clip(out, lo, hi - 1)
         return out.astype(self.dtype)
 
     def contains(self, x):
@@ -375,7 +385,11 @@ def _bound(v, dtype):
     """A wire bound (±1.7976931348623157e308 = ±inf) as a value valid for dtype."""
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        return float(min(max(v, info.min), info.max))
+        if v >= info.max:
+            return int(info.max)
+        if v <= info.min:
+            return int(info.min)
+        return int(v)
     if v >= INF_WIRE:
         return np.inf
     if v <= -INF_WIRE:
@@ -400,12 +414,10 @@ def space_from_json(j):
     elif t == "Box":
         dt = np.dtype(j.get("dtype", "float32"))
         shape = tuple(int(d) for d in j["shape"])
-        lo = np.array([_bound(float(v), dt) for v in j["low"]], dtype=np.float64).reshape(shape)
-        hi = np.array([_bound(float(v), dt) for v in j["high"]], dtype=np.float64).reshape(shape)
-        if dt.kind in "iu":
-            s = Box(lo.astype(dt), hi.astype(dt), shape=shape, dtype=dt)
-        else:
-            s = Box(lo, hi, shape=shape, dtype=dt)
+        bdt = dt if dt.kind in "iu" else np.float64
+        lo = np.array([_bound(v, dt) for v in j["low"]], dtype=bdt).reshape(shape)
+        hi = np.array([_bound(v, dt) for v in j["high"]], dtype=bdt).reshape(shape)
+        s = Box(lo, hi, shape=shape, dtype=dt)
     elif t == "MultiBinary":
         s = MultiBinary(int(j["n"]))
     elif t == "Dict":

@@ -1,0 +1,98 @@
+"""hwgym's Gymnasium code path, run in a subprocess against tests/python/fake_gymnasium (a stub with
+Gymnasium 1.x's names and signatures), since Gymnasium itself is not installed here; and the
+fallback path forced with HWGYM_NO_GYMNASIUM=1."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import unittest
+
+from ._support import REPO
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+SCRIPT = r'''
+import numpy as np
+import gymnasium
+assert getattr(gymnasium, "FAKE", False)
+import hwgym
+from hwgym import spaces as S
+from tests.python._support import FakeServer
+from tests.python.test_client_fake import diagish
+
+assert hwgym.HAVE_GYMNASIUM
+assert S.Discrete is gymnasium.spaces.Discrete
+d = S.space_from_json({"type": "Discrete", "n": 6, "start": 1, "name": "loop", "labels": list("abcdef")})
+assert isinstance(d, gymnasium.spaces.Discrete) and d.n == 6 and d.start == 1 and d.name == "loop" and d.labels[0] == "a"
+md = S.space_from_json({"type": "MultiDiscrete", "nvec": [3, 4], "names": ["x", "y"]})
+assert isinstance(md, gymnasium.spaces.MultiDiscrete) and md.nvec.tolist() == [3, 4] and md.names == ["x", "y"]
+b = S.space_from_json({"type": "Box", "shape": [2], "dtype": "float64", "low": [-1.7976931348623157e308, 0], "high": [1, 2]})
+assert isinstance(b, gymnasium.spaces.Box) and b.dtype == np.float64 and b.low[0] == -np.inf
+ib = S.space_from_json({"type": "Box", "shape": [], "dtype": "int64", "low": [0], "high": [1.7976931348623157e308]})
+assert ib.high == np.iinfo(np.int64).max and ib.dtype == np.int64
+mb = S.space_from_json({"type": "MultiBinary", "n": 5})
+assert isinstance(mb, gymnasium.spaces.MultiBinary) and mb.shape == (5,)
+dd = S.space_from_json({"type": "Dict", "spaces": {"b": {"type": "MultiBinary", "n": 2}, "a": {"type": "Discrete", "n": 2}}})
+assert isinstance(dd, gymnasium.spaces.Dict) and list(dd.spaces) == ["a", "b"]
+for j in ({"type": "Discrete", "n": 6, "start": 1, "name": "loop", "labels": list("abcdef")},
+          {"type": "MultiDiscrete", "nvec": [3, 4], "names": ["x", "y"]}, {"type": "MultiBinary", "n": 5}):
+    assert S.space_to_json(S.space_from_json(j)) == j, S.space_to_json(S.space_from_json(j))
+
+srv = FakeServer(diagish)
+try:
+    env = hwgym.make("diag-v0", endpoint=srv.endpoint, timeout=5, dims=3)
+    assert isinstance(env, gymnasium.Env)
+    assert isinstance(env.spec, gymnasium.envs.registration.EnvSpec) and env.spec.id == "diag-v0"
+    assert isinstance(env.action_space, gymnasium.spaces.MultiDiscrete)
+    obs, info = env.reset(seed=5)
+    r1 = env.np_random.random()
+    env.reset(seed=5)
+    assert env.np_random.random() == r1  # reset(seed) seeds np_random through Gymnasium's Env.reset
+    assert len(env.step(np.array([1, 2, 3]))) == 5
+    assert env.unwrapped is env
+    lg_path = __import__("tempfile").mktemp(suffix=".db")
+    lg = hwgym.TrialLogger(lg_path, agent="t", env="diag-v0", handle_sigterm=False)
+    w = lg.wrap(env)
+    assert isinstance(w, gymnasium.Wrapper)
+    w.reset(seed=1)
+    w.step(np.array([0, 0, 0]))
+    lg.close()
+    env.close(); env.close()
+    venv = hwgym.make_vec("diag-v0", 3, endpoint=srv.endpoint, timeout=5)
+    assert isinstance(venv, gymnasium.vector.VectorEnv)
+    assert venv.metadata["autoreset_mode"] is gymnasium.vector.AutoresetMode.NEXT_STEP
+    assert isinstance(venv.action_space, gymnasium.spaces.MultiDiscrete) and venv.action_space.shape == (3, 3)
+    assert isinstance(lg.wrap(venv), gymnasium.vector.VectorWrapper)
+    venv.close(); venv.close()
+finally:
+    srv.close()
+print("OK")
+'''
+
+FALLBACK = r'''
+import hwgym
+assert not hwgym.HAVE_GYMNASIUM
+assert hwgym.spaces.Discrete is hwgym.spaces.LocalDiscrete
+assert hwgym.HwEnv.__mro__[1].__module__ == "hwgym.env"
+print("OK")
+'''
+
+
+class TestGymnasiumPath(unittest.TestCase):
+    def run_script(self, script, extra_path=(), **env):
+        e = dict(os.environ, **env)
+        e["PYTHONPATH"] = os.pathsep.join(list(extra_path) + [os.path.join(REPO, "clients", "python"), REPO])
+        p = subprocess.run([sys.executable, "-c", script], env=e, capture_output=True, timeout=60, cwd=REPO)
+        self.assertEqual(p.returncode, 0, p.stderr.decode() + p.stdout.decode())
+        self.assertEqual(p.stdout.decode().strip().splitlines()[-1], "OK")
+
+    def test_with_gymnasium(self):
+        self.run_script(SCRIPT, [os.path.join(HERE, "fake_gymnasium")])
+
+    def test_forced_fallback(self):
+        self.run_script(FALLBACK, [os.path.join(HERE, "fake_gymnasium")], HWGYM_NO_GYMNASIUM="1")
+
+
+if __name__ == "__main__":
+    unittest.main()
