@@ -1,0 +1,449 @@
+/* mm_env.c - the mmap-v0 env (hw_family_mmap) over the MMapGame engine. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "env.h"
+#include "mmap.h"
+
+#define NF 10 /* buffer features */
+#define NG 6  /* global features */
+#define NA 4  /* per-action features */
+
+typedef struct mm_env {
+    mm_problem *p;
+    mm_game *g, *scratch;
+    int k, l, map, window, profile_len, supply_window;
+    bool use_map, started, illegal_end;
+    double heur_latency;
+    hw_space *aspace, *ospace;
+    /* observation storage */
+    float *obs_buf, *obs_sup, obs_act[MM_NACT * NA], obs_glob[NG];
+    uint8_t *obs_map, *obs_prof;
+    uint64_t *occ;
+} mm_env;
+
+typedef struct mm_snap {
+    int32_t n;
+    bool started, illegal_end;
+    uint8_t acts[];
+} mm_snap;
+
+static void mm_env_destroy(void *pv) {
+    mm_env *e = pv;
+    if (!e) return;
+    mm_game_free(e->g);
+    mm_game_free(e->scratch);
+    mm_problem_free(e->p);
+    hw_space_free(e->aspace);
+    hw_space_free(e->ospace);
+    free(e->obs_buf);
+    free(e->obs_sup);
+    free(e->obs_map);
+    free(e->obs_prof);
+    free(e->occ);
+    free(e);
+}
+
+static void *mm_env_create(const json_t *cfg, hw_err *err) {
+    static const char *const keys[] = {"problem", "seed", "k", "l", "profile_len", "map_size", "map_window", "supply_window",
+                                       "memory_map", NULL};
+    if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
+    const char *prob;
+    int64_t seed, k, l, prof, map, win, sw;
+    bool use_map;
+    if (hw_cfg_str(cfg, "problem", "alexnet_train_batch_32", &prob, err) || hw_cfg_int(cfg, "seed", 0, 0, INT64_MAX, &seed, err) ||
+        hw_cfg_int(cfg, "k", 5, 0, 64, &k, err) || hw_cfg_int(cfg, "l", 5, 0, 64, &l, err) ||
+        hw_cfg_int(cfg, "profile_len", 256, 1, MM_MAX_GRANULES, &prof, err) || hw_cfg_int(cfg, "map_size", 128, 8, 512, &map, err) ||
+        hw_cfg_int(cfg, "map_window", 128, 1, 1 << 20, &win, err) || hw_cfg_int(cfg, "supply_window", 64, 1, 1 << 16, &sw, err) ||
+        hw_cfg_bool(cfg, "memory_map", true, &use_map, err))
+        return NULL;
+    mm_problem *p = mm_problem_open(prob, (uint64_t)seed, err);
+    if (!p) {
+        hw_err_prefix(err, "config.problem");
+        if (err) err->code = HW_E_BAD_CONFIG;
+        return NULL;
+    }
+    mm_env *e = calloc(1, sizeof *e);
+    if (!e) abort();
+    e->p = p;
+    e->k = (int)k;
+    e->l = (int)l;
+    e->profile_len = (int)prof;
+    e->map = (int)map;
+    e->window = (int)win;
+    e->supply_window = (int)sw;
+    e->use_map = use_map;
+    e->g = mm_game_new(p);
+    e->scratch = mm_game_new(p);
+    e->heur_latency = mm_heuristic_latency(p);
+    int rows = 1 + e->k + e->l;
+    e->obs_buf = calloc((size_t)rows * NF, sizeof(float));
+    e->obs_sup = calloc((size_t)e->supply_window, sizeof(float));
+    e->obs_map = calloc((size_t)e->map * (size_t)e->map, 1);
+    e->obs_prof = calloc((size_t)e->profile_len, 1);
+    e->occ = calloc((size_t)e->g->words, sizeof(uint64_t));
+    if (!e->obs_buf || !e->obs_sup || !e->obs_map || !e->obs_prof || !e->occ) abort();
+    e->aspace = hw_space_discrete(MM_NACT);
+    hw_space_set_name(e->aspace, 0, "action");
+    hw_space_set_labels(e->aspace, 0, MM_NACT, mm_action_names);
+    e->ospace = hw_space_dict();
+    int64_t bs[2] = {rows, NF};
+    hw_space *b = hw_space_box_uniform(2, bs, -1, INFINITY, HW_DT_FLOAT32);
+    static const char *const fn[NF] = {"valid", "size", "is_output", "target_time", "tensor_id", "alias_id", "live_start",
+                                       "live_end", "demand", "benefit"};
+    for (int r = 0; r < rows; r++)
+        for (int f = 0; f < NF; f++) {
+            char nm[48];
+            snprintf(nm, sizeof nm, "%s%d.%s", r == 0 ? "cur" : r <= e->k ? "next" : "same_tensor", r == 0 ? 0 : r <= e->k ? r : r - e->k,
+                     fn[f]);
+            hw_space_set_name(b, r * NF + f, nm);
+        }
+    hw_space_dict_add(e->ospace, "buffers", b);
+    int64_t as[2] = {MM_NACT, NA};
+    hw_space *a = hw_space_box_uniform(2, as, -1, INFINITY, HW_DT_FLOAT32);
+    static const char *const an[NA] = {"legal", "start", "end", "offset"};
+    for (int i = 0; i < MM_NACT; i++)
+        for (int f = 0; f < NA; f++) {
+            char nm[48];
+            snprintf(nm, sizeof nm, "%s.%s", mm_action_names[i], an[f]);
+            hw_space_set_name(a, i * NA + f, nm);
+        }
+    hw_space_dict_add(e->ospace, "actions", a);
+    int64_t gs = NG;
+    hw_space *gl = hw_space_box_uniform(1, &gs, -INFINITY, INFINITY, HW_DT_FLOAT32);
+    static const char *const gn[NG] = {"move", "buffer_index", "alias_pos", "alias_remaining", "return", "backup_safe"};
+    for (int i = 0; i < NG; i++) hw_space_set_name(gl, i, gn[i]);
+    hw_space_dict_add(e->ospace, "global", gl);
+    if (e->use_map) {
+        int64_t ms[2] = {e->map, e->map};
+        hw_space_dict_add(e->ospace, "memory_map", hw_space_box_uniform(2, ms, 0, 1, HW_DT_UINT8));
+    }
+    int64_t ps = e->profile_len;
+    hw_space_dict_add(e->ospace, "memory_profile", hw_space_box_uniform(1, &ps, 0, 1, HW_DT_UINT8));
+    int64_t ss = e->supply_window;
+    hw_space_dict_add(e->ospace, "supply", hw_space_box_uniform(1, &ss, 0, INFINITY, HW_DT_FLOAT32));
+    return e;
+}
+
+static const hw_space *mm_env_aspace(const void *pv) { return ((const mm_env *)pv)->aspace; }
+static const hw_space *mm_env_ospace(const void *pv) { return ((const mm_env *)pv)->ospace; }
+
+static void buf_feat(const mm_env *e, int32_t b, float *out) {
+    if (b < 0 || b >= e->p->nbuf) {
+        memset(out, 0, sizeof(float) * NF);
+        return;
+    }
+    const mm_buffer *B = &e->p->buf[b];
+    out[0] = 1;
+    out[1] = (float)B->size;
+    out[2] = (float)B->is_output;
+    out[3] = (float)B->time;
+    out[4] = (float)B->tensor;
+    out[5] = (float)B->alias;
+    out[6] = (float)B->lr_start;
+    out[7] = (float)B->lr_end;
+    out[8] = (float)B->demand;
+    out[9] = (float)mm_game_benefit(e->g, b);
+}
+
+static bool occ_any(const uint64_t *m, int32_t a, int32_t z) { /* any bit in [a, z) */
+    for (int32_t i = a; i < z;) {
+        if ((i & 63) == 0 && i + 64 <= z) {
+            if (m[i >> 6]) return true;
+            i += 64;
+        } else {
+            if (m[i >> 6] >> (i & 63) & 1) return true;
+            i++;
+        }
+    }
+    return false;
+}
+
+static void fill_obs(mm_env *e, hw_obs *obs) {
+    if (!obs) return;
+    const mm_game *g = e->g;
+    const mm_problem *p = e->p;
+    int32_t cur = g->t < p->nbuf ? g->t : -1;
+    int32_t tt = cur >= 0 ? p->buf[cur].time : p->T - 1;
+    int rows = 1 + e->k + e->l;
+    buf_feat(e, cur, e->obs_buf);
+    for (int i = 1; i <= e->k; i++) buf_feat(e, cur >= 0 && cur + i < p->nbuf ? cur + i : -1, e->obs_buf + i * NF);
+    int32_t nx = cur >= 0 ? p->next_same_tensor[cur] : -1;
+    for (int i = 0; i < e->l; i++) {
+        buf_feat(e, nx, e->obs_buf + (1 + e->k + i) * NF);
+        if (nx >= 0) nx = p->next_same_tensor[nx];
+    }
+    for (int a = 0; a < MM_NACT; a++) {
+        const mm_option *o = &g->opt[a];
+        float *f = e->obs_act + a * NA;
+        f[0] = mm_game_legal(g, a);
+        f[1] = o->legal && a != MM_DROP ? (float)o->s : -1;
+        f[2] = o->legal && a != MM_DROP ? (float)o->e : -1;
+        f[3] = o->legal && a != MM_DROP ? (float)((double)o->off * (double)p->granule) : -1;
+    }
+    int32_t gpos = cur >= 0 ? p->buf[cur].group_pos : 0;
+    int32_t gsz = cur >= 0 ? p->gstart[p->buf[cur].alias + 1] - p->gstart[p->buf[cur].alias] : 0;
+    e->obs_glob[0] = (float)g->t;
+    e->obs_glob[1] = (float)(cur >= 0 ? cur : p->nbuf);
+    e->obs_glob[2] = (float)gpos;
+    e->obs_glob[3] = (float)(gsz - gpos - (cur >= 0 ? 1 : 0));
+    e->obs_glob[4] = (float)mm_game_return(g);
+    e->obs_glob[5] = mm_game_backup_safe(g);
+    /* memory map: window of map_window steps centred on target_time, map x map cells */
+    if (e->use_map) {
+        int M = e->map;
+        int32_t t0 = tt - e->window / 2;
+        memset(e->obs_map, 0, (size_t)M * (size_t)M);
+        for (int c = 0; c < M; c++) {
+            int32_t a = t0 + (int32_t)((int64_t)c * e->window / M), z = t0 + (int32_t)((int64_t)(c + 1) * e->window / M) - 1;
+            if (z < a) z = a;
+            if (z < 0 || a >= p->T) continue;
+            mm_game_occupancy(g, a, z, e->occ);
+            for (int r = 0; r < M; r++) {
+                int32_t o0 = (int32_t)((int64_t)r * p->G / M), o1 = (int32_t)((int64_t)(r + 1) * p->G / M);
+                if (o1 <= o0) o1 = o0 + 1;
+                if (o0 < p->G && occ_any(e->occ, o0, o1 < p->G ? o1 : p->G)) e->obs_map[(size_t)r * M + c] = 1;
+            }
+        }
+    }
+    mm_game_occupancy(g, tt, tt, e->occ);
+    for (int r = 0; r < e->profile_len; r++) {
+        int32_t o0 = (int32_t)((int64_t)r * p->G / e->profile_len), o1 = (int32_t)((int64_t)(r + 1) * p->G / e->profile_len);
+        if (o1 <= o0) o1 = o0 + 1;
+        e->obs_prof[r] = o0 < p->G && occ_any(e->occ, o0, o1 < p->G ? o1 : p->G);
+    }
+    for (int i = 0; i < e->supply_window; i++) {
+        int32_t t = tt - e->supply_window / 2 + i;
+        e->obs_sup[i] = t >= 0 && t < p->T ? (float)g->W[t] : 0;
+    }
+    memset(obs, 0, sizeof *obs);
+    int n = 0;
+    obs->keys[n] = "actions";
+    obs->arr[n++] = (hw_array){HW_DT_FLOAT32, 2, {MM_NACT, NA}, e->obs_act};
+    obs->keys[n] = "buffers";
+    obs->arr[n++] = (hw_array){HW_DT_FLOAT32, 2, {rows, NF}, e->obs_buf};
+    obs->keys[n] = "global";
+    obs->arr[n++] = (hw_array){HW_DT_FLOAT32, 1, {NG}, e->obs_glob};
+    if (e->use_map) {
+        obs->keys[n] = "memory_map";
+        obs->arr[n++] = (hw_array){HW_DT_UINT8, 2, {e->map, e->map}, e->obs_map};
+    }
+    obs->keys[n] = "memory_profile";
+    obs->arr[n++] = (hw_array){HW_DT_UINT8, 1, {e->profile_len}, e->obs_prof};
+    obs->keys[n] = "supply";
+    obs->arr[n++] = (hw_array){HW_DT_FLOAT32, 1, {e->supply_window}, e->obs_sup};
+    obs->n = n;
+}
+
+/* Final metrics of a finished game into obj. */
+static void add_metrics(const mm_env *e, const mm_game *g, bool illegal, json_t *obj) {
+    const mm_problem *p = e->p;
+    bool ok = g->done && !g->lost && !illegal;
+    json_object_set_new(obj, "feasible", json_boolean(ok));
+    json_object_set_new(obj, "lost", json_boolean(!ok));
+    json_object_set_new(obj, "return", json_real(illegal ? 0 : mm_game_return(g)));
+    json_object_set_new(obj, "latency_all_hbm", json_real(p->lat_hbm));
+    json_object_set_new(obj, "latency_heuristic", json_real(e->heur_latency));
+    json_object_set_new(obj, "copies", json_integer(g->ncopy));
+    json_object_set_new(obj, "nocopies", json_integer(g->nnocopy));
+    json_object_set_new(obj, "drops", json_integer(g->ndrop));
+    json_object_set_new(obj, "steps", json_integer(g->t));
+    if (ok) {
+        double L = mm_game_latency(g);
+        json_object_set_new(obj, "program_latency", json_real(L));
+        json_object_set_new(obj, "speedup_over_hbm", json_real(p->lat_hbm / L));
+        json_object_set_new(obj, "speedup_over_heuristic", json_real(e->heur_latency / L));
+    } else {
+        json_object_set_new(obj, "reason", json_string(illegal ? "illegal action: the game is lost"
+                                                                : "no legal action (alias group cannot be completed): the game is lost"));
+    }
+}
+
+static void add_info(const mm_env *e, json_t *info) {
+    if (!info) return;
+    json_t *m = json_array();
+    for (int a = 0; a < MM_NACT; a++) json_array_append_new(m, json_integer(!e->illegal_end && mm_game_legal(e->g, a)));
+    json_object_set_new(info, "action_mask", m);
+    json_object_set_new(info, "backup_safe", json_boolean(mm_game_backup_safe(e->g)));
+    json_object_set_new(info, "buffer", json_integer(e->g->t));
+    json_object_set_new(info, "num_buffers", json_integer(e->p->nbuf));
+    if (e->g->done || e->illegal_end) add_metrics(e, e->g, e->illegal_end, info);
+}
+
+static int mm_env_reset(void *pv, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
+    (void)seed;
+    (void)options;
+    (void)err;
+    mm_env *e = pv;
+    mm_game_reset(e->g);
+    e->started = true;
+    e->illegal_end = false;
+    fill_obs(e, obs);
+    add_info(e, info);
+    return 0;
+}
+
+static int mm_env_step(void *pv, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {
+    mm_env *e = pv;
+    if (!e->started) return hw_fail(err, HW_E_BAD_STATE, "step before reset");
+    if (e->g->done || e->illegal_end) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
+    int a = (int)act->i[0];
+    out->truncated = false;
+    if (!mm_game_legal(e->g, a)) {
+        /* the paper: choosing an invalid action loses the game (return brought to 0) */
+        e->illegal_end = true;
+        out->reward = -mm_game_return(e->g);
+        out->terminated = true;
+        if (info) json_object_set_new(info, "illegal_action", json_string(mm_action_names[a]));
+    } else {
+        out->reward = mm_game_step(e->g, a);
+        out->terminated = e->g->done;
+    }
+    fill_obs(e, &out->obs);
+    add_info(e, info);
+    return 0;
+}
+
+static void *mm_env_snapshot(const void *pv, hw_err *err) {
+    (void)err;
+    const mm_env *e = pv;
+    mm_snap *s = malloc(sizeof *s + (size_t)e->g->t + 1);
+    if (!s) abort();
+    s->n = e->g->t;
+    s->started = e->started;
+    s->illegal_end = e->illegal_end;
+    memcpy(s->acts, e->g->act, (size_t)e->g->t);
+    return s;
+}
+
+static int mm_env_restore(void *pv, const void *sv, hw_err *err) {
+    mm_env *e = pv;
+    const mm_snap *s = sv;
+    if (s->n > e->p->nbuf) return hw_fail(err, HW_E_BAD_STATE, "snapshot does not belong to this problem");
+    if (mm_game_goto(e->g, s->acts, s->n)) return hw_fail(err, HW_E_BAD_STATE, "snapshot does not replay on this problem");
+    e->started = s->started;
+    e->illegal_end = s->illegal_end;
+    return 0;
+}
+
+static void mm_env_snap_free(void *s) { free(s); }
+
+/* Parses an action list (array of 0/1/2 or "Copy"/"NoCopy"/"Drop", or a string of digits). */
+static int parse_actions(const json_t *v, uint8_t **out, int32_t *n, hw_err *err) {
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        size_t len = strlen(s);
+        *out = malloc(len + 1);
+        if (!*out) abort();
+        for (size_t i = 0; i < len; i++) {
+            if (s[i] < '0' || s[i] > '2') {
+                free(*out);
+                return hw_fail(err, HW_E_BAD_ACTION, "point.actions[%zu]: '%c' is not 0 (Copy), 1 (NoCopy) or 2 (Drop)", i, s[i]);
+            }
+            (*out)[i] = (uint8_t)(s[i] - '0');
+        }
+        *n = (int32_t)len;
+        return 0;
+    }
+    if (!json_is_array(v)) return hw_fail(err, HW_E_BAD_ACTION, "point: expected an array of actions or {\"policy\": ...}");
+    size_t len = json_array_size(v);
+    *out = malloc(len + 1);
+    if (!*out) abort();
+    for (size_t i = 0; i < len; i++) {
+        json_t *x = json_array_get(v, i);
+        int a = -1;
+        if (json_is_integer(x)) a = (int)json_integer_value(x);
+        else if (json_is_string(x))
+            for (int k = 0; k < MM_NACT; k++)
+                if (strcmp(json_string_value(x), mm_action_names[k]) == 0) a = k;
+        if (a < 0 || a >= MM_NACT) {
+            free(*out);
+            return hw_fail(err, HW_E_BAD_ACTION, "point[%zu]: expected 0/1/2 or \"Copy\"/\"NoCopy\"/\"Drop\"", i);
+        }
+        (*out)[i] = (uint8_t)a;
+    }
+    *n = (int32_t)len;
+    return 0;
+}
+
+int mm_env_play_point(const mm_problem *p, mm_game *g, const json_t *point, bool *illegal, hw_err *err) {
+    *illegal = false;
+    const json_t *acts = point;
+    if (json_is_object(point)) {
+        static const char *const keys[] = {"policy", "seed", "actions", NULL};
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)point, k, v) {
+            (void)v;
+            int ok = 0;
+            for (int i = 0; keys[i]; i++) ok |= strcmp(k, keys[i]) == 0;
+            if (!ok) return hw_fail(err, HW_E_BAD_ACTION, "point.%s: unknown field (known: policy, seed, actions)", k);
+        }
+        json_t *pol = json_object_get(point, "policy");
+        if (pol) {
+            const char *ps = json_is_string(pol) ? json_string_value(pol) : "";
+            int which = strcmp(ps, "heuristic") == 0 ? 0 : strcmp(ps, "random") == 0 ? 1 : -1;
+            if (which < 0) return hw_fail(err, HW_E_BAD_ACTION, "point.policy: expected \"heuristic\" or \"random\"");
+            json_t *sd = json_object_get(point, "seed");
+            if (sd && (!json_is_integer(sd) || json_integer_value(sd) < 0))
+                return hw_fail(err, HW_E_BAD_ACTION, "point.seed: expected a non-negative integer");
+            mm_play(g, which, sd ? (uint64_t)json_integer_value(sd) : 0);
+            return 0;
+        }
+        acts = json_object_get(point, "actions");
+        if (!acts) return hw_fail(err, HW_E_BAD_ACTION, "point: expected \"policy\" or \"actions\"");
+    }
+    uint8_t *a = NULL;
+    int32_t n = 0;
+    if (parse_actions(acts, &a, &n, err)) return -1;
+    mm_game_reset(g);
+    int32_t i = 0;
+    for (; i < n && !g->done; i++) {
+        if (!mm_game_legal(g, a[i])) {
+            *illegal = true;
+            break;
+        }
+        mm_game_step(g, a[i]);
+    }
+    free(a);
+    if (!g->done && !*illegal)
+        return hw_fail(err, HW_E_BAD_ACTION, "point: %d actions, but the program has %d buffers", n, p->nbuf);
+    return 0;
+}
+
+static int mm_env_evaluate(void *pv, const json_t *point, double *reward, json_t *metrics, hw_err *err) {
+    mm_env *e = pv;
+    bool illegal;
+    if (mm_env_play_point(e->p, e->scratch, point, &illegal, err)) return -1;
+    *reward = illegal ? 0 : mm_game_return(e->scratch);
+    if (metrics) {
+        add_metrics(e, e->scratch, illegal, metrics);
+        char *s = malloc((size_t)e->scratch->t + 1);
+        if (!s) abort();
+        for (int32_t i = 0; i < e->scratch->t; i++) s[i] = (char)('0' + e->scratch->act[i]);
+        s[e->scratch->t] = 0;
+        json_object_set_new(metrics, "actions", json_string(s));
+        free(s);
+    }
+    return 0;
+}
+
+/* Accessors for tools (renderer CLI, tests, benches). */
+const mm_game *mm_env_game(const void *pv) { return ((const mm_env *)pv)->g; }
+
+const hw_env_family hw_family_mmap = {
+    .id = "mmap-v0",
+    .summary = "MMapGame (MMap-MuZero): map a program's buffers to fast CMEM with Copy/NoCopy/Drop (Appendix A rules)",
+    .create = mm_env_create,
+    .destroy = mm_env_destroy,
+    .action_space = mm_env_aspace,
+    .observation_space = mm_env_ospace,
+    .reset = mm_env_reset,
+    .step = mm_env_step,
+    .snapshot = mm_env_snapshot,
+    .restore = mm_env_restore,
+    .snapshot_free = mm_env_snap_free,
+    .evaluate = mm_env_evaluate,
+};
