@@ -294,6 +294,8 @@ Test(zoo, model_totals_match_published_parameter_counts) {
     cr_assert_eq(total(get("resnet101"), hw_layer_weight_elems), 44442816LL);
     cr_assert_eq(total(get("mobilenet_v3"), hw_layer_weight_elems), 5451272LL);
     cr_assert_eq(total(get("inception_v4"), hw_layer_weight_elems), 42615648LL);
+    /* Keras YOLOv3: 62,001,757 total - 26,304*4 BN - 3*255 head biases = 61,895,776 */
+    cr_assert_eq(total(get("yolov3"), hw_layer_weight_elems), 61895776LL);
     /* MAC totals against the usual figures (GMACs): ResNet-50 4.09, VGG16 15.47, ResNet-101
      * 7.80, MobileNet-v3-L 0.217 (paper: 219M), YOLOv3-416 32.9 (darknet: 65.86 BFLOPs). */
     long long r50 = total(get("resnet50"), hw_layer_macs);
