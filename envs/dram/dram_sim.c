@@ -1,0 +1,836 @@
+/* dram_sim.c - dram_simulate(): the event-driven controller + device model (docs/dram.md).
+ *
+ * Time is integer tCK. One step of the controller at time t does, in DRAMSys's order:
+ * (1) finish/start a response, (2) accept the waiting request if the scheduler buffer has
+ * room, (3) evaluate the refresh manager, (4) every bank machine and the refresh manager
+ * propose one command, the timing checker gives each its earliest legal time, and the
+ * command mux issues the oldest command that is legal now (at most one per tCK).
+ * Between steps the simulation jumps to the next time anything can happen. The initiator
+ * (trace player) and the arbiter (Simple / Fifo / Reorder) are modelled as the TLM
+ * handshakes they are in DRAMSys, so latency is measured from arbiter acceptance. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dram_model.h"
+
+#define INF INT64_MAX
+#define MAXB 64
+
+typedef struct sim {
+    const dram_memspec *ms;
+    const dram_ctrl *c;
+    int nbanks, bpg;
+    int64_t n;
+    /* per request */
+    int64_t *ts;      /* issue time at the player, tCK (ceil) */
+    int64_t *gen;     /* arbiter acceptance (TimeOfGeneration) */
+    int64_t *end;     /* end of response at the controller side */
+    int64_t *cas_t;
+    int64_t *resp_ready; /* data-strobe end, INF until CAS */
+    uint32_t *row;
+    uint64_t *addr;
+    uint8_t *bank, *wr, *acted;
+    /* bank queues */
+    int qcap;
+    int32_t *q;      /* nbanks * qcap */
+    int qn[MAXB];
+    uint64_t nonempty;
+    /* buffer counters */
+    int bank_cnt[MAXB], total, nrd, nwr, last_bank;
+    /* bank machines */
+    uint8_t open[MAXB], keep[MAXB], blocked[MAXB];
+    uint32_t open_row[MAXB];
+    int64_t act_t[MAXB]; /* time of the bank's last ACT */
+    int32_t cur[MAXB];
+    int activated;
+    int last_write; /* FrFcfsGrp: direction of the last CAS */
+    /* timing checker: earliest time per command type, by bank / bank group / rank */
+    int64_t nb[MAXB][DRAM_NCMD], ng[MAXB][DRAM_NCMD], nr[DRAM_NCMD], bus;
+    int64_t faw[4];
+    int faw_n, faw_h;
+    /* derived timings */
+    int burst, tRDWR, tWRRD_S, tWRRD_L, tWRPRE, tRDAACT, tWRAACT, act_act;
+    /* refresh manager */
+    int64_t ref_trigger;
+    int ref_pulledin_state, flex, ref_cmd;
+    /* controller input (the request offered by the arbiter) */
+    int64_t in_req, in_arr;
+    /* response handshake (Simple arbiter) */
+    int64_t rel_req, rel_time;
+    /* response queue */
+    int64_t *rq;
+    int64_t *rq_t;
+    int64_t rq_h, rq_n;
+    int64_t next_ret; /* Reorder resp queue: next request index to return */
+    /* arbiter Fifo/Reorder + player */
+    int64_t p_next, p_time, active, outstanding;
+    int64_t *cq;
+    int64_t cq_h, cq_n, cq_cap;
+    int chan_busy;
+    int64_t chan_free, last_end_req;
+    int thread_busy;
+    int64_t r_next, last_end_resp;
+    int64_t *pr;          /* pending responses (arbiter Fifo) */
+    int64_t pr_h, pr_n;
+    uint8_t *pr_ready;    /* arbiter Reorder: response reached the arbiter */
+    int64_t arb_next_ret;
+    /* completion */
+    int64_t done, t_last;
+    /* energy */
+    int64_t close_at[MAXB];
+    uint8_t e_open[MAXB];
+    int n_open, n_pending;
+    int64_t last_change, act_cycles;
+    dram_result *res;
+} sim;
+
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- energy: cycles with at least one bank open ---- */
+static void e_change(sim *s, int64_t t, int delta) {
+    if (s->n_open > 0) s->act_cycles += t - s->last_change;
+    s->last_change = t;
+    s->n_open += delta;
+}
+static void e_advance(sim *s, int64_t t) {
+    while (s->n_pending) {
+        int bi = -1;
+        int64_t m = INF;
+        for (int b = 0; b < s->nbanks; b++)
+            if (s->close_at[b] < m) m = s->close_at[b], bi = b;
+        if (m > t) return;
+        s->close_at[bi] = INF;
+        s->n_pending--;
+        s->e_open[bi] = 0;
+        e_change(s, m, -1);
+    }
+}
+static void e_open(sim *s, int b, int64_t t) {
+    e_advance(s, t);
+    if (s->close_at[b] != INF) { /* defensive: never happens with legal timings */
+        s->close_at[b] = INF;
+        s->n_pending--;
+        s->e_open[b] = 0;
+        e_change(s, t, -1);
+    }
+    s->e_open[b] = 1;
+    e_change(s, t, +1);
+}
+static void e_close(sim *s, int b, int64_t t) {
+    e_advance(s, t);
+    if (s->e_open[b] && s->close_at[b] == INF) {
+        s->e_open[b] = 0;
+        e_change(s, t, -1);
+    }
+}
+static void e_close_later(sim *s, int b, int64_t t) {
+    if (s->e_open[b] && s->close_at[b] == INF) {
+        s->close_at[b] = t;
+        s->n_pending++;
+    }
+}
+
+/* ---- bank queues and buffer ---- */
+static inline int32_t *bq(sim *s, int b) { return s->q + (size_t)b * (size_t)s->qcap; }
+
+static bool has_space(const sim *s, int64_t r) {
+    switch (s->c->sched_buffer) {
+    case DRAM_BUF_BANKWISE: return s->bank_cnt[s->last_bank] + 1 <= s->c->request_buffer_size; /* DRAMSys quirk */
+    case DRAM_BUF_SHARED: return s->total + 1 <= s->c->request_buffer_size;
+    default:
+        (void)r;
+        return s->nrd < s->c->buffer_size_read && s->nwr < s->c->buffer_size_write;
+    }
+}
+
+static void arb_end_req(sim *s, int64_t e);
+
+static void try_accept(sim *s, int64_t t, int d) {
+    if (s->in_req < 0 || s->in_arr > t) return;
+    int64_t r = s->in_req;
+    if (!has_space(s, r)) return;
+    int b = s->bank[r];
+    if (s->qn[b] >= s->qcap) return; /* cannot happen: qcap bounds every buffer kind */
+    bq(s, b)[s->qn[b]++] = (int32_t)r;
+    s->nonempty |= 1ULL << b;
+    s->bank_cnt[b]++;
+    s->total++;
+    if (s->wr[r]) s->nwr++;
+    else s->nrd++;
+    s->last_bank = b;
+    s->in_req = -1;
+    arb_end_req(s, t + d);
+}
+
+/* ---- initiator + arbiter ---- */
+static void arb_dispatch(sim *s, int64_t x) {
+    /* the arbiter's channel queue has entries; send the head if the channel is free */
+    if (s->chan_busy || s->cq_n == 0) return;
+    int64_t r = s->cq[s->cq_h];
+    s->cq_h = (s->cq_h + 1) % s->cq_cap;
+    s->cq_n--;
+    int64_t d = max64(x, s->chan_free);
+    s->in_req = r;
+    s->in_arr = d + (s->last_end_req == d ? 1 : 0) + 1;
+    s->chan_busy = 1;
+}
+
+static void arb_push_req(sim *s, int64_t r, int64_t x) {
+    s->cq[(s->cq_h + s->cq_n) % s->cq_cap] = r;
+    s->cq_n++;
+    arb_dispatch(s, x);
+}
+
+/* The player got END_REQ for its request at time e: it sends the next one at max(ts, e). */
+static void player_end_req(sim *s, int64_t e) {
+    s->p_next++;
+    s->p_time = s->p_next < s->n ? max64(s->ts[s->p_next], e) : INF;
+}
+
+static void arb_end_req(sim *s, int64_t e) {
+    if (s->c->arbiter == DRAM_ARB_SIMPLE) {
+        int64_t p = s->p_next + 1;
+        s->p_next = p;
+        if (p < s->n) {
+            s->gen[p] = max64(s->ts[p], e);
+            s->in_req = p;
+            s->in_arr = s->gen[p] + 1;
+        }
+        return;
+    }
+    s->last_end_req = e;
+    s->chan_busy = 0;
+    s->chan_free = e;
+    if (s->cq_n) {
+        /* the next queued request is sent one tCK after END_REQ */
+        int64_t r = s->cq[s->cq_h];
+        s->cq_h = (s->cq_h + 1) % s->cq_cap;
+        s->cq_n--;
+        s->in_req = r;
+        s->in_arr = e + 2;
+        s->chan_busy = 1;
+    }
+}
+
+static void player_send(sim *s, int64_t t) {
+    int64_t p = s->p_next;
+    if (s->active < s->c->max_active_transactions) {
+        s->active++;
+        s->gen[p] = t;
+        arb_push_req(s, p, t);
+        player_end_req(s, t);
+    } else {
+        s->outstanding = p;
+        s->p_time = INF;
+    }
+}
+
+static void deliver(sim *s, int64_t r, int64_t d) {
+    (void)r;
+    s->thread_busy = 1;
+    s->r_next = d + 1;
+    if (d > s->t_last) s->t_last = d;
+    s->done++;
+}
+
+static int64_t arb_pop_pending(sim *s) {
+    if (s->c->arbiter == DRAM_ARB_FIFO) {
+        if (!s->pr_n) return -1;
+        int64_t r = s->pr[s->pr_h];
+        s->pr_h = (s->pr_h + 1) % s->n;
+        s->pr_n--;
+        return r;
+    }
+    if (s->arb_next_ret < s->n && s->pr_ready[s->arb_next_ret]) return s->arb_next_ret++;
+    return -1;
+}
+
+/* Response reaches the arbiter at b (controller BEGIN_RESP; END_RESP to the controller at once). */
+static void arb_resp(sim *s, int64_t r, int64_t b) {
+    if (s->c->arbiter == DRAM_ARB_FIFO) {
+        s->pr[(s->pr_h + s->pr_n) % s->n] = r;
+        s->pr_n++;
+    } else
+        s->pr_ready[r] = 1;
+    if (!s->thread_busy) {
+        int64_t q = arb_pop_pending(s);
+        if (q >= 0) deliver(s, q, b + (s->last_end_resp == b ? 1 : 0));
+    }
+}
+
+/* END_RESP from the player reaches the arbiter at t. */
+static void arb_end_resp(sim *s, int64_t t) {
+    s->last_end_resp = t;
+    s->r_next = INF;
+    if (s->outstanding >= 0) {
+        int64_t o = s->outstanding;
+        s->outstanding = -1;
+        s->gen[o] = t;
+        arb_push_req(s, o, t);
+        player_end_req(s, t);
+    } else
+        s->active--;
+    int64_t q = arb_pop_pending(s);
+    if (q >= 0) deliver(s, q, t + 1);
+    else s->thread_busy = 0;
+}
+
+/* ---- response queue ---- */
+static int64_t rq_next(sim *s, int64_t t) {
+    if (s->c->resp_queue == DRAM_RESP_FIFO) {
+        if (s->rq_n && s->rq_t[s->rq_h] <= t) {
+            int64_t r = s->rq[s->rq_h];
+            s->rq_h = (s->rq_h + 1) % s->n;
+            s->rq_n--;
+            return r;
+        }
+        return -1;
+    }
+    if (s->next_ret < s->n && s->resp_ready[s->next_ret] <= t) return s->next_ret++;
+    return -1;
+}
+static int64_t rq_trigger(const sim *s) {
+    if (s->c->resp_queue == DRAM_RESP_FIFO) return s->rq_n ? s->rq_t[s->rq_h] : INF;
+    return s->next_ret < s->n ? s->resp_ready[s->next_ret] : INF;
+}
+
+static void responses(sim *s, int64_t t) {
+    if (s->c->arbiter == DRAM_ARB_SIMPLE) {
+        if (s->rel_req >= 0) {
+            if (s->rel_time != t) return;
+            s->rel_req = -1;
+        }
+        int64_t r = rq_next(s, t);
+        if (r < 0) return;
+        s->end[r] = t + 1;
+        s->rel_req = r;
+        s->rel_time = t + 1;
+        if (t > s->t_last) s->t_last = t;
+        s->done++;
+        return;
+    }
+    for (;;) {
+        int64_t r = rq_next(s, t);
+        if (r < 0) return;
+        s->end[r] = t;
+        arb_resp(s, r, t);
+    }
+}
+
+/* ---- scheduler + bank machines ---- */
+static int64_t sched_pick(const sim *s, int b) {
+    const int32_t *q = s->q + (size_t)b * (size_t)s->qcap;
+    int n = s->qn[b];
+    if (s->c->scheduler == DRAM_SCHED_FIFO || !s->open[b]) return q[0];
+    uint32_t row = s->open_row[b];
+    if (s->c->scheduler == DRAM_SCHED_FRFCFS) {
+        for (int i = 0; i < n; i++)
+            if (s->row[q[i]] == row) return q[i];
+        return q[0];
+    }
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        if (s->row[q[i]] != row) continue;
+        if (first < 0) first = i;
+        if (s->wr[q[i]] == s->last_write) {
+            bool hazard = false;
+            for (int k = 0; k < i; k++)
+                if (s->row[q[k]] == row && s->addr[q[k]] == s->addr[q[i]]) {
+                    hazard = true;
+                    break;
+                }
+            if (!hazard) return q[i];
+        }
+    }
+    return first >= 0 ? q[first] : q[0];
+}
+
+static bool further_row_hit(const sim *s, int b) {
+    const int32_t *q = s->q + (size_t)b * (size_t)s->qcap;
+    int n = s->qn[b];
+    uint32_t row = s->open_row[b];
+    if (s->c->scheduler == DRAM_SCHED_FIFO) return n >= 2 && s->row[q[1]] == row;
+    int hits = 0;
+    for (int i = 0; i < n; i++)
+        if (s->row[q[i]] == row && ++hits == 2) return true;
+    return false;
+}
+
+/* The command bank b proposes now (DRAM_NCMD = none); its request in *req. */
+static int bank_propose(sim *s, int b, int64_t *req) {
+    if (s->blocked[b] || !s->qn[b]) return DRAM_NCMD;
+    int64_t pick = sched_pick(s, b);
+    if (s->keep[b]) {
+        if (s->row[pick] == s->open_row[b]) s->cur[b] = (int32_t)pick;
+    } else
+        s->cur[b] = (int32_t)pick;
+    int64_t r = s->cur[b];
+    *req = r;
+    if (!s->open[b]) return DRAM_CMD_ACT;
+    if (s->row[r] != s->open_row[b]) return DRAM_CMD_PRE;
+    bool autopre;
+    switch (s->c->page_policy) {
+    case DRAM_PP_OPEN: autopre = false; break;
+    case DRAM_PP_CLOSED: autopre = true; break;
+    case DRAM_PP_OPENADAPTIVE: autopre = s->qn[b] >= 2 && !further_row_hit(s, b); break;
+    default: autopre = !further_row_hit(s, b); break;
+    }
+    if (s->wr[r]) return autopre ? DRAM_CMD_WRA : DRAM_CMD_WR;
+    return autopre ? DRAM_CMD_RDA : DRAM_CMD_RD;
+}
+
+static inline int64_t earliest(const sim *s, int cmd, int b, int64_t t) {
+    int g = b / s->bpg;
+    int64_t e = max64(t, s->bus);
+    e = max64(e, s->nr[cmd]);
+    if (b >= 0) {
+        e = max64(e, s->nb[b][cmd]);
+        e = max64(e, s->ng[g][cmd]);
+    }
+    return e;
+}
+
+static inline void upd(int64_t *slot, int64_t v) {
+    if (v > *slot) *slot = v;
+}
+
+/* ---- refresh manager (AllBank with postpone / pull-in credits) ---- */
+static void refresh_eval(sim *s, int64_t t) {
+    s->ref_cmd = DRAM_NCMD;
+    if (s->c->refresh != DRAM_REF_ALLBANK || t < s->ref_trigger) return;
+    int64_t refi = s->ms->REFI;
+    if (t >= s->ref_trigger + refi) {
+        s->ref_trigger += refi;
+        s->ref_pulledin_state = 0;
+    }
+    if (!s->ref_pulledin_state) {
+        if (s->flex == s->c->refresh_max_postponed) {
+            for (int b = 0; b < s->nbanks; b++) s->blocked[b] = 1; /* forced */
+        } else if (s->nonempty) {
+            s->flex++;
+            s->ref_trigger += refi; /* postponed */
+            return;
+        }
+        s->ref_cmd = s->activated > 0 ? DRAM_CMD_PREA : DRAM_CMD_REF;
+    } else {
+        if (s->nonempty) {
+            s->ref_pulledin_state = 0;
+            s->ref_trigger += refi;
+            return;
+        }
+        s->ref_cmd = DRAM_CMD_REF; /* pulled in */
+    }
+}
+
+/* ---- issuing a command ---- */
+static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
+    const dram_memspec *ms = s->ms;
+    s->res->cmd[cmd]++;
+    s->bus = t + 1;
+    if (s->res->cmd_log_n < s->res->cmd_log_cap)
+        s->res->cmd_log[s->res->cmd_log_n++] = (dram_cmd_rec){t, cmd, b, r};
+    int g = b >= 0 ? b / s->bpg : 0;
+    switch (cmd) {
+    case DRAM_CMD_ACT: {
+        upd(&s->nb[b][DRAM_CMD_PRE], t + ms->RAS);
+        for (int k = DRAM_CMD_RD; k <= DRAM_CMD_WRA; k++) upd(&s->nb[b][k], t + ms->RCD - ms->AL);
+        upd(&s->nb[b][DRAM_CMD_ACT], t + s->act_act);
+        upd(&s->ng[g][DRAM_CMD_ACT], t + ms->RRD_L);
+        upd(&s->nr[DRAM_CMD_ACT], t + ms->RRD_S);
+        upd(&s->nr[DRAM_CMD_PREA], t + ms->RAS);
+        upd(&s->nr[DRAM_CMD_REF], t + ms->RC);
+        /* tFAW: at most 4 ACT in any window */
+        s->faw[(s->faw_h + s->faw_n) % 4] = t;
+        s->faw_n++;
+        if (s->faw_n >= 4) {
+            upd(&s->nr[DRAM_CMD_ACT], s->faw[s->faw_h] + ms->FAW);
+            s->faw_h = (s->faw_h + 1) % 4;
+            s->faw_n--;
+        }
+        s->open[b] = 1;
+        s->open_row[b] = s->row[r];
+        s->act_t[b] = t;
+        s->keep[b] = 1;
+        s->activated++;
+        s->acted[r] = 1;
+        e_open(s, b, t);
+        break;
+    }
+    case DRAM_CMD_PRE:
+        upd(&s->nb[b][DRAM_CMD_ACT], t + ms->RP);
+        upd(&s->nr[DRAM_CMD_REF], t + ms->RP);
+        s->open[b] = 0;
+        s->keep[b] = 0;
+        s->activated--;
+        e_close(s, b, t);
+        break;
+    case DRAM_CMD_PREA:
+        upd(&s->nr[DRAM_CMD_ACT], t + ms->RP);
+        upd(&s->nr[DRAM_CMD_REF], t + ms->RP);
+        for (int k = 0; k < s->nbanks; k++) {
+            if (s->open[k]) {
+                s->res->n_prea_banks++; /* PRE energy per open bank */
+                e_close(s, k, t);
+            }
+            s->open[k] = 0;
+            s->keep[k] = 0;
+        }
+        s->activated = 0;
+        break;
+    case DRAM_CMD_REF:
+        upd(&s->nr[DRAM_CMD_ACT], t + ms->RFC);
+        upd(&s->nr[DRAM_CMD_REF], t + ms->RFC);
+        for (int k = 0; k < s->nbanks; k++) s->blocked[k] = 0;
+        if (s->ref_pulledin_state) s->flex--;
+        else s->ref_pulledin_state = 1;
+        if (s->flex == -s->c->refresh_max_pulledin) {
+            s->ref_pulledin_state = 0;
+            s->ref_trigger += ms->REFI;
+        }
+        break;
+    default: { /* CAS */
+        bool rd = cmd == DRAM_CMD_RD || cmd == DRAM_CMD_RDA, ap = cmd == DRAM_CMD_RDA || cmd == DRAM_CMD_WRA;
+        if (rd) {
+            upd(&s->nb[b][DRAM_CMD_PRE], t + ms->AL + ms->RTP);
+            upd(&s->nr[DRAM_CMD_PREA], t + ms->AL + ms->RTP);
+            upd(&s->ng[g][DRAM_CMD_RD], t + ms->CCD_L);
+            upd(&s->ng[g][DRAM_CMD_RDA], t + ms->CCD_L);
+            upd(&s->ng[g][DRAM_CMD_WR], t + s->tRDWR);
+            upd(&s->ng[g][DRAM_CMD_WRA], t + s->tRDWR);
+            upd(&s->nr[DRAM_CMD_RD], t + ms->CCD_S);
+            upd(&s->nr[DRAM_CMD_RDA], t + ms->CCD_S);
+            upd(&s->nr[DRAM_CMD_WR], t + s->tRDWR);
+            upd(&s->nr[DRAM_CMD_WRA], t + s->tRDWR);
+            if (ap) {
+                upd(&s->nb[b][DRAM_CMD_ACT], t + s->tRDAACT);
+                upd(&s->nr[DRAM_CMD_REF], t + s->tRDAACT);
+            }
+        } else {
+            upd(&s->nb[b][DRAM_CMD_PRE], t + s->tWRPRE);
+            upd(&s->nr[DRAM_CMD_PREA], t + s->tWRPRE);
+            upd(&s->nb[b][DRAM_CMD_RDA], t + max64(s->tWRRD_L, s->tWRPRE - ms->RTP - ms->AL));
+            upd(&s->ng[g][DRAM_CMD_WR], t + ms->CCD_L);
+            upd(&s->ng[g][DRAM_CMD_WRA], t + ms->CCD_L);
+            upd(&s->ng[g][DRAM_CMD_RD], t + s->tWRRD_L);
+            upd(&s->ng[g][DRAM_CMD_RDA], t + s->tWRRD_L);
+            upd(&s->nr[DRAM_CMD_WR], t + ms->CCD_S);
+            upd(&s->nr[DRAM_CMD_WRA], t + ms->CCD_S);
+            upd(&s->nr[DRAM_CMD_RD], t + s->tWRRD_S);
+            upd(&s->nr[DRAM_CMD_RDA], t + s->tWRRD_S);
+            if (ap) {
+                upd(&s->nb[b][DRAM_CMD_ACT], t + s->tWRAACT);
+                upd(&s->nr[DRAM_CMD_REF], t + s->tWRPRE + ms->RP);
+            }
+        }
+        /* remove the request from its bank queue and the buffer counters */
+        int32_t *q = bq(s, b);
+        int n = s->qn[b], i = 0;
+        while (i < n && q[i] != r) i++;
+        memmove(q + i, q + i + 1, (size_t)(n - i - 1) * sizeof *q);
+        if (--s->qn[b] == 0) s->nonempty &= ~(1ULL << b);
+        s->bank_cnt[b]--;
+        s->total--;
+        if (s->wr[r]) s->nwr--;
+        else s->nrd--;
+        s->last_write = s->wr[r];
+        s->cur[b] = -1;
+        s->keep[b] = 0;
+        if (s->acted[r]) s->res->row_misses++;
+        else s->res->row_hits++;
+        s->cas_t[r] = t;
+        if (ap) {
+            s->open[b] = 0;
+            s->activated--;
+            s->res->n_pre_implicit++;
+            /* the auto-precharge starts once both RTP/WR and tRAS allow it (DRAMPower's view) */
+            e_close_later(s, b, max64(t + (rd ? ms->AL + ms->RTP : s->tWRPRE), s->act_t[b] + ms->RAS));
+        }
+        int64_t ready = t + (rd ? ms->CL + ms->AL : ms->WL) + s->burst;
+        if (s->c->resp_queue == DRAM_RESP_FIFO) {
+            int64_t pos = (s->rq_h + s->rq_n) % s->n;
+            s->rq[pos] = r;
+            s->rq_t[pos] = ready;
+            s->rq_n++;
+        } else
+            s->resp_ready[r] = ready;
+        try_accept(s, t, 1);
+        break;
+    }
+    }
+}
+
+/* Steps (3)-(5): returns the earliest time any proposed command could issue (after issuing
+ * one at t if one is legal now). */
+static int64_t commands(sim *s, int64_t t) {
+    refresh_eval(s, t);
+    int best_cmd = DRAM_NCMD, best_b = -1;
+    int64_t best_t = INF, best_r = -1;
+    if (s->ref_cmd != DRAM_NCMD) {
+        best_cmd = s->ref_cmd;
+        best_t = earliest(s, s->ref_cmd, -1, t);
+        best_r = -1; /* the refresh payload is the oldest */
+    }
+    for (uint64_t m = s->nonempty; m; m &= m - 1) {
+        int b = __builtin_ctzll(m);
+        int64_t r;
+        int cmd = bank_propose(s, b, &r);
+        if (cmd == DRAM_NCMD) continue;
+        int64_t e = earliest(s, cmd, b, t);
+        if (e < best_t || (e == best_t && best_r >= 0 && r < best_r)) {
+            best_t = e;
+            best_cmd = cmd;
+            best_b = b;
+            best_r = r;
+        }
+    }
+    if (best_cmd == DRAM_NCMD) return INF;
+    if (best_t > t) return best_t;
+    issue(s, best_cmd, best_b, best_r, t);
+    /* next legal time of what is proposed now */
+    int64_t nxt = INF;
+    refresh_eval(s, t);
+    if (s->ref_cmd != DRAM_NCMD) nxt = earliest(s, s->ref_cmd, -1, t);
+    for (uint64_t m = s->nonempty; m; m &= m - 1) {
+        int b = __builtin_ctzll(m);
+        int64_t r;
+        int cmd = bank_propose(s, b, &r);
+        if (cmd != DRAM_NCMD) nxt = min64(nxt, earliest(s, cmd, b, t));
+    }
+    return nxt;
+}
+
+static double pct_sorted_hist(const int64_t *hist, int64_t nh, int64_t count, double p) {
+    /* linear interpolation between order statistics (numpy's default) */
+    if (count <= 0) return 0;
+    double pos = p * (double)(count - 1);
+    int64_t lo = (int64_t)floor(pos), hi = lo + 1;
+    double frac = pos - (double)lo;
+    int64_t acc = 0, vlo = -1, vhi = -1;
+    for (int64_t v = 0; v < nh; v++) {
+        acc += hist[v];
+        if (vlo < 0 && acc > lo) vlo = v;
+        if (acc > hi || (hi >= count && acc >= count)) {
+            vhi = v;
+            break;
+        }
+    }
+    if (vhi < 0) vhi = vlo;
+    return (double)vlo + frac * (double)(vhi - vlo);
+}
+
+int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctrl *c, const dram_trace *tr,
+                  dram_result *res, hw_err *err) {
+    int64_t *tg = res->trace_gen_tck, *te = res->trace_end_tck, *tc = res->trace_cas_tck;
+    dram_cmd_rec *log = res->cmd_log;
+    int64_t log_cap = res->cmd_log_cap;
+    memset(res, 0, sizeof *res);
+    res->cmd_log = log;
+    res->cmd_log_cap = log ? log_cap : 0;
+    res->trace_gen_tck = tg;
+    res->trace_end_tck = te;
+    res->trace_cas_tck = tc;
+    if (tr->n <= 0) return hw_fail(err, HW_E_BAD_CONFIG, "trace: empty");
+    if (c->request_buffer_size < 1 || c->request_buffer_size > 4096)
+        return hw_fail(err, HW_E_BAD_CONFIG, "RequestBufferSize: %d out of range", c->request_buffer_size);
+    if (c->max_active_transactions < 1) return hw_fail(err, HW_E_BAD_CONFIG, "MaxActiveTransactions: must be >= 1");
+    if (c->refresh_max_postponed < 0 || c->refresh_max_pulledin < 0)
+        return hw_fail(err, HW_E_BAD_CONFIG, "RefreshMaxPostponed/RefreshMaxPulledin: must be >= 0");
+    if (c->req_bytes != ms->bl * ms->width * ms->devices / 8)
+        return hw_fail(err, HW_E_BAD_CONFIG, "request size %d B: must equal one burst (%d B)", c->req_bytes,
+                       ms->bl * ms->width * ms->devices / 8);
+    if (ms->banks > MAXB) return hw_fail(err, HW_E_BAD_CONFIG, "memspec: more than %d banks", MAXB);
+    sim S;
+    memset(&S, 0, sizeof S);
+    sim *s = &S;
+    s->ms = ms;
+    s->c = c;
+    s->res = res;
+    s->n = tr->n;
+    s->nbanks = ms->banks;
+    s->bpg = ms->banks / ms->bank_groups;
+    int64_t n = s->n;
+    s->ts = malloc((size_t)n * sizeof(int64_t));
+    s->gen = malloc((size_t)n * sizeof(int64_t));
+    s->end = malloc((size_t)n * sizeof(int64_t));
+    s->cas_t = malloc((size_t)n * sizeof(int64_t));
+    s->resp_ready = malloc((size_t)n * sizeof(int64_t));
+    s->row = malloc((size_t)n * sizeof(uint32_t));
+    s->bank = malloc((size_t)n);
+    s->wr = malloc((size_t)n);
+    s->acted = calloc((size_t)n, 1);
+    s->rq = malloc((size_t)n * sizeof(int64_t));
+    s->rq_t = malloc((size_t)n * sizeof(int64_t));
+    s->pr = malloc((size_t)n * sizeof(int64_t));
+    s->pr_ready = calloc((size_t)n, 1);
+    s->addr = tr->addr;
+    int bufmax = c->sched_buffer == DRAM_BUF_READWRITE ? c->buffer_size_read + c->buffer_size_write : c->request_buffer_size + 1;
+    s->qcap = bufmax + 2;
+    s->q = malloc((size_t)s->nbanks * (size_t)s->qcap * sizeof(int32_t));
+    s->cq_cap = c->max_active_transactions + 2;
+    s->cq = malloc((size_t)s->cq_cap * sizeof(int64_t));
+    if (!s->ts || !s->gen || !s->end || !s->cas_t || !s->resp_ready || !s->row || !s->bank || !s->wr || !s->acted ||
+        !s->rq || !s->rq_t || !s->pr || !s->pr_ready || !s->q || !s->cq)
+        abort();
+    /* decode addresses and convert issue times: trace clock period rounded to ps as SystemC does */
+    int64_t period_ps = llround(1e6 / tr->clk_mhz), tck = ms->tck_ps;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t a = tr->addr[i];
+        unsigned bank = 0, bg = 0;
+        uint32_t row = 0;
+        for (int k = 0; k < am->n_bank; k++) bank |= (unsigned)((a >> am->bank[k]) & 1) << k;
+        for (int k = 0; k < am->n_bg; k++) bg |= (unsigned)((a >> am->bg[k]) & 1) << k;
+        for (int k = 0; k < am->n_row; k++) row |= (uint32_t)((a >> am->row[k]) & 1) << k;
+        s->bank[i] = (uint8_t)(bg * (unsigned)s->bpg + bank);
+        s->row[i] = row;
+        s->wr[i] = tr->write[i];
+        int64_t ps = (int64_t)tr->cycle[i] * period_ps;
+        s->ts[i] = (ps + tck - 1) / tck;
+        s->resp_ready[i] = INF;
+        s->end[i] = -1;
+        s->gen[i] = -1;
+        s->cas_t[i] = -1;
+        if (tr->write[i]) res->n_write++;
+        else res->n_read++;
+    }
+    res->n_req = n;
+    /* derived timings */
+    s->burst = ms->bl / ms->data_rate;
+    int RL = ms->CL + ms->AL;
+    s->tRDWR = RL + s->burst + 1 - ms->WL + ms->WPRE;
+    s->tWRRD_S = ms->WL + s->burst + ms->WTR_S - ms->AL;
+    s->tWRRD_L = ms->WL + s->burst + ms->WTR_L - ms->AL;
+    s->tWRPRE = ms->WL + s->burst + ms->WR;
+    s->tRDAACT = ms->AL + ms->RTP + ms->RP;
+    s->tWRAACT = s->tWRPRE + ms->RP;
+    s->act_act = c->jedec_act_act ? ms->RC : ms->RCD;
+    for (int b = 0; b < s->nbanks; b++) {
+        s->cur[b] = -1;
+        s->close_at[b] = INF;
+    }
+    s->ref_trigger = ms->REFI;
+    s->last_write = 0;
+    s->rel_req = -1;
+    s->outstanding = -1;
+    s->r_next = INF;
+    s->last_end_req = s->last_end_resp = -1;
+    s->chan_free = 0;
+    /* the player's first request */
+    int64_t t;
+    if (c->arbiter == DRAM_ARB_SIMPLE) {
+        s->p_next = 0;
+        s->gen[0] = s->ts[0];
+        s->in_req = 0;
+        s->in_arr = s->ts[0] + 1;
+        s->p_time = INF;
+        t = s->in_arr;
+    } else {
+        s->in_req = -1;
+        s->p_next = 0;
+        s->p_time = s->ts[0];
+        t = s->p_time;
+    }
+    if (c->refresh == DRAM_REF_ALLBANK) t = min64(t, s->ref_trigger);
+    while (s->done < n) {
+        if (c->arbiter != DRAM_ARB_SIMPLE) {
+            if (s->r_next == t) arb_end_resp(s, t);
+            while (s->p_time == t) player_send(s, t);
+        }
+        responses(s, t);
+        try_accept(s, t, 0);
+        int64_t nxt = commands(s, t);
+        if (s->done >= n) break;
+        /* next event */
+        if (s->in_req >= 0 && s->in_arr > t) nxt = min64(nxt, s->in_arr);
+        if (s->rel_req >= 0 && s->rel_time > t) nxt = min64(nxt, s->rel_time);
+        int64_t rt = rq_trigger(s);
+        if (rt != INF) nxt = min64(nxt, max64(rt, t + 1));
+        if (c->refresh == DRAM_REF_ALLBANK && s->ref_trigger > t) nxt = min64(nxt, s->ref_trigger);
+        nxt = min64(nxt, s->r_next);
+        nxt = min64(nxt, s->p_time);
+        if (nxt == INF) {
+            hw_fail(err, HW_E_INTERNAL, "dram model deadlock at t=%lld (done %lld of %lld)", (long long)t,
+                    (long long)s->done, (long long)n);
+            goto fail;
+        }
+        t = max64(nxt, t + 1);
+    }
+    {
+        int64_t T = s->t_last;
+        e_advance(s, T);
+        if (s->n_open > 0 && T > s->last_change) s->act_cycles += T - s->last_change;
+        /* DRAMPower counts tRFC - tRP of every REF as active standby */
+        s->act_cycles += res->cmd[DRAM_CMD_REF] * (int64_t)(ms->RFC - ms->RP);
+        if (s->act_cycles > T) s->act_cycles = T;
+        double tck_ns = tck / 1000.0;
+        res->total_cycles = T;
+        res->active_cycles = s->act_cycles;
+        res->total_time_ns = (double)T * tck_ns;
+        /* latency */
+        int64_t maxlat = 0;
+        double sum = 0, sumr = 0, sumw = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t l = s->end[i] - s->gen[i];
+            if (l > maxlat) maxlat = l;
+            sum += (double)l;
+            if (s->wr[i]) sumw += (double)l;
+            else sumr += (double)l;
+        }
+        int64_t *hist = calloc((size_t)maxlat + 1, sizeof *hist), *histr = calloc((size_t)maxlat + 1, sizeof *histr);
+        if (!hist || !histr) abort();
+        for (int64_t i = 0; i < n; i++) {
+            int64_t l = s->end[i] - s->gen[i];
+            hist[l]++;
+            if (!s->wr[i]) histr[l]++;
+        }
+        res->avg_lat_ns = sum / (double)n * tck_ns;
+        res->avg_read_lat_ns = res->n_read ? sumr / (double)res->n_read * tck_ns : 0;
+        res->avg_write_lat_ns = res->n_write ? sumw / (double)res->n_write * tck_ns : 0;
+        res->p99_lat_ns = pct_sorted_hist(hist, maxlat + 1, n, 0.99) * tck_ns;
+        res->p99_read_lat_ns = pct_sorted_hist(histr, maxlat + 1, res->n_read, 0.99) * tck_ns;
+        res->max_lat_ns = (double)maxlat * tck_ns;
+        free(hist);
+        free(histr);
+        res->bandwidth_GBps = res->total_time_ns > 0 ? (double)n * c->req_bytes / res->total_time_ns : 0;
+        /* energy */
+        dram_energy_terms e;
+        dram_energy_terms_of(ms, &e);
+        res->energy_act_pJ = (double)res->cmd[DRAM_CMD_ACT] * e.act;
+        res->energy_pre_pJ = (double)(res->cmd[DRAM_CMD_PRE] + res->n_pre_implicit + res->n_prea_banks) * e.pre;
+        res->energy_rd_pJ = (double)(res->cmd[DRAM_CMD_RD] + res->cmd[DRAM_CMD_RDA]) * e.rd;
+        res->energy_wr_pJ = (double)(res->cmd[DRAM_CMD_WR] + res->cmd[DRAM_CMD_WRA]) * e.wr;
+        res->energy_ref_pJ = (double)res->cmd[DRAM_CMD_REF] * e.ref;
+        res->energy_bg_pJ = tck_ns * ((double)s->act_cycles * e.p_bg_active_mW + (double)(T - s->act_cycles) * e.p_bg_pre_mW);
+        res->energy_pJ = res->energy_act_pJ + res->energy_pre_pJ + res->energy_rd_pJ + res->energy_wr_pJ + res->energy_ref_pJ +
+                         res->energy_bg_pJ;
+        res->power_mW = res->total_time_ns > 0 ? res->energy_pJ / res->total_time_ns : 0;
+        int64_t cas = res->row_hits + res->row_misses;
+        res->row_hit_rate = cas ? (double)res->row_hits / (double)cas : 0;
+        if (res->trace_gen_tck) memcpy(res->trace_gen_tck, s->gen, (size_t)n * sizeof(int64_t));
+        if (res->trace_end_tck) memcpy(res->trace_end_tck, s->end, (size_t)n * sizeof(int64_t));
+        if (res->trace_cas_tck) memcpy(res->trace_cas_tck, s->cas_t, (size_t)n * sizeof(int64_t));
+    }
+    int rc = 0;
+    if (0) {
+    fail:
+        rc = -1;
+    }
+    free(s->ts);
+    free(s->gen);
+    free(s->end);
+    free(s->cas_t);
+    free(s->resp_ready);
+    free(s->row);
+    free(s->bank);
+    free(s->wr);
+    free(s->acted);
+    free(s->rq);
+    free(s->rq_t);
+    free(s->pr);
+    free(s->pr_ready);
+    free(s->q);
+    free(s->cq);
+    return rc;
+}
