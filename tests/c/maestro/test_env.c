@@ -1,0 +1,221 @@
+/* maestro-v0 through the env vtable. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <string.h>
+
+#include "maestro/maestro.h"
+#include "registry.h"
+
+static void *mk(const char *cfg_text, const hw_env_family **f) {
+    json_t *cfg = cfg_text ? json_loads(cfg_text, 0, NULL) : NULL;
+    hw_err err = {0};
+    void *env = hw_env_create("maestro-v0", cfg, f, &err);
+    json_decref(cfg);
+    cr_assert(env, "create failed: %s", err.msg);
+    return env;
+}
+
+static void bad_config(const char *cfg_text, const char *field) {
+    json_t *cfg = json_loads(cfg_text, 0, NULL);
+    cr_assert(cfg, "bad JSON in test: %s", cfg_text);
+    hw_err err = {0};
+    const hw_env_family *f;
+    void *env = hw_env_create("maestro-v0", cfg, &f, &err);
+    json_decref(cfg);
+    cr_assert_null(env, "config accepted: %s", cfg_text);
+    cr_assert_eq(err.code, HW_E_BAD_CONFIG, "%s", err.msg);
+    cr_assert(strstr(err.msg, field), "error '%s' does not name %s", err.msg, field);
+}
+
+Test(maestro_env, spaces_and_step) {
+    const hw_env_family *f;
+    void *env = mk("{\"model\":\"mobilenet_v2\",\"layer\":\"Bottleneck3_2_1\",\"hardware\":\"hw_256pe_bw32\",\"episode_length\":2}", &f);
+    const hw_space *as = f->action_space(env), *os = f->observation_space(env);
+    cr_assert_eq(hw_space_numel(as), 10);
+    cr_assert_eq(hw_space_choices(as, 0), 720);
+    cr_assert_eq(hw_space_choices(as, 1), 6);
+    cr_assert_eq(hw_space_numel(os), 4);
+    json_t *sj = hw_space_to_json(as);
+    char *txt = json_dumps(sj, JSON_COMPACT);
+    cr_assert(strstr(txt, "loop_order") && strstr(txt, "tile_K") && strstr(txt, "num_pes") && strstr(txt, "KCYXRS"), "%s", txt);
+    free(txt);
+    json_decref(sj);
+
+    int64_t a[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    hw_act act = {10, a, NULL};
+    hw_step_out out;
+    hw_err err = {0};
+    cr_assert_neq(f->step(env, &act, &out, NULL, &err), 0);
+    cr_assert_eq(err.code, HW_E_BAD_STATE);
+    hw_obs obs;
+    cr_assert_eq(f->reset(env, NULL, NULL, &obs, NULL, &err), 0);
+    /* K tiles of 16 over 32 PEs... pick: order KCYXRS, parallel K, tile K = 1 (index 0), all PEs */
+    a[9] = hw_space_choices(as, 9) - 1; /* 256 PEs */
+    json_t *info = json_object();
+    cr_assert_eq(f->step(env, &act, &out, info, &err), 0, "%s", err.msg);
+    cr_assert(json_is_true(json_object_get(info, "feasible")), "%s", json_string_value(json_object_get(info, "reason")));
+    const char *mapping = json_string_value(json_object_get(info, "mapping"));
+    cr_assert(mapping && strstr(mapping, "SpatialMap(1,1) K;"), "%s", mapping);
+    double rt = (double)json_integer_value(json_object_get(info, "runtime"));
+    cr_assert_gt(rt, 0);
+    cr_assert_float_eq(out.reward, 1.0 / rt, 1e-15);
+    const double *o = out.obs.arr[0].data;
+    cr_assert_float_eq(o[0], rt, 1e-9);
+    cr_assert_float_eq(o[2], json_real_value(json_object_get(info, "energy")), 1e-6);
+    cr_assert_float_eq(o[3], json_real_value(json_object_get(info, "area")), 1e-6);
+    cr_assert(!out.terminated);
+    /* the mapping text in info scores the same through evaluate({"directives": ...}) */
+    json_t *pt = json_pack("{s:s, s:i}", "directives", mapping, "num_pes", 256);
+    double r2;
+    json_t *met = json_object();
+    cr_assert_eq(f->evaluate(env, pt, &r2, met, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(r2, out.reward, 1e-15);
+    json_decref(pt);
+    json_decref(met);
+    json_decref(info);
+    cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
+    cr_assert(out.terminated);
+    cr_assert_neq(f->step(env, &act, &out, NULL, &err), 0);
+    f->destroy(env);
+}
+
+Test(maestro_env, evaluate_directives_matches_model) {
+    const hw_env_family *f;
+    void *env = mk("{\"layer_dims\":{\"K\":64,\"C\":32,\"R\":3,\"S\":3,\"Y\":30,\"X\":30},\"hardware\":{\"num_pes\":64,\"noc_bw\":32,"
+                   "\"offchip_bw\":32,\"l1_size\":4096,\"l2_size\":1000000},\"objective\":\"edp\"}",
+                   &f);
+    const char *d = "SpatialMap(1,1) K; TemporalMap(8,8) C; TemporalMap(Sz(R),Sz(R)) R; TemporalMap(Sz(S),Sz(S)) S; "
+                    "TemporalMap(3,1) Y; TemporalMap(3,1) X;";
+    json_t *pt = json_pack("{s:s}", "directives", d);
+    double rw;
+    hw_err err = {0};
+    json_t *met = json_object();
+    cr_assert_eq(f->evaluate(env, pt, &rw, met, &err), 0, "%s", err.msg);
+    maestro_layer l;
+    maestro_layer_init(&l, MAESTRO_CONV, "x");
+    l.dim[MD_K] = 64, l.dim[MD_C] = 32, l.dim[MD_R] = 3, l.dim[MD_S] = 3, l.dim[MD_Y] = 30, l.dim[MD_X] = 30;
+    maestro_layer_finish(&l);
+    maestro_hw h;
+    maestro_hw_default(&h);
+    h.num_pes = 64, h.noc_bw = 32, h.offchip_bw = 32, h.l1_size = 4096, h.l2_size = 1000000;
+    maestro_mapping m;
+    cr_assert_eq(maestro_parse_directives(d, &l, &m, &err), 0);
+    maestro_result r;
+    maestro_eval(&l, &h, &m, &r);
+    cr_assert(r.feasible);
+    cr_assert_float_eq(rw, 1.0 / (r.energy * (double)r.runtime), 1e-9 * rw);
+    cr_assert_eq(json_integer_value(json_object_get(met, "runtime")), r.runtime);
+    cr_assert_eq(json_integer_value(json_object_get(met, "l1_size")), r.l1_req_total);
+    json_t *ec = json_object_get(met, "energy_components");
+    cr_assert_float_eq(json_real_value(json_object_get(ec, "mac")), r.e_mac, 1e-6);
+    json_decref(pt);
+    json_decref(met);
+    /* a bad directive is a BAD_ACTION naming the point */
+    pt = json_pack("{s:s}", "directives", "SpatialMap(1,1) Q;");
+    cr_assert_neq(f->evaluate(env, pt, &rw, NULL, &err), 0);
+    cr_assert_eq(err.code, HW_E_BAD_ACTION);
+    cr_assert(strstr(err.msg, "point.directives"), "%s", err.msg);
+    json_decref(pt);
+    f->destroy(env);
+}
+
+Test(maestro_env, infeasible_scores_zero_with_reason) {
+    const hw_env_family *f;
+    void *env = mk("{\"layer_dims\":{\"K\":64,\"C\":64,\"Y\":16,\"X\":16},\"hardware\":\"hw_256pe_bw32\",\"l1_size\":1}", &f);
+    json_t *pt = json_pack("{s:s}", "directives", "SpatialMap(1,1) K; TemporalMap(64,64) C; TemporalMap(1,1) Y; TemporalMap(1,1) X;");
+    double rw = -1;
+    hw_err err = {0};
+    json_t *met = json_object();
+    cr_assert_eq(f->evaluate(env, pt, &rw, met, &err), 0, "%s", err.msg);
+    cr_assert_eq(rw, 0.0);
+    cr_assert(json_is_false(json_object_get(met, "feasible")));
+    cr_assert(strstr(json_string_value(json_object_get(met, "reason")), "L1"));
+    json_decref(met);
+    /* a mapping MAESTRO rejects */
+    json_decref(pt);
+    pt = json_pack("{s:s}", "directives", "TemporalMap(1,1) K; TemporalMap(1,1) C;");
+    met = json_object();
+    cr_assert_eq(f->evaluate(env, pt, &rw, met, &err), 0);
+    cr_assert_eq(rw, 0.0);
+    cr_assert(strstr(json_string_value(json_object_get(met, "reason")), "SpatialMap"));
+    json_decref(met);
+    json_decref(pt);
+    f->destroy(env);
+}
+
+Test(maestro_env, bad_configs_name_the_field) {
+    bad_config("{\"bogus\":1}", "bogus");
+    bad_config("{\"objective\":\"speed\"}", "objective");
+    bad_config("{\"hardware\":\"hw_nonexistent\"}", "hardware");
+    bad_config("{\"hardware\":{\"num_pes\":0}}", "num_pes");
+    bad_config("{\"model\":\"nosuchnet\"}", "model");
+    bad_config("{\"model\":\"mobilenet_v2\",\"layer\":\"nosuchlayer\"}", "layer");
+    bad_config("{\"layer_dims\":{\"K\":4,\"R\":3,\"Y\":2}}", "layer_dims");
+    bad_config("{\"action_space\":\"marl11\"}", "action_space");
+}
+
+/* Random actions in both spaces decode deterministically, never crash, mostly evaluate. */
+static void random_sweep(const char *cfg, int nparams) {
+    const hw_env_family *f;
+    void *env = mk(cfg, &f);
+    const hw_space *as = f->action_space(env);
+    cr_assert_eq(hw_space_numel(as), nparams);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    int feasible = 0, n = 200;
+    for (int k = 0; k < n; k++) {
+        json_t *pt = json_array();
+        for (int i = 0; i < nparams; i++)
+            json_array_append_new(pt, json_integer((json_int_t)gsl_rng_uniform_int(rng, (unsigned long)hw_space_choices(as, i))));
+        double r1, r2;
+        hw_err err = {0};
+        json_t *m1 = json_object(), *m2 = json_object();
+        cr_assert_eq(f->evaluate(env, pt, &r1, m1, &err), 0, "%s", err.msg);
+        cr_assert_eq(f->evaluate(env, pt, &r2, m2, &err), 0, "%s", err.msg);
+        cr_assert_eq(r1, r2, "same action, different reward");
+        cr_assert(json_equal(m1, m2));
+        if (json_is_true(json_object_get(m1, "feasible"))) {
+            feasible++;
+            cr_assert_gt(r1, 0);
+        } else {
+            cr_assert_eq(r1, 0);
+            cr_assert(json_string_value(json_object_get(m1, "reason")));
+        }
+        json_decref(m1);
+        json_decref(m2);
+        json_decref(pt);
+    }
+    cr_assert_gt(feasible, n / 10, "only %d/%d random designs feasible", feasible, n);
+    gsl_rng_free(rng);
+    f->destroy(env);
+}
+
+Test(maestro_env, marl10_random_sweep) {
+    random_sweep("{\"model\":\"mobilenet_v2\",\"layer\":2,\"enforce_buffers\":false}", 10);
+}
+
+Test(maestro_env, gamma17_random_sweep) {
+    random_sweep("{\"model\":\"vgg16\",\"layer\":\"CONV2\",\"action_space\":\"gamma17\",\"enforce_buffers\":false}", 17);
+}
+
+Test(maestro_env, snapshot_restore) {
+    const hw_env_family *f;
+    void *env = mk("{\"episode_length\":3}", &f);
+    hw_obs obs;
+    hw_err err = {0};
+    cr_assert_eq(f->reset(env, NULL, NULL, &obs, NULL, &err), 0);
+    int64_t a[10] = {5, 1, 0, 0, 0, 0, 0, 0, 0, 3};
+    hw_act act = {10, a, NULL};
+    hw_step_out out;
+    cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
+    void *s = f->snapshot(env, &err);
+    cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
+    cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
+    cr_assert(out.terminated);
+    cr_assert_eq(f->restore(env, s, &err), 0);
+    cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
+    cr_assert(!out.terminated);
+    f->snapshot_free(s);
+    f->destroy(env);
+}
