@@ -58,16 +58,17 @@ int pl_render_svg(const pl_model *m, const uint8_t *map, const char *title, FILE
     const double bands_y = 70, bands_h = nmaps * (2 * rowh + 26);
     const double mat_y = bands_y + bands_h + 40, cell = 46;
     const double occ_y = mat_y, occ_x = x0 + M * cell + 160, occ_w = W - occ_x - 40, occ_h = M * cell;
-    const double H = mat_y + M * cell + 90;
+    const double H = mat_y + M * cell + 40;
     fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
     fprintf(o, "<text x=\"20\" y=\"28\" font-size=\"17\" font-weight=\"bold\">");
     xml_text(o, title && *title ? title : m->g.name);
     fprintf(o, "</text>\n<text x=\"20\" y=\"50\" font-size=\"12\">%s: %d nodes, %d tensors. heuristic %.3f us; "
-               "mapping %.3f us (speedup %.4f), eps %.4g%s</text>\n",
-            m->g.name, m->n, m->nt, rh.latency * 1e6, rg.latency * 1e6, m->baseline / rg.latency, rg.eps,
-            changed ? " (invalid: rectified by the compiler)" : "");
+               "mapping %s%.3f us (%sspeedup %.4f), eps %.4g%s</text>\n",
+            m->g.name, m->n, m->nt, rh.latency * 1e6, changed ? "as rectified " : "", rg.latency * 1e6,
+            changed ? "rectified " : "", m->baseline / rg.latency, rg.eps,
+            changed ? " - invalid: reward -eps" : "");
     /* legend */
     for (int k = 0; k < M; k++) {
         double lx = W - 40 - (M - k) * 90;

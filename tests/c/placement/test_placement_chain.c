@@ -413,3 +413,80 @@ Test(placement_chain, render_svg) {
     free(buf);
     f->destroy(env);
 }
+
+Test(placement_chain, hw_json_round_trip_and_defaults) {
+    pl_hw d, back;
+    pl_hw_default(&d);
+    cr_assert_eq(d.n_mem, 3);
+    cr_assert_str_eq(d.mem[0].name, "DRAM");
+    cr_assert_str_eq(d.mem[2].name, "SRAM");
+    cr_assert_gt(d.mem[0].capacity, d.mem[1].capacity);
+    cr_assert_gt(d.mem[1].capacity, d.mem[2].capacity);
+    cr_assert_lt(d.mem[0].read_bw, d.mem[1].read_bw);
+    cr_assert_lt(d.mem[1].read_bw, d.mem[2].read_bw);
+    json_t *j = pl_hw_to_json(&d);
+    hw_err err = {0};
+    cr_assert_eq(pl_hw_from_json(j, "hw", &back, &err), 0, "%s", err.msg);
+    json_decref(j);
+    cr_assert_eq(back.n_mem, d.n_mem);
+    for (int k = 0; k < d.n_mem; k++) {
+        cr_assert_str_eq(back.mem[k].name, d.mem[k].name);
+        cr_assert_eq(back.mem[k].capacity, d.mem[k].capacity);
+        cr_assert_float_eq(back.mem[k].read_bw, d.mem[k].read_bw, 1e-3);
+        cr_assert_float_eq(back.mem[k].latency, d.mem[k].latency, 1e-18);
+    }
+    cr_assert_eq(back.engines, 12);
+    /* a partial object keeps the other defaults */
+    j = json_loads("{\"compute\":{\"engines\":6}}", 0, NULL);
+    cr_assert_eq(pl_hw_from_json(j, "hw", &back, &err), 0);
+    json_decref(j);
+    cr_assert_eq(back.engines, 6);
+    cr_assert_eq(back.n_mem, 3);
+    cr_assert_eq(back.mem[1].capacity, 24LL << 20);
+    /* two memories: the action has two choices */
+    const hw_env_family *f;
+    void *env = mk("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
+                   "{\"name\":\"HBM\",\"capacity_bytes\":100000,\"read_gbps\":1},"
+                   "{\"name\":\"SPM\",\"capacity_bytes\":1200,\"read_gbps\":10}]}}",
+                   &f);
+    const hw_space *as = f->action_space(env);
+    cr_assert_eq(as->nvec[0], 2);
+    cr_assert_str_eq(as->labels[0][1], "SPM");
+    json_t *pt = json_string("all-spm"), *met = json_object();
+    double r;
+    cr_assert_eq(f->evaluate(env, pt, &r, met, NULL), 0);
+    /* SPM pass (cap 1200): t=0 4700 B, over 3500: nothing covers it -> largest w1 (3000);
+     * over 500 -> smallest covering is w2 (500). t=1: w0 + a0 + a1 = 1500, over 300 -> a1.
+     * t=2: w0 + a2 = 1050 fits. Reassigned 3000 + 300 + 500 = 3800 B. */
+    cr_assert_float_eq(r, -3800.0 / 5050.0, 1e-12);
+    json_t *rect = json_object_get(met, "rectified");
+    const pl_model *m = pl_env_model(env);
+    const int want[6] = {1, 1, 0, 0, 0, 1};
+    uint8_t map[6];
+    for (int t = 0; t < 6; t++) {
+        map[t] = (uint8_t)json_integer_value(json_array_get(rect, (size_t)t));
+        cr_assert_eq(map[t], want[t], "tensor %d", t);
+    }
+    for (int s = 0; s < 3; s++) cr_assert_leq(pl_occupancy(m, map, 1, s), 1200);
+    json_decref(pt);
+    json_decref(met);
+    f->destroy(env);
+}
+
+Test(placement_chain, feature_scaling) {
+    const hw_env_family *f;
+    void *raw = mk(CHAIN_CFG "}", &f);
+    void *lg = mk(CHAIN_CFG ",\"features\":\"log1p\"}", &f);
+    void *nm = mk(CHAIN_CFG ",\"features\":\"normalized\"}", &f);
+    const float *a = pl_env_model(raw)->feat, *b = pl_env_model(lg)->feat, *c = pl_env_model(nm)->feat;
+    for (int i = 0; i < 3 * PL_NFEAT; i++) {
+        cr_assert_float_eq(b[i], (float)log1p(a[i]), 1e-5);
+        cr_assert_leq(c[i], 1.0f);
+        cr_assert_geq(c[i], 0.0f);
+    }
+    cr_assert_float_eq(c[PL_NFEAT + 1], 1.0f, 1e-7, "l1 has the largest weights");
+    cr_assert_float_eq(c[1], 1000.0f / 3000.0f, 1e-7);
+    f->destroy(raw);
+    f->destroy(lg);
+    f->destroy(nm);
+}
