@@ -14,6 +14,15 @@ double sched_sram_energy(double bytes);
 double sched_tile_words(int t, const double *x, int stride);
 void sched_cum(const sched_table *t, double cum[SCHED_NROW][SCHED_NDIM]);
 int sched_cap_fail(const sched_accel *a, const sched_layer *l, int row, const double *x, double *need, double *have);
+typedef struct sched_pre {
+    double rp[SCHED_NROW], orel[SCHED_NROW];
+    double skip[SCHED_NT][SCHED_NROW];
+    int stop[SCHED_NT][SCHED_NROW];
+} sched_pre;
+void sched_pre_rows(const sched_accel *a, const sched_table *t, sched_pre *pre, unsigned mask);
+void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cum[SCHED_NROW][SCHED_NDIM],
+                     const sched_pre *pre, sched_cost *c, double out[4]);
+double sched_obj_of(const double out[4], int obj);
 void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched_table *t,
                          const double cum[SCHED_NROW][SCHED_NDIM], sched_cost *c);
 

@@ -429,136 +429,183 @@ int sched_check(const sched_accel *a, const sched_layer *l, const sched_table *t
 
 /* ------------------------------------------------------------------ cost */
 
-static double row_prod(const sched_table *t, int r) {
-    double p = 1;
-    for (int d = 0; d < SCHED_NDIM; d++) p *= t->f[r][d];
-    return p;
-}
 
-/* per-instance refills of a child tile of tensor `ten` held at row c (c = -1: MAC operands):
- * all temporal factors above c, except the irrelevant loops that run inside the innermost
- * relevant loop (they reuse the resident tile: stationarity). */
-static double fills(const sched_accel *a, const sched_table *t, int ten, int c) {
-    double all = 1, skip = 1;
-    int stopped = c < 0; /* MAC operands are fetched for every MAC (no latch without REG) */
-    for (int k = 0; k < 4; k++) {
-        int q = sched_storage_rows[k];
-        if (q <= c || !a->present[q]) continue;
-        const int *ord = sched_order[a->df[q]];
-        for (int i = 0; i < SCHED_NDIM; i++) {
-            int d = ord[i];
-            double f = t->f[q][d];
-            all *= f;
-            if (stopped) continue;
-            if (!sched_rel[ten][d]) skip *= f;
-            else if (f > 1) stopped = 1;
+static const int is_sp[SCHED_NROW] = {0, 1, 1, 0, 1, 1, 0, 1, 1, 0};
+
+/* Row-local quantities for the rows in `mask` (bit r = row r): row products, the product of the
+ * output-irrelevant factors (C R S) and, at storage rows, the stationarity skip/stop per tensor:
+ * the product of the irrelevant factors met before the first relevant factor > 1 in the row's
+ * loop order, and whether such a factor exists. */
+void sched_pre_rows(const sched_accel *a, const sched_table *t, sched_pre *pre, unsigned mask) {
+    for (int r = 0; r < SCHED_NROW; r++) {
+        if (!(mask & (1u << r))) continue;
+        const int *f = t->f[r];
+        double p = 1;
+        for (int d = 0; d < SCHED_NDIM; d++) p *= f[d];
+        pre->rp[r] = p;
+        pre->orel[r] = (double)f[SD_C] * f[SD_R] * f[SD_S];
+        if (is_sp[r] || !a->present[r]) continue;
+        const int *ord = sched_order[a->df[r]];
+        for (int ten = 0; ten < SCHED_NT; ten++) {
+            double sk = 1;
+            int st = 0;
+            for (int i = 0; i < SCHED_NDIM; i++) {
+                int d = ord[i], x = f[d];
+                if (!sched_rel[ten][d]) sk *= x;
+                else if (x > 1) {
+                    st = 1;
+                    break;
+                }
+            }
+            pre->skip[ten][r] = sk;
+            pre->stop[ten][r] = st;
         }
     }
-    return all / skip;
 }
 
-void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched_table *t,
-                         const double cum[SCHED_NROW][SCHED_NDIM], sched_cost *c) {
-    memset(c, 0, sizeof *c);
-    c->bound_row = -1;
-    double rp[SCHED_NROW], inst[SCHED_NROW + 1];
-    for (int r = 0; r < SCHED_NROW; r++) rp[r] = row_prod(t, r);
+static inline double tile_words(int t, const double *x, double stride) {
+    if (t == ST_I) return x[SD_B] * x[SD_G] * x[SD_C] * ((x[SD_P] - 1) * stride + x[SD_R]) * ((x[SD_Q] - 1) * stride + x[SD_S]);
+    if (t == ST_W) return x[SD_G] * x[SD_K] * x[SD_C] * x[SD_R] * x[SD_S];
+    return x[SD_B] * x[SD_G] * x[SD_K] * x[SD_P] * x[SD_Q];
+}
+
+/* The cost model proper (docs/sched.md "Cost model"). out[]: energy, cycles, compute cycles,
+ * DRAM words. c (optional) receives the full breakdown. */
+void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cum[SCHED_NROW][SCHED_NDIM],
+                     const sched_pre *pre, sched_cost *c, double out[4]) {
+    const double *rp = pre->rp;
+    double inst[SCHED_NROW];
     /* inst[r]: instances of row r = product of the spatial rows above it */
-    inst[SCHED_NROW - 1] = inst[SCHED_NROW] = 1;
-    for (int r = SCHED_NROW - 2; r >= 0; r--) inst[r] = inst[r + 1] * (sched_is_spatial(r + 1) ? rp[r + 1] : 1);
-    double all_spatial = inst[0]; /* REG (row 0) is below every spatial row */
-    double temporal = 1;
+    inst[SCHED_NROW - 1] = 1;
+    for (int r = SCHED_NROW - 2; r >= 0; r--) inst[r] = is_sp[r + 1] ? inst[r + 1] * rp[r + 1] : inst[r + 1];
+    const double all_spatial = inst[0]; /* REG (row 0) is below every spatial row */
+    /* O-irrelevant spatial replication above each row (partial sums of the same outputs) */
+    double orep[SCHED_NROW];
+    orep[SCHED_NROW - 1] = 1;
+    for (int r = SCHED_NROW - 2; r >= 0; r--) orep[r] = is_sp[r + 1] ? orep[r + 1] * pre->orel[r + 1] : orep[r + 1];
+    /* present storage rows, innermost first; above[k] = temporal product strictly above k */
+    int srow[4], ns = 0;
     for (int k = 0; k < 4; k++)
-        if (a->present[sched_storage_rows[k]]) temporal *= rp[sched_storage_rows[k]];
+        if (a->present[sched_storage_rows[k]]) srow[ns++] = sched_storage_rows[k];
+    double above[4];
+    above[ns - 1] = 1;
+    for (int k = ns - 2; k >= 0; k--) above[k] = above[k + 1] * rp[srow[k + 1]];
+    const double temporal = above[0] * rp[srow[0]];
+    const double stride = l->stride;
     double total[SCHED_NDIM];
     for (int d = 0; d < SCHED_NDIM; d++) total[d] = l->d[d];
-    c->macs = sched_layer_macs(l);
-    /* O-irrelevant spatial replication above each row (partial sums of the same outputs) */
-    double orep[SCHED_NROW + 1];
-    orep[SCHED_NROW] = 1;
-    for (int r = SCHED_NROW - 1; r >= 0; r--) {
-        double m = 1;
-        if (r + 1 < SCHED_NROW && sched_is_spatial(r + 1))
-            for (int d = 0; d < SCHED_NDIM; d++)
-                if (!sched_rel[ST_O][d]) m *= t->f[r + 1][d];
-        orep[r] = orep[r + 1] * m;
-    }
-    double o_total = sched_tile_words(ST_O, total, l->stride);
-    double rd[SCHED_NROW][SCHED_NT] = {{0}}, wr[SCHED_NROW][SCHED_NT] = {{0}};
-    double net[SCHED_NROW] = {0};
+    const double o_total = tile_words(ST_O, total, stride);
+    double gp[3];
+    for (int g = 0; g < 3; g++) gp[g] = rp[sched_groups[g][0]] * rp[sched_groups[g][1]];
+    double acc[4] = {0, 0, 0, 0}, net[3] = {0, 0, 0};
     static const double ones[SCHED_NDIM] = {1, 1, 1, 1, 1, 1, 1, 1};
+    if (c) memset(c, 0, sizeof *c);
     for (int ten = 0; ten < SCHED_NT; ten++) {
-        int c0 = -1;
-        for (int k = 0; k < 4; k++) {
-            int p = sched_storage_rows[k];
-            if (!a->present[p] || !a->keeps[p][ten]) continue;
-            double F = c0 < 0 ? temporal : fills(a, t, ten, c0);
-            const double *below = p > 0 ? cum[p - 1] : ones;
-            double uni = sched_tile_words(ten, below, l->stride);
-            double tile_c = c0 < 0 ? 1 : sched_tile_words(ten, cum[c0], l->stride);
-            double inst_c = c0 < 0 ? all_spatial : inst[c0];
-            double inst_p = inst[p];
-            double delivered;
+        int c0 = -1, kc = -1;
+        for (int k = 0; k < ns; k++) {
+            int p = srow[k];
+            if (!a->keeps[p][ten]) continue;
+            /* per-instance refills of the child tile: every temporal factor above the child, except
+             * the irrelevant loops running inside the innermost relevant loop (stationarity);
+             * MAC operands (no child level) are fetched for every MAC */
+            double F = temporal;
+            if (c0 >= 0) {
+                double sk = 1;
+                for (int q = kc + 1; q < ns; q++) {
+                    sk *= pre->skip[ten][srow[q]];
+                    if (pre->stop[ten][srow[q]]) break;
+                }
+                F = above[kc] / sk;
+            }
+            double uni = tile_words(ten, p > 0 ? cum[p - 1] : ones, stride);
+            double rdp, wrp = 0, rdc = 0, wrc = 0, delivered;
             if (ten != ST_O) {
-                rd[p][ten] += F * uni * inst_p;
-                delivered = F * tile_c * inst_c;
-                if (c0 >= 0) wr[c0][ten] += delivered;
+                rdp = F * uni * inst[p];
+                delivered = c0 < 0 ? rdp : F * tile_words(ten, cum[c0], stride) * inst[c0];
+                if (c0 >= 0) wrc = delivered;
             } else {
-                double U = F * uni * inst_p;
-                double first_p = o_total * orep[p];
-                wr[p][ten] += U;
-                rd[p][ten] += U > first_p ? U - first_p : 0;
+                double U = F * uni * inst[p], first_p = o_total * orep[p];
+                wrp = U;
+                rdp = U > first_p ? U - first_p : 0;
                 delivered = U;
                 if (c0 >= 0) {
-                    double D = F * tile_c * inst_c;
+                    double D = F * tile_words(ten, cum[c0], stride) * inst[c0];
                     double first_c = o_total * orep[c0];
                     double back = D > first_c ? D - first_c : 0;
-                    rd[c0][ten] += D;
-                    wr[c0][ten] += back;
+                    rdc = D;
+                    wrc = back;
                     delivered = D + back;
                 }
+            }
+            acc[k] += rdp + wrp;
+            if (c0 >= 0) acc[kc] += rdc + wrc;
+            if (c) {
+                c->access[p][ten] += rdp + wrp;
+                if (c0 >= 0) c->access[c0][ten] += rdc + wrc;
             }
             /* network energy of the spatial groups between child and parent */
             for (int g = 0; g < 3; g++) {
                 int gx = sched_groups[g][0], gy = sched_groups[g][1];
-                if (gx <= c0 || gy >= p) continue;
-                if (rp[gx] * rp[gy] > 1) net[gx] += delivered * a->e_word[gx];
+                if (gx > c0 && gy < p && gp[g] > 1) net[g] += delivered * a->e_word[gx];
             }
             c0 = p;
+            kc = k;
         }
     }
-    double e = c->macs * a->e_mac;
-    double cyc = temporal;
-    c->compute_cycles = temporal;
-    for (int k = 0; k < 4; k++) {
-        int r = sched_storage_rows[k];
-        if (!a->present[r]) continue;
-        double acc = 0;
-        for (int ten = 0; ten < SCHED_NT; ten++) {
-            c->access[r][ten] = rd[r][ten] + wr[r][ten];
-            acc += c->access[r][ten];
-        }
-        c->e_level[r] = acc * a->e_word[r];
-        e += c->e_level[r];
+    double macs = 1;
+    for (int d = 0; d < SCHED_NDIM; d++) macs *= total[d];
+    double e = macs * a->e_mac, cyc = temporal;
+    int bound = -1;
+    for (int k = 0; k < ns; k++) {
+        int r = srow[k];
+        e += acc[k] * a->e_word[r];
+        if (c) c->e_level[r] = acc[k] * a->e_word[r];
         if (a->bw[r] > 0) {
-            double bc = acc / (a->bw[r] * (r == SR_DRAM ? 1 : inst[r]));
+            double bc = acc[k] / (a->bw[r] * (r == SR_DRAM ? 1 : inst[r]));
             if (bc > cyc) {
                 cyc = bc;
-                c->bound_row = r;
+                bound = r;
             }
         }
     }
     for (int g = 0; g < 3; g++) {
-        c->e_level[sched_groups[g][0]] = net[sched_groups[g][0]];
-        e += net[sched_groups[g][0]];
+        e += net[g];
+        if (c) c->e_level[sched_groups[g][0]] = net[g];
     }
-    double units = 1;
-    for (int r = 0; r < SCHED_NROW; r++)
-        if (sched_is_spatial(r) && a->present[r]) units *= a->units[r];
-    c->utilisation = all_spatial / units;
-    c->energy_pj = e;
-    c->cycles = cyc;
-    c->edp = e * cyc;
+    out[0] = e;
+    out[1] = cyc;
+    out[2] = temporal;
+    out[3] = acc[ns - 1];
+    if (c) {
+        double units = 1;
+        for (int r = 0; r < SCHED_NROW; r++)
+            if (is_sp[r] && a->present[r]) units *= a->units[r];
+        c->macs = macs;
+        c->bound_row = bound;
+        c->utilisation = all_spatial / units;
+        c->energy_pj = e;
+        c->cycles = cyc;
+        c->compute_cycles = temporal;
+        c->edp = e * cyc;
+    }
+}
+
+double sched_obj_of(const double out[4], int obj) {
+    switch (obj) {
+    case SOBJ_ENERGY: return out[0];
+    case SOBJ_CYCLES: return out[1];
+    case SOBJ_EDP: return out[0] * out[1];
+    case SOBJ_DRAM: return out[3];
+    default: return out[2];
+    }
+}
+
+void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched_table *t,
+                         const double cum[SCHED_NROW][SCHED_NDIM], sched_cost *c) {
+    sched_pre pre;
+    double out[4];
+    sched_pre_rows(a, t, &pre, (1u << SCHED_NROW) - 1);
+    sched_cost_core(a, l, cum, &pre, c, out);
 }
 
 void sched_cost_eval(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c) {

@@ -55,9 +55,11 @@ typedef struct bf_ctx {
     int chk_store[4], nstore;   /* storage rows whose tiles the split changes */
     int chk_sp[3], nsp;         /* selected spatial rows */
     int obj, sec;
+    unsigned selmask;
+    sched_pre pre;
     double best_p, best_s;
     sched_table best_t;
-    sched_cost best_c;
+    sched_cost best_c; /* of the incumbent on entry */
     sched_bf_stats st;
 } bf_ctx;
 
@@ -93,14 +95,14 @@ static int better(double p, double s, double bp, double bs) {
 static void dfs(bf_ctx *c, int k) {
     if (k == c->ncol) {
         c->st.leaves++;
-        sched_cost cost;
-        sched_cost_eval_cum(c->a, c->l, &c->t, c->cum, &cost);
-        double p = sched_objective(&cost, c->obj), s = c->sec >= 0 ? sched_objective(&cost, c->sec) : 0;
+        double out[4];
+        sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
+        sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out);
+        double p = sched_obj_of(out, c->obj), s = c->sec >= 0 ? sched_obj_of(out, c->sec) : 0;
         if (better(p, s, c->best_p, c->best_s)) {
             c->best_p = p;
             c->best_s = s;
             c->best_t = c->t;
-            c->best_c = cost;
         }
         return;
     }
@@ -207,9 +209,11 @@ int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t,
     for (int k = 0; k < c->ncol; k++)
         for (int i = 0; i < n; i++) c->t.f[rows[i]][c->cols[k]] = 1;
     sched_cum(&c->t, c->cum);
+    for (int i = 0; i < n; i++) c->selmask |= 1u << rows[i];
+    sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
     if (partial_ok(c)) dfs(c, 0);
     *t = c->best_t;
-    if (best) *best = c->best_c;
+    if (best) sched_cost_eval(a, l, t, best);
     if (st) *st = c->st;
     free(buf);
     free(c);
