@@ -16,6 +16,8 @@ typedef struct pl_env {
     hw_space *aspace, *ospace;
     int64_t steps;
     double invalid_scale;
+    int invalid_const;    /* 1: invalid reward is invalid_value */
+    double invalid_value;
     int started;
     int64_t t;
     uint8_t *cur;      /* [nt] last rectified mapping (observation) */
@@ -79,7 +81,7 @@ static json_t *obj_or_file(const json_t *cfg, const char *key, const char *fkey,
 
 static void *env_create(const json_t *cfg, hw_err *err) {
     static const char *const keys[] = {"workload", "zoo_file", "graph", "graph_file", "hw", "hw_file", "episode_steps",
-                                       "features", "invalid_reward_scale", NULL};
+                                       "features", "invalid_reward_scale", "invalid_reward", NULL};
     static const char *const feats[] = {"raw", "log1p", "normalized", NULL};
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
     const char *workload;
@@ -91,6 +93,18 @@ static void *env_create(const json_t *cfg, hw_err *err) {
         hw_cfg_enum(cfg, "features", feats, PL_FEAT_RAW, &features, err) ||
         hw_cfg_num(cfg, "invalid_reward_scale", 1.0, 0.0, 1e6, &scale, err))
         return NULL;
+    /* invalid_reward: "eps" (Algorithm 1: -scale * eps) or a constant (Table 2 lists -1) */
+    int inv_const = 0;
+    double inv_value = 0;
+    json_t *ir = cfg ? json_object_get(cfg, "invalid_reward") : NULL;
+    if (ir && !json_is_null(ir)) {
+        if (json_is_number(ir) && isfinite(json_number_value(ir))) {
+            inv_const = 1;
+            inv_value = json_number_value(ir);
+        } else if (!json_is_string(ir) || strcmp(json_string_value(ir), "eps") != 0) {
+            return hw_fail(err, HW_E_BAD_CONFIG, "config.invalid_reward: expected \"eps\" or a number"), NULL;
+        }
+    }
     int failed;
     pl_hw hw;
     json_t *hj = obj_or_file(cfg, "hw", "hw_file", &failed, err);
@@ -143,6 +157,8 @@ static void *env_create(const json_t *cfg, hw_err *err) {
     e->s = pl_scratch_new(m);
     e->steps = steps;
     e->invalid_scale = scale;
+    e->invalid_const = inv_const;
+    e->invalid_value = inv_value;
     e->cur = xcalloc((size_t)m->nt, 1);
     e->act = xcalloc((size_t)m->nt, 1);
     e->obs_map = xcalloc((size_t)m->nt, sizeof(int64_t));
@@ -212,10 +228,11 @@ static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_ob
 }
 
 /* reward per Algorithm 1 and the info/metrics keys */
-static double score(const pl_model *m, const pl_result *r, double scale, json_t *j) {
+static double score(const pl_env *e, const pl_result *r, json_t *j) {
+    const pl_model *m = e->m;
     const int valid = r->reassigned_bytes == 0;
     const double rect_speedup = m->baseline / r->latency;
-    const double reward = valid ? rect_speedup : -scale * r->eps;
+    const double reward = valid ? rect_speedup : e->invalid_const ? e->invalid_value : -e->invalid_scale * r->eps;
     if (!j) return reward;
     json_object_set_new(j, "valid", json_boolean(valid));
     json_object_set_new(j, "eps", json_real(r->eps));
@@ -262,7 +279,7 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     }
     pl_result r;
     pl_evaluate(m, e->act, e->s, &r);
-    out->reward = score(m, &r, e->invalid_scale, info);
+    out->reward = score(e, &r, info);
     memcpy(e->cur, r.rectified, (size_t)m->nt);
     e->t++;
     out->terminated = e->t >= e->steps;
@@ -421,7 +438,7 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     pl_result r;
     pl_evaluate(m, map, e->s, &r);
     free(map);
-    *reward = score(m, &r, e->invalid_scale, metrics);
+    *reward = score(e, &r, metrics);
     if (metrics) {
         json_object_set_new(metrics, "policy", json_string(policy));
         json_object_set_new(metrics, "feasible", json_boolean(r.reassigned_bytes == 0));

@@ -10,6 +10,7 @@
  *   episode_steps         steps per episode (default 1, as in the paper)
  *   features              "raw" (default) | "log1p" | "normalized" (column / column max)
  *   invalid_reward_scale  invalid mapping reward = -scale * eps (default 1)
+ *   invalid_reward        "eps" (default, as above) or a constant reward for invalid mappings
  * Action: MultiDiscrete [2N] of memory indices, [w0, a0, w1, a1, ...], labels = memory names.
  * Observation: Dict {edges: int64 [E,2], mapping: int64 [N,2] (last rectified map, all 0 at
  * reset), node_features: float32 [N,19] (Table 1)}. */

@@ -490,3 +490,61 @@ Test(placement_chain, feature_scaling) {
     f->destroy(lg);
     f->destroy(nm);
 }
+
+Test(placement_chain, invalid_reward_options) {
+    const hw_env_family *f;
+    void *env = mk(CHAIN_CFG ",\"invalid_reward_scale\":5}", &f);
+    json_t *pt = json_string("all-sram");
+    double r;
+    cr_assert_eq(f->evaluate(env, pt, &r, NULL, NULL), 0);
+    cr_assert_float_eq(r, -5 * 3550.0 / 5050.0, 1e-12);
+    f->destroy(env);
+    env = mk(CHAIN_CFG ",\"invalid_reward\":-1}", &f);
+    cr_assert_eq(f->evaluate(env, pt, &r, NULL, NULL), 0);
+    cr_assert_eq(r, -1.0);
+    json_t *h = json_string("heuristic");
+    cr_assert_eq(f->evaluate(env, h, &r, NULL, NULL), 0);
+    cr_assert_eq(r, 1.0, "valid mappings keep the speedup");
+    json_decref(h);
+    json_decref(pt);
+    f->destroy(env);
+    mk_err(CHAIN_CFG ",\"invalid_reward\":\"zero\"}", "config.invalid_reward");
+}
+
+/* Every observation array has the dtype and shape of its Dict entry, also for a one-node graph
+ * (no edges). */
+Test(placement_chain, observation_matches_space_single_node) {
+    const char *cfgs[] = {CHAIN_CFG "}",
+                          "{\"graph\":{\"name\":\"one\",\"nodes\":[{\"name\":\"only\",\"op\":\"conv\",\"ifm\":[8,8,3],"
+                          "\"ofm\":[8,8,4],\"weights\":108,\"kernel\":[3,3],\"pad\":1}]}}"};
+    for (int c = 0; c < 2; c++) {
+        const hw_env_family *f;
+        void *env = mk(cfgs[c], &f);
+        const hw_space *os = f->observation_space(env);
+        hw_obs obs;
+        cr_assert_eq(f->reset(env, NULL, NULL, &obs, NULL, NULL), 0);
+        cr_assert_eq(obs.n, os->nchild);
+        for (int k = 0; k < obs.n; k++) {
+            const hw_space *ch = os->child[k];
+            cr_assert_str_eq(obs.keys[k], os->keys[k]);
+            cr_assert_eq(obs.arr[k].dtype, ch->dtype, "%s", obs.keys[k]);
+            cr_assert_eq(obs.arr[k].ndim, ch->ndim, "%s", obs.keys[k]);
+            for (int d = 0; d < ch->ndim; d++) cr_assert_eq(obs.arr[k].shape[d], ch->shape[d], "%s dim %d", obs.keys[k], d);
+        }
+        json_t *sj = hw_space_to_json(os);
+        cr_assert(sj, "space serialises");
+        json_decref(sj);
+        json_t *pt = json_string("all-sram");
+        double r;
+        cr_assert_eq(f->evaluate(env, pt, &r, NULL, NULL), 0);
+        if (c == 1) {
+            cr_assert_eq(pl_env_model(env)->ne, 0);
+            /* 108 B of weights and 256 B of activation fit the 4 MiB SRAM: the heuristic's map */
+            cr_assert_eq(r, 1.0);
+            cr_assert_eq(pl_env_model(env)->heuristic[0], 2);
+            cr_assert_eq(pl_env_model(env)->heuristic[1], 2);
+        }
+        json_decref(pt);
+        f->destroy(env);
+    }
+}
