@@ -183,7 +183,8 @@ static void *env_create(const json_t *cfg, hw_err *err) {
     int64_t es[2] = {m->ne, 2}, ms[2] = {m->n, 2}, fs[2] = {m->n, PL_NFEAT};
     hw_space_dict_add(e->ospace, "edges", hw_space_box_uniform(2, es, 0, m->n - 1, HW_DT_INT64));
     hw_space_dict_add(e->ospace, "mapping", hw_space_box_uniform(2, ms, 0, m->hw.n_mem - 1, HW_DT_INT64));
-    hw_space_dict_add(e->ospace, "node_features", hw_space_box_uniform(2, fs, 0, INFINITY, HW_DT_FLOAT32));
+    hw_space_dict_add(e->ospace, "node_features",
+                      hw_space_box_uniform(2, fs, 0, features == PL_FEAT_NORMALIZED ? 1.0 : INFINITY, HW_DT_FLOAT32));
     return e;
 }
 

@@ -194,3 +194,14 @@ Test(placement_zoo, unknown_workload_and_zoo_file) {
     cr_assert_eq(pl_env_model(env)->n, 3);
     f->destroy(env);
 }
+
+/* The documented default hardware file is the built-in default: same baseline on BERT. */
+Test(placement_zoo, default_hw_file_equals_builtin) {
+    const hw_env_family *f;
+    void *a = mk("{\"workload\":\"bert_base\"}", &f);
+    void *b = mk("{\"workload\":\"bert_base\",\"hw_file\":\"tests/data/placement/nnpi_hw.json\"}", &f);
+    cr_assert_eq(pl_env_model(a)->baseline, pl_env_model(b)->baseline);
+    cr_assert_eq(memcmp(pl_env_model(a)->heuristic, pl_env_model(b)->heuristic, (size_t)pl_env_model(a)->nt), 0);
+    f->destroy(a);
+    f->destroy(b);
+}
