@@ -431,14 +431,10 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     pl_env *e = p;
     const pl_model *m = e->m;
     char policy[64];
-    uint8_t *map = xcalloc((size_t)m->nt, 1);
-    if (pl_parse_point(m, point, map, policy, sizeof policy, err)) {
-        free(map);
-        return -1;
-    }
+    uint8_t *map = e->act; /* scratch, not episode state */
+    if (pl_parse_point(m, point, map, policy, sizeof policy, err)) return -1;
     pl_result r;
     pl_evaluate(m, map, e->s, &r);
-    free(map);
     *reward = score(e, &r, metrics);
     if (metrics) {
         json_object_set_new(metrics, "policy", json_string(policy));
