@@ -13,6 +13,7 @@
 #include "maestro.h"
 
 #define LV_DIRS 40
+#define MEMO_N 32
 #define MAX_STATES 3
 
 enum { POS_INIT = 0, POS_STEADY = 1, POS_EDGE = 2 };
@@ -37,6 +38,7 @@ typedef struct {
 typedef struct {
     int n;
     int v[8];
+    unsigned mask; /* bit v set when v is in the list */
 } varlist;
 
 typedef struct {
@@ -65,6 +67,14 @@ typedef struct {
     bool leaf_seen;
     long long leaf_downreq[MT_N];
     char *reason;
+    /* sub-cluster results depend only on (level, dimensions): memoised per evaluation */
+    int nmemo;
+    struct memo {
+        int li;
+        int dims[MD_NDIM];
+        unsigned has;
+        lres r;
+    } memo[MEMO_N];
 } ctx;
 
 static const char *const dim_names[MD_NDIM] = {"N", "K", "C", "R", "S", "Y", "X", "Y'", "X'"};
@@ -122,11 +132,7 @@ static inline int counterpart(int v) {
     default: return v;
     }
 }
-static inline bool in_list(const varlist *vl, int v) {
-    for (int i = 0; i < vl->n; i++)
-        if (vl->v[i] == v) return true;
-    return false;
-}
+static inline bool in_list(const varlist *vl, int v) { return (vl->mask >> v) & 1u; }
 
 static void index_level(level *L) {
     for (int v = 0; v < MD_NDIM; v++) L->first[v] = L->last[v] = -1;
@@ -214,11 +220,16 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
     if (!dw) w->v[w->n++] = MD_K;
     w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
     o->v[o->n++] = dw ? MD_C : MD_K, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    for (int t = 0; t < MT_N; t++) {
+        c->tv[t].mask = 0;
+        for (int i = 0; i < c->tv[t].n; i++) c->tv[t].mask |= 1u << c->tv[t].v[i];
+    }
     /* sorted unique input vars: C K N R S X Y */
     static const int order[] = {MD_C, MD_K, MD_N, MD_R, MD_S, MD_X, MD_Y};
     c->invars.n = 0;
+    c->invars.mask = 0;
     for (int i = 0; i < 7; i++)
-        if (in_list(in, order[i]) || in_list(w, order[i])) c->invars.v[c->invars.n++] = order[i];
+        if (in_list(in, order[i]) || in_list(w, order[i])) c->invars.v[c->invars.n++] = order[i], c->invars.mask |= 1u << order[i];
 
     /* full dimensions */
     dimtab full;
@@ -674,7 +685,34 @@ static inline long noc_delay(const maestro_hw *h, long t) {
 }
 
 /* ---------- the per-level engine ---------- */
+static unsigned has_mask(const dimtab *D) {
+    unsigned m = 0;
+    for (int v = 0; v < MD_NDIM; v++) m |= (unsigned)D->has[v] << v;
+    return m;
+}
+
+static int analyze_level(ctx *c, int li, const dimtab *D, lres *R);
+
 static int analyze(ctx *c, int li, const dimtab *D, lres *R) {
+    unsigned hm = has_mask(D);
+    if (li > 0)
+        for (int i = 0; i < c->nmemo; i++) {
+            const struct memo *e = &c->memo[i];
+            if (e->li == li && e->has == hm && memcmp(e->dims, D->dims, sizeof e->dims) == 0) {
+                *R = e->r;
+                return 0;
+            }
+        }
+    if (analyze_level(c, li, D, R)) return -1;
+    if (li > 0 && c->nmemo < MEMO_N) {
+        struct memo *e = &c->memo[c->nmemo++];
+        e->li = li, e->has = hm, e->r = *R;
+        memcpy(e->dims, D->dims, sizeof e->dims);
+    }
+    return 0;
+}
+
+static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     const level *L = &c->lv[li];
     memset(R, 0, sizeof *R);
     R->sp_occ = 1;
@@ -835,8 +873,11 @@ static int analyze(ctx *c, int li, const dimtab *D, lres *R) {
 
 void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r) {
     memset(r, 0, sizeof *r);
-    ctx c;
-    memset(&c, 0, sizeof c);
+    ctx c; /* not cleared as a whole: the memo table is large and filled on demand */
+    c.nlv = 0;
+    c.leaf_seen = false;
+    c.nmemo = 0;
+    memset(c.leaf_downreq, 0, sizeof c.leaf_downreq);
     c.l = l;
     c.h = h;
     c.reason = r->reason;
