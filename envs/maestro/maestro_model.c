@@ -14,6 +14,7 @@
 
 #define LV_DIRS 40
 #define MEMO_N 32
+#define MAX_CASES 1000000
 #define MAX_STATES 3
 
 enum { POS_INIT = 0, POS_STEADY = 1, POS_EDGE = 2 };
@@ -727,6 +728,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     for (int k = nd - 1; k >= 0; k--) {
         freq[k] = ncases;
         ncases *= it.nst[k];
+        if (ncases > MAX_CASES) return fail(c, "more than %s%d iteration cases at one cluster level", "", MAX_CASES);
     }
     int ctr[LV_DIRS];
     memset(ctr, 0, sizeof ctr);
@@ -898,6 +900,12 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
         snprintf(r->reason, sizeof r->reason, "empty mapping (no directives)");
         return;
     }
+    double vol = 1;
+    for (int v = MD_N; v <= MD_X; v++) vol *= l->dim[v];
+    if (vol > 1e15) { /* keeps every count far from 64-bit overflow */
+        snprintf(r->reason, sizeof r->reason, "layer too large (%.3g MAC-loop iterations; limit 1e15)", vol);
+        return;
+    }
     if (build_levels(&c, m)) return;
     r->num_levels = c.nlv;
     dimtab full;
@@ -905,10 +913,16 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     full.has[MD_N] = l->has_n;
     lres R;
     if (analyze(&c, 0, &full, &R)) return;
-    if (R.runtime <= 0) {
-        snprintf(r->reason, sizeof r->reason, "no valid iteration case (zero runtime)");
+    if (R.runtime <= 0 || R.macs <= 0) {
+        snprintf(r->reason, sizeof r->reason, "no valid iteration case (zero runtime or MACs)");
         return;
     }
+    for (int t = 0; t < MT_N; t++)
+        if (R.l2rd[t] < 0 || R.l2wr[t] < 0 || R.l1rd[t] < 0 || R.l1wr[t] < 0 || R.upreq[t] < 0 || c.leaf_downreq[t] < 0) {
+            /* MAESTRO prints such numbers; they come from tiles larger than the data they cover */
+            snprintf(r->reason, sizeof r->reason, "degenerate mapping: negative traffic or buffer counts (a tile exceeds its dimension)");
+            return;
+        }
     r->valid = true;
     r->runtime = R.runtime;
     r->num_macs = R.macs;

@@ -218,3 +218,47 @@ Test(maestro_model, network_and_hw_files) {
     cr_assert_neq(maestro_parse_hw("bogus: 1\n", &h, &err), 0);
     cr_assert(strstr(err.msg, "bogus"));
 }
+
+/* Arbitrary directive lists (what an agent or a user may send) never crash: each is either
+ * evaluated or rejected with a reason. Runs under ASan/UBSan in `make test`. */
+static int rnd(unsigned long long *s, int n) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (int)((*s >> 33) % (unsigned long long)n);
+}
+
+Test(maestro_model, random_directives_never_crash) {
+    unsigned long long s = 42;
+#define RND(n) rnd(&s, (n))
+    int valid = 0, n = 3000;
+    for (int it = 0; it < n; it++) {
+        int K = 1 + RND(64), C = 1 + RND(64), R = 1 + RND(4), S = 1 + RND(4), Y = 8 + RND(24), X = 8 + RND(24);
+        maestro_layer l = conv(K, C, R, S, Y, X, 1 + RND(2));
+        if (RND(3) == 0) l.type = MAESTRO_DSCONV, l.dim[MD_K] = 1;
+        int pes = 1 + RND(300);
+        maestro_hw h = hw(pes, 1 + RND(64));
+        h.noc_latency = RND(3);
+        h.offchip_bw = 1 + RND(64);
+        maestro_mapping m;
+        m.n = 1 + RND(14);
+        for (int i = 0; i < m.n; i++) {
+            maestro_directive *d = &m.d[i];
+            memset(d, 0, sizeof *d);
+            int k = RND(10);
+            d->kind = k < 4 ? MDIR_TEMPORAL : k < 8 ? MDIR_SPATIAL : MDIR_CLUSTER;
+            d->dim = (unsigned char)RND(MD_NDIM);
+            d->size = 1 + RND(20);
+            d->ofs = 1 + RND(d->size + 2);
+        }
+        maestro_result r;
+        maestro_eval(&l, &h, &m, &r);
+        if (r.valid) {
+            valid++;
+            cr_assert_gt(r.runtime, 0);
+            cr_assert_geq(r.energy, (double)r.num_macs);
+        } else {
+            cr_assert(r.reason[0], "rejected without a reason");
+        }
+    }
+    cr_assert_gt(valid, n / 20, "only %d/%d random mappings evaluated", valid, n);
+#undef RND
+}
