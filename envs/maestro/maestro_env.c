@@ -196,15 +196,17 @@ bad:
 static int layer_from_config(const json_t *cfg, maestro_layer *l, hw_err *err) {
     json_t *dims = cfg ? json_object_get(cfg, "layer_dims") : NULL;
     if (dims) return layer_from_dims(dims, l, err);
-    const char *model;
+    const char *model, *model_file;
     bool pad;
-    if (hw_cfg_str(cfg, "model", "mobilenet_v2", &model, err) || hw_cfg_bool(cfg, "pad_input", false, &pad, err)) return -1;
-    const hw_model *m = hw_zoo_find(model);
+    if (hw_cfg_str(cfg, "model", "mobilenet_v2", &model, err) || hw_cfg_str(cfg, "model_file", NULL, &model_file, err) ||
+        hw_cfg_bool(cfg, "pad_input", false, &pad, err))
+        return -1;
+    const hw_model *m = model_file ? NULL : hw_zoo_find(model);
     hw_model *owned = NULL;
-    if (!m && (strchr(model, '/') || strchr(model, '.'))) {
-        owned = hw_zoo_load_file(model, err);
+    if (model_file || (!m && (strchr(model, '/') || strchr(model, '.')))) {
+        owned = hw_zoo_load_file(model_file ? model_file : model, err);
         if (!owned) {
-            hw_err_prefix(err, "config.model");
+            hw_err_prefix(err, model_file ? "config.model_file" : "config.model");
             return -1;
         }
         m = owned;
@@ -454,7 +456,7 @@ static void build_spaces(menv *e) {
 }
 
 static void *m_create(const json_t *cfg, hw_err *err) {
-    static const char *const keys[] = {"model", "layer", "layer_dims", "pad_input", "hardware", "objective",
+    static const char *const keys[] = {"model", "model_file", "layer", "layer_dims", "pad_input", "hardware", "objective",
                                        "episode_length", "action_space", "max_pes", "l1_size", "l2_size",
                                        "enforce_buffers", NULL};
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;

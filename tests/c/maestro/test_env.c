@@ -153,6 +153,7 @@ Test(maestro_env, bad_configs_name_the_field) {
     bad_config("{\"model\":\"mobilenet_v2\",\"layer\":\"nosuchlayer\"}", "layer");
     bad_config("{\"layer_dims\":{\"K\":4,\"R\":3,\"Y\":2}}", "layer_dims");
     bad_config("{\"action_space\":\"marl11\"}", "action_space");
+    bad_config("{\"model_file\":\"/nonexistent/model.csv\"}", "model_file");
 }
 
 /* Random actions in both spaces decode deterministically, never crash, mostly evaluate. */
@@ -217,5 +218,24 @@ Test(maestro_env, snapshot_restore) {
     cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
     cr_assert(!out.terminated);
     f->snapshot_free(s);
+    f->destroy(env);
+}
+
+/* A zoo layer is MAESTRO's own layer: MobileNet-v2 layer 2 (Bottleneck1_1_2) with the shipped
+ * depthwise dataflow on hw_256pe_bw32 takes 217809 cycles in MAESTRO's reference table. */
+Test(maestro_env, zoo_layer_matches_maestro_reference) {
+    const hw_env_family *f;
+    void *env = mk("{\"model\":\"MobileNet-v2\",\"layer\":2,\"hardware\":\"hw_256pe_bw32\"}", &f);
+    json_t *pt = json_pack("{s:s}", "directives",
+                           "SpatialMap(1,1) C; TemporalMap(Sz(R),1) Y; TemporalMap(Sz(S),1) X; TemporalMap(Sz(R),Sz(R)) R; "
+                           "TemporalMap(Sz(S),Sz(S)) S;");
+    double rw;
+    hw_err err = {0};
+    json_t *met = json_object();
+    cr_assert_eq(f->evaluate(env, pt, &rw, met, &err), 0, "%s", err.msg);
+    cr_assert_eq(json_integer_value(json_object_get(met, "runtime")), 217809);
+    cr_assert_float_eq(rw, 1.0 / 217809, 1e-15);
+    json_decref(met);
+    json_decref(pt);
     f->destroy(env);
 }
