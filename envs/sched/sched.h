@@ -106,7 +106,8 @@ typedef struct sched_bf_stats {
 
 /* Brute force: refactorise the columns of the selected rows (n = 2 or 3), keep the valid
  * combination with the lowest objective (ties, then secondary objective sec >= 0, keep the
- * current table). t must be valid on entry; it is updated in place. Returns 0. */
+ * current table). t must be valid on entry; it is updated in place. Returns 0, or -1 (t
+ * untouched) when a row is absent, repeated or out of range, or n is not 2 or 3. */
 int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,
                      int sec, sched_cost *best, sched_bf_stats *st);
 

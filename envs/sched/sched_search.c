@@ -156,6 +156,12 @@ static int factorisations(int N, int n, int *out) {
 
 int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
                      sched_cost *best, sched_bf_stats *st) {
+    if (n < 2 || n > 3) return -1;
+    for (int i = 0; i < n; i++) {
+        if (rows[i] < 0 || rows[i] >= SCHED_NROW || !a->present[rows[i]]) return -1;
+        for (int j = i + 1; j < n; j++)
+            if (rows[i] == rows[j]) return -1;
+    }
     bf_ctx *c = calloc(1, sizeof *c);
     if (!c) abort();
     c->a = a;

@@ -299,6 +299,16 @@ Test(sched_model, masks_hide_absent_levels) {
     /* simba has every level */
     builtin("simba", &a);
     for (int r = 0; r < SCHED_NROW; r++) cr_assert(a.present[r], "simba row %s", sched_row_names[r]);
+    /* the brute force refuses absent or repeated rows */
+    builtin("eyeriss_v1", &a);
+    sched_layer l = mklayer(1, 4, 1, 4, 1, 1, 4, 4, 1);
+    sched_table t, t0;
+    sched_table_init(&l, &t);
+    t0 = t;
+    int bad1[2] = {SR_REG, SR_DRAM}, bad2[2] = {SR_DRAM, SR_DRAM};
+    cr_assert_eq(sched_bruteforce(&a, &l, &t, 2, bad1, SOBJ_ENERGY, -1, NULL, NULL), -1);
+    cr_assert_eq(sched_bruteforce(&a, &l, &t, 2, bad2, SOBJ_ENERGY, -1, NULL, NULL), -1);
+    cr_assert_eq(memcmp(&t, &t0, sizeof t), 0);
     /* action encoding: 0-9 pairs [i, r]; 10 = [0,1,r], 54 = [8,9,r] */
     int rows[3];
     cr_assert_eq(sched_action_rows(3, 9, rows), 2);
