@@ -22,6 +22,14 @@ typedef struct mm_env {
     float *obs_buf, *obs_sup, obs_act[MM_NACT * NA], obs_glob[NG];
     uint8_t *obs_map, *obs_prof;
     uint64_t *occ;
+    /* memory-map cache: per time step, the map rows occupied (mwords words), valid when
+     * colvalid[t] == epoch; kept up to date by OR-ing the pieces of each forward step */
+    uint64_t *colcache;
+    uint32_t *colvalid, epoch;
+    int32_t mwords, last_t, vlo, vhi; /* cache entries are trusted only inside [vlo, vhi] */
+    uint32_t last_plog;
+    bool sync_ok;
+    uint64_t expand[256]; /* byte b -> 8 bytes of 0/1 (bit k -> byte k) */
 } mm_env;
 
 typedef struct mm_snap {
@@ -43,6 +51,8 @@ static void mm_env_destroy(void *pv) {
     free(e->obs_map);
     free(e->obs_prof);
     free(e->occ);
+    free(e->colcache);
+    free(e->colvalid);
     free(e);
 }
 
@@ -81,9 +91,21 @@ static void *mm_env_create(const json_t *cfg, hw_err *err) {
     int rows = 1 + e->k + e->l;
     e->obs_buf = calloc((size_t)rows * NF, sizeof(float));
     e->obs_sup = calloc((size_t)e->supply_window, sizeof(float));
-    e->obs_map = calloc((size_t)e->map * (size_t)e->map, 1);
+    e->obs_map = calloc((size_t)e->map * (size_t)e->map + 64, 1);
+    for (int v = 0; v < 256; v++) {
+        uint8_t bytes[8];
+        for (int k = 0; k < 8; k++) bytes[k] = (uint8_t)(v >> k & 1);
+        memcpy(&e->expand[v], bytes, 8);
+    }
     e->obs_prof = calloc((size_t)e->profile_len, 1);
     e->occ = calloc((size_t)e->g->words, sizeof(uint64_t));
+    e->mwords = (e->map + 63) / 64;
+    e->colcache = calloc((size_t)p->T * (size_t)e->mwords, sizeof(uint64_t));
+    e->colvalid = calloc((size_t)p->T, sizeof(uint32_t));
+    e->epoch = 1;
+    e->vlo = 0;
+    e->vhi = -1;
+    if (!e->colcache || !e->colvalid) abort();
     if (!e->obs_buf || !e->obs_sup || !e->obs_map || !e->obs_prof || !e->occ) abort();
     e->aspace = hw_space_discrete(MM_NACT);
     hw_space_set_name(e->aspace, 0, "action");
@@ -148,17 +170,68 @@ static void buf_feat(const mm_env *e, int32_t b, float *out) {
     out[9] = (float)mm_game_benefit(e->g, b);
 }
 
-static bool occ_any(const uint64_t *m, int32_t a, int32_t z) { /* any bit in [a, z) */
-    for (int32_t i = a; i < z;) {
-        if ((i & 63) == 0 && i + 64 <= z) {
-            if (m[i >> 6]) return true;
+/* Granule o of G maps to rows [o*M/G, max(that+1, (o+1)*M/G)) of an M-row downsampling. */
+static inline int32_t row_lo(int32_t o, int32_t G, int32_t M) { return (int32_t)((int64_t)o * M / G); }
+static inline int32_t row_hi(int32_t o, int32_t G, int32_t M) {
+    int32_t a = row_lo(o, G, M), b = (int32_t)((int64_t)(o + 1) * M / G);
+    return b > a ? b : a + 1;
+}
+
+static void set_bits(uint64_t *w, int32_t a, int32_t b) { /* bits [a, b) */
+    for (int32_t i = a; i < b;) {
+        if ((i & 63) == 0 && i + 64 <= b) {
+            w[i >> 6] = ~0ULL;
             i += 64;
         } else {
-            if (m[i >> 6] >> (i & 63) & 1) return true;
+            w[i >> 6] |= 1ULL << (i & 63);
             i++;
         }
     }
-    return false;
+}
+
+/* Calls fn(a, b) for each run [a, b) of set bits of an occupancy mask of G granules. */
+#define FOR_RUNS(mask, G, A, B, BODY)                                                        \
+    for (int32_t A = 0, B; A < (G); A = B) {                                                 \
+        while (A < (G) && !((mask)[A >> 6] >> (A & 63) & 1)) {                               \
+            if ((A & 63) == 0 && !(mask)[A >> 6]) A += 64;                                   \
+            else A++;                                                                        \
+        }                                                                                    \
+        if (A >= (G)) break;                                                                 \
+        B = A;                                                                               \
+        while (B < (G) && ((mask)[B >> 6] >> (B & 63) & 1)) B++;                             \
+        BODY;                                                                                \
+    }
+
+/* Map rows occupied at time t (cached). */
+static const uint64_t *map_col(mm_env *e, int32_t t) {
+    uint64_t *c = e->colcache + (size_t)t * (size_t)e->mwords;
+    if (e->colvalid[t] == e->epoch) return c;
+    const mm_problem *p = e->p;
+    memset(c, 0, sizeof(uint64_t) * (size_t)e->mwords);
+    mm_game_occupancy(e->g, t, t, e->occ);
+    FOR_RUNS(e->occ, p->G, a, b, set_bits(c, row_lo(a, p->G, e->map), row_hi(b - 1, p->G, e->map)));
+    e->colvalid[t] = e->epoch;
+    return c;
+}
+
+/* Brings the cache in line with the game: after one forward step, OR in its new pieces;
+ * otherwise (reset, restore) invalidate everything. */
+static void map_sync(mm_env *e) {
+    const mm_game *g = e->g;
+    if (e->sync_ok && g->t == e->last_t + 1 && g->plog_n >= e->last_plog) {
+        for (uint32_t i = e->last_plog; i < g->plog_n; i++) {
+            const mm_piece *pc = &g->plog[i];
+            int32_t a = row_lo(pc->off, e->p->G, e->map), b = row_hi(pc->off + pc->n - 1, e->p->G, e->map);
+            int32_t lo = pc->s > e->vlo ? pc->s : e->vlo, hi = pc->e < e->vhi ? pc->e : e->vhi;
+            for (int32_t t = lo; t <= hi; t++)
+                if (e->colvalid[t] == e->epoch) set_bits(e->colcache + (size_t)t * (size_t)e->mwords, a, b);
+        }
+    } else if (!(e->sync_ok && g->t == e->last_t && g->plog_n == e->last_plog)) {
+        e->epoch++;
+    }
+    e->sync_ok = true;
+    e->last_t = g->t;
+    e->last_plog = g->plog_n;
 }
 
 static void fill_obs(mm_env *e, hw_obs *obs) {
@@ -191,29 +264,39 @@ static void fill_obs(mm_env *e, hw_obs *obs) {
     e->obs_glob[3] = (float)(gsz - gpos - (cur >= 0 ? 1 : 0));
     e->obs_glob[4] = (float)mm_game_return(g);
     e->obs_glob[5] = mm_game_backup_safe(g);
-    /* memory map: window of map_window steps centred on target_time, map x map cells */
+    /* memory map: window of map_window steps centred on target_time, map x map cells:
+     * memory_map[i][j] = 1 when offset bin j is occupied at some step of time bin i */
     if (e->use_map) {
         int M = e->map;
         int32_t t0 = tt - e->window / 2;
-        memset(e->obs_map, 0, (size_t)M * (size_t)M);
+        map_sync(e);
+        /* entries entering the trusted range may be stale: recompute them */
+        int32_t nlo = t0 < 0 ? 0 : t0, nhi = t0 + e->window - 1 >= p->T ? p->T - 1 : t0 + e->window - 1;
+        for (int32_t t = nlo; t <= nhi; t++)
+            if (t < e->vlo || t > e->vhi) e->colvalid[t] = 0;
+        e->vlo = nlo;
+        e->vhi = nhi;
+        uint64_t colw[8];
+        int nbytes = (M + 7) / 8;
         for (int c = 0; c < M; c++) {
             int32_t a = t0 + (int32_t)((int64_t)c * e->window / M), z = t0 + (int32_t)((int64_t)(c + 1) * e->window / M) - 1;
             if (z < a) z = a;
-            if (z < 0 || a >= p->T) continue;
-            mm_game_occupancy(g, a, z, e->occ);
-            for (int r = 0; r < M; r++) {
-                int32_t o0 = (int32_t)((int64_t)r * p->G / M), o1 = (int32_t)((int64_t)(r + 1) * p->G / M);
-                if (o1 <= o0) o1 = o0 + 1;
-                if (o0 < p->G && occ_any(e->occ, o0, o1 < p->G ? o1 : p->G)) e->obs_map[(size_t)r * M + c] = 1;
+            if (a < 0) a = 0;
+            if (z >= p->T) z = p->T - 1;
+            memset(colw, 0, sizeof colw);
+            for (int32_t t = a; t <= z; t++) {
+                const uint64_t *cc = map_col(e, t);
+                for (int w = 0; w < e->mwords; w++) colw[w] |= cc[w];
             }
+            /* row c of the map = time bin c; byte j = offset bin j */
+            uint8_t *row = e->obs_map + (size_t)c * (size_t)M;
+            for (int k = 0; k < nbytes; k++) memcpy(row + 8 * k, &e->expand[colw[k >> 3] >> (8 * (k & 7)) & 0xff], 8);
         }
     }
     mm_game_occupancy(g, tt, tt, e->occ);
-    for (int r = 0; r < e->profile_len; r++) {
-        int32_t o0 = (int32_t)((int64_t)r * p->G / e->profile_len), o1 = (int32_t)((int64_t)(r + 1) * p->G / e->profile_len);
-        if (o1 <= o0) o1 = o0 + 1;
-        e->obs_prof[r] = o0 < p->G && occ_any(e->occ, o0, o1 < p->G ? o1 : p->G);
-    }
+    memset(e->obs_prof, 0, (size_t)e->profile_len);
+    FOR_RUNS(e->occ, p->G, a, b, memset(e->obs_prof + row_lo(a, p->G, e->profile_len), 1,
+                                        (size_t)(row_hi(b - 1, p->G, e->profile_len) - row_lo(a, p->G, e->profile_len))));
     for (int i = 0; i < e->supply_window; i++) {
         int32_t t = tt - e->supply_window / 2 + i;
         e->obs_sup[i] = t >= 0 && t < p->T ? (float)g->W[t] : 0;
@@ -278,6 +361,7 @@ static int mm_env_reset(void *pv, const uint64_t *seed, const json_t *options, h
     (void)err;
     mm_env *e = pv;
     mm_game_reset(e->g);
+    e->sync_ok = false;
     e->started = true;
     e->illegal_end = false;
     fill_obs(e, obs);
@@ -322,9 +406,11 @@ static int mm_env_restore(void *pv, const void *sv, hw_err *err) {
     mm_env *e = pv;
     const mm_snap *s = sv;
     if (s->n > e->p->nbuf) return hw_fail(err, HW_E_BAD_STATE, "snapshot does not belong to this problem");
+    e->sync_ok = false;
     if (mm_game_goto(e->g, s->acts, s->n)) return hw_fail(err, HW_E_BAD_STATE, "snapshot does not replay on this problem");
     e->started = s->started;
     e->illegal_end = s->illegal_end;
+    e->sync_ok = false;
     return 0;
 }
 

@@ -255,3 +255,62 @@ Test(mmap_env, evaluate_policies_and_action_lists) {
     cr_assert_eq(mm_env_game(env)->t, 1);
     f->destroy(env);
 }
+
+/* The cached, incrementally updated memory map equals a from-scratch computation. */
+static void check_map(const mm_game *g, const hw_obs *obs, int M, int window) {
+    const mm_problem *p = g->p;
+    int32_t cur = g->t < p->nbuf ? g->t : -1;
+    int32_t tt = cur >= 0 ? p->buf[cur].time : p->T - 1, t0 = tt - window / 2;
+    const uint8_t *map = obs->arr[3].data;
+    uint64_t occ[MM_MAX_GRANULES / 64];
+    uint8_t *ref = calloc((size_t)M * (size_t)M, 1);
+    for (int i = 0; i < M; i++) {
+        int32_t a = t0 + (int32_t)((int64_t)i * window / M), z = t0 + (int32_t)((int64_t)(i + 1) * window / M) - 1;
+        if (z < a) z = a;
+        for (int32_t t = a; t <= z; t++) {
+            if (t < 0 || t >= p->T) continue;
+            mm_game_occupancy(g, t, t, occ);
+            for (int32_t o = 0; o < p->G; o++)
+                if (occ[o >> 6] >> (o & 63) & 1) {
+                    int32_t lo = (int32_t)((int64_t)o * M / p->G), hi = (int32_t)((int64_t)(o + 1) * M / p->G);
+                    if (hi <= lo) hi = lo + 1;
+                    for (int32_t j = lo; j < hi; j++) ref[(size_t)i * M + j] = 1;
+                }
+        }
+    }
+    cr_assert_eq(memcmp(ref, map, (size_t)M * (size_t)M), 0, "memory map differs at buffer %d", g->t);
+    free(ref);
+}
+
+Test(mmap_env, memory_map_matches_scratch_computation) {
+    const char *cfgs[2] = {"{\"problem\":\"rnn_2\"}", "{\"problem\":\"inference_lstm\",\"map_size\":64,\"map_window\":200}"};
+    int Ms[2] = {128, 64}, Ws[2] = {128, 200};
+    for (int c = 0; c < 2; c++) {
+        const hw_env_family *f;
+        void *env = mk(cfgs[c], &f);
+        const mm_game *g = mm_env_game(env);
+        hw_obs obs;
+        hw_step_out o;
+        f->reset(env, NULL, NULL, &obs, NULL, NULL);
+        check_map(g, &obs, Ms[c], Ws[c]);
+        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(rng, 11);
+        void *snap = NULL;
+        for (int i = 0; i < 700 && !g->done; i++) {
+            int64_t a = mm_policy_random(g, rng);
+            hw_act act = {1, &a, NULL};
+            f->step(env, &act, &o, NULL, NULL);
+            if (i % 37 == 0) check_map(g, &o.obs, Ms[c], Ws[c]);
+            if (i == 150) snap = f->snapshot(env, NULL);
+            if (i == 400) {
+                f->restore(env, snap, NULL);
+                a = mm_policy_random(g, rng);
+                f->step(env, &act, &o, NULL, NULL);
+                check_map(g, &o.obs, Ms[c], Ws[c]);
+            }
+        }
+        f->snapshot_free(snap);
+        gsl_rng_free(rng);
+        f->destroy(env);
+    }
+}
