@@ -37,6 +37,7 @@ typedef struct sim {
     int32_t *q;      /* nbanks * qcap */
     int qn[MAXB];
     uint64_t nonempty;
+    int n_nonempty;
     /* buffer counters */
     int bank_cnt[MAXB], total, nrd, nwr, last_bank;
     /* bank machines */
@@ -45,7 +46,12 @@ typedef struct sim {
     int64_t act_t[MAXB]; /* time of the bank's last ACT */
     int32_t cur[MAXB];
     int activated;
-    int last_write; /* FrFcfsGrp: direction of the last CAS */
+    int last_write;
+    uint64_t dirty;          /* banks whose proposal must be recomputed */
+    int8_t prop_cmd[MAXB];
+    uint8_t bg_of[MAXB];
+    int64_t lb[MAXB]; /* lower bound of each bank's proposal time */
+    int64_t prop_req[MAXB]; /* FrFcfsGrp: direction of the last CAS */
     /* timing checker: earliest time per command type, by bank / bank group / rank */
     int64_t nb[MAXB][DRAM_NCMD], ng[MAXB][DRAM_NCMD], nr[DRAM_NCMD], bus;
     int64_t faw[4];
@@ -155,7 +161,9 @@ static void try_accept(sim *s, int64_t t, int d) {
     int b = s->bank[r];
     if (s->qn[b] >= s->qcap) return; /* cannot happen: qcap bounds every buffer kind */
     bq(s, b)[s->qn[b]++] = (int32_t)r;
+    if (!(s->nonempty & (1ULL << b))) s->n_nonempty++;
     s->nonempty |= 1ULL << b;
+    s->dirty |= 1ULL << b;
     s->bank_cnt[b]++;
     s->total++;
     if (s->wr[r]) s->nwr++;
@@ -382,13 +390,21 @@ static int bank_propose(sim *s, int b, int64_t *req) {
     return autopre ? DRAM_CMD_RDA : DRAM_CMD_RD;
 }
 
+static inline int proposal(sim *s, int b, int64_t *req) {
+    if (s->dirty & (1ULL << b)) {
+        s->prop_cmd[b] = (int8_t)bank_propose(s, b, &s->prop_req[b]);
+        s->dirty &= ~(1ULL << b);
+    }
+    *req = s->prop_req[b];
+    return s->prop_cmd[b];
+}
+
 static inline int64_t earliest(const sim *s, int cmd, int b, int64_t t) {
-    int g = b / s->bpg;
     int64_t e = max64(t, s->bus);
     e = max64(e, s->nr[cmd]);
     if (b >= 0) {
         e = max64(e, s->nb[b][cmd]);
-        e = max64(e, s->ng[g][cmd]);
+        e = max64(e, s->ng[s->bg_of[b]][cmd]);
     }
     return e;
 }
@@ -409,6 +425,7 @@ static void refresh_eval(sim *s, int64_t t) {
     if (!s->ref_pulledin_state) {
         if (s->flex == s->c->refresh_max_postponed) {
             for (int b = 0; b < s->nbanks; b++) s->blocked[b] = 1; /* forced */
+            s->dirty = ~0ULL;
         } else if (s->nonempty) {
             s->flex++;
             s->ref_trigger += refi; /* postponed */
@@ -430,9 +447,11 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
     const dram_memspec *ms = s->ms;
     s->res->cmd[cmd]++;
     s->bus = t + 1;
+    if (b >= 0) s->dirty |= 1ULL << b;
+    else s->dirty = ~0ULL;
     if (s->res->cmd_log_n < s->res->cmd_log_cap)
         s->res->cmd_log[s->res->cmd_log_n++] = (dram_cmd_rec){t, cmd, b, r};
-    int g = b >= 0 ? b / s->bpg : 0;
+    int g = b >= 0 ? s->bg_of[b] : 0;
     switch (cmd) {
     case DRAM_CMD_ACT: {
         upd(&s->nb[b][DRAM_CMD_PRE], t + ms->RAS);
@@ -530,11 +549,16 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         int n = s->qn[b], i = 0;
         while (i < n && q[i] != r) i++;
         memmove(q + i, q + i + 1, (size_t)(n - i - 1) * sizeof *q);
-        if (--s->qn[b] == 0) s->nonempty &= ~(1ULL << b);
+        if (--s->qn[b] == 0) {
+            s->nonempty &= ~(1ULL << b);
+            s->n_nonempty--;
+            s->lb[b] = INF;
+        }
         s->bank_cnt[b]--;
         s->total--;
         if (s->wr[r]) s->nwr--;
         else s->nrd--;
+        if (s->c->scheduler == DRAM_SCHED_FRFCFSGRP && s->last_write != s->wr[r]) s->dirty = ~0ULL;
         s->last_write = s->wr[r];
         s->cur[b] = -1;
         s->keep[b] = 0;
@@ -562,44 +586,79 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
     }
 }
 
-/* Steps (3)-(5): returns the earliest time any proposed command could issue (after issuing
- * one at t if one is legal now). */
+/* Steps (3)-(5): issues the oldest command that is legal at t, if any, and returns a lower bound
+ * of the next time a command could issue. lb[b] is a lower bound of bank b's proposal time; it
+ * stays valid while the bank is clean, because timing constraints only ever grow. */
+static inline int64_t min_lb(const sim *s) {
+    int64_t m = INF;
+    if (s->n_nonempty <= 4 || s->nbanks < 4) {
+        for (uint64_t k = s->nonempty; k; k &= k - 1) {
+            int b = __builtin_ctzll(k);
+            m = s->lb[b] < m ? s->lb[b] : m;
+        }
+        return m;
+    }
+    /* four independent chains (nbanks is a power of two >= 4) */
+    int64_t m0 = INF, m1 = INF, m2 = INF, m3 = INF;
+    for (int b = 0; b < s->nbanks; b += 4) {
+        m0 = s->lb[b] < m0 ? s->lb[b] : m0;
+        m1 = s->lb[b + 1] < m1 ? s->lb[b + 1] : m1;
+        m2 = s->lb[b + 2] < m2 ? s->lb[b + 2] : m2;
+        m3 = s->lb[b + 3] < m3 ? s->lb[b + 3] : m3;
+    }
+    m0 = m0 < m1 ? m0 : m1;
+    m2 = m2 < m3 ? m2 : m3;
+    return m0 < m2 ? m0 : m2;
+}
+
 static int64_t commands(sim *s, int64_t t) {
     refresh_eval(s, t);
     int best_cmd = DRAM_NCMD, best_b = -1;
-    int64_t best_t = INF, best_r = -1;
-    if (s->ref_cmd != DRAM_NCMD) {
-        best_cmd = s->ref_cmd;
-        best_t = earliest(s, s->ref_cmd, -1, t);
-        best_r = -1; /* the refresh payload is the oldest */
+    int64_t best_r = INT64_MAX;
+    if (s->ref_cmd != DRAM_NCMD && earliest(s, s->ref_cmd, -1, t) == t) {
+        best_cmd = s->ref_cmd; /* the refresh payload is the oldest */
+        best_r = -1;
     }
-    for (uint64_t m = s->nonempty; m; m &= m - 1) {
+    /* only banks whose bound has been reached, or whose proposal changed, can issue now
+     * (empty banks keep lb = INF) */
+    uint64_t due = 0;
+    if (s->n_nonempty <= 4) {
+        for (uint64_t k = s->nonempty; k; k &= k - 1) {
+            int b = __builtin_ctzll(k);
+            due |= (uint64_t)(s->lb[b] <= t) << b;
+        }
+    } else
+        for (int b = 0; b < s->nbanks; b++) due |= (uint64_t)(s->lb[b] <= t) << b;
+    for (uint64_t m = (due | s->dirty) & s->nonempty; m; m &= m - 1) {
         int b = __builtin_ctzll(m);
         int64_t r;
-        int cmd = bank_propose(s, b, &r);
-        if (cmd == DRAM_NCMD) continue;
+        int cmd = proposal(s, b, &r);
+        if (cmd == DRAM_NCMD) {
+            s->lb[b] = INF;
+            continue;
+        }
         int64_t e = earliest(s, cmd, b, t);
-        if (e < best_t || (e == best_t && best_r >= 0 && r < best_r)) {
-            best_t = e;
+        s->lb[b] = e;
+        if (e == t && r < best_r) {
             best_cmd = cmd;
             best_b = b;
             best_r = r;
         }
     }
-    if (best_cmd == DRAM_NCMD) return INF;
-    if (best_t > t) return best_t;
-    issue(s, best_cmd, best_b, best_r, t);
-    /* next legal time of what is proposed now */
-    int64_t nxt = INF;
-    refresh_eval(s, t);
-    if (s->ref_cmd != DRAM_NCMD) nxt = earliest(s, s->ref_cmd, -1, t);
-    for (uint64_t m = s->nonempty; m; m &= m - 1) {
-        int b = __builtin_ctzll(m);
-        int64_t r;
-        int cmd = bank_propose(s, b, &r);
-        if (cmd != DRAM_NCMD) nxt = min64(nxt, earliest(s, cmd, b, t));
+    if (best_cmd != DRAM_NCMD) {
+        issue(s, best_cmd, best_b, best_r < 0 ? -1 : best_r, t);
+        refresh_eval(s, t);
+        /* bounds of clean banks stay valid (constraints only grow); changed banks are re-evaluated */
+        for (uint64_t m = s->nonempty & s->dirty; m; m &= m - 1) {
+            int b = __builtin_ctzll(m);
+            int64_t r;
+            int cmd = proposal(s, b, &r);
+            s->lb[b] = cmd == DRAM_NCMD ? INF : earliest(s, cmd, b, t);
+        }
     }
-    return nxt;
+    int64_t nxt = min_lb(s);
+    if (s->ref_cmd != DRAM_NCMD) nxt = min64(nxt, earliest(s, s->ref_cmd, -1, t));
+    return nxt == INF ? INF : max64(nxt, t + 1);
 }
 
 static double pct_sorted_hist(const int64_t *hist, int64_t nh, int64_t count, double p) {
@@ -707,6 +766,8 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
     s->tWRAACT = s->tWRPRE + ms->RP;
     s->act_act = c->jedec_act_act ? ms->RC : ms->RCD;
     for (int b = 0; b < s->nbanks; b++) {
+        s->bg_of[b] = (uint8_t)(b / s->bpg);
+        s->lb[b] = INF;
         s->cur[b] = -1;
         s->close_at[b] = INF;
     }
