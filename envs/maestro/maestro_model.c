@@ -6,6 +6,7 @@
  * marked "MAESTRO:" below); the two crashes/bugs we do not reproduce are documented in
  * docs/maestro.md ("Deliberate differences"). */
 #include <limits.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -116,8 +117,12 @@ void maestro_hw_default(maestro_hw *h) {
     h->mac_energy_nj = 0.00023;
 }
 
-static int fail(ctx *c, const char *fmt, const char *a, int x) {
-    snprintf(c->reason, 200, fmt, a, x);
+static int fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(ctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->reason, 200, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -198,20 +203,17 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
     const maestro_layer *ly = c->l;
     int ncl = 0;
     long U = 1;
-    int last_cluster = c->h->num_pes;
     for (int i = 0; i < m->n; i++)
         if (m->d[i].kind == MDIR_CLUSTER) {
             ncl++;
-            if (m->d[i].size <= 0) return fail(c, "Cluster size must be positive (directive %s%d)", "#", i);
+            if (m->d[i].size <= 0) return fail(c, "Cluster size must be positive (directive %d)", i);
             U *= m->d[i].size;
-            if (U > (long)INT_MAX) return fail(c, "Cluster sizes overflow (directive %s%d)", "#", i);
-            last_cluster = m->d[i].size;
+            if (U > (long)INT_MAX) return fail(c, "Cluster sizes overflow (directive %d)", i);
         }
     if (ncl >= MAESTRO_MAX_LEVELS)
-        return fail(c, "%s%d Cluster directives: MAESTRO supports at most 3 (4 NoC levels)", "", ncl);
+        return fail(c, "%d Cluster directives: MAESTRO supports at most 3 (4 NoC levels)", ncl);
     if (c->h->num_pes / U < 1)
-        return fail(c, "the Cluster sizes need %s%d PEs, more than the hardware has", "", (int)U);
-    (void)last_cluster;
+        return fail(c, "the Cluster sizes need %ld PEs, more than the %d the hardware has", U, c->h->num_pes);
     /* tensors */
     bool dw = ly->type == MAESTRO_DSCONV;
     varlist *in = &c->tv[MT_IN], *w = &c->tv[MT_W], *o = &c->tv[MT_OUT];
@@ -255,7 +257,7 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
     for (int i = 0; i <= m->n; i++) {
         bool closing = (i == m->n) || m->d[i].kind == MDIR_CLUSTER;
         if (!closing) {
-            if (nb >= LV_DIRS - 20) return fail(c, "too many directives in one cluster level (%s%d)", "level ", lvl);
+            if (nb >= LV_DIRS - 20) return fail(c, "too many directives in cluster level %d", lvl);
             buf[nb++] = m->d[i];
             continue;
         }
@@ -343,9 +345,9 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
             if (!cur.has[L->d[k].dim])
                 return fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name(L->d[k].dim), lvl);
         }
-        if (nsp == 0) return fail(c, "no SpatialMap at cluster level %s%d (MAESTRO: NoSpatialMap)", "", lvl);
-        if (nsp > 2) return fail(c, "more than two SpatialMaps at cluster level %s%d (MAESTRO: MultiParallelismInSingleCluster)", "", lvl);
-        if (L->csize <= 0) return fail(c, "cluster level %s%d has no sub-clusters", "", lvl);
+        if (nsp == 0) return fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
+        if (nsp > 2) return fail(c, "more than two SpatialMaps at cluster level %d (MAESTRO: MultiParallelismInSingleCluster)", lvl);
+        if (L->csize <= 0) return fail(c, "cluster level %d has no sub-clusters", lvl);
         spatial_edge_clusters(L);
         mapping_sizes(L);
         lvl++;
@@ -542,10 +544,8 @@ static long pe_egress(const level *L, const varlist *ov, const icase *cs, bool p
             int na = L->nedge;
             switch (s->pos) {
             case POS_INIT:
-                if (is_edge(s) && ee) {
-                    if (na == 1) r *= L->medge[v];
-                    else r *= L->medge[v];
-                } else if (first) r *= L->mapped[v];
+                if (is_edge(s) && ee) r *= L->medge[v]; /* edge-of-edge PE: edge size either way */
+                else if (first) r *= L->mapped[v];
                 else if (L->unique[v] != 0) r *= L->unique[v];
                 break;
             case POS_STEADY:
@@ -728,7 +728,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     for (int k = nd - 1; k >= 0; k--) {
         freq[k] = ncases;
         ncases *= it.nst[k];
-        if (ncases > MAX_CASES) return fail(c, "more than %s%d iteration cases at one cluster level", "", MAX_CASES);
+        if (ncases > MAX_CASES) return fail(c, "more than %d iteration cases at cluster level %d", MAX_CASES, li);
     }
     int ctr[LV_DIRS];
     memset(ctr, 0, sizeof ctr);
@@ -757,7 +757,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
                     size *= D->dims[v];
                 }
                 long ing;
-                if (spatial_ingress(L, &c->tv[t], &cs, &ing)) return fail(c, "reuse analysis failed (MAESTRO terminates) at level %s%d", "", li);
+                if (spatial_ingress(L, &c->tv[t], &cs, &ing)) return fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
                 R->upreq[t] += 2 * ing;
                 R->l2wr[t] = size;
                 R->downreq[t] += 2 * mapped_volume(L, &c->tv[t]);
@@ -781,7 +781,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         long ingress = 0;
         for (int t = 0; t < 2; t++) {
             long ing;
-            if (spatial_ingress(L, &c->tv[t], &cs, &ing)) return fail(c, "reuse analysis failed (MAESTRO terminates) at level %s%d", "", li);
+            if (spatial_ingress(L, &c->tv[t], &cs, &ing)) return fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
             ingress += ing;
             R->l2rd[t] += occ * ing;
             R->l1wr[t] = R->l2rd[t]; /* MAESTRO: L1 write = L2 read */
