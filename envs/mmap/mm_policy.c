@@ -6,10 +6,10 @@
 #include "mmap.h"
 
 /* Heuristic knobs (logical time steps / fraction of CMEM). */
-#define H_KEEP_GAP 16      /* keep a tensor in CMEM (NoCopy) across gaps up to this long */
-#define H_OUT_KEEP 24      /* keep an output for its live range if it is at most this long */
+#define H_KEEP_GAP 32      /* keep a tensor in CMEM (NoCopy) across gaps up to this long */
+#define H_OUT_KEEP 128     /* keep an output for its live range if it is at most this long */
 #define H_GROUP_SPAN 8     /* start an aliased group in CMEM only if all its uses are this close */
-#define H_MAX_FRAC 0.25    /* never place buffers larger than this fraction of CMEM */
+#define H_MAX_FRAC 0.5     /* never place buffers larger than this fraction of CMEM */
 
 static int len(const mm_option *o) { return o->s <= o->e ? o->e - o->s + 1 : 0; }
 
