@@ -64,6 +64,7 @@ json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err);
 void hw_pack_json(msgpack_packer *pk, const json_t *j);
 
 /* ---- packing ---- */
+static inline void hw_pack_bool(msgpack_packer *pk, bool b) { b ? msgpack_pack_true(pk) : msgpack_pack_false(pk); }
 void hw_pack_cstr(msgpack_packer *pk, const char *s);
 void hw_pack_kv_str(msgpack_packer *pk, const char *k, const char *v);
 /* {"dtype","shape","data"}; when lead > 0 the shape gets a leading axis of `lead` (the data

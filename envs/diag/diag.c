@@ -101,7 +101,7 @@ static void *diag_create(const json_t *cfg, hw_err *err) {
     }
     if (e->as == AS_MULTIDISCRETE || e->as == AS_DISCRETE) {
         const char *labels[64];
-        char store[64][16];
+        char store[64][24];
         for (int64_t k = 0; k < e->choices; k++) {
             snprintf(store[k], sizeof store[k], "v%lld", (long long)k);
             labels[k] = store[k];

@@ -1,0 +1,100 @@
+/* main.c - hwgym-server: command line, signals, then hw_server_run(). */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw_codec.h"
+#include "registry.h"
+#include "server.h"
+
+static volatile sig_atomic_t stop_flag = 0;
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: hwgym-server [options]\n"
+            "Serves hwgym's hardware-design RL environments over ZeroMQ + msgpack (protocol/PROTOCOL.md).\n\n"
+            "  --bind ENDPOINT      endpoint to bind; repeatable (default tcp://127.0.0.1:5555),\n"
+            "                       e.g. --bind tcp://0.0.0.0:5555 --bind ipc:///tmp/hwgym.sock\n"
+            "  --workers N          worker threads; each session is pinned to one (default 2)\n"
+            "  --session-ttl SEC    reap sessions idle longer than this (default 600)\n"
+            "  --max-sessions N     open sessions allowed (default 10000)\n"
+            "  --max-msg BYTES      largest request accepted (default 67108864)\n"
+            "  --max-envs N         envs per vector session (default 4096)\n"
+            "  --max-snapshots N    snapshots per session (default 1024)\n"
+            "  --max-batch N        points per evaluate_batch (default 100000)\n"
+            "  --list-envs          print the registered envs and exit\n"
+            "  -v, --verbose        log start, reaping and shutdown to stderr\n"
+            "  --version            print the version and exit\n"
+            "  -h, --help           this help\n\n"
+            "SIGTERM or SIGINT: finish the work in flight, then exit 0.\n");
+}
+
+static int parse_num(const char *opt, const char *s, double lo, double hi, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || v < lo || v > hi) {
+        fprintf(stderr, "hwgym-server: %s: '%s' is not a number in [%g, %g]\n", opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    hw_server_opts o;
+    hw_server_default_opts(&o);
+    static const struct option longopts[] = {
+        {"bind", required_argument, 0, 'b'},        {"workers", required_argument, 0, 'w'},
+        {"session-ttl", required_argument, 0, 't'}, {"max-sessions", required_argument, 0, 's'},
+        {"max-msg", required_argument, 0, 'm'},     {"max-envs", required_argument, 0, 'e'},
+        {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
+        {"list-envs", no_argument, 0, 'l'},         {"verbose", no_argument, 0, 'v'},
+        {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    double x;
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (o.nbinds >= HW_MAX_BINDS) {
+                fprintf(stderr, "hwgym-server: --bind: at most %d endpoints\n", HW_MAX_BINDS);
+                return 2;
+            }
+            o.binds[o.nbinds++] = optarg;
+            break;
+        case 'w': if (parse_num("--workers", optarg, 1, 256, &x)) return 2; o.workers = (int)x; break;
+        case 't': if (parse_num("--session-ttl", optarg, 0.01, 1e9, &x)) return 2; o.session_ttl_s = x; break;
+        case 's': if (parse_num("--max-sessions", optarg, 1, 1e7, &x)) return 2; o.max_sessions = (size_t)x; break;
+        case 'm': if (parse_num("--max-msg", optarg, 1024, 1 << 30, &x)) return 2; o.max_msg = (size_t)x; break;
+        case 'e': if (parse_num("--max-envs", optarg, 1, 1 << 20, &x)) return 2; o.max_envs = (int)x; break;
+        case 'n': if (parse_num("--max-snapshots", optarg, 1, 1 << 20, &x)) return 2; o.max_snapshots = (int)x; break;
+        case 'B': if (parse_num("--max-batch", optarg, 1, 1e7, &x)) return 2; o.max_batch = (int)x; break;
+        case 'l':
+            for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);
+            return 0;
+        case 'v': o.verbose = 1; break;
+        case 'V': printf("hwgym-server %s (protocol %d)\n", HW_VERSION_STRING, HW_PROTOCOL_VERSION); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hwgym-server: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    if (o.nbinds == 0) o.binds[o.nbinds++] = "tcp://127.0.0.1:5555";
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return hw_server_run(&o, &stop_flag);
+}

@@ -1,0 +1,37 @@
+/* reply.c - see reply.h */
+#include "reply.h"
+
+#include <stdarg.h>
+
+msgpack_packer reply_begin(task *t, size_t nfields) {
+    msgpack_sbuffer_destroy(&t->reply);
+    msgpack_sbuffer_init(&t->reply);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &t->reply, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, nfields + 2);
+    hw_pack_cstr(&pk, "id");
+    if (t->id) msgpack_pack_object(&pk, *t->id);
+    else msgpack_pack_nil(&pk);
+    hw_pack_cstr(&pk, "ok");
+    msgpack_pack_true(&pk);
+    t->failed = false;
+    return pk;
+}
+
+void reply_error(task *t, const hw_err *e) {
+    msgpack_sbuffer_destroy(&t->reply);
+    msgpack_sbuffer_init(&t->reply);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &t->reply, msgpack_sbuffer_write);
+    hw_pack_error(&pk, t->id, e->code, e->msg);
+    t->failed = true;
+}
+
+void reply_fail(task *t, hw_code c, const char *fmt, ...) {
+    hw_err e;
+    va_list ap;
+    va_start(ap, fmt);
+    hw_vfail(&e, c, fmt, ap);
+    va_end(ap);
+    reply_error(t, &e);
+}

@@ -1,0 +1,748 @@
+/* router.c - hwgym-server's main thread (see server.h).
+ * Owns: the ROUTER socket, request decoding and validation, the session table (token ->
+ * session, pinned worker), dispatch to workers, evaluate_batch fan-out and gather, idle-session
+ * reaping, the stats op, and the drain on SIGTERM/SIGINT. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "registry.h"
+#include "reply.h"
+#include "server.h"
+#include "stats.h"
+#include "worker.h"
+
+static const char *const op_names[OP_COUNT] = {"hello", "ping", "envs", "stats", "make", "spaces", "reset", "step", "close",
+                                               "snapshot", "restore", "drop_snapshot", "evaluate", "evaluate_batch", "join"};
+
+const char *hw_op_name_of(int op) {
+    if (op >= 0 && op < OP_COUNT) return op_names[op];
+    return op == OP_DESTROY ? "destroy" : op == OP_BATCH_SLICE ? "batch_slice" : "stop";
+}
+
+int hw_op_lookup(const char *name, size_t len) {
+    for (int i = 0; i < OP_COUNT; i++)
+        if (strlen(op_names[i]) == len && memcmp(op_names[i], name, len) == 0) return i;
+    return -1;
+}
+
+void hw_server_default_opts(hw_server_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->workers = 2;
+    o->session_ttl_s = 600;
+    o->max_sessions = 10000;
+    o->max_msg = 64u << 20;
+    o->max_envs = 4096;
+    o->max_snapshots = 1024;
+    o->max_batch = 100000;
+}
+
+/* ---------------------------------------------------------------- session table */
+
+typedef struct table_ent {
+    session *s;
+    struct table_ent *next;
+} table_ent;
+
+typedef struct router {
+    const hw_server_opts *o;
+    hw_limits lim;
+    void *zctx, *sock, *replies;
+    void **push;
+    worker *w;
+    int nw;
+    int *wsessions;           /* sessions assigned per worker */
+    int rr;                   /* round robin for session-less work */
+    table_ent **buckets;
+    size_t nbuckets, nsessions;
+    int64_t inflight;         /* tasks out at workers */
+    double start;
+    uint64_t requests, errors, reaped, steps;
+    hw_hist hist[OP_COUNT];
+    hw_hist hist_bad;         /* requests rejected before an op was known */
+} router;
+
+static uint64_t tok_hash(const char *tok) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *tok; tok++) h = (h ^ (unsigned char)*tok) * 1099511628211ull;
+    return h;
+}
+
+static session *table_get(router *r, const char *tok) {
+    for (table_ent *e = r->buckets[tok_hash(tok) % r->nbuckets]; e; e = e->next)
+        if (strcmp(e->s->token, tok) == 0) return e->s;
+    return NULL;
+}
+
+static void table_put(router *r, session *s) {
+    if (r->nsessions + 1 > r->nbuckets) {
+        size_t nb = r->nbuckets * 2;
+        table_ent **b = calloc(nb, sizeof *b);
+        if (!b) abort();
+        for (size_t i = 0; i < r->nbuckets; i++) {
+            table_ent *e = r->buckets[i];
+            while (e) {
+                table_ent *n = e->next;
+                size_t k = tok_hash(e->s->token) % nb;
+                e->next = b[k];
+                b[k] = e;
+                e = n;
+            }
+        }
+        free(r->buckets);
+        r->buckets = b;
+        r->nbuckets = nb;
+    }
+    table_ent *e = malloc(sizeof *e);
+    if (!e) abort();
+    e->s = s;
+    size_t k = tok_hash(s->token) % r->nbuckets;
+    e->next = r->buckets[k];
+    r->buckets[k] = e;
+    r->nsessions++;
+    s->in_table = true;
+}
+
+static void table_del(router *r, session *s) {
+    if (!s->in_table) return;
+    for (table_ent **p = &r->buckets[tok_hash(s->token) % r->nbuckets]; *p; p = &(*p)->next)
+        if ((*p)->s == s) {
+            table_ent *e = *p;
+            *p = e->next;
+            free(e);
+            r->nsessions--;
+            r->wsessions[s->worker]--;
+            break;
+        }
+    s->in_table = false;
+}
+
+static void session_free(session *s) {
+    json_decref(s->config);
+    free(s);
+}
+
+static int new_token(char out[33]) {
+    unsigned char b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+static void task_free(task *t) {
+    for (int i = 0; i < t->nenv; i++) zmq_msg_close(&t->env[i]);
+    if (t->decoded) hw_msg_free(&t->msg);
+    if (t->has_body) zmq_msg_close(&t->body);
+    msgpack_sbuffer_destroy(&t->reply);
+    free(t);
+}
+
+static void free_buf(void *data, void *hint) {
+    (void)hint;
+    free(data);
+}
+
+static void send_reply(router *r, task *t) {
+    if (!t->nenv || !t->reply.size) return; /* internal task, or nothing to say */
+    for (int i = 0; i < t->nenv; i++) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        zmq_msg_copy(&m, &t->env[i]);
+        if (zmq_msg_send(&m, r->sock, ZMQ_SNDMORE) < 0) {
+            zmq_msg_close(&m);
+            return; /* peer gone */
+        }
+    }
+    zmq_msg_t m;
+    zmq_msg_init_data(&m, t->reply.data, t->reply.size, free_buf, NULL);
+    t->reply.data = NULL;
+    t->reply.size = t->reply.alloc = 0;
+    if (zmq_msg_send(&m, r->sock, 0) < 0) zmq_msg_close(&m);
+}
+
+static void finish(router *r, task *t) {
+    if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (hw_now() - t->t0) * 1e6);
+    else if (t->op < 0) hw_hist_add(&r->hist_bad, (hw_now() - t->t0) * 1e6);
+    if (t->failed) r->errors++;
+    if (t->op == OP_STEP && !t->failed) r->steps++;
+    send_reply(r, t);
+    task_free(t);
+}
+
+static void dispatch(router *r, task *t, int wi) {
+    if (t->s) {
+        t->s->inflight++;
+        t->s->last_active = hw_now();
+    }
+    r->inflight++;
+    t->dispatched = true;
+    while (zmq_send(r->push[wi], &t, sizeof t, 0) < 0 && errno == EINTR) {
+    }
+}
+
+/* ---------------------------------------------------------------- router-side ops */
+
+static void op_hello(router *r, task *t) {
+    msgpack_packer pk = reply_begin(t, 6);
+    hw_pack_kv_str(&pk, "server", "hwgym-server");
+    hw_pack_kv_str(&pk, "version", HW_VERSION_STRING);
+    hw_pack_cstr(&pk, "protocol");
+    msgpack_pack_int(&pk, HW_PROTOCOL_VERSION);
+    hw_pack_cstr(&pk, "protocols");
+    msgpack_pack_array(&pk, 1);
+    msgpack_pack_int(&pk, HW_PROTOCOL_VERSION);
+    hw_pack_cstr(&pk, "envs");
+    int n = hw_registry_count();
+    msgpack_pack_array(&pk, (size_t)n);
+    for (int i = 0; i < n; i++) hw_pack_cstr(&pk, hw_registry_at(i)->id);
+    hw_pack_cstr(&pk, "limits");
+    json_t *l = json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:i, s:i, s:i}", "max_msg", (json_int_t)r->lim.max_msg, "max_depth",
+                          r->lim.max_depth, "max_elems", (json_int_t)r->lim.max_elems, "max_str", (json_int_t)r->lim.max_str,
+                          "max_sessions", (json_int_t)r->o->max_sessions, "session_ttl_s", (json_int_t)r->o->session_ttl_s,
+                          "max_envs", r->o->max_envs, "max_snapshots", r->o->max_snapshots, "max_batch", r->o->max_batch);
+    hw_pack_json(&pk, l);
+    json_decref(l);
+}
+
+static void op_envs(task *t) {
+    msgpack_packer pk = reply_begin(t, 1);
+    hw_pack_cstr(&pk, "envs");
+    int n = hw_registry_count();
+    msgpack_pack_array(&pk, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        msgpack_pack_map(&pk, 2);
+        hw_pack_kv_str(&pk, "id", hw_registry_at(i)->id);
+        hw_pack_kv_str(&pk, "summary", hw_registry_at(i)->summary);
+    }
+}
+
+static void op_stats(router *r, task *t) {
+    json_t *ops = json_object();
+    for (int i = 0; i < OP_COUNT; i++)
+        if (r->hist[i].count) json_object_set_new(ops, op_names[i], hw_hist_json(&r->hist[i]));
+    if (r->hist_bad.count) json_object_set_new(ops, "(rejected)", hw_hist_json(&r->hist_bad));
+    uint64_t env_steps = 0;
+    json_t *per = json_array();
+    for (int i = 0; i < r->nw; i++) {
+        env_steps += atomic_load(&r->w[i].env_steps);
+        json_array_append_new(per, json_integer(r->wsessions[i]));
+    }
+    json_t *j = json_pack("{s:f, s:i, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "uptime_s", hw_now() - r->start, "workers", r->nw,
+                          "sessions", (json_int_t)r->nsessions, "sessions_per_worker", per, "steps", (json_int_t)r->steps,
+                          "env_steps", (json_int_t)env_steps, "requests", (json_int_t)r->requests, "errors", (json_int_t)r->errors,
+                          "reaped", (json_int_t)r->reaped, "inflight", (json_int_t)r->inflight, "ops", ops);
+    msgpack_packer pk = reply_begin(t, json_object_size(j));
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v) {
+        hw_pack_cstr(&pk, k);
+        hw_pack_json(&pk, v);
+    }
+    json_decref(j);
+}
+
+static int least_loaded(router *r) {
+    int best = 0;
+    for (int i = 1; i < r->nw; i++)
+        if (r->wsessions[i] < r->wsessions[best]) best = i;
+    return best;
+}
+
+static int get_config(const msgpack_object *root, json_t **out, hw_err *err) {
+    const msgpack_object *c = hw_mp_get(root, "config");
+    *out = NULL;
+    if (!c || c->type == MSGPACK_OBJECT_NIL) return 0;
+    if (c->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_CONFIG, "config: expected a map, got another type");
+    *out = hw_mp_to_json(c, err);
+    if (!*out) {
+        hw_err_prefix(err, "config");
+        err->code = HW_E_BAD_CONFIG;
+        return -1;
+    }
+    return 0;
+}
+
+static void route_make(router *r, task *t) {
+    hw_err err;
+    char env_id[64];
+    if (hw_mp_str(t->msg.root, "env", NULL, env_id, sizeof env_id, &err)) {
+        reply_error(t, &err);
+        return;
+    }
+    if (!hw_registry_find(env_id)) {
+        reply_fail(t, HW_E_UNKNOWN_ENV, "unknown env '%s' (the envs op lists them)", env_id);
+        return;
+    }
+    if (r->nsessions >= r->o->max_sessions) {
+        reply_fail(t, HW_E_LIMIT, "the server holds %zu sessions (--max-sessions); close some first", r->nsessions);
+        return;
+    }
+    json_t *cfg;
+    if (get_config(t->msg.root, &cfg, &err)) {
+        reply_error(t, &err);
+        return;
+    }
+    session *s = calloc(1, sizeof *s);
+    if (!s) abort();
+    if (new_token(s->token)) {
+        free(s);
+        json_decref(cfg);
+        reply_fail(t, HW_E_INTERNAL, "getrandom failed: %s", strerror(errno));
+        return;
+    }
+    snprintf(s->env_id, sizeof s->env_id, "%s", env_id);
+    s->config = cfg;
+    s->worker = least_loaded(r);
+    r->wsessions[s->worker]++;
+    table_put(r, s);
+    t->s = s;
+    dispatch(r, t, s->worker);
+}
+
+static session *lookup(router *r, task *t, bool required, hw_err *err) {
+    char tok[80];
+    const msgpack_object *o = hw_mp_get(t->msg.root, "session");
+    if (!o || o->type == MSGPACK_OBJECT_NIL) {
+        if (required) hw_fail(err, HW_E_BAD_REQUEST, "field 'session' is required for %s", op_names[t->op]);
+        else hw_err_clear(err);
+        return NULL;
+    }
+    if (hw_mp_str(t->msg.root, "session", NULL, tok, sizeof tok, err)) return NULL;
+    session *s = table_get(r, tok);
+    if (!s) hw_fail(err, HW_E_UNKNOWN_SESSION, "unknown session '%.40s' (closed, reaped after the TTL, or never made)", tok);
+    return s;
+}
+
+static void route_batch(router *r, task *t) {
+    hw_err err;
+    session *s = lookup(r, t, false, &err);
+    if (!s && err.code != HW_OK) {
+        reply_error(t, &err);
+        return;
+    }
+    batch *b = calloc(1, sizeof *b);
+    if (!b) abort();
+    if (s) {
+        snprintf(b->env_id, sizeof b->env_id, "%s", s->env_id);
+        b->config = json_incref(s->config);
+        s->last_active = hw_now();
+    } else {
+        if (hw_mp_str(t->msg.root, "env", NULL, b->env_id, sizeof b->env_id, &err) || get_config(t->msg.root, &b->config, &err)) {
+            free(b);
+            reply_error(t, &err);
+            return;
+        }
+        if (!hw_registry_find(b->env_id)) {
+            free(b);
+            reply_fail(t, HW_E_UNKNOWN_ENV, "unknown env '%s'", b->env_id);
+            return;
+        }
+    }
+    const msgpack_object *pts = hw_mp_get(t->msg.root, "points");
+    if (pts && pts->type == MSGPACK_OBJECT_ARRAY) {
+        b->list = pts;
+        b->n = pts->via.array.size;
+    } else if (pts && pts->type == MSGPACK_OBJECT_MAP) {
+        if (hw_mp_array(pts, "points", NULL, r->lim.max_elems, &b->grid, &err)) goto fail;
+        if (b->grid.ndim != 2) {
+            hw_fail(&err, HW_E_BAD_REQUEST, "points: a wire array of points must be 2-D (points x elements)");
+            goto fail;
+        }
+        b->n = b->grid.shape[0];
+    } else {
+        hw_fail(&err, HW_E_BAD_REQUEST, "field 'points' must be a list of points or a 2-D array");
+        goto fail;
+    }
+    if (b->n > r->o->max_batch) {
+        hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)b->n, r->o->max_batch);
+        goto fail;
+    }
+    b->parent = t;
+    t->dispatched = true; /* held by the batch until every slice is back */
+    b->rewards = calloc((size_t)b->n + 1, sizeof(double));
+    b->metrics = calloc((size_t)b->n + 1, sizeof(json_t *));
+    b->errors = calloc((size_t)b->n + 1, sizeof(json_t *));
+    if (!b->rewards || !b->metrics || !b->errors) abort();
+    int slices = b->n < r->nw ? (int)b->n : r->nw;
+    if (slices == 0) slices = 1;
+    b->pending = slices;
+    for (int k = 0; k < slices; k++) {
+        task *sl = calloc(1, sizeof *sl);
+        if (!sl) abort();
+        sl->op = OP_BATCH_SLICE;
+        sl->b = b;
+        sl->lo = b->n * k / slices;
+        sl->hi = b->n * (k + 1) / slices;
+        sl->t0 = t->t0;
+        dispatch(r, sl, (r->rr + k) % r->nw);
+    }
+    r->rr = (r->rr + 1) % r->nw;
+    return;
+fail:
+    json_decref(b->config);
+    free(b);
+    reply_error(t, &err);
+}
+
+static void batch_done(router *r, batch *b) {
+    task *t = b->parent;
+    msgpack_packer pk = reply_begin(t, 3);
+    hw_array ra = {HW_DT_FLOAT64, 1, {b->n}, b->rewards};
+    hw_pack_cstr(&pk, "reward");
+    hw_pack_array(&pk, &ra, 0);
+    hw_pack_cstr(&pk, "metrics");
+    msgpack_pack_array(&pk, (size_t)b->n);
+    for (int64_t k = 0; k < b->n; k++) {
+        if (b->metrics[k]) hw_pack_json(&pk, b->metrics[k]);
+        else msgpack_pack_nil(&pk);
+        json_decref(b->metrics[k]);
+    }
+    hw_pack_cstr(&pk, "errors");
+    msgpack_pack_array(&pk, (size_t)b->n);
+    for (int64_t k = 0; k < b->n; k++) {
+        if (b->errors[k]) hw_pack_json(&pk, b->errors[k]);
+        else msgpack_pack_nil(&pk);
+        json_decref(b->errors[k]);
+    }
+    free(b->rewards);
+    free(b->metrics);
+    free(b->errors);
+    json_decref(b->config);
+    free(b);
+    finish(r, t);
+}
+
+/* Decodes and routes one request. Replies at once when the router can answer. */
+static void on_request(router *r, task *t, bool draining) {
+    hw_err err;
+    size_t len = zmq_msg_size(&t->body);
+    r->requests++;
+    t->op = -1;
+    if (len > r->o->max_msg) {
+        reply_fail(t, HW_E_LIMIT, "message of %zu bytes exceeds the limit of %zu (--max-msg)", len, r->o->max_msg);
+        goto answer;
+    }
+    if (hw_msg_decode(&t->msg, zmq_msg_data(&t->body), len, &r->lim, &err)) {
+        t->decoded = true;
+        reply_error(t, &err);
+        goto answer;
+    }
+    t->decoded = true;
+    const msgpack_object *root = t->msg.root;
+    const msgpack_object *id = hw_mp_get(root, "id");
+    if (id && (id->type == MSGPACK_OBJECT_POSITIVE_INTEGER || id->type == MSGPACK_OBJECT_NEGATIVE_INTEGER || id->type == MSGPACK_OBJECT_STR))
+        t->id = id;
+    else if (id && id->type != MSGPACK_OBJECT_NIL) {
+        reply_fail(t, HW_E_BAD_REQUEST, "field 'id' must be an integer or a string");
+        goto answer;
+    }
+    const msgpack_object *v = hw_mp_get(root, "v");
+    if (!v) {
+        reply_fail(t, HW_E_BAD_REQUEST, "field 'v' (protocol version) is required; this server speaks %d", HW_PROTOCOL_VERSION);
+        goto answer;
+    }
+    if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER || v->via.u64 != HW_PROTOCOL_VERSION) {
+        if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER || v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+            reply_fail(t, HW_E_UNSUPPORTED_VERSION, "protocol version %lld is not supported; this server speaks %d",
+                       v->type == MSGPACK_OBJECT_POSITIVE_INTEGER ? (long long)v->via.u64 : (long long)v->via.i64, HW_PROTOCOL_VERSION);
+        else reply_fail(t, HW_E_UNSUPPORTED_VERSION, "field 'v' must be the integer protocol version (%d)", HW_PROTOCOL_VERSION);
+        goto answer;
+    }
+    const msgpack_object *op = hw_mp_get(root, "op");
+    if (!op || op->type != MSGPACK_OBJECT_STR) {
+        reply_fail(t, HW_E_BAD_REQUEST, "field 'op' is required (a string)");
+        goto answer;
+    }
+    int o = hw_op_lookup(op->via.str.ptr, op->via.str.size);
+    if (o < 0) {
+        reply_fail(t, HW_E_UNKNOWN_OP, "unknown op '%.*s'", (int)(op->via.str.size > 40 ? 40 : op->via.str.size), op->via.str.ptr);
+        goto answer;
+    }
+    t->op = o;
+    if (draining && o != OP_PING && o != OP_HELLO && o != OP_STATS && o != OP_ENVS) {
+        reply_fail(t, HW_E_SHUTTING_DOWN, "server is shutting down");
+        goto answer;
+    }
+    switch (o) {
+    case OP_HELLO: op_hello(r, t); goto answer;
+    case OP_PING: {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        msgpack_packer pk = reply_begin(t, 1);
+        hw_pack_cstr(&pk, "time");
+        msgpack_pack_double(&pk, (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+        goto answer;
+    }
+    case OP_ENVS: op_envs(t); goto answer;
+    case OP_STATS: op_stats(r, t); goto answer;
+    case OP_MAKE: route_make(r, t); break;
+    case OP_EVALUATE_BATCH: route_batch(r, t); break;
+    case OP_SPACES:
+    case OP_EVALUATE: {
+        session *s = lookup(r, t, false, &err);
+        if (!s && err.code != HW_OK) {
+            reply_error(t, &err);
+            break;
+        }
+        t->s = s;
+        if (s) dispatch(r, t, s->worker);
+        else {
+            dispatch(r, t, r->rr);
+            r->rr = (r->rr + 1) % r->nw;
+        }
+        break;
+    }
+    default: {
+        session *s = lookup(r, t, true, &err);
+        if (!s) {
+            reply_error(t, &err);
+            break;
+        }
+        t->s = s;
+        dispatch(r, t, s->worker);
+        break;
+    }
+    }
+    if (t->dispatched) return; /* a worker owns it now */
+answer:
+    finish(r, t);
+}
+
+static void on_reply(router *r, task *t) {
+    r->inflight--;
+    if (t->op == OP_BATCH_SLICE) {
+        batch *b = t->b;
+        task_free(t);
+        if (--b->pending == 0) batch_done(r, b);
+        return;
+    }
+    session *s = t->s;
+    if (s) {
+        s->inflight--;
+        s->last_active = hw_now();
+        if ((t->op == OP_MAKE || t->op == OP_CLOSE || t->op == OP_DESTROY) && s->dead) table_del(r, s);
+        if (s->dead && s->inflight == 0 && !s->in_table) {
+            session_free(s);
+            t->s = NULL;
+        }
+    }
+    finish(r, t);
+}
+
+static void reap(router *r, double now) {
+    for (size_t i = 0; i < r->nbuckets; i++) {
+        table_ent *e = r->buckets[i];
+        while (e) {
+            table_ent *n = e->next;
+            session *s = e->s;
+            if (s->inflight == 0 && now - s->last_active > r->o->session_ttl_s) {
+                table_del(r, s);
+                task *t = calloc(1, sizeof *t);
+                if (!t) abort();
+                t->op = OP_DESTROY;
+                t->s = s;
+                t->t0 = now;
+                dispatch(r, t, s->worker);
+                r->reaped++;
+                if (r->o->verbose) fprintf(stderr, "hwgym-server: reaped idle session %.8s...\n", s->token);
+            }
+            e = n;
+        }
+    }
+}
+
+/* Receives one multipart message from the ROUTER socket into a new task (NULL: nothing). */
+static task *recv_request(router *r) {
+    task *t = calloc(1, sizeof *t);
+    if (!t) abort();
+    zmq_msg_t parts[TASK_MAX_ENVELOPE + 1];
+    int n = 0;
+    int more = 1;
+    bool overflow = false;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, r->sock, n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            zmq_msg_close(&m);
+            if (n == 0) {
+                free(t);
+                return NULL;
+            }
+            break;
+        }
+        more = zmq_msg_more(&m);
+        if (n < TASK_MAX_ENVELOPE + 1) parts[n++] = m;
+        else {
+            overflow = true;
+            zmq_msg_close(&parts[n - 1]);
+            parts[n - 1] = m; /* keep the last frame as the body */
+        }
+    }
+    t->t0 = hw_now();
+    if (n < 2) { /* no routing id + body: cannot answer */
+        for (int i = 0; i < n; i++) zmq_msg_close(&parts[i]);
+        free(t);
+        return NULL;
+    }
+    for (int i = 0; i < n - 1; i++) t->env[t->nenv++] = parts[i];
+    t->body = parts[n - 1];
+    t->has_body = true;
+    if (overflow) {
+        t->op = -1;
+        reply_fail(t, HW_E_BAD_REQUEST, "too many frames: send one msgpack map per message");
+    }
+    return t;
+}
+
+int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
+    router R;
+    router *r = &R;
+    memset(r, 0, sizeof R);
+    r->o = o;
+    r->lim = hw_limits_default;
+    r->lim.max_msg = o->max_msg;
+    r->lim.max_bin = o->max_msg;
+    r->nw = o->workers;
+    r->start = hw_now();
+    r->nbuckets = 1024;
+    r->buckets = calloc(r->nbuckets, sizeof *r->buckets);
+    r->wsessions = calloc((size_t)r->nw, sizeof(int));
+    r->w = calloc((size_t)r->nw, sizeof(worker));
+    r->push = calloc((size_t)r->nw, sizeof(void *));
+    if (!r->buckets || !r->wsessions || !r->w || !r->push) abort();
+
+    r->zctx = zmq_ctx_new();
+    r->sock = zmq_socket(r->zctx, ZMQ_ROUTER);
+    int64_t maxmsg = (int64_t)o->max_msg + (1 << 20);
+    zmq_setsockopt(r->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+    int linger = 2000, hwm = 100000;
+    zmq_setsockopt(r->sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(r->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(r->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    for (int i = 0; i < o->nbinds; i++) {
+        if (zmq_bind(r->sock, o->binds[i]) != 0) {
+            fprintf(stderr, "hwgym-server: cannot bind %s: %s\n", o->binds[i], zmq_strerror(zmq_errno()));
+            zmq_close(r->sock);
+            zmq_ctx_term(r->zctx);
+            free(r->buckets);
+            free(r->wsessions);
+            free(r->w);
+            free(r->push);
+            return 2;
+        }
+    }
+    r->replies = zmq_socket(r->zctx, ZMQ_PULL);
+    int zero = 0;
+    zmq_setsockopt(r->replies, ZMQ_RCVHWM, &zero, sizeof zero);
+    zmq_bind(r->replies, "inproc://hwgym-replies");
+    for (int i = 0; i < r->nw; i++) {
+        if (worker_start(&r->w[i], i, r->zctx, o) != 0) {
+            fprintf(stderr, "hwgym-server: cannot start worker %d\n", i);
+            return 2;
+        }
+        char ep[64];
+        snprintf(ep, sizeof ep, "inproc://hwgym-worker-%d", i);
+        r->push[i] = zmq_socket(r->zctx, ZMQ_PUSH);
+        zmq_setsockopt(r->push[i], ZMQ_SNDHWM, &zero, sizeof zero);
+        zmq_connect(r->push[i], ep);
+    }
+    if (o->verbose) {
+        fprintf(stderr, "hwgym-server %s: %d workers, %d envs, listening on", HW_VERSION_STRING, r->nw, hw_registry_count());
+        for (int i = 0; i < o->nbinds; i++) fprintf(stderr, " %s", o->binds[i]);
+        fprintf(stderr, "\n");
+    }
+
+    bool draining = false;
+    int stopped = 0;
+    double reap_every = o->session_ttl_s / 4;
+    if (reap_every > 1.0) reap_every = 1.0;
+    if (reap_every < 0.01) reap_every = 0.01;
+    double next_reap = hw_now() + reap_every;
+    for (;;) {
+        if (*stop && !draining) {
+            draining = true;
+            if (o->verbose) fprintf(stderr, "hwgym-server: draining %lld tasks in flight\n", (long long)r->inflight);
+            for (int i = 0; i < r->nw; i++) {
+                task *t = calloc(1, sizeof *t);
+                if (!t) abort();
+                t->op = OP_STOP;
+                dispatch(r, t, i);
+            }
+        }
+        if (draining && stopped == r->nw && r->inflight == 0) break;
+        zmq_pollitem_t items[2] = {{r->sock, 0, ZMQ_POLLIN, 0}, {r->replies, 0, ZMQ_POLLIN, 0}};
+        double now = hw_now();
+        long timeout = (long)((next_reap - now) * 1000.0);
+        if (timeout < 0) timeout = 0;
+        if (timeout > 100) timeout = 100;
+        int rc = zmq_poll(items, 2, timeout);
+        if (rc < 0) {
+            if (zmq_errno() == EINTR) continue;
+            fprintf(stderr, "hwgym-server: poll: %s\n", zmq_strerror(zmq_errno()));
+            *stop = 1;
+            continue;
+        }
+        if (items[1].revents & ZMQ_POLLIN) {
+            task *t;
+            while (zmq_recv(r->replies, &t, sizeof t, ZMQ_DONTWAIT) == sizeof t) {
+                if (t->op == OP_STOP) {
+                    r->inflight--;
+                    stopped++;
+                    task_free(t);
+                    continue;
+                }
+                on_reply(r, t);
+            }
+        }
+        if (items[0].revents & ZMQ_POLLIN) {
+            for (int k = 0; k < 256; k++) {
+                task *t = recv_request(r);
+                if (!t) break;
+                if (t->reply.size) finish(r, t);
+                else on_request(r, t, draining);
+            }
+        }
+        now = hw_now();
+        if (!draining && now >= next_reap) {
+            reap(r, now);
+            next_reap = now + reap_every;
+        }
+    }
+    for (int i = 0; i < r->nw; i++) worker_join(&r->w[i]);
+    /* workers are gone: free what is left */
+    for (size_t i = 0; i < r->nbuckets; i++) {
+        table_ent *e = r->buckets[i];
+        while (e) {
+            table_ent *n = e->next;
+            if (!e->s->dead) session_destroy_envs(e->s);
+            session_free(e->s);
+            free(e);
+            e = n;
+        }
+    }
+    for (int i = 0; i < r->nw; i++) zmq_close(r->push[i]);
+    zmq_close(r->replies);
+    zmq_close(r->sock);
+    zmq_ctx_term(r->zctx);
+    free(r->buckets);
+    free(r->wsessions);
+    free(r->w);
+    free(r->push);
+    if (o->verbose) fprintf(stderr, "hwgym-server: stopped cleanly\n");
+    return 0;
+}

@@ -1,0 +1,29 @@
+/* server.h - hwgym-server's configuration and entry point.
+ * Owns: the options main.c parses and hw_server_run(), which binds, serves until a stop
+ * signal, drains the work in flight and returns 0. */
+#ifndef HW_SERVER_H
+#define HW_SERVER_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#define HW_MAX_BINDS 16
+
+typedef struct hw_server_opts {
+    const char *binds[HW_MAX_BINDS];
+    int nbinds;
+    int workers;            /* worker threads */
+    double session_ttl_s;   /* idle sessions are reaped after this */
+    size_t max_sessions;
+    size_t max_msg;         /* request bytes */
+    int max_envs;           /* per vector session */
+    int max_snapshots;      /* per session */
+    int max_batch;          /* points per evaluate_batch */
+    int verbose;
+} hw_server_opts;
+
+void hw_server_default_opts(hw_server_opts *o);
+/* Serves until *stop becomes non-zero (set it from a signal handler). Returns the exit code. */
+int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop);
+
+#endif

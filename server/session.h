@@ -1,0 +1,77 @@
+/* session.h - a session: one env (single), N envs (vector) or one env shared by named agents
+ * (multi-agent), with its snapshots. Fields are split by owner: the router thread owns the
+ * routing part (token, worker, activity, inflight count); the worker the session is pinned to
+ * owns everything else. The worker sets `dead` before handing back the task that destroyed the
+ * env; the router frees the struct once `dead` and no task is in flight. */
+#ifndef HW_SESSION_H
+#define HW_SESSION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "env.h"
+#include "task.h"
+
+typedef enum { SK_SINGLE, SK_VECTOR, SK_MULTI } sess_kind;
+
+typedef struct agent {
+    char name[64];
+    int ndims;
+    int *dims;
+    hw_space *space;     /* MultiDiscrete over its dims */
+    task *held;          /* its part of the current barrier, awaiting the reply */
+    bool has_seed;
+    uint64_t seed;
+} agent;
+
+typedef struct snap_rec {
+    int64_t id;
+    void **snaps;        /* one per env */
+    bool *started, *needs_reset;
+} snap_rec;
+
+typedef struct session {
+    /* router-owned */
+    char token[33];
+    int worker;
+    double last_active;
+    int inflight;
+    bool in_table;
+    char env_id[64];
+    json_t *config;      /* as given to make (router keeps it for evaluate_batch routing) */
+    bool dead;           /* set by the worker when the envs are gone */
+    /* worker-owned */
+    sess_kind kind;
+    const hw_env_family *fam;
+    int num_envs;
+    void **envs;
+    bool *started;       /* reset at least once */
+    bool *needs_reset;   /* vector autoreset pending (Gymnasium next-step) */
+    const hw_space *aspace, *ospace;
+    int64_t anumel;
+    int64_t *ibuf;       /* action scratch, num_envs * anumel */
+    double *fbuf;
+    /* vector obs stacking */
+    int obs_fields;
+    char *stack[HW_OBS_MAX_FIELDS];
+    size_t stack_cap[HW_OBS_MAX_FIELDS];
+    double *rewards;
+    uint8_t *terms, *truncs;
+    json_t **infos;
+    /* multi-agent */
+    int nagents;
+    agent *agents;
+    int barrier_op;      /* 0, OP_RESET or OP_STEP */
+    int nparts;
+    double deadline;     /* monotonic seconds */
+    int64_t timeout_ms;
+    struct session *barrier_next; /* worker's list of sessions with an open barrier */
+    /* snapshots */
+    int nsnaps;
+    snap_rec *snaps;
+    int64_t next_snap;
+    int max_snapshots;
+} session;
+
+#endif

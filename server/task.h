@@ -1,0 +1,51 @@
+/* task.h - the unit of work passed between the router thread and the workers.
+ * Owns: the op enum and the task record. A task is created by the router for each request
+ * (or for internal work: destroy a reaped session, score a slice of an evaluate_batch, stop),
+ * handed to exactly one worker by pointer over inproc, and handed back once with a reply.
+ * Ownership moves with the pointer, so no field is ever touched by two threads at once. */
+#ifndef HW_TASK_H
+#define HW_TASK_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <zmq.h>
+
+#include "hw_codec.h"
+
+typedef enum hw_op {
+    OP_HELLO, OP_PING, OP_ENVS, OP_STATS, OP_MAKE, OP_SPACES, OP_RESET, OP_STEP, OP_CLOSE,
+    OP_SNAPSHOT, OP_RESTORE, OP_DROP_SNAPSHOT, OP_EVALUATE, OP_EVALUATE_BATCH, OP_JOIN,
+    OP_COUNT,
+    /* internal */
+    OP_DESTROY = OP_COUNT, OP_BATCH_SLICE, OP_STOP
+} hw_op_t;
+
+const char *hw_op_name_of(int op);
+int hw_op_lookup(const char *name, size_t len); /* -1 when unknown */
+
+struct session;
+struct batch;
+
+#define TASK_MAX_ENVELOPE 4
+
+typedef struct task {
+    int op;
+    zmq_msg_t env[TASK_MAX_ENVELOPE]; /* routing id (+ empty delimiter for REQ peers) */
+    int nenv;
+    zmq_msg_t body;                    /* the raw request; hw_msg points into it */
+    bool has_body, decoded;
+    hw_msg msg;
+    const msgpack_object *id;          /* echoed in the reply (may be NULL) */
+    struct session *s;
+    double t0;                         /* receipt time (monotonic seconds) */
+    msgpack_sbuffer reply;             /* packed reply; empty = no reply to send */
+    bool failed;                       /* the reply is an error */
+    bool dispatched;                   /* set by the router before handing it to a worker; never written by workers */
+    /* evaluate_batch slices */
+    struct batch *b;
+    int64_t lo, hi;
+    struct task *next;                 /* worker-side held lists */
+} task;
+
+#endif

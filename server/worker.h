@@ -1,0 +1,57 @@
+/* worker.h - worker threads: each owns the sessions pinned to it and runs their ops in order,
+ * so a session needs no locks, while sessions on different workers step at the same time.
+ * Owns: the op handlers (make, reset, step, ... multi-agent barriers and their timeouts,
+ * snapshots, evaluate and evaluate_batch slices) and a small per-worker cache of envs used for
+ * session-less evaluate/spaces and evaluate_batch. */
+#ifndef HW_WORKER_H
+#define HW_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "server.h"
+#include "session.h"
+#include "task.h"
+
+#define WORKER_CACHE 8
+
+typedef struct batch {
+    task *parent;
+    int64_t n;
+    const msgpack_object *list;  /* points as a msgpack array, or */
+    hw_array grid;               /* points as a 2-D wire array */
+    char env_id[64];
+    json_t *config;
+    double *rewards;
+    json_t **metrics;
+    json_t **errors;
+    int pending;                 /* slices not yet back (router-owned) */
+} batch;
+
+typedef struct worker {
+    int index;
+    pthread_t th;
+    void *zctx;
+    void *pull;                  /* tasks from the router */
+    void *push;                  /* tasks back to the router */
+    const hw_server_opts *opts;
+    struct {
+        char *key;
+        const hw_env_family *fam;
+        void *env;
+        uint64_t used;
+    } cache[WORKER_CACHE];
+    uint64_t tick;
+    session *barriers;           /* sessions with an open multi-agent barrier */
+    atomic_ullong env_steps;
+    atomic_int nsessions;
+} worker;
+
+/* Binds/connects the inproc sockets (call from the router thread) and starts the thread. */
+int worker_start(worker *w, int index, void *zctx, const hw_server_opts *opts);
+void worker_join(worker *w);
+/* Frees a session's envs and snapshots (worker-side); used by the worker and at shutdown. */
+void session_destroy_envs(session *s);
+double hw_now(void);
+
+#endif
