@@ -106,21 +106,6 @@ static void build_params(dram_env *e) {
     }
 }
 
-static void apply_param(dram_ctrl *c, int p, int v) {
-    switch (p) {
-    case P_PAGE: c->page_policy = v; break;
-    case P_SCHED: c->scheduler = v; break;
-    case P_BUF: c->sched_buffer = v; break;
-    case P_RBS: c->request_buffer_size = v; break;
-    case P_RESP: c->resp_queue = v; break;
-    case P_REF: c->refresh = v; break;
-    case P_POST: c->refresh_max_postponed = v; break;
-    case P_PULL: c->refresh_max_pulledin = v; break;
-    case P_ARB: c->arbiter = v; break;
-    default: c->max_active_transactions = v; break;
-    }
-}
-
 static void destroy(void *p) {
     dram_env *e = p;
     if (!e) return;
@@ -346,50 +331,6 @@ static double reward_of(const dram_env *e, const double *o) {
     }
 }
 
-static void result_json(const dram_env *e, const dram_ctrl *c, const dram_result *r, json_t *m) {
-    if (!m) return;
-    json_t *cfg = json_object();
-    json_object_set_new(cfg, "PagePolicy", json_string(dram_pp_names[c->page_policy]));
-    json_object_set_new(cfg, "Scheduler", json_string(dram_sched_names[c->scheduler]));
-    json_object_set_new(cfg, "SchedulerBuffer", json_string(dram_buf_names[c->sched_buffer]));
-    json_object_set_new(cfg, "RequestBufferSize", json_integer(c->request_buffer_size));
-    json_object_set_new(cfg, "RespQueue", json_string(dram_resp_names[c->resp_queue]));
-    json_object_set_new(cfg, "RefreshPolicy", json_string(dram_ref_names[c->refresh]));
-    json_object_set_new(cfg, "RefreshMaxPostponed", json_integer(c->refresh_max_postponed));
-    json_object_set_new(cfg, "RefreshMaxPulledin", json_integer(c->refresh_max_pulledin));
-    json_object_set_new(cfg, "Arbiter", json_string(dram_arb_names[c->arbiter]));
-    json_object_set_new(cfg, "MaxActiveTransactions", json_integer(c->max_active_transactions));
-    json_object_set_new(m, "config", cfg);
-    json_object_set_new(m, "memspec", json_string(e->ms.id));
-    json_object_set_new(m, "n_requests", json_integer(r->n_req));
-    json_object_set_new(m, "n_reads", json_integer(r->n_read));
-    json_object_set_new(m, "n_writes", json_integer(r->n_write));
-    json_object_set_new(m, "total_time_ns", json_real(r->total_time_ns));
-    json_object_set_new(m, "avg_latency_ns", json_real(r->avg_lat_ns));
-    json_object_set_new(m, "avg_read_latency_ns", json_real(r->avg_read_lat_ns));
-    json_object_set_new(m, "avg_write_latency_ns", json_real(r->avg_write_lat_ns));
-    json_object_set_new(m, "p99_latency_ns", json_real(r->p99_lat_ns));
-    json_object_set_new(m, "p99_read_latency_ns", json_real(r->p99_read_lat_ns));
-    json_object_set_new(m, "max_latency_ns", json_real(r->max_lat_ns));
-    json_object_set_new(m, "bandwidth_GBps", json_real(r->bandwidth_GBps));
-    json_object_set_new(m, "energy_pJ", json_real(r->energy_pJ));
-    json_object_set_new(m, "power_mW", json_real(r->power_mW));
-    json_t *eb = json_object();
-    json_object_set_new(eb, "ACT", json_real(r->energy_act_pJ));
-    json_object_set_new(eb, "PRE", json_real(r->energy_pre_pJ));
-    json_object_set_new(eb, "RD", json_real(r->energy_rd_pJ));
-    json_object_set_new(eb, "WR", json_real(r->energy_wr_pJ));
-    json_object_set_new(eb, "REF", json_real(r->energy_ref_pJ));
-    json_object_set_new(eb, "background", json_real(r->energy_bg_pJ));
-    json_object_set_new(m, "energy_breakdown_pJ", eb);
-    json_t *cmds = json_object();
-    for (int k = 0; k < DRAM_NCMD; k++) json_object_set_new(cmds, dram_cmd_names[k], json_integer(r->cmd[k]));
-    json_object_set_new(m, "commands", cmds);
-    json_object_set_new(m, "row_hits", json_integer(r->row_hits));
-    json_object_set_new(m, "row_misses", json_integer(r->row_misses));
-    json_object_set_new(m, "row_hit_rate", json_real(r->row_hit_rate));
-}
-
 /* Simulates controller c on the current trace: obs[0..2], metrics into m (may be NULL). */
 static int run_design(dram_env *e, const dram_ctrl *c, double *obs, double *reward, json_t *m, hw_err *err) {
     dram_result r;
@@ -400,7 +341,8 @@ static int run_design(dram_env *e, const dram_ctrl *c, double *obs, double *rewa
     obs[2] = r.energy_pJ;
     *reward = reward_of(e, obs);
     if (m) {
-        result_json(e, c, &r, m);
+        dram_result_json(c, &r, m);
+        json_object_set_new(m, "memspec", json_string(e->ms.id));
         json_object_set_new(m, "latency", json_real(obs[0]));
         json_object_set_new(m, "latency_metric", json_string(lat_names[e->lat_metric]));
         json_object_set_new(m, "objective", json_string(obj_names[e->objective]));
@@ -439,7 +381,7 @@ static int step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_e
     out->reward = 0;
     if (full) {
         dram_ctrl c = e->base;
-        for (int q = 0; q < NP; q++) apply_param(&c, q, e->val[q][idx[q]]);
+        for (int q = 0; q < NP; q++) dram_ctrl_set(&c, q, e->val[q][idx[q]]);
         if (run_design(e, &c, e->st.obs, &out->reward, info, err)) return -1;
     }
     e->st.t++;
@@ -482,55 +424,11 @@ static void snap_free(void *snap) {
     free(s);
 }
 
-static int find_label(const char *const *names, const char *v) {
-    for (int i = 0; names[i]; i++)
-        if (!strcasecmp(names[i], v)) return i;
-    return -1;
-}
-
-/* A design point as an object of named parameters; absent ones keep DRAMSys's defaults. */
-static int ctrl_from_object(const dram_env *e, const json_t *o, dram_ctrl *c, hw_err *err) {
-    *c = e->base;
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)o, k, v) {
-        int p = -1;
-        for (int q = 0; q < NP; q++)
-            if (!strcmp(pnames[q], k)) p = q;
-        if (p < 0) return hw_fail(err, HW_E_BAD_ACTION, "point.%s: unknown parameter (known: PagePolicy, Scheduler, "
-                                  "SchedulerBuffer, RequestBufferSize, RespQueue, RefreshPolicy, RefreshMaxPostponed, "
-                                  "RefreshMaxPulledin, Arbiter, MaxActiveTransactions)", k);
-        const char *const *names = p == P_PAGE ? dram_pp_names : p == P_SCHED ? dram_sched_names : p == P_BUF ? dram_buf_names
-                                 : p == P_RESP ? dram_resp_names : p == P_REF ? dram_ref_names : p == P_ARB ? dram_arb_names : NULL;
-        if (names) {
-            int ix = json_is_string(v) ? find_label(names, json_string_value(v)) : -1;
-            if (ix < 0) {
-                char list[160] = "";
-                for (int i = 0; names[i]; i++) {
-                    strcat(list, i ? ", " : "");
-                    strcat(list, names[i]);
-                }
-                return hw_fail(err, HW_E_BAD_ACTION, "point.%s: expected one of %s", k, list);
-            }
-            apply_param(c, p, ix);
-        } else {
-            if (!json_is_integer(v)) return hw_fail(err, HW_E_BAD_ACTION, "point.%s: expected an integer", k);
-            json_int_t x = json_integer_value(v);
-            json_int_t lo = (p == P_POST || p == P_PULL) ? 0 : 1, hi = p == P_MAT ? 1 << 20 : p == P_RBS ? 4096 : 64;
-            if (x < lo || x > hi)
-                return hw_fail(err, HW_E_BAD_ACTION, "point.%s: %lld out of range [%lld, %lld]", k, (long long)x,
-                               (long long)lo, (long long)hi);
-            apply_param(c, p, (int)x);
-        }
-    }
-    return 0;
-}
-
 static int evaluate(void *p, const json_t *point, double *reward, json_t *metrics, hw_err *err) {
     dram_env *e = p;
     dram_ctrl c = e->base;
     if (json_is_object(point)) {
-        if (ctrl_from_object(e, point, &c, err)) return -1;
+        if (dram_ctrl_apply_json(point, &c, err)) return -1;
     } else if (json_is_array(point)) {
         if (json_array_size(point) != NP)
             return hw_fail(err, HW_E_BAD_ACTION, "point: %zu elements, expected %d (one per parameter)", json_array_size(point), NP);
@@ -548,7 +446,7 @@ static int evaluate(void *p, const json_t *point, double *reward, json_t *metric
                                    e->nch[q] - 1);
                 ix = (int)x;
             }
-            apply_param(&c, q, e->val[q][ix]);
+            dram_ctrl_set(&c, q, e->val[q][ix]);
         }
     } else
         return hw_fail(err, HW_E_BAD_ACTION, "point: expected an array of %d choice indices or an object of named parameters", NP);

@@ -401,3 +401,114 @@ void dram_energy_terms_of(const dram_memspec *ms, dram_energy_terms *e) {
     e->p_bg_active_mW = dev * ms->vdd * ms->idd3n;
     e->p_bg_pre_mW = dev * ms->vdd * ms->idd2n;
 }
+
+/* ---- JSON views of a controller configuration and of a result ---- */
+
+static const char *const pnames[10] = {"PagePolicy", "Scheduler", "SchedulerBuffer", "RequestBufferSize", "RespQueue",
+                                       "RefreshPolicy", "RefreshMaxPostponed", "RefreshMaxPulledin", "Arbiter",
+                                       "MaxActiveTransactions"};
+enum { P_PAGE = 0, P_SCHED, P_BUF, P_RBS, P_RESP, P_REF, P_POST, P_PULL, P_ARB, P_MAT };
+
+void dram_ctrl_set(dram_ctrl *c, int p, int v) {
+    switch (p) {
+    case P_PAGE: c->page_policy = v; break;
+    case P_SCHED: c->scheduler = v; break;
+    case P_BUF: c->sched_buffer = v; break;
+    case P_RBS: c->request_buffer_size = v; break;
+    case P_RESP: c->resp_queue = v; break;
+    case P_REF: c->refresh = v; break;
+    case P_POST: c->refresh_max_postponed = v; break;
+    case P_PULL: c->refresh_max_pulledin = v; break;
+    case P_ARB: c->arbiter = v; break;
+    default: c->max_active_transactions = v; break;
+    }
+}
+
+const char *dram_param_name(int p) { return p >= 0 && p < 10 ? pnames[p] : NULL; }
+
+static int find_label(const char *const *names, const char *v) {
+    for (int i = 0; names[i]; i++)
+        if (!strcasecmp(names[i], v)) return i;
+    return -1;
+}
+
+int dram_ctrl_apply_json(const json_t *o, dram_ctrl *c, hw_err *err) {
+    if (!json_is_object(o)) return hw_fail(err, HW_E_BAD_ACTION, "point: expected an object of named parameters");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)o, k, v) {
+        int p = -1;
+        for (int q = 0; q < 10; q++)
+            if (!strcmp(pnames[q], k)) p = q;
+        if (p < 0) return hw_fail(err, HW_E_BAD_ACTION, "point.%s: unknown parameter (known: PagePolicy, Scheduler, "
+                                  "SchedulerBuffer, RequestBufferSize, RespQueue, RefreshPolicy, RefreshMaxPostponed, "
+                                  "RefreshMaxPulledin, Arbiter, MaxActiveTransactions)", k);
+        const char *const *names = p == P_PAGE ? dram_pp_names : p == P_SCHED ? dram_sched_names : p == P_BUF ? dram_buf_names
+                                 : p == P_RESP ? dram_resp_names : p == P_REF ? dram_ref_names : p == P_ARB ? dram_arb_names : NULL;
+        if (names) {
+            int ix = json_is_string(v) ? find_label(names, json_string_value(v)) : -1;
+            if (ix < 0) {
+                char list[160] = "";
+                for (int i = 0; names[i]; i++) {
+                    strcat(list, i ? ", " : "");
+                    strcat(list, names[i]);
+                }
+                return hw_fail(err, HW_E_BAD_ACTION, "point.%s: expected one of %s", k, list);
+            }
+            dram_ctrl_set(c, p, ix);
+        } else {
+            if (!json_is_integer(v)) return hw_fail(err, HW_E_BAD_ACTION, "point.%s: expected an integer", k);
+            json_int_t x = json_integer_value(v);
+            json_int_t lo = (p == P_POST || p == P_PULL) ? 0 : 1, hi = p == P_MAT ? 1 << 20 : p == P_RBS ? 4096 : 64;
+            if (x < lo || x > hi)
+                return hw_fail(err, HW_E_BAD_ACTION, "point.%s: %lld out of range [%lld, %lld]", k, (long long)x,
+                               (long long)lo, (long long)hi);
+            dram_ctrl_set(c, p, (int)x);
+        }
+    }
+    return 0;
+}
+
+void dram_result_json(const dram_ctrl *c, const dram_result *r, json_t *m) {
+    if (!m) return;
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "PagePolicy", json_string(dram_pp_names[c->page_policy]));
+    json_object_set_new(cfg, "Scheduler", json_string(dram_sched_names[c->scheduler]));
+    json_object_set_new(cfg, "SchedulerBuffer", json_string(dram_buf_names[c->sched_buffer]));
+    json_object_set_new(cfg, "RequestBufferSize", json_integer(c->request_buffer_size));
+    json_object_set_new(cfg, "RespQueue", json_string(dram_resp_names[c->resp_queue]));
+    json_object_set_new(cfg, "RefreshPolicy", json_string(dram_ref_names[c->refresh]));
+    json_object_set_new(cfg, "RefreshMaxPostponed", json_integer(c->refresh_max_postponed));
+    json_object_set_new(cfg, "RefreshMaxPulledin", json_integer(c->refresh_max_pulledin));
+    json_object_set_new(cfg, "Arbiter", json_string(dram_arb_names[c->arbiter]));
+    json_object_set_new(cfg, "MaxActiveTransactions", json_integer(c->max_active_transactions));
+    json_object_set_new(m, "config", cfg);
+    json_object_set_new(m, "n_requests", json_integer(r->n_req));
+    json_object_set_new(m, "n_reads", json_integer(r->n_read));
+    json_object_set_new(m, "n_writes", json_integer(r->n_write));
+    json_object_set_new(m, "total_time_ns", json_real(r->total_time_ns));
+    json_object_set_new(m, "avg_latency_ns", json_real(r->avg_lat_ns));
+    json_object_set_new(m, "avg_read_latency_ns", json_real(r->avg_read_lat_ns));
+    json_object_set_new(m, "avg_write_latency_ns", json_real(r->avg_write_lat_ns));
+    json_object_set_new(m, "p99_latency_ns", json_real(r->p99_lat_ns));
+    json_object_set_new(m, "p99_read_latency_ns", json_real(r->p99_read_lat_ns));
+    json_object_set_new(m, "max_latency_ns", json_real(r->max_lat_ns));
+    json_object_set_new(m, "bandwidth_GBps", json_real(r->bandwidth_GBps));
+    json_object_set_new(m, "energy_pJ", json_real(r->energy_pJ));
+    json_object_set_new(m, "power_mW", json_real(r->power_mW));
+    json_t *eb = json_object();
+    json_object_set_new(eb, "ACT", json_real(r->energy_act_pJ));
+    json_object_set_new(eb, "PRE", json_real(r->energy_pre_pJ));
+    json_object_set_new(eb, "RD", json_real(r->energy_rd_pJ));
+    json_object_set_new(eb, "WR", json_real(r->energy_wr_pJ));
+    json_object_set_new(eb, "REF", json_real(r->energy_ref_pJ));
+    json_object_set_new(eb, "background", json_real(r->energy_bg_pJ));
+    json_object_set_new(m, "energy_breakdown_pJ", eb);
+    json_t *cmds = json_object();
+    for (int k = 0; k < DRAM_NCMD; k++) json_object_set_new(cmds, dram_cmd_names[k], json_integer(r->cmd[k]));
+    json_object_set_new(m, "commands", cmds);
+    json_object_set_new(m, "row_hits", json_integer(r->row_hits));
+    json_object_set_new(m, "row_misses", json_integer(r->row_misses));
+    json_object_set_new(m, "row_hit_rate", json_real(r->row_hit_rate));
+}
+

@@ -100,7 +100,7 @@ typedef struct dram_ctrl {
     int max_active_transactions;   /* Fifo / Reorder arbiters only */
     int buffer_size_read, buffer_size_write; /* ReadWrite buffer (DRAMSys hidden default 8/8) */
     int req_bytes;                 /* bytes per request (64) */
-    bool jedec_act_act;            /* true: same-bank ACT->ACT = tRC; false: DRAMSys v5.1's tRCD */
+    bool jedec_act_act;            /* DDR4: true = same-bank ACT->ACT tRC (JEDEC), false = tRCD (DRAMSys v5.1 quirk); DDR3 always tRC */
 } dram_ctrl;
 /* DRAMSys's defaults (Open, FrFcfs, Bankwise 8, Fifo, AllBank 0/0, Simple, 128). */
 void dram_ctrl_default(dram_ctrl *c);
@@ -143,6 +143,18 @@ typedef struct dram_result {
  * HW_E_BAD_CONFIG on an inconsistent configuration. */
 int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctrl *cfg, const dram_trace *trace,
                   dram_result *res, hw_err *err);
+
+/* The 10 gym parameters, in action order: PagePolicy, Scheduler, SchedulerBuffer,
+ * RequestBufferSize, RespQueue, RefreshPolicy, RefreshMaxPostponed, RefreshMaxPulledin, Arbiter,
+ * MaxActiveTransactions. dram_ctrl_set sets parameter p to v (an enum index or a number). */
+const char *dram_param_name(int p);
+void dram_ctrl_set(dram_ctrl *c, int p, int v);
+/* Applies {"PagePolicy":"Closed","RequestBufferSize":4,...} (names as above, categorical values
+ * as DRAMSys spells them, case-insensitive) on top of *c. Errors (HW_E_BAD_ACTION) name the field
+ * as "point.<name>". */
+int dram_ctrl_apply_json(const json_t *o, dram_ctrl *c, hw_err *err);
+/* Adds every output of r (and the controller parameters under "config") to object m. */
+void dram_result_json(const dram_ctrl *c, const dram_result *r, json_t *m);
 
 /* Per-command energies of one command for the whole rank (pJ) and background power (mW). */
 typedef struct dram_energy_terms {

@@ -764,7 +764,8 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
     s->tWRPRE = ms->WL + s->burst + ms->WR;
     s->tRDAACT = ms->AL + ms->RTP + ms->RP;
     s->tWRAACT = s->tWRPRE + ms->RP;
-    s->act_act = c->jedec_act_act ? ms->RC : ms->RCD;
+    /* DRAMSys v5.1: DDR3 checks same-bank ACT->ACT against tRC, DDR4 only against tRCD */
+    s->act_act = (c->jedec_act_act || ms->type == DRAM_DDR3) ? ms->RC : ms->RCD;
     for (int b = 0; b < s->nbanks; b++) {
         s->bg_of[b] = (uint8_t)(b / s->bpg);
         s->lb[b] = INF;

@@ -438,3 +438,45 @@ Test(dram_model, ddr3_memspec_runs) {
     cr_assert_gt(r.row_hit_rate, 0.9);
     dram_trace_free(&t);
 }
+
+Test(dram_model, same_bank_act_to_act_quirk_and_jedec) {
+    /* Closed page, reads to two rows of one bank: DRAMSys v5.1's DDR4 checker lets the second ACT
+     * follow at max(tRCD (its ACT->ACT), RDA + tRTP + tRP) = 16 + 12 + 16 = 44 tCK; JEDEC needs tRC = 55. */
+    dram_trace t;
+    dram_trace_init(&t, 1200);
+    dram_trace_push(&t, 0, false, ADDR(1, 0, 0, 0));
+    dram_trace_push(&t, 1, false, ADDR(2, 0, 0, 0));
+    dram_ctrl c;
+    dram_ctrl_default(&c);
+    c.refresh = DRAM_REF_NONE;
+    c.page_policy = DRAM_PP_CLOSED;
+    static run o;
+    sim(&c, &t, &o);
+    int64_t a0 = first_cmd(&o, DRAM_CMD_ACT, 0), a1 = first_cmd(&o, DRAM_CMD_ACT, 1);
+    cr_assert_eq(a1 - a0, 44);
+    c.jedec_act_act = true;
+    sim(&c, &t, &o);
+    a0 = first_cmd(&o, DRAM_CMD_ACT, 0);
+    a1 = first_cmd(&o, DRAM_CMD_ACT, 1);
+    cr_assert_eq(a1 - a0, 55);
+    dram_trace_free(&t);
+}
+
+Test(dram_model, ctrl_json_roundtrip) {
+    dram_ctrl c;
+    dram_ctrl_default(&c);
+    json_t *o = json_loads("{\"PagePolicy\":\"closedadaptive\",\"Arbiter\":\"Reorder\",\"MaxActiveTransactions\":32,"
+                           "\"RefreshMaxPulledin\":3}", 0, NULL);
+    hw_err err;
+    cr_assert_eq(dram_ctrl_apply_json(o, &c, &err), 0, "%s", err.msg);
+    json_decref(o);
+    cr_assert_eq(c.page_policy, DRAM_PP_CLOSEDADAPTIVE);
+    cr_assert_eq(c.arbiter, DRAM_ARB_REORDER);
+    cr_assert_eq(c.max_active_transactions, 32);
+    cr_assert_eq(c.refresh_max_pulledin, 3);
+    cr_assert_eq(c.scheduler, DRAM_SCHED_FRFCFS); /* untouched default */
+    o = json_loads("{\"RespQueue\":\"Lifo\"}", 0, NULL);
+    cr_assert_eq(dram_ctrl_apply_json(o, &c, &err), -1);
+    cr_assert(strstr(err.msg, "point.RespQueue") && strstr(err.msg, "Reorder"), "%s", err.msg);
+    json_decref(o);
+}
