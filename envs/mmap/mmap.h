@@ -170,7 +170,6 @@ double mm_game_latency(const mm_game *g);
 bool mm_game_backup_safe(const mm_game *g);
 /* Occupancy over time [s, e] as a granule bitmask written to out (g->words words). */
 void mm_game_occupancy(const mm_game *g, int32_t s, int32_t e, uint64_t *out);
-/* Number of allocation pieces placed so far and piece i's buffer index via rec lookup. */
 
 /* ---- baselines ---- */
 int mm_policy_heuristic(const mm_game *g);
