@@ -212,3 +212,60 @@ Test(mmap_game, undo_and_goto_restore_exact_state) {
     mm_game_free(h);
     mm_problem_free(p);
 }
+
+Test(mmap_game, backup_safe_means_drop_all_completes) {
+    /* section 4.3.2: when no open alias group sits in CMEM, dropping every remaining buffer is
+     * a complete solution; when the flag is false it need not be */
+    hw_err err;
+    mm_problem *p = mm_dataset_load("mlp_train_batch_16", 0, &err);
+    cr_assert(p, "%s", err.msg);
+    mm_game *g = mm_game_new(p);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int safe_seen = 0, unsafe_seen = 0;
+    for (int ep = 0; ep < 4; ep++) {
+        mm_game_reset(g);
+        gsl_rng_set(rng, (unsigned long)ep);
+        while (!g->done) {
+            int32_t here = g->t;
+            if (mm_game_backup_safe(g)) {
+                safe_seen++;
+                while (!g->done) {
+                    cr_assert(mm_game_legal(g, MM_DROP), "Drop illegal at %d after a backup-safe state %d", g->t, here);
+                    mm_game_step(g, MM_DROP);
+                }
+                cr_assert(!g->lost);
+                while (g->t > here) mm_game_undo(g);
+            } else {
+                unsafe_seen++;
+            }
+            mm_game_step(g, mm_policy_random(g, rng));
+        }
+    }
+    cr_assert(safe_seen > 0 && unsafe_seen > 0);
+    gsl_rng_free(rng);
+    mm_game_free(g);
+    mm_problem_free(p);
+}
+
+Test(mmap_game, prefetch_after_definition_bounds_input_copies) {
+    /* input at t=3 whose value is defined at t=1 (live_range starts at 2): with the bound the
+     * copy cannot reach back to steps 0-1; Appendix A literally (false) lets it */
+    const char *fmt = "{\"prefetch_after_definition\":%s,\"cmem\":{\"max_size\":4,\"granule\":1,\"copy_ns_per_byte\":1},\"instructions\":["
+                      "{\"supply\":1,\"buffers\":[],\"latency\":[1]},{\"supply\":1,\"buffers\":[],\"latency\":[1]},"
+                      "{\"supply\":1,\"buffers\":[],\"latency\":[1]},"
+                      "{\"supply\":1,\"buffers\":[{\"size\":2,\"tensor_id\":1,\"live_range\":[2,3]}],\"latency\":[5,3]}]}";
+    char buf[1024];
+    snprintf(buf, sizeof buf, fmt, "true");
+    mm_problem *p = fx_problem(buf);
+    mm_game *g = mm_game_new(p);
+    cr_assert(!mm_game_legal(g, MM_COPY), "demand 2 needs steps 1-2, but the value exists only from step 2");
+    mm_game_free(g);
+    mm_problem_free(p);
+    snprintf(buf, sizeof buf, fmt, "false");
+    p = fx_problem(buf);
+    g = mm_game_new(p);
+    cr_assert(mm_game_legal(g, MM_COPY));
+    cr_assert_eq(g->opt[MM_COPY].s, 1);
+    mm_game_free(g);
+    mm_problem_free(p);
+}
