@@ -19,8 +19,14 @@ int hwcli_render_mmap(int argc, char **argv) {
         else if (strcmp(a, "--actions") == 0 && v) actions = argv[++i];
         else if (strcmp(a, "--out") == 0 && v) out = argv[++i];
         else if (strcmp(a, "--seed") == 0 && v) seed = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(a, "--env") == 0 && v) i++; /* accepted for symmetry with other render targets */
-        else {
+        else if (strcmp(a, "--env") == 0 && v) i++; /* the dispatcher's selector */
+        else if (strncmp(a, "--env=", 6) == 0) continue;
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: hwgym render --env mmap-v0 --problem NAME|FILE [--seed N] [--policy heuristic|random | --actions FILE] --out FILE.svg\n"
+                   "Draws the CMEM layout (time x offset, one colour per tensor) of the mapping a policy or an action list\n"
+                   "(JSON array or digit string, e.g. the \"actions\" metric of `hwgym eval mmap-v0`) produces.\n");
+            return 0;
+        } else {
             fprintf(stderr, "usage: hwgym render --problem NAME|FILE [--seed N] [--policy heuristic|random | --actions FILE] --out FILE.svg\n");
             return 2;
         }
