@@ -118,6 +118,7 @@ ASAN_BUILD := build/asan
 ASAN_MAKE = $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 \
 	SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 export ASAN_OPTIONS ?= abort_on_error=0:detect_leaks=1
+export LSAN_OPTIONS ?= suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
 test: deps

@@ -348,9 +348,8 @@ static void route_batch(router *r, task *t) {
             return;
         }
         if (!hw_registry_find(b->env_id)) {
-            free(b);
-            reply_fail(t, HW_E_UNKNOWN_ENV, "unknown env '%s'", b->env_id);
-            return;
+            hw_fail(&err, HW_E_UNKNOWN_ENV, "unknown env '%s'", b->env_id);
+            goto fail;
         }
     }
     const msgpack_object *pts = hw_mp_get(t->msg.root, "points");

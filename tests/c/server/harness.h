@@ -1,0 +1,40 @@
+/* harness.h - in-process hwgym-server and a raw ZeroMQ client for the server tests.
+ * The server runs hw_server_run() on a thread (ASan sees all of it); requests are written as
+ * JSON text (converted to msgpack) or as raw bytes; replies come back as JSON (wire arrays
+ * flattened to number lists). */
+#ifndef TEST_SERVER_HARNESS_H
+#define TEST_SERVER_HARNESS_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include "server.h"
+
+typedef struct srv {
+    pthread_t th;
+    hw_server_opts o;
+    volatile sig_atomic_t stop;
+    char ep[128];
+    int rc;
+} srv;
+
+void srv_start(srv *s, int workers, double ttl);
+void srv_start_opts(srv *s, const hw_server_opts *o);
+int srv_stop(srv *s); /* returns hw_server_run's exit code */
+
+void *cli_ctx(void);
+void *cli_new(const char *ep);          /* DEALER, 10 s receive timeout */
+void cli_close(void *sock);
+/* Sends the JSON request (printf-style) and returns the decoded reply (NULL on timeout). */
+json_t *call(void *sock, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+json_t *call_raw(void *sock, const void *buf, size_t n);
+json_t *recv_reply(void *sock);
+void send_json(void *sock, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *err_code(const json_t *reply);  /* NULL when ok */
+const char *err_msg(const json_t *reply);
+/* Path of a built binary next to the test binary (BUILD/bin/NAME). */
+void built_bin(const char *name, char *out, size_t cap);
+
+#endif
