@@ -101,7 +101,8 @@ int sched_action_rows(int a, int r, int rows[3]);
 int sched_action_valid(const sched_accel *a, int act, int r);
 
 typedef struct sched_bf_stats {
-    long long visited, leaves, pruned;
+    long long visited, leaves, pruned; /* pruned: broke a constraint */
+    long long bounded;                  /* cut by the branch-and-bound lower bound */
 } sched_bf_stats;
 
 /* Brute force: refactorise the columns of the selected rows (n = 2 or 3), keep the valid

@@ -289,7 +289,7 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     const sched_layer *l = &e->layers[s->li];
     double reward;
     int invalid = !sched_action_valid(&e->acc, a, s->r);
-    sched_bf_stats bs = {0, 0, 0};
+    sched_bf_stats bs = {0, 0, 0, 0};
     int rows[3], n = 0;
     if (invalid) {
         reward = -e->penalty;
@@ -316,6 +316,7 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
         json_object_set_new(info, "rows", rj);
         json_object_set_new(info, "bf_leaves", json_integer(bs.leaves));
         json_object_set_new(info, "bf_pruned", json_integer(bs.pruned));
+        json_object_set_new(info, "bf_bounded", json_integer(bs.bounded));
     }
     if (s->t >= e->steps) {
         if (e->mode == MODE_NETWORK && s->li + 1 < e->nlayers) {

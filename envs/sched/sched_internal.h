@@ -18,10 +18,16 @@ typedef struct sched_pre {
     double rp[SCHED_NROW], orel[SCHED_NROW];
     double skip[SCHED_NT][SCHED_NROW];
     int stop[SCHED_NT][SCHED_NROW];
+    /* lower-bound mode only: per-tensor multiplier of every access term, and of the temporal
+     * product, owed to the columns not assigned yet (see sched_cost_core) */
+    double lbmul[SCHED_NT], lbtemporal;
 } sched_pre;
 void sched_pre_rows(const sched_accel *a, const sched_table *t, sched_pre *pre, unsigned mask);
 void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cum[SCHED_NROW][SCHED_NDIM],
-                     const sched_pre *pre, sched_cost *c, double out[4]);
+                     const sched_pre *pre, sched_cost *c, double out[4], int lb);
+/* sched_bruteforce with the branch-and-bound pruning switched off (tests compare the two) */
+int sched_bruteforce_nobound(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,
+                             int sec, sched_cost *best, sched_bf_stats *st);
 double sched_obj_of(const double out[4], int obj);
 void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched_table *t,
                          const double cum[SCHED_NROW][SCHED_NDIM], sched_cost *c);

@@ -470,9 +470,18 @@ static inline double tile_words(int t, const double *x, double stride) {
 }
 
 /* The cost model proper (docs/sched.md "Cost model"). out[]: energy, cycles, compute cycles,
- * DRAM words. c (optional) receives the full breakdown. */
+ * DRAM words. c (optional) receives the full breakdown.
+ * lb != 0: lower-bound mode for a partial table whose unassigned entries are 1 (brute force).
+ * Every refill count, tile size and instance count is non-decreasing in every table entry.
+ * More: a factor x of a dimension relevant to tensor t multiplies each access term of t by at
+ * least x wherever it is placed (below the parent it grows the tile, in a temporal row above
+ * the child it grows the refills, in a spatial row above it grows the instances). So the terms
+ * of the partial table times pre->lbmul[t] (the product of the unassigned relevant columns;
+ * P Q R S of the input are left out because of the halo) bound the terms of any completion.
+ * The partial-sum read-backs (U - first, D - first, >= 0) are dropped; cycles are bounded by
+ * pre->lbtemporal (the temporal product owed, computed by the caller). */
 void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cum[SCHED_NROW][SCHED_NDIM],
-                     const sched_pre *pre, sched_cost *c, double out[4]) {
+                     const sched_pre *pre, sched_cost *c, double out[4], int lb) {
     const double *rp = pre->rp;
     double inst[SCHED_NROW];
     /* inst[r]: instances of row r = product of the spatial rows above it */
@@ -526,16 +535,20 @@ void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cu
             } else {
                 double U = F * uni * inst[p], first_p = o_total * orep[p];
                 wrp = U;
-                rdp = U > first_p ? U - first_p : 0;
+                rdp = !lb && U > first_p ? U - first_p : 0;
                 delivered = U;
                 if (c0 >= 0) {
                     double D = F * tile_words(ten, cum[c0], stride) * inst[c0];
                     double first_c = o_total * orep[c0];
-                    double back = D > first_c ? D - first_c : 0;
+                    double back = !lb && D > first_c ? D - first_c : 0;
                     rdc = D;
                     wrc = back;
                     delivered = D + back;
                 }
+            }
+            if (lb) {
+                double m = pre->lbmul[ten];
+                rdp *= m, wrp *= m, rdc *= m, wrc *= m, delivered *= m;
             }
             acc[k] += rdp + wrp;
             if (c0 >= 0) acc[kc] += rdc + wrc;
@@ -560,7 +573,7 @@ void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cu
         int r = srow[k];
         e += acc[k] * a->e_word[r];
         if (c) c->e_level[r] = acc[k] * a->e_word[r];
-        if (a->bw[r] > 0) {
+        if (a->bw[r] > 0 && !lb) {
             double bc = acc[k] / (a->bw[r] * (r == SR_DRAM ? 1 : inst[r]));
             if (bc > cyc) {
                 cyc = bc;
@@ -572,9 +585,10 @@ void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cu
         e += net[g];
         if (c) c->e_level[sched_groups[g][0]] = net[g];
     }
+    if (lb) cyc = temporal * pre->lbtemporal;
     out[0] = e;
     out[1] = cyc;
-    out[2] = temporal;
+    out[2] = lb ? cyc : temporal;
     out[3] = acc[ns - 1];
     if (c) {
         double units = 1;
@@ -605,7 +619,7 @@ void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched
     sched_pre pre;
     double out[4];
     sched_pre_rows(a, t, &pre, (1u << SCHED_NROW) - 1);
-    sched_cost_core(a, l, cum, &pre, c, out);
+    sched_cost_core(a, l, cum, &pre, c, out, 0);
 }
 
 void sched_cost_eval(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c) {

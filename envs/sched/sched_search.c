@@ -51,10 +51,11 @@ typedef struct bf_ctx {
     double cum[SCHED_NROW][SCHED_NDIM];
     int n, rows[3], lo, hi;
     int ncol, cols[SCHED_NDIM], cnt[SCHED_NDIM];
+    double sufmul[SCHED_NDIM + 1][SCHED_NT], sufprod[SCHED_NDIM + 1]; /* over columns k.. of the order */
     const int *opt[SCHED_NDIM]; /* cnt * n values */
     int chk_store[4], nstore;   /* storage rows whose tiles the split changes */
     int chk_sp[3], nsp;         /* selected spatial rows */
-    int obj, sec;
+    int obj, sec, bound;
     unsigned selmask;
     sched_pre pre;
     double best_p, best_s;
@@ -97,7 +98,7 @@ static void dfs(bf_ctx *c, int k) {
         c->st.leaves++;
         double out[4];
         sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
-        sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out);
+        sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out, 0);
         double p = sched_obj_of(out, c->obj), s = c->sec >= 0 ? sched_obj_of(out, c->sec) : 0;
         if (better(p, s, c->best_p, c->best_s)) {
             c->best_p = p;
@@ -107,14 +108,36 @@ static void dfs(bf_ctx *c, int k) {
         return;
     }
     int d = c->cols[k];
-    const int *o = c->opt[k];
-    for (int e = 0; e < c->cnt[k]; e++, o += c->n) {
+    /* largest factors in the innermost selected row first: good tables (more reuse) early make
+     * the bound cut more */
+    const int *o = c->opt[k] + (c->cnt[k] - 1) * c->n;
+    for (int e = 0; e < c->cnt[k]; e++, o -= c->n) {
         c->st.visited++;
         for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = o[i];
         recum(c, d);
         if (!partial_ok(c)) {
             c->st.pruned++;
             continue;
+        }
+        if (c->bound && k + 1 < c->ncol) {
+            /* branch and bound: the partial table (unassigned entries 1) bounds every completion */
+            double out[4];
+            sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
+            for (int ten = 0; ten < SCHED_NT; ten++) c->pre.lbmul[ten] = c->sufmul[k + 1][ten];
+            /* temporal product owed: the unassigned products, less what the selected spatial
+             * rows can still absorb */
+            double room = 1;
+            for (int i = 0; i < c->nsp; i++) {
+                double p = 1;
+                for (int d = 0; d < SCHED_NDIM; d++) p *= c->t.f[c->chk_sp[i]][d];
+                room *= c->a->units[c->chk_sp[i]] / p;
+            }
+            c->pre.lbtemporal = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
+            sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out, 1);
+            if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
+                c->st.bounded++;
+                continue;
+            }
         }
         dfs(c, k + 1);
     }
@@ -154,8 +177,8 @@ static int factorisations(int N, int n, int *out) {
     return k;
 }
 
-int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
-                     sched_cost *best, sched_bf_stats *st) {
+static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
+                      sched_cost *best, sched_bf_stats *st, int bound) {
     if (n < 2 || n > 3) return -1;
     for (int i = 0; i < n; i++) {
         if (rows[i] < 0 || rows[i] >= SCHED_NROW || !a->present[rows[i]]) return -1;
@@ -170,6 +193,7 @@ int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t,
     c->n = n;
     c->obj = obj;
     c->sec = sec;
+    c->bound = bound;
     c->lo = SCHED_NROW;
     c->hi = -1;
     for (int i = 0; i < n; i++) {
@@ -214,6 +238,17 @@ int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t,
     }
     for (int k = 0; k < c->ncol; k++)
         for (int i = 0; i < n; i++) c->t.f[rows[i]][c->cols[k]] = 1;
+    /* bound multipliers of the columns k.. (docs: sched_cost_core, lower-bound mode) */
+    for (int ten = 0; ten < SCHED_NT; ten++) c->sufmul[c->ncol][ten] = 1;
+    c->sufprod[c->ncol] = 1;
+    for (int k = c->ncol - 1; k >= 0; k--) {
+        int d = c->cols[k];
+        c->sufprod[k] = c->sufprod[k + 1] * prod[d];
+        for (int ten = 0; ten < SCHED_NT; ten++) {
+            int halo = ten == ST_I && (d == SD_P || d == SD_Q || d == SD_R || d == SD_S);
+            c->sufmul[k][ten] = c->sufmul[k + 1][ten] * (sched_rel[ten][d] && !halo ? prod[d] : 1);
+        }
+    }
     sched_cum(&c->t, c->cum);
     for (int i = 0; i < n; i++) c->selmask |= 1u << rows[i];
     sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
@@ -224,6 +259,16 @@ int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t,
     free(buf);
     free(c);
     return 0;
+}
+
+int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
+                     sched_cost *best, sched_bf_stats *st) {
+    return bruteforce(a, l, t, n, rows, obj, sec, best, st, 1);
+}
+
+int sched_bruteforce_nobound(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,
+                             int sec, sched_cost *best, sched_bf_stats *st) {
+    return bruteforce(a, l, t, n, rows, obj, sec, best, st, 0);
 }
 
 /* ------------------------------------------------------------------ baselines */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "sched/sched_internal.h"
 
 static void accel_from_text(const char *text, sched_accel *a) {
     json_error_t je;
@@ -228,16 +229,24 @@ Test(sched_model, bruteforce_equals_exhaustive_enumeration) {
             if (o < best) best = o;
         }
         cr_assert_gt(valid, 100);
-        sched_table_init(&l, &t);
         int rows[3] = {SR_LB, SR_PEX, SR_DRAM};
         sched_cost bc;
         sched_bf_stats st;
-        sched_bruteforce(&a, &l, &t, 3, rows, obj, -1, &bc, &st);
+        /* without the bound: scores exactly the valid tables */
+        sched_table_init(&l, &t);
+        sched_bruteforce_nobound(&a, &l, &t, 3, rows, obj, -1, &bc, &st);
         cr_assert_float_eq(sched_objective(&bc, obj), best, 1e-9 * best, "obj %d: brute force %g, exhaustive %g", obj,
                            sched_objective(&bc, obj), best);
         cr_assert_eq(sched_check(&a, &l, &t, NULL), 0);
         cr_assert_eq(st.leaves, valid, "leaves %lld valid %ld", st.leaves, valid);
         cr_assert_gt(st.pruned, 0);
+        /* with branch and bound (the env's step): same optimum, fewer leaves */
+        sched_table_init(&l, &t);
+        sched_bruteforce(&a, &l, &t, 3, rows, obj, -1, &bc, &st);
+        cr_assert_float_eq(sched_objective(&bc, obj), best, 1e-9 * best, "obj %d (bound): %g, exhaustive %g", obj,
+                           sched_objective(&bc, obj), best);
+        cr_assert_eq(sched_check(&a, &l, &t, NULL), 0);
+        cr_assert_leq(st.leaves, valid);
     }
 }
 
@@ -451,4 +460,45 @@ Test(sched_model, network_energy_within_3x_of_paper, .timeout = 60) {
         cr_assert(e > paper / 3 && e < paper * 3, "%s: ours %g pJ vs paper %g pJ", models[m], e, paper);
     }
     json_decref(ref);
+}
+
+/* The branch-and-bound lower bound must never cut the optimum: compare with the unbounded
+ * search on real layers, every accelerator, every objective, random 2- and 3-row actions. */
+Test(sched_model, branch_and_bound_is_exact, .timeout = 60) {
+    const char *acc[] = {"eyeriss_v1", "eyeriss_v2", "tpu_v3", "simba"};
+    sched_layer layers[] = {mklayer(1, 32, 1, 64, 3, 3, 14, 14, 1), mklayer(1, 3, 1, 16, 3, 3, 20, 20, 2),
+                            mklayer(1, 1, 32, 1, 3, 3, 14, 14, 1), mklayer(2, 96, 1, 24, 1, 1, 7, 7, 1)};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    long long lb = 0, lnb = 0;
+    for (int ai = 0; ai < 4; ai++) {
+        sched_accel a;
+        builtin(acc[ai], &a);
+        for (int li = 0; li < 4; li++)
+            for (int obj = SOBJ_ENERGY; obj <= SOBJ_EDP; obj++) {
+                sched_table t;
+                sched_table_init(&layers[li], &t);
+                for (int steps = 0; steps < 8;) {
+                    int act = (int)gsl_rng_uniform_int(rng, SCHED_NACT);
+                    int r = (int)gsl_rng_uniform_int(rng, SCHED_NROW);
+                    if (!sched_action_valid(&a, act, r)) continue;
+                    int rows[3];
+                    int n = sched_action_rows(act, r, rows);
+                    sched_table t1 = t, t2 = t;
+                    sched_cost c1, c2;
+                    sched_bf_stats s1, s2;
+                    sched_bruteforce(&a, &layers[li], &t1, n, rows, obj, -1, &c1, &s1);
+                    sched_bruteforce_nobound(&a, &layers[li], &t2, n, rows, obj, -1, &c2, &s2);
+                    double o1 = sched_objective(&c1, obj), o2 = sched_objective(&c2, obj);
+                    cr_assert_float_eq(o1, o2, 1e-9 * o2, "%s layer %d obj %d act %d r %d: bound %g, exhaustive %g", acc[ai], li,
+                                       obj, act, r, o1, o2);
+                    lb += s1.leaves;
+                    lnb += s2.leaves;
+                    t = t2;
+                    steps++;
+                }
+            }
+    }
+    cr_assert_lt(lb, lnb, "the bound never cut anything (%lld vs %lld leaves)", lb, lnb);
+    gsl_rng_free(rng);
 }
