@@ -480,3 +480,56 @@ Test(dram_model, ctrl_json_roundtrip) {
     cr_assert(strstr(err.msg, "point.RespQueue") && strstr(err.msg, "Reorder"), "%s", err.msg);
     json_decref(o);
 }
+
+static uint32_t lcg(uint64_t *s) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(*s >> 33);
+}
+
+Test(dram_model, random_configurations_complete_with_consistent_counts, .timeout = 60) {
+    /* every controller configuration (incl. ArchGym's wider ranges and DRAMSys's 0 refresh
+     * credits) on random traces of both memspecs: no deadlock, every request served exactly once */
+    dram_memspec ms[2];
+    hw_err err;
+    cr_assert_eq(dram_memspec_builtin("DDR3-1600", &ms[1], &err), 0);
+    ms[0] = MS;
+    uint64_t st = 12345;
+    for (int it = 0; it < 300; it++) {
+        int m = lcg(&st) % 2;
+        dram_addrmap am;
+        dram_addrmap_default(&ms[m], &am);
+        dram_gen g = {(int)(lcg(&st) % 3), 300 + lcg(&st) % 1500, (lcg(&st) % 11) / 10.0, 0,
+                      (lcg(&st) % 2) ? (1ULL << 30) : (1ULL << (12 + lcg(&st) % 18)), lcg(&st) % 20, lcg(&st),
+                      (lcg(&st) % 10) / 10.0, 1e6 / ms[m].tck_ps};
+        dram_trace t;
+        dram_trace_init(&t, g.clk_mhz);
+        dram_generate(&g, &t);
+        dram_ctrl c;
+        dram_ctrl_default(&c);
+        c.page_policy = lcg(&st) % 4;
+        c.scheduler = lcg(&st) % 3;
+        c.sched_buffer = lcg(&st) % 3;
+        c.request_buffer_size = 1 + lcg(&st) % ((lcg(&st) % 2) ? 8 : 128);
+        c.resp_queue = lcg(&st) % 2;
+        c.refresh = lcg(&st) % 2;
+        c.refresh_max_postponed = lcg(&st) % 9;
+        c.refresh_max_pulledin = lcg(&st) % 9;
+        c.arbiter = lcg(&st) % 3;
+        c.max_active_transactions = 1 << (lcg(&st) % 8);
+        c.jedec_act_act = lcg(&st) % 2;
+        dram_result r;
+        memset(&r, 0, sizeof r);
+        cr_assert_eq(dram_simulate(&ms[m], &am, &c, &t, &r, &err), 0, "run %d: %s", it, err.msg);
+        int64_t cas = r.cmd[DRAM_CMD_RD] + r.cmd[DRAM_CMD_RDA] + r.cmd[DRAM_CMD_WR] + r.cmd[DRAM_CMD_WRA];
+        cr_assert_eq(cas, t.n, "run %d", it);
+        cr_assert_eq(r.row_hits + r.row_misses, t.n);
+        cr_assert_geq(r.cmd[DRAM_CMD_ACT], r.row_misses);
+        double lmin = (1 + (ms[m].WL < ms[m].CL ? ms[m].WL : ms[m].CL) + ms[m].bl / 2) * ms[m].tck_ps / 1000.0;
+        cr_assert_geq(r.avg_lat_ns, lmin - 1e-9, "run %d", it);
+        cr_assert_gt(r.energy_pJ, 0);
+        if (c.refresh == DRAM_REF_NONE) cr_assert_eq(r.cmd[DRAM_CMD_REF], 0);
+        if (c.page_policy == DRAM_PP_CLOSED) cr_assert_eq(r.cmd[DRAM_CMD_RD] + r.cmd[DRAM_CMD_WR], 0);
+        if (c.page_policy == DRAM_PP_OPEN) cr_assert_eq(r.cmd[DRAM_CMD_RDA] + r.cmd[DRAM_CMD_WRA], 0);
+        dram_trace_free(&t);
+    }
+}
