@@ -333,8 +333,8 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
                 s->net_energy += s->cost.energy_pj;
                 s->net_cycles += s->cost.cycles;
             }
+            s->done = 1; /* before add_info: the totals now include the last layer */
             add_info(e, info);
-            s->done = 1;
             fill_obs(e, &out->obs);
             return 0;
         }

@@ -108,10 +108,10 @@ static void dfs(bf_ctx *c, int k) {
         return;
     }
     int d = c->cols[k];
-    /* largest factors in the innermost selected row first: good tables (more reuse) early make
-     * the bound cut more */
-    const int *o = c->opt[k] + (c->cnt[k] - 1) * c->n;
-    for (int e = 0; e < c->cnt[k]; e++, o -= c->n) {
+    /* smallest factors in the innermost selected row first; among exactly tied tables the first
+     * found is kept, so ties leave the factors in the outer rows */
+    const int *o = c->opt[k];
+    for (int e = 0; e < c->cnt[k]; e++, o += c->n) {
         c->st.visited++;
         for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = o[i];
         recum(c, d);

@@ -156,14 +156,16 @@ Test(sched_env, network_mode_walks_layers) {
     hw_act act = {1, &a, NULL};
     hw_step_out out;
     int steps = 0, layer1_seen = 0;
-    double net = 0;
+    double net = 0, layer0_final = -1, en = 0;
     for (;;) {
         json_t *info = json_object();
-        /* always pick a valid action: [DRAM, r] unless r is DRAM */
+        /* [DRAM, r]; when r is DRAM the action is masked (a no-op), which is fine here */
         a = SR_DRAM;
         cr_assert_eq(f->step(env, &act, &out, info, NULL), 0);
         if (json_integer_value(json_object_get(info, "layer")) == 1) layer1_seen = 1;
         net = json_real_value(json_object_get(info, "network_energy_pj"));
+        en = json_real_value(json_object_get(info, "energy_pj"));
+        if (json_object_get(info, "finished_layer")) layer0_final = net - en; /* finished + layer 1's initial */
         json_decref(info);
         steps++;
         if (out.terminated) break;
@@ -171,7 +173,9 @@ Test(sched_env, network_mode_walks_layers) {
     }
     cr_assert_eq(steps, 6);
     cr_assert(layer1_seen);
-    cr_assert_gt(net, 0);
+    cr_assert_gt(layer0_final, 0);
+    /* the final total is layer 0's final energy plus layer 1's, each counted once */
+    cr_assert_float_eq(net, layer0_final + en, 1e-9 * net);
     /* the network baseline sums both layers */
     json_t *pt = json_pack("{s:s}", "baseline", "top-down");
     json_t *m = json_object();
