@@ -19,9 +19,12 @@
 #include "hw_error.h"
 
 /* Dimension ids. Y and X are INPUT rows/cols (MAESTRO's convention); YP/XP are Y'/X' (output). */
-enum { MD_N = 0, MD_K, MD_C, MD_R, MD_S, MD_Y, MD_X, MD_YP, MD_XP, MD_NDIM };
+/* G: groups of a nested grouped convolution (MAESTRO's NGCONV, ResNeXt). */
+enum { MD_N = 0, MD_K, MD_C, MD_R, MD_S, MD_Y, MD_X, MD_YP, MD_XP, MD_G, MD_NDIM };
 
-typedef enum { MAESTRO_CONV = 0, MAESTRO_DSCONV = 1 } maestro_ltype;
+/* GEMM (MAESTRO's M x K times K x N) is stored in the CONV slots: M -> Y, N -> K, K -> C, with
+ * R = S = X = 1 and no sliding-window overlap; its directives use the names M, N, K. */
+typedef enum { MAESTRO_CONV = 0, MAESTRO_DSCONV = 1, MAESTRO_GEMM = 2, MAESTRO_NGCONV = 3 } maestro_ltype;
 typedef enum { MDIR_TEMPORAL = 0, MDIR_SPATIAL = 1, MDIR_CLUSTER = 2 } maestro_dkind;
 
 #define MAESTRO_MAX_DIRS 48
@@ -65,6 +68,7 @@ enum { MT_IN = 0, MT_W = 1, MT_OUT = 2, MT_N = 3 };
 typedef struct maestro_result {
     bool valid;      /* MAESTRO would have accepted the mapping */
     bool feasible;   /* valid and within the hardware budget */
+    bool degenerate; /* rejected because MAESTRO would print zero/negative/NaN numbers here */
     char reason[200];
     long long runtime;   /* cycles */
     long long num_macs;  /* counted MACs (MAESTRO's "Num MACs") */
@@ -101,6 +105,10 @@ int maestro_dim_from_name(const char *s); /* -1 when unknown; accepts Y' X' */
 int maestro_parse_directives(const char *text, const maestro_layer *l, maestro_mapping *m, hw_err *err);
 /* Writes directive text ("; "-separated) into buf. */
 int maestro_mapping_to_text(const maestro_mapping *m, char *buf, size_t cap);
+/* The same, naming dimensions as the layer type does (M/N/K for GEMM). */
+int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char *buf, size_t cap);
+/* Dimension name in a layer type's vocabulary ("M" for MD_Y in a GEMM). */
+const char *maestro_dim_name_for(int d, maestro_ltype t);
 
 /* A MAESTRO network (.m) file: Network name { Layer L { Type: ..; Stride {..} Dimensions {..}
  * Dataflow {..} } ... }. Layers without a Dataflow block get n == 0 directives. */

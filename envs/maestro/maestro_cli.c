@@ -141,6 +141,8 @@ static void write_csv_row(FILE *f, const char *net, const maestro_layer *l, cons
     double ops_per_j = (double)r->num_macs / e_nj * 1e9;
     long long nin = (long long)l->dim[MD_C] * l->dim[MD_Y] * l->dim[MD_X] * (l->has_n ? l->dim[MD_N] : 1);
     long long nw = (long long)(l->type == MAESTRO_DSCONV ? 1 : l->dim[MD_K]) * l->dim[MD_C] * l->dim[MD_R] * l->dim[MD_S];
+    if (l->type == MAESTRO_NGCONV) nin *= l->dim[MD_G], nw *= l->dim[MD_G];
+    if (l->type == MAESTRO_GEMM) nin = (long long)l->dim[MD_Y] * l->dim[MD_C], nw = (long long)l->dim[MD_C] * l->dim[MD_K];
     double mcw = r->l2_rd[MT_W] ? (double)r->l1_wr[MT_W] / (double)r->l2_rd[MT_W] : 0;
     double mci = r->l2_rd[MT_IN] ? (double)r->l1_wr[MT_IN] / (double)r->l2_rd[MT_IN] : 0;
     fprintf(f, "%s,%s,%d,%lld,%g,%g,%g,%g,%g,%lld,%g,%lld,%d,%lld,%lld,%lld,%g,%g,%lld,%lld,%g,%lld,%g,%g,%g,%g,", net, l->name,
@@ -252,7 +254,10 @@ int maestro_cli_main(int argc, char **argv, FILE *out) {
     int rc = 0;
     for (int i = 0; i < net.n; i++) {
         maestro_eval(&net.layers[i].layer, &h, &net.layers[i].map, &res[i]);
-        if (!res[i].valid) {
+        if (!res[i].valid && res[i].degenerate) {
+            /* MAESTRO runs these and prints zeros, negative counts or NaN: we skip the layer */
+            fprintf(stderr, "[WARNING] layer %s skipped: %s\n", net.layers[i].layer.name, res[i].reason);
+        } else if (!res[i].valid) {
             fprintf(stderr, "[Error] layer %s: %s\n", net.layers[i].layer.name, res[i].reason);
             rc = 255;
             goto done;
@@ -261,6 +266,7 @@ int maestro_cli_main(int argc, char **argv, FILE *out) {
     long long maxl1 = 0, maxl2 = 0, peak = 0, offc = 0, tl1 = 0, tl2 = 0;
     for (int i = 0; i < net.n; i++) {
         const maestro_result *r = &res[i];
+        if (!r->valid) continue;
         if (print_res) print_screen(out, &net.layers[i].layer, r);
         if (r->l1_req_total > maxl1) maxl1 = r->l1_req_total;
         if (r->l2_req_total > maxl2) maxl2 = r->l2_req_total;
@@ -284,15 +290,17 @@ int maestro_cli_main(int argc, char **argv, FILE *out) {
             goto done;
         }
         if (!exists) write_csv_header(f);
-        for (int i = 0; i < net.n; i++) write_csv_row(f, net.name[0] ? net.name : "Network", &net.layers[i].layer, &h, &res[i]);
+        for (int i = 0; i < net.n; i++)
+            if (res[i].valid) write_csv_row(f, net.name[0] ? net.name : "Network", &net.layers[i].layer, &h, &res[i]);
         fclose(f);
     }
     if (print_log) {
         FILE *f = fopen("log.txt", "a");
         if (f) {
             for (int i = 0; i < net.n; i++) {
+                if (!res[i].valid) continue;
                 char text[4096];
-                maestro_mapping_to_text(&net.layers[i].map, text, sizeof text);
+                maestro_mapping_to_text_for(&net.layers[i].map, net.layers[i].layer.type, text, sizeof text);
                 fprintf(f, "Layer %s: levels %d runtime %lld energy %g mapping %s\n", net.layers[i].layer.name, res[i].num_levels,
                         res[i].runtime, res[i].energy, text);
             }

@@ -34,12 +34,13 @@ typedef struct {
     int ostride[MD_NDIM];
     int first[MD_NDIM], last[MD_NDIM];
     int spidx;  /* first SpatialMap */
+    bool conv;  /* Y/R and X/S overlap (CONV, DSCONV); false for GEMM */
     long mapped[MD_NDIM], unique[MD_NDIM], medge[MD_NDIM], uedge[MD_NDIM];
 } level;
 
 typedef struct {
     int n;
-    int v[8];
+    int v[MD_NDIM];
     unsigned mask; /* bit v set when v is in the list */
 } varlist;
 
@@ -79,9 +80,18 @@ typedef struct {
     } memo[MEMO_N];
 } ctx;
 
-static const char *const dim_names[MD_NDIM] = {"N", "K", "C", "R", "S", "Y", "X", "Y'", "X'"};
+static const char *const dim_names[MD_NDIM] = {"N", "K", "C", "R", "S", "Y", "X", "Y'", "X'", "G"};
 
 const char *maestro_dim_name(int d) { return (d >= 0 && d < MD_NDIM) ? dim_names[d] : "?"; }
+
+const char *maestro_dim_name_for(int d, maestro_ltype t) {
+    if (t == MAESTRO_GEMM) {
+        if (d == MD_Y) return "M";
+        if (d == MD_K) return "N";
+        if (d == MD_C) return "K";
+    }
+    return maestro_dim_name(d);
+}
 
 int maestro_dim_from_name(const char *s) {
     for (int i = 0; i < MD_NDIM; i++)
@@ -127,8 +137,8 @@ static int fail(ctx *c, const char *fmt, ...) {
 }
 
 /* ---------- overlap: Y/R and X/S (Y, X reference; R, S sliding) ---------- */
-static inline bool is_ref(int v) { return v == MD_Y || v == MD_X; }
-static inline bool is_overlapped(int v) { return v == MD_Y || v == MD_X || v == MD_R || v == MD_S; }
+static inline bool is_ref_c(bool conv, int v) { return conv && (v == MD_Y || v == MD_X); }
+static inline bool is_overlapped_c(bool conv, int v) { return conv && (v == MD_Y || v == MD_X || v == MD_R || v == MD_S); }
 static inline int counterpart(int v) {
     switch (v) {
     case MD_Y: return MD_R;
@@ -190,7 +200,7 @@ static void mapping_sizes(level *L) {
     for (int i = 0; i < L->nd; i++) {
         const maestro_directive *d = &L->d[i];
         int v = d->dim;
-        if (!is_ref(v)) continue;
+        if (!is_ref_c(L->conv, v)) continue;
         int sl = counterpart(v), out = v == MD_Y ? MD_YP : MD_XP;
         L->mapped[out] = L->mapped[v] - L->mapped[sl] + 1;
         L->unique[out] = d->ofs < d->size ? d->ofs : d->size;
@@ -215,24 +225,38 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
     if (c->h->num_pes / U < 1)
         return fail(c, "the Cluster sizes need %ld PEs, more than the %d the hardware has", U, c->h->num_pes);
     /* tensors */
-    bool dw = ly->type == MAESTRO_DSCONV;
+    bool dw = ly->type == MAESTRO_DSCONV, gemm = ly->type == MAESTRO_GEMM, conv = !gemm;
     varlist *in = &c->tv[MT_IN], *w = &c->tv[MT_W], *o = &c->tv[MT_OUT];
     in->n = w->n = o->n = 0;
-    if (ly->has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
-    in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
-    if (!dw) w->v[w->n++] = MD_K;
-    w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
-    o->v[o->n++] = dw ? MD_C : MD_K, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    if (gemm) { /* MAESTRO: input {M,K}, weight {K,N}, output {M,N} */
+        in->v[in->n++] = MD_Y, in->v[in->n++] = MD_C;
+        w->v[w->n++] = MD_C, w->v[w->n++] = MD_K;
+        o->v[o->n++] = MD_Y, o->v[o->n++] = MD_K;
+    } else if (ly->type == MAESTRO_NGCONV) { /* MAESTRO: {N,G,C,Y,X}, {G,K,C,R,S}, {N,G,K,C,Y,X} */
+        if (ly->has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
+        in->v[in->n++] = MD_G, in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
+        w->v[w->n++] = MD_G, w->v[w->n++] = MD_K, w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
+        o->v[o->n++] = MD_G, o->v[o->n++] = MD_K, o->v[o->n++] = MD_C, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    } else {
+        if (ly->has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
+        in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
+        if (!dw) w->v[w->n++] = MD_K;
+        w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
+        o->v[o->n++] = dw ? MD_C : MD_K, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    }
     for (int t = 0; t < MT_N; t++) {
         c->tv[t].mask = 0;
         for (int i = 0; i < c->tv[t].n; i++) c->tv[t].mask |= 1u << c->tv[t].v[i];
     }
-    /* sorted unique input vars: C K N R S X Y */
-    static const int order[] = {MD_C, MD_K, MD_N, MD_R, MD_S, MD_X, MD_Y};
+    /* sorted unique input vars by MAESTRO's names: C G K N R S X Y, or for GEMM K M N */
+    static const int order[] = {MD_C, MD_G, MD_K, MD_N, MD_R, MD_S, MD_X, MD_Y};
+    static const int order_gemm[] = {MD_C, MD_Y, MD_K};
+    const int *ord = gemm ? order_gemm : order;
+    int nord = gemm ? 3 : 8;
     c->invars.n = 0;
     c->invars.mask = 0;
-    for (int i = 0; i < 7; i++)
-        if (in_list(in, order[i]) || in_list(w, order[i])) c->invars.v[c->invars.n++] = order[i], c->invars.mask |= 1u << order[i];
+    for (int i = 0; i < nord; i++)
+        if (in_list(in, ord[i]) || in_list(w, ord[i])) c->invars.v[c->invars.n++] = ord[i], c->invars.mask |= 1u << ord[i];
 
     /* full dimensions */
     dimtab full;
@@ -243,6 +267,8 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
         ostr[v] = 1;
     }
     full.has[MD_N] = ly->has_n;
+    full.has[MD_G] = ly->type == MAESTRO_NGCONV;
+    if (gemm) full.has[MD_N] = full.has[MD_R] = full.has[MD_S] = full.has[MD_X] = full.has[MD_YP] = full.has[MD_XP] = false;
     ostr[MD_Y] = ostr[MD_YP] = ly->stride_y;
     ostr[MD_X] = ostr[MD_XP] = ly->stride_x;
 
@@ -275,8 +301,8 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
                 if (v == MD_R) rsz = buf[k].size;
                 if (v == MD_S) ssz = buf[k].size;
             }
-            if (!has_x && ixp >= 0) buf[ixp].dim = MD_X, buf[ixp].size += ssz - 1;
-            if (!has_y && iyp >= 0) buf[iyp].dim = MD_Y, buf[iyp].size += rsz - 1;
+            if (conv && !has_x && ixp >= 0) buf[ixp].dim = MD_X, buf[ixp].size += ssz - 1;
+            if (conv && !has_y && iyp >= 0) buf[iyp].dim = MD_Y, buf[iyp].size += rsz - 1;
         }
         /* InheritMissingDirectives: front-inserted TemporalMaps copied from the level above */
         int nd = 0;
@@ -311,7 +337,7 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
         bool top = lvl == 0;
         for (int q = 0; q < nd; q++) {
             int v = tmp[q].dim;
-            if (!is_ref(v) || cur_ostr[v] == 1) continue;
+            if (!is_ref_c(conv, v) || cur_ostr[v] == 1) continue;
             int st = cur_ostr[v];
             int idx = 0;
             while (tmp[idx].dim != v) idx++;
@@ -329,6 +355,7 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
         L->nd = nd;
         memcpy(L->d, tmp, sizeof(maestro_directive) * (size_t)nd);
         L->csize = next_size;
+        L->conv = conv;
         L->sd = cur;
         memcpy(L->ostride, cur_ostr, sizeof cur_ostr);
         index_level(L);
@@ -341,9 +368,9 @@ static int build_levels(ctx *c, const maestro_mapping *m) {
                 nsp++;
             }
             if (L->d[k].dim == MD_YP || L->d[k].dim == MD_XP)
-                return fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name(L->d[k].dim), lvl);
+                return fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
             if (!cur.has[L->d[k].dim])
-                return fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name(L->d[k].dim), lvl);
+                return fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
         }
         if (nsp == 0) return fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
         if (nsp > 2) return fail(c, "more than two SpatialMaps at cluster level %d (MAESTRO: MultiParallelismInSingleCluster)", lvl);
@@ -566,7 +593,7 @@ static long pe_egress(const level *L, const varlist *ov, const icase *cs, bool p
         int v = ov->v[i];
         const maestro_directive *d = &L->d[L->first[v]];
         const istate *s = stv(L, cs, v);
-        int a = v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v;
+        int a = !L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v;
         if (d->kind == MDIR_TEMPORAL) {
             if (s->pos == POS_INIT) r *= is_edge(s) ? L->medge[a] : L->mapped[a];
             else if (s->pos == POS_STEADY) r *= L->mapped[a];
@@ -676,6 +703,7 @@ static void sub_dims(const level *L, const icase *cs, bool ee, dimtab *out) {
         out->dims[v] = sz;
         out->has[v] = true;
     }
+    if (!L->conv) return;
     if (out->has[MD_Y]) out->dims[MD_YP] = out->dims[MD_Y] - out->dims[MD_R] + 1, out->has[MD_YP] = true;
     if (out->has[MD_X]) out->dims[MD_XP] = out->dims[MD_X] - out->dims[MD_S] + 1, out->has[MD_XP] = true;
 }
@@ -765,7 +793,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             long long size = 1;
             for (int i = 0; i < ov->n; i++) {
                 int v = ov->v[i];
-                size *= is_overlapped(v) ? (D->dims[v] - D->dims[counterpart(v)] + 1) : D->dims[v];
+                size *= is_overlapped_c(L->conv, v) ? (D->dims[v] - D->dims[counterpart(v)] + 1) : D->dims[v];
             }
             R->upreq[MT_OUT] = 2 * spatial_egress(L, ov, &cs);
             R->l2rd[MT_OUT] = size;
@@ -887,8 +915,8 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
         snprintf(r->reason, sizeof r->reason, "hardware needs num_pes, noc_bw, offchip_bw and simd lanes > 0");
         return;
     }
-    for (int v = MD_N; v <= MD_X; v++)
-        if (l->dim[v] <= 0) {
+    for (int v = MD_N; v < MD_NDIM; v++)
+        if (l->dim[v] <= 0 && v != MD_YP && v != MD_XP) {
             snprintf(r->reason, sizeof r->reason, "layer dimension %s must be positive", maestro_dim_name(v));
             return;
         }
@@ -902,6 +930,7 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     }
     double vol = 1;
     for (int v = MD_N; v <= MD_X; v++) vol *= l->dim[v];
+    vol *= l->dim[MD_G];
     if (vol > 1e15) { /* keeps every count far from 64-bit overflow */
         snprintf(r->reason, sizeof r->reason, "layer too large (%.3g MAC-loop iterations; limit 1e15)", vol);
         return;
@@ -911,16 +940,20 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     dimtab full;
     for (int v = 0; v < MD_NDIM; v++) full.dims[v] = l->dim[v], full.has[v] = true;
     full.has[MD_N] = l->has_n;
+    full.has[MD_G] = l->type == MAESTRO_NGCONV;
+    if (l->type == MAESTRO_GEMM) full.has[MD_N] = full.has[MD_R] = full.has[MD_S] = full.has[MD_X] = full.has[MD_YP] = full.has[MD_XP] = false;
     lres R;
     if (analyze(&c, 0, &full, &R)) return;
     if (R.runtime <= 0 || R.macs <= 0) {
         snprintf(r->reason, sizeof r->reason, "no valid iteration case (zero runtime or MACs)");
+        r->degenerate = true;
         return;
     }
     for (int t = 0; t < MT_N; t++)
         if (R.l2rd[t] < 0 || R.l2wr[t] < 0 || R.l1rd[t] < 0 || R.l1wr[t] < 0 || R.upreq[t] < 0 || c.leaf_downreq[t] < 0) {
             /* MAESTRO prints such numbers; they come from tiles larger than the data they cover */
             snprintf(r->reason, sizeof r->reason, "degenerate mapping: negative traffic or buffer counts (a tile exceeds its dimension)");
+            r->degenerate = true;
             return;
         }
     r->valid = true;

@@ -9,11 +9,27 @@
 
 #define TOK_MAX 48
 
+#define MAX_CONST 64
+
 typedef struct {
     const char *p;
     int line;
     char tok[TOK_MAX];
+    int nconst; /* `Constant NAME VALUE;` declarations */
+    char cname[MAX_CONST][TOK_MAX];
+    int cval[MAX_CONST];
 } lexer;
+
+/* dimension names as a layer type spells them (GEMM: M, N, K) */
+static int dim_for(const char *name, const maestro_layer *l) {
+    if (l && l->type == MAESTRO_GEMM) {
+        if (strcmp(name, "M") == 0) return MD_Y;
+        if (strcmp(name, "N") == 0) return MD_K;
+        if (strcmp(name, "K") == 0) return MD_C;
+        return -1;
+    }
+    return maestro_dim_from_name(name);
+}
 
 static bool is_sep(char ch) { return strchr(" ,->():\t;\r\n", ch) != NULL; }
 
@@ -54,17 +70,32 @@ static bool parse_int(const char *s, long *out) {
     return true;
 }
 
+/* an integer literal or a declared Constant */
+static bool value_of(const lexer *lx, const char *tok, long *out) {
+    for (int i = 0; i < lx->nconst; i++)
+        if (strcmp(tok, lx->cname[i]) == 0) {
+            *out = lx->cval[i];
+            return true;
+        }
+    return parse_int(tok, out);
+}
+
 /* size or offset: an integer or Sz(D) */
 static int parse_amount(lexer *lx, const maestro_layer *l, const char *what, int *out, hw_err *err) {
     if (!lex_next(lx)) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: missing %s", lx->line, what);
     if (strcmp(lx->tok, "Sz") == 0) {
         if (!lex_next(lx)) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: Sz() needs a dimension", lx->line);
-        int d = maestro_dim_from_name(lx->tok);
+        int d = dim_for(lx->tok, l);
         if (d < 0 || !l) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: Sz(%s): unknown dimension", lx->line, lx->tok);
         *out = l->dim[d];
         return 0;
     }
     long v;
+    for (int i = 0; i < lx->nconst; i++)
+        if (strcmp(lx->tok, lx->cname[i]) == 0) {
+            *out = lx->cval[i];
+            return 0;
+        }
     if (!parse_int(lx->tok, &v) || v <= 0 || v > 1000000000)
         return hw_fail(err, HW_E_BAD_CONFIG, "line %d: %s '%s' must be a positive integer", lx->line, what, lx->tok);
     *out = (int)v;
@@ -106,7 +137,7 @@ static int parse_dirs(lexer *lx, const maestro_layer *l, maestro_mapping *m, boo
         if (parse_amount(lx, l, "map size", &d->size, err)) return -1;
         if (parse_amount(lx, l, "map offset", &d->ofs, err)) return -1;
         if (!lex_next(lx)) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: directive without a dimension", lx->line);
-        int dim = maestro_dim_from_name(lx->tok);
+        int dim = dim_for(lx->tok, l);
         if (dim < 0) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: unknown dimension '%s'", lx->line, lx->tok);
         d->dim = (unsigned char)dim;
         /* MAESTRO's parse-time rule (DFSL parser): a TemporalMap over R or S must cover it */
@@ -127,7 +158,7 @@ static int parse_dirs(lexer *lx, const maestro_layer *l, maestro_mapping *m, boo
 }
 
 int maestro_parse_directives(const char *text, const maestro_layer *l, maestro_mapping *m, hw_err *err) {
-    lexer lx = {text, 1, {0}};
+    lexer lx = {.p = text, .line = 1};
     bool closed;
     if (parse_dirs(&lx, l, m, &closed, err)) return -1;
     if (closed) return hw_fail(err, HW_E_BAD_CONFIG, "unexpected '}' in directives");
@@ -136,6 +167,10 @@ int maestro_parse_directives(const char *text, const maestro_layer *l, maestro_m
 }
 
 int maestro_mapping_to_text(const maestro_mapping *m, char *buf, size_t cap) {
+    return maestro_mapping_to_text_for(m, MAESTRO_CONV, buf, cap);
+}
+
+int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char *buf, size_t cap) {
     size_t off = 0;
     if (cap) buf[0] = 0;
     for (int i = 0; i < m->n; i++) {
@@ -145,7 +180,7 @@ int maestro_mapping_to_text(const maestro_mapping *m, char *buf, size_t cap) {
             w = snprintf(buf + off, cap > off ? cap - off : 0, "%sCluster(%d, %c);", i ? " " : "", d->size, d->logical ? 'L' : 'P');
         else
             w = snprintf(buf + off, cap > off ? cap - off : 0, "%s%s(%d,%d) %s;", i ? " " : "",
-                         d->kind == MDIR_SPATIAL ? "SpatialMap" : "TemporalMap", d->size, d->ofs, maestro_dim_name(d->dim));
+                         d->kind == MDIR_SPATIAL ? "SpatialMap" : "TemporalMap", d->size, d->ofs, maestro_dim_name_for(d->dim, t));
         if (w < 0) return -1;
         off += (size_t)w;
     }
@@ -160,12 +195,15 @@ static int expect(lexer *lx, const char *want, hw_err *err) {
 
 static int parse_layer(lexer *lx, maestro_net_layer *nl, hw_err *err) {
     maestro_layer *l = &nl->layer;
-    if (!lex_next(lx)) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: Layer without a name", lx->line);
-    char name[MAESTRO_NAME];
-    snprintf(name, sizeof name, "%s", lx->tok);
+    char name[MAESTRO_NAME] = "Layer";
+    /* MAESTRO keeps the last token before '{' ("Conv2d-1" is two tokens: the name is "1") */
+    for (;;) {
+        if (!lex_next(lx)) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: Layer without a body", lx->line);
+        if (strcmp(lx->tok, "{") == 0) break;
+        snprintf(name, sizeof name, "%s", lx->tok);
+    }
     maestro_layer_init(l, MAESTRO_CONV, name);
     nl->map.n = 0;
-    if (expect(lx, "{", err)) return -1;
     bool have_dims = false, have_oy = false, have_ox = false, have_y = false, have_x = false;
     int oy = 0, ox = 0;
     while (lex_next(lx)) {
@@ -177,7 +215,12 @@ static int parse_layer(lexer *lx, maestro_net_layer *nl, hw_err *err) {
             if (!lex_next(lx)) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: Type without a value", lx->line);
             if (strcmp(lx->tok, "CONV") == 0 || strcmp(lx->tok, "FC") == 0) l->type = MAESTRO_CONV;
             else if (strcmp(lx->tok, "DSCONV") == 0) l->type = MAESTRO_DSCONV;
-            else return hw_fail(err, HW_E_NOT_SUPPORTED, "layer %s: layer type %s is not supported (CONV, DSCONV, FC)", name, lx->tok);
+            else if (strcmp(lx->tok, "GEMM") == 0) l->type = MAESTRO_GEMM;
+            else if (strcmp(lx->tok, "NGCONV") == 0) l->type = MAESTRO_NGCONV;
+            else if (strcmp(lx->tok, "TRCONV") == 0) l->type = MAESTRO_CONV; /* MAESTRO: a CONV (its inner stride is unused) */
+            else
+                return hw_fail(err, HW_E_NOT_SUPPORTED, "layer %s: layer type %s is not supported (CONV, DSCONV, FC, GEMM, NGCONV, TRCONV)",
+                               name, lx->tok);
         } else if (strcmp(lx->tok, "Stride") == 0) {
             if (have_dims) return hw_fail(err, HW_E_BAD_CONFIG, "[Error] Stride description must precede to dimension description (layer %s)", name);
             if (expect(lx, "{", err)) return -1;
@@ -185,7 +228,7 @@ static int parse_layer(lexer *lx, maestro_net_layer *nl, hw_err *err) {
                 char dn[TOK_MAX];
                 snprintf(dn, sizeof dn, "%s", lx->tok);
                 long v;
-                if (!lex_next(lx) || !parse_int(lx->tok, &v) || v < 1)
+                if (!lex_next(lx) || !value_of(lx, lx->tok, &v) || v < 1 || v > 1000000)
                     return hw_fail(err, HW_E_BAD_CONFIG, "[Error] Stride must be a positive integer value (layer %s)", name);
                 if (strcmp(dn, "X") == 0) l->stride_x = (int)v;
                 else if (strcmp(dn, "Y") == 0) l->stride_y = (int)v;
@@ -193,18 +236,18 @@ static int parse_layer(lexer *lx, maestro_net_layer *nl, hw_err *err) {
         } else if (strcmp(lx->tok, "Dimensions") == 0) {
             if (expect(lx, "{", err)) return -1;
             while (lex_next(lx) && strcmp(lx->tok, "}") != 0) {
-                int d = maestro_dim_from_name(lx->tok);
+                int d = dim_for(lx->tok, l);
                 char dn[TOK_MAX];
                 snprintf(dn, sizeof dn, "%s", lx->tok);
                 long v;
-                if (!lex_next(lx) || !parse_int(lx->tok, &v) || v < 1 || v > 100000000)
+                if (!lex_next(lx) || !value_of(lx, lx->tok, &v) || v < 1 || v > 100000000)
                     return hw_fail(err, HW_E_BAD_CONFIG, "layer %s: dimension %s needs a positive size", name, dn);
                 if (d < 0) return hw_fail(err, HW_E_BAD_CONFIG, "layer %s: unknown dimension %s", name, dn);
                 if (d == MD_YP) have_oy = true, oy = (int)v;
                 else if (d == MD_XP) have_ox = true, ox = (int)v;
                 else {
                     l->dim[d] = (int)v;
-                    if (d == MD_N) l->has_n = true;
+                    if (d == MD_N && l->type != MAESTRO_GEMM) l->has_n = true;
                     if (d == MD_Y) have_y = true;
                     if (d == MD_X) have_x = true;
                 }
@@ -233,18 +276,59 @@ static int parse_layer(lexer *lx, maestro_net_layer *nl, hw_err *err) {
     return hw_fail(err, HW_E_BAD_CONFIG, "layer %s: unterminated", name);
 }
 
+static int parse_network_body(lexer *plx, maestro_net *net, hw_err *err);
+
 int maestro_parse_network(const char *text, maestro_net *net, hw_err *err) {
     memset(net, 0, sizeof *net);
-    lexer lx = {text, 1, {0}};
-    if (!lex_next(&lx) || strcmp(lx.tok, "Network") != 0) return hw_fail(err, HW_E_BAD_CONFIG, "expected 'Network'");
-    if (!lex_next(&lx)) return hw_fail(err, HW_E_BAD_CONFIG, "Network without a name");
-    if (strcmp(lx.tok, "{") != 0) {
+    static lexer zero;
+    lexer *lxp = malloc(sizeof *lxp);
+    if (!lxp) return hw_fail(err, HW_E_INTERNAL, "out of memory");
+    *lxp = zero;
+    lxp->p = text, lxp->line = 1;
+    int rc = parse_network_body(lxp, net, err);
+    free(lxp);
+    return rc;
+}
+
+static int parse_constant(lexer *lx, hw_err *err) {
+    char nm[TOK_MAX];
+    long v;
+    if (!lex_next(lx)) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: Constant without a name", lx->line);
+    snprintf(nm, sizeof nm, "%s", lx->tok);
+    if (!lex_next(lx) || !parse_int(lx->tok, &v) || v <= 0 || v > 1000000000)
+        return hw_fail(err, HW_E_BAD_CONFIG, "line %d: Constant %s needs a positive integer", lx->line, nm);
+    if (lx->nconst >= MAX_CONST) return hw_fail(err, HW_E_LIMIT, "more than %d constants", MAX_CONST);
+    snprintf(lx->cname[lx->nconst], TOK_MAX, "%s", nm);
+    lx->cval[lx->nconst++] = (int)v;
+    return 0;
+}
+
+static int parse_network_body(lexer *plx, maestro_net *net, hw_err *err) {
+#define lx (*plx)
+    for (;;) {
+        if (!lex_next(&lx)) return hw_fail(err, HW_E_BAD_CONFIG, "expected 'Network'");
+        if (strcmp(lx.tok, "Constant") == 0) {
+            if (parse_constant(&lx, err)) return -1;
+            continue;
+        }
+        if (strcmp(lx.tok, "Network") != 0) return hw_fail(err, HW_E_BAD_CONFIG, "line %d: expected 'Network', got '%s'", lx.line, lx.tok);
+        break;
+    }
+    for (;;) { /* MAESTRO keeps the last token before '{' as the name */
+        if (!lex_next(&lx)) return hw_fail(err, HW_E_BAD_CONFIG, "Network without a body");
+        if (strcmp(lx.tok, "{") == 0) break;
         snprintf(net->name, sizeof net->name, "%s", lx.tok);
-        if (expect(&lx, "{", err)) return -1;
     }
     int cap = 0;
     while (lex_next(&lx)) {
         if (strcmp(lx.tok, "}") == 0) return 0;
+        if (strcmp(lx.tok, "Constant") == 0) {
+            if (parse_constant(&lx, err)) {
+                maestro_net_free(net);
+                return -1;
+            }
+            continue;
+        }
         if (strcmp(lx.tok, "Layer") != 0) {
             maestro_net_free(net);
             return hw_fail(err, HW_E_BAD_CONFIG, "line %d: expected 'Layer', got '%s'", lx.line, lx.tok);
@@ -262,10 +346,13 @@ int maestro_parse_network(const char *text, maestro_net *net, hw_err *err) {
             maestro_net_free(net);
             return -1;
         }
+        /* MAESTRO: a layer without a Dataflow block reuses the previous layer's directives */
+        if (net->layers[net->n].map.n == 0 && net->n > 0) net->layers[net->n].map = net->layers[net->n - 1].map;
         net->n++;
     }
     maestro_net_free(net);
     return hw_fail(err, HW_E_BAD_CONFIG, "unterminated Network block");
+#undef lx
 }
 
 static char *slurp(const char *path, hw_err *err) {
@@ -314,7 +401,7 @@ void maestro_net_free(maestro_net *net) {
 }
 
 int maestro_parse_hw(const char *text, maestro_hw *h, hw_err *err) {
-    lexer lx = {text, 1, {0}};
+    lexer lx = {.p = text, .line = 1};
     while (lex_next(&lx)) {
         char key[TOK_MAX];
         snprintf(key, sizeof key, "%s", lx.tok);

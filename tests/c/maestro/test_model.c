@@ -205,7 +205,31 @@ Test(maestro_model, network_and_hw_files) {
     cr_assert_eq(net.layers[0].map.n, 4);
     cr_assert_eq(net.layers[1].layer.type, MAESTRO_DSCONV);
     cr_assert_eq(net.layers[1].layer.dim[MD_Y], 112);
-    cr_assert_eq(net.layers[1].map.n, 0);
+    cr_assert_eq(net.layers[1].map.n, 4, "MAESTRO: a layer without Dataflow reuses the previous one's");
+    maestro_net_free(&net);
+    /* Constant declarations, MAESTRO's layer naming ("Conv2d-1" -> "1") and GEMM layers */
+    const char *gemm_text = "Constant KT 4;\nNetwork g {\nLayer Conv2d-1 {\nType: GEMM\nDimensions { N: 16, K: 8, M: 32 }\n"
+                            "Dataflow { TemporalMap(KT,KT) K; SpatialMap(1,1) M; TemporalMap(Sz(N),Sz(N)) N; }\n}\n}\n";
+    cr_assert_eq(maestro_parse_network(gemm_text, &net, &err), 0, "%s", err.msg);
+    cr_assert_eq(net.n, 1);
+    cr_assert_str_eq(net.layers[0].layer.name, "1");
+    maestro_layer *g = &net.layers[0].layer;
+    cr_assert_eq(g->type, MAESTRO_GEMM);
+    cr_assert_eq(g->dim[MD_Y], 32); /* M */
+    cr_assert_eq(g->dim[MD_K], 16); /* N */
+    cr_assert_eq(g->dim[MD_C], 8);  /* K */
+    cr_assert_eq(net.layers[0].map.d[0].size, 4);
+    cr_assert_eq(net.layers[0].map.d[2].size, 16);
+    char gt[256];
+    cr_assert_eq(maestro_mapping_to_text_for(&net.layers[0].map, MAESTRO_GEMM, gt, sizeof gt), 0);
+    cr_assert_str_eq(gt, "TemporalMap(4,4) K; SpatialMap(1,1) M; TemporalMap(16,16) N;");
+    maestro_hw gh;
+    maestro_hw_default(&gh);
+    gh.num_pes = 32;
+    maestro_result gr;
+    maestro_eval(g, &gh, &net.layers[0].map, &gr);
+    cr_assert(gr.valid, "%s", gr.reason);
+    cr_assert_eq(gr.num_macs, 32LL * 16 * 8);
     maestro_net_free(&net);
     cr_assert_neq(maestro_parse_network("Network x { Layer L { Type: LSTM } }", &net, &err), 0);
     maestro_hw h;
