@@ -51,6 +51,7 @@ typedef struct sim {
     int8_t prop_cmd[MAXB];
     uint8_t bg_of[MAXB];
     int64_t lb[MAXB]; /* lower bound of each bank's proposal time */
+    int64_t cmd_bound; /* lower bound of the next command time from the last command pass */
     int64_t prop_req[MAXB]; /* FrFcfsGrp: direction of the last CAS */
     /* timing checker: earliest time per command type, by bank / bank group / rank */
     int64_t nb[MAXB][DRAM_NCMD], ng[MAXB][DRAM_NCMD], nr[DRAM_NCMD], bus;
@@ -611,7 +612,7 @@ static inline int64_t min_lb(const sim *s) {
     return m0 < m2 ? m0 : m2;
 }
 
-static int64_t commands(sim *s, int64_t t) {
+static int64_t commands_full(sim *s, int64_t t) {
     refresh_eval(s, t);
     int best_cmd = DRAM_NCMD, best_b = -1;
     int64_t best_r = INT64_MAX;
@@ -659,6 +660,16 @@ static int64_t commands(sim *s, int64_t t) {
     int64_t nxt = min_lb(s);
     if (s->ref_cmd != DRAM_NCMD) nxt = min64(nxt, earliest(s, s->ref_cmd, -1, t));
     return nxt == INF ? INF : max64(nxt, t + 1);
+}
+
+/* Skips the command pass when nothing can issue before the last bound: no proposal changed,
+ * no refresh command is pending and no refresh trigger is due. */
+static int64_t commands(sim *s, int64_t t) {
+    if (!(s->dirty & s->nonempty) && t < s->cmd_bound && s->ref_cmd == DRAM_NCMD &&
+        (s->c->refresh != DRAM_REF_ALLBANK || t < s->ref_trigger))
+        return s->cmd_bound;
+    s->cmd_bound = commands_full(s, t);
+    return s->cmd_bound;
 }
 
 static double pct_sorted_hist(const int64_t *hist, int64_t nh, int64_t count, double p) {
@@ -773,6 +784,8 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
         s->close_at[b] = INF;
     }
     s->ref_trigger = ms->REFI;
+    s->ref_cmd = DRAM_NCMD;
+    s->cmd_bound = 0;
     s->last_write = 0;
     s->rel_req = -1;
     s->outstanding = -1;

@@ -92,7 +92,7 @@ Test(dram_fidelity, traces_regenerate_bit_for_bit) {
 
 #define MAXROWS 128
 
-Test(dram_fidelity, dramsys_reference_runs, .timeout = 120) {
+Test(dram_fidelity, dramsys_reference_runs) {
     char path[1024];
     cr_assert(hwtest_repo_file("tests/data/dram/setup.json", path, sizeof path), "setup.json not found");
     hw_err err;

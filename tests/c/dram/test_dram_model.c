@@ -486,7 +486,7 @@ static uint32_t lcg(uint64_t *s) {
     return (uint32_t)(*s >> 33);
 }
 
-Test(dram_model, random_configurations_complete_with_consistent_counts, .timeout = 60) {
+Test(dram_model, random_configurations_complete_with_consistent_counts) {
     /* every controller configuration (incl. ArchGym's wider ranges and DRAMSys's 0 refresh
      * credits) on random traces of both memspecs: no deadlock, every request served exactly once */
     dram_memspec ms[2];
