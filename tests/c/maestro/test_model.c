@@ -286,3 +286,27 @@ Test(maestro_model, random_directives_never_crash) {
     cr_assert_gt(valid, n / 20, "only %d/%d random mappings evaluated", valid, n);
 #undef RND
 }
+
+/* NGCONV (ResNeXt's grouped convolution, MAESTRO's G dimension) and TRCONV (a CONV to MAESTRO). */
+Test(maestro_model, ngconv_and_trconv_layers) {
+    const char *t = "Network x {\nLayer g {\nType: NGCONV\nDimensions { G: 4, K: 8, C: 8, R: 3, S: 3, Y: 10, X: 10 }\n"
+                    "Dataflow { TemporalMap(1,1) G; SpatialMap(1,1) K; TemporalMap(4,4) C; TemporalMap(Sz(R),Sz(R)) R; "
+                    "TemporalMap(Sz(S),Sz(S)) S; TemporalMap(Sz(R),1) Y; TemporalMap(Sz(S),1) X; Cluster(4, P); SpatialMap(1,1) C; }\n}\n"
+                    "Layer t {\nType: TRCONV\nDimensions { K: 8, C: 8, R: 3, S: 3, Y: 10, X: 10 }\n}\n}\n";
+    maestro_net net;
+    hw_err err = {0};
+    cr_assert_eq(maestro_parse_network(t, &net, &err), 0, "%s", err.msg);
+    cr_assert_eq(net.n, 2);
+    cr_assert_eq(net.layers[0].layer.type, MAESTRO_NGCONV);
+    cr_assert_eq(net.layers[1].layer.type, MAESTRO_CONV);
+    maestro_hw h = hw(64, 32);
+    maestro_result r;
+    maestro_eval(&net.layers[0].layer, &h, &net.layers[0].map, &r);
+    cr_assert(r.valid, "%s", r.reason);
+    cr_assert_eq(r.num_macs, 4LL * 8 * 8 * 9 * 8 * 8);
+    /* the G directive is rejected on a layer without groups */
+    maestro_eval(&net.layers[1].layer, &h, &net.layers[1].map, &r);
+    cr_assert(!r.valid);
+    cr_assert(strstr(r.reason, "G"), "%s", r.reason);
+    maestro_net_free(&net);
+}
