@@ -280,7 +280,7 @@ static int parse_network_body(lexer *plx, maestro_net *net, hw_err *err);
 
 int maestro_parse_network(const char *text, maestro_net *net, hw_err *err) {
     memset(net, 0, sizeof *net);
-    static lexer zero;
+    static const lexer zero;
     lexer *lxp = malloc(sizeof *lxp);
     if (!lxp) return hw_fail(err, HW_E_INTERNAL, "out of memory");
     *lxp = zero;
