@@ -559,7 +559,13 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         s->total--;
         if (s->wr[r]) s->nwr--;
         else s->nrd--;
-        if (s->c->scheduler == DRAM_SCHED_FRFCFSGRP && s->last_write != s->wr[r]) s->dirty = ~0ULL;
+        if (s->c->scheduler == DRAM_SCHED_FRFCFSGRP && s->last_write != s->wr[r]) {
+            /* only activated banks choose among row hits by direction */
+            for (uint64_t m = s->nonempty; m; m &= m - 1) {
+                int k = __builtin_ctzll(m);
+                if (s->open[k]) s->dirty |= 1ULL << k;
+            }
+        }
         s->last_write = s->wr[r];
         s->cur[b] = -1;
         s->keep[b] = 0;
