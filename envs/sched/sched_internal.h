@@ -21,6 +21,7 @@ typedef struct sched_pre {
     /* lower-bound mode only: per-tensor multiplier of every access term, and of the temporal
      * product, owed to the columns not assigned yet (see sched_cost_core) */
     double lbmul[SCHED_NT], lbtemporal;
+    double lbfirst; /* upper bound of the growth of the O replication (C R S in selected spatial rows) */
 } sched_pre;
 void sched_pre_rows(const sched_accel *a, const sched_table *t, sched_pre *pre, unsigned mask);
 void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cum[SCHED_NROW][SCHED_NDIM],

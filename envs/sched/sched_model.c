@@ -478,8 +478,9 @@ static inline double tile_words(int t, const double *x, double stride) {
  * the child it grows the refills, in a spatial row above it grows the instances). So the terms
  * of the partial table times pre->lbmul[t] (the product of the unassigned relevant columns;
  * P Q R S of the input are left out because of the halo) bound the terms of any completion.
- * The partial-sum read-backs (U - first, D - first, >= 0) are dropped; cycles are bounded by
- * pre->lbtemporal (the temporal product owed, computed by the caller). */
+ * The partial-sum read-backs U - first and D - first use U, D bounded from below and first
+ * (the O replication by C R S spatial factors) bounded from above by pre->lbfirst; cycles are
+ * bounded by pre->lbtemporal (the temporal product owed, computed by the caller). */
 void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cum[SCHED_NROW][SCHED_NDIM],
                      const sched_pre *pre, sched_cost *c, double out[4], int lb) {
     const double *rp = pre->rp;
@@ -534,13 +535,16 @@ void sched_cost_core(const sched_accel *a, const sched_layer *l, const double cu
                 if (c0 >= 0) wrc = delivered;
             } else {
                 double U = F * uni * inst[p], first_p = o_total * orep[p];
+                double lm = lb ? pre->lbmul[ST_O] : 1, fm = lb ? pre->lbfirst : 1;
+                /* lower-bound mode: U and D times their multiplier bound the completion's from
+                 * below, first_p and first_c times lbfirst from above */
                 wrp = U;
-                rdp = !lb && U > first_p ? U - first_p : 0;
+                rdp = U * lm > first_p * fm ? (U * lm - first_p * fm) / lm : 0;
                 delivered = U;
                 if (c0 >= 0) {
                     double D = F * tile_words(ten, cum[c0], stride) * inst[c0];
                     double first_c = o_total * orep[c0];
-                    double back = !lb && D > first_c ? D - first_c : 0;
+                    double back = D * lm > first_c * fm ? (D * lm - first_c * fm) / lm : 0;
                     rdc = D;
                     wrc = back;
                     delivered = D + back;

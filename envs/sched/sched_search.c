@@ -52,6 +52,7 @@ typedef struct bf_ctx {
     int n, rows[3], lo, hi;
     int ncol, cols[SCHED_NDIM], cnt[SCHED_NDIM];
     double sufmul[SCHED_NDIM + 1][SCHED_NT], sufprod[SCHED_NDIM + 1]; /* over columns k.. of the order */
+    double sufcrs[SCHED_NDIM + 1]; /* product of the unassigned C, R, S columns (spatial replication of O) */
     const int *opt[SCHED_NDIM]; /* cnt * n values */
     int chk_store[4], nstore;   /* storage rows whose tiles the split changes */
     int chk_sp[3], nsp;         /* selected spatial rows */
@@ -124,6 +125,7 @@ static void dfs(bf_ctx *c, int k) {
             double out[4];
             sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
             for (int ten = 0; ten < SCHED_NT; ten++) c->pre.lbmul[ten] = c->sufmul[k + 1][ten];
+            c->pre.lbfirst = c->sufcrs[k + 1];
             /* temporal product owed: the unassigned products, less what the selected spatial
              * rows can still absorb */
             double room = 1;
@@ -236,21 +238,23 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
         c->ncol++;
         cnt[bd] = 0;
     }
+    for (int i = 0; i < n; i++) c->selmask |= 1u << rows[i];
     for (int k = 0; k < c->ncol; k++)
         for (int i = 0; i < n; i++) c->t.f[rows[i]][c->cols[k]] = 1;
     /* bound multipliers of the columns k.. (docs: sched_cost_core, lower-bound mode) */
     for (int ten = 0; ten < SCHED_NT; ten++) c->sufmul[c->ncol][ten] = 1;
     c->sufprod[c->ncol] = 1;
+    c->sufcrs[c->ncol] = 1;
     for (int k = c->ncol - 1; k >= 0; k--) {
         int d = c->cols[k];
         c->sufprod[k] = c->sufprod[k + 1] * prod[d];
+        c->sufcrs[k] = c->sufcrs[k + 1] * (c->nsp && !sched_rel[ST_O][d] ? prod[d] : 1);
         for (int ten = 0; ten < SCHED_NT; ten++) {
             int halo = ten == ST_I && (d == SD_P || d == SD_Q || d == SD_R || d == SD_S);
             c->sufmul[k][ten] = c->sufmul[k + 1][ten] * (sched_rel[ten][d] && !halo ? prod[d] : 1);
         }
     }
     sched_cum(&c->t, c->cum);
-    for (int i = 0; i < n; i++) c->selmask |= 1u << rows[i];
     sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
     if (partial_ok(c)) dfs(c, 0);
     *t = c->best_t;
