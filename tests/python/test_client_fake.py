@@ -142,6 +142,34 @@ class TestFakeServer(unittest.TestCase):
         self.assertEqual(cm.exception.code, "IO")
 
 
+class TestNoServer(unittest.TestCase):
+    def test_timeout_when_nobody_listens(self):
+        import tempfile
+        ep = "ipc://%s/nobody.sock" % tempfile.mkdtemp()
+        t0 = time.monotonic()
+        with self.assertRaises(errors.ClientTimeout):
+            hwgym.make("diag-v0", endpoint=ep, timeout=0.2)
+        self.assertLess(time.monotonic() - t0, 2)
+        with self.assertRaises(errors.TransportError):
+            hwgym.Client("bogus://endpoint")
+
+    def test_client_after_fork(self):
+        import os
+        c = hwgym.Client("ipc:///nonexistent/x.sock", timeout=0.1)
+        pid = os.fork()
+        if pid == 0:  # child: the parent's client must refuse, not corrupt the socket
+            try:
+                c.ping()
+                os._exit(1)
+            except errors.TransportError as e:
+                os._exit(0 if "fork" in e.message else 2)
+            except BaseException:
+                os._exit(3)
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        c.close()
+
+
 class TestErrors(unittest.TestCase):
     def test_subclass_per_code(self):
         for code in ["BAD_REQUEST", "UNSUPPORTED_VERSION", "UNKNOWN_OP", "UNKNOWN_SESSION", "UNKNOWN_ENV", "BAD_CONFIG",

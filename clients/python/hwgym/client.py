@@ -5,6 +5,7 @@ thread when requests block for long (multi-agent barriers), so that threads do n
 """
 
 import itertools
+import os
 import threading
 import time
 
@@ -47,6 +48,7 @@ class Client:
         self._ids = itertools.count(1)
         self._hello = None
         self._closed = False
+        self._pid = os.getpid()
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
         try:
@@ -67,6 +69,8 @@ class Client:
         with self._lock:
             if self._closed:
                 raise TransportError("IO", "client is closed", op)
+            if os.getpid() != self._pid:  # ZeroMQ sockets do not survive fork()
+                raise TransportError("IO", "this Client was created in process %d; make a new one after fork()" % self._pid, op)
             rid = next(self._ids)
             msg["id"] = rid
             try:
@@ -99,7 +103,8 @@ class Client:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._sock.close(0)
+                if os.getpid() == self._pid:
+                    self._sock.close(0)
 
     @property
     def closed(self):

@@ -107,8 +107,22 @@ def from_wire(v):
     return v
 
 
+def _default(v):
+    """msgpack hook for the types it cannot pack itself (numpy arrays and scalars, tuples are lists)."""
+    if isinstance(v, np.ndarray):
+        return encode_array(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    raise TypeError("cannot send a %s on the wire" % type(v).__name__)
+
+
 def pack(msg):
-    return msgpack.packb(to_wire(msg), use_bin_type=True)
+    """A message map -> msgpack bytes (numpy arrays become wire arrays)."""
+    return msgpack.packb(msg, use_bin_type=True, default=_default)
 
 
 def unpack(buf):
