@@ -340,3 +340,26 @@ Test(dram_env, shipped_traces_equal_the_generators) {
         dram_trace_free(&b);
     }
 }
+
+Test(dram_env, shipped_memspec_files_equal_the_builtins) {
+    const char *files[2] = {"envs/dram/data/memspecs/JEDEC_4Gb_DDR4-2400_8bit_A.json",
+                            "envs/dram/data/memspecs/MICRON_1Gb_DDR3-1600_8bit_G.json"};
+    const char *names[2] = {"DDR4-2400", "DDR3-1600"};
+    for (int k = 0; k < 2; k++) {
+        char path[1024], cfg[1200];
+        cr_assert(hwtest_repo_file(files[k], path, sizeof path), "%s missing", files[k]);
+        json_t *j = json_load_file(path, 0, NULL);
+        cr_assert(j);
+        dram_memspec a, b;
+        hw_err err;
+        cr_assert_eq(dram_memspec_from_json(j, &a, &err), 0, "%s", err.msg);
+        json_decref(j);
+        cr_assert_eq(dram_memspec_builtin(names[k], &b, &err), 0);
+        cr_assert_eq(memcmp(&a, &b, sizeof a), 0, "%s differs from the built-in %s", files[k], names[k]);
+        /* and the env takes it as memspec_file */
+        snprintf(cfg, sizeof cfg, "{\"memspec_file\":\"%s\",\"count\":500}", path);
+        const hw_env_family *f;
+        void *env = mk(cfg, &f);
+        f->destroy(env);
+    }
+}
