@@ -129,7 +129,7 @@ MESSAGES = [
                                      "labels": [["v0"] * 8, None, ["v0"] * 8]},
                     "observation_space": {"type": "Box", "shape": [5], "dtype": "float32", "low": [0] * 5, "high": [1] * 5}}),
     ("reset.request", {"op": "reset", "v": 1, "id": 6, "session": TOKEN, "seed": 42, "options": {}}),
-    ("reset.request", {"op": "reset", "v": 1, "id": 6, "session": TOKEN, "seed": [1, None, 3]}),
+    ("reset.request", {"op": "reset", "v": 1, "id": 6, "session": TOKEN, "seed": [1, 2, 3]}),
     ("reset.reply", {"id": 6, "ok": True, "obs": OBS, "info": {}}),
     ("reset.reply", {"id": 6, "ok": True, "obs": {"last_action": OBS, "t": encode_array(np.int64(0))}, "info": [{}, {}]}),
     ("step.request", {"op": "step", "v": 1, "id": 7, "session": TOKEN, "action": encode_array(np.array([1, 2, 3]))}),
@@ -158,6 +158,7 @@ MESSAGES = [
     ("step.reply", {"id": 7, "ok": False, "error": {"code": "BAD_ACTION", "message": "action element 3 (tile_K): 9 out of range [0, 7]"}}),
 ]
 BAD = [
+    ("reset.request", {"op": "reset", "v": 1, "session": TOKEN, "seed": [1, None]}),  # the server wants integers
     ("step.request", {"op": "step", "v": 1, "session": TOKEN}),  # no action
     ("step.request", {"op": "reset", "v": 1, "session": TOKEN, "action": 1}),  # wrong op
     ("make.reply", {"id": 4, "ok": True, "session": "xyz", "kind": "single", "action_space": {}, "observation_space": {}}),

@@ -443,6 +443,46 @@ class TestMultiAgent(ServerTestCase):
             with self.assertRaises(errors.BadState):
                 hwgym.join(plain.session, "x", endpoint=self.endpoint, timeout=10)
 
+    def test_restarted_worker_supersedes_and_logging(self):
+        ma = hwgym.make_multiagent("diag-v0", {"x": [0], "y": [1]}, endpoint=self.endpoint, timeout=10, dims=2)
+        self.addCleanup(ma.close)
+        old, new, y = ma.join("x"), ma.join("x"), ma.join("y")
+        for w in (old, new, y):
+            self.addCleanup(w.close)
+        got = {}
+
+        def call(name, fn):
+            try:
+                got[name] = fn()
+            except Exception as e:
+                got[name] = e
+        t_old = threading.Thread(target=call, args=("old", lambda: old.reset(seed=3)))
+        t_old.start()
+        time.sleep(0.2)  # old's part is in; now the "restarted" x sends its own
+        t_new = threading.Thread(target=call, args=("new", lambda: new.reset(seed=3)))
+        t_new.start()
+        t_old.join(10)
+        self.assertIsInstance(got["old"], errors.Superseded)
+        y.reset(seed=3)
+        t_new.join(10)
+        self.assertIsInstance(got["new"], tuple)
+        # a worker's steps can be logged like an env's
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp, True)
+        db = os.path.join(tmp, "ma.db")
+        with hwgym.TrialLogger(db, agent="ma", env="diag-v0") as log:
+            wx = log.wrap(new, worker="x")
+            t = threading.Thread(target=call, args=("y", lambda: [y.step([k]) for k in range(3)]))
+            t.start()
+            for k in range(3):
+                wx.step(np.array([k]))
+            t.join(10)
+        c = sqlite3.connect(db)
+        rows = c.execute("SELECT worker, step, action, metrics FROM trials ORDER BY id").fetchall()
+        c.close()
+        self.assertEqual([r[:3] for r in rows], [("x", 0, "[0]"), ("x", 1, "[1]"), ("x", 2, "[2]")])
+        self.assertIn('"action":[2,2]', rows[2][3])  # the joint action is in the step info
+
 
 if __name__ == "__main__":
     unittest.main()

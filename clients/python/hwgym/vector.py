@@ -132,19 +132,21 @@ class HwVectorEnv(_VecBase):
         self._closed = False
 
     def reset(self, *, seed=None, options=None):
-        """``seed``: None, an int (sub-env i gets seed + i) or a list of num_envs ints/None.
+        """``seed``: None (the sub-envs continue their RNG streams), an int (sub-env i gets seed + i) or
+        a list of num_envs ints.
         Returns ``(obs, infos)`` with obs batched on a leading axis."""
         wire_seed = seed
         if seed is not None:
             if isinstance(seed, (list, tuple, np.ndarray)):
                 if len(seed) != self.num_envs:
                     raise ValueError("seed list has %d entries, expected num_envs=%d" % (len(seed), self.num_envs))
-                wire_seed = [None if s is None else int(s) for s in seed]
+                if any(s is None for s in seed):
+                    raise ValueError("seed list: the server takes num_envs integers (no None entries)")
+                wire_seed = [int(s) for s in seed]
                 first = wire_seed[0]
             else:
                 wire_seed = first = int(seed)
-            if first is not None:
-                self._np_random, self._np_random_seed = _np_random_for(first)
+            self._np_random, self._np_random_seed = _np_random_for(first)
         rep = self.client.reset(self.session, seed=wire_seed, options=options)
         return rep["obs"], batch_infos(rep.get("info", []))
 
