@@ -309,7 +309,7 @@ static int64_t rq_trigger(const sim *s) {
 static void responses(sim *s, int64_t t) {
     if (s->c->arbiter == DRAM_ARB_SIMPLE) {
         if (s->rel_req >= 0) {
-            if (s->rel_time != t) return;
+            if (s->rel_time > t) return; /* END_RESP still on its way */
             s->rel_req = -1;
         }
         int64_t r = rq_next(s, t);
@@ -752,13 +752,24 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
         abort();
     /* decode addresses and convert issue times: trace clock period rounded to ps as SystemC does */
     int64_t period_ps = llround(1e6 / tr->clk_mhz), tck = ms->tck_ps;
+    /* fields whose bits are contiguous and ascending decode with one shift and mask */
+    int row_run = 1, bank_run = 1, bg_run = 1;
+    for (int k = 1; k < am->n_row; k++) row_run &= am->row[k] == am->row[k - 1] + 1;
+    for (int k = 1; k < am->n_bank; k++) bank_run &= am->bank[k] == am->bank[k - 1] + 1;
+    for (int k = 1; k < am->n_bg; k++) bg_run &= am->bg[k] == am->bg[k - 1] + 1;
     for (int64_t i = 0; i < n; i++) {
         uint64_t a = tr->addr[i];
         unsigned bank = 0, bg = 0;
         uint32_t row = 0;
-        for (int k = 0; k < am->n_bank; k++) bank |= (unsigned)((a >> am->bank[k]) & 1) << k;
-        for (int k = 0; k < am->n_bg; k++) bg |= (unsigned)((a >> am->bg[k]) & 1) << k;
-        for (int k = 0; k < am->n_row; k++) row |= (uint32_t)((a >> am->row[k]) & 1) << k;
+        if (bank_run && am->n_bank) bank = (unsigned)((a >> am->bank[0]) & ((1ULL << am->n_bank) - 1));
+        else
+            for (int k = 0; k < am->n_bank; k++) bank |= (unsigned)((a >> am->bank[k]) & 1) << k;
+        if (bg_run && am->n_bg) bg = (unsigned)((a >> am->bg[0]) & ((1ULL << am->n_bg) - 1));
+        else
+            for (int k = 0; k < am->n_bg; k++) bg |= (unsigned)((a >> am->bg[k]) & 1) << k;
+        if (row_run && am->n_row) row = (uint32_t)((a >> am->row[0]) & ((1ULL << am->n_row) - 1));
+        else
+            for (int k = 0; k < am->n_row; k++) row |= (uint32_t)((a >> am->row[k]) & 1) << k;
         s->bank[i] = (uint8_t)(bg * (unsigned)s->bpg + bank);
         s->row[i] = row;
         s->wr[i] = tr->write[i];
@@ -825,9 +836,9 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
         if (s->done >= n) break;
         /* next event */
         if (s->in_req >= 0 && s->in_arr > t) nxt = min64(nxt, s->in_arr);
-        if (s->rel_req >= 0 && s->rel_time > t) nxt = min64(nxt, s->rel_time);
+        /* the END_RESP of the response in flight matters only if another response is ready by then */
         int64_t rt = rq_trigger(s);
-        if (rt != INF) nxt = min64(nxt, max64(rt, t + 1));
+        if (rt != INF) nxt = min64(nxt, max64(rt, s->rel_req >= 0 ? s->rel_time : t + 1));
         if (c->refresh == DRAM_REF_ALLBANK && s->ref_trigger > t) nxt = min64(nxt, s->ref_trigger);
         nxt = min64(nxt, s->r_next);
         nxt = min64(nxt, s->p_time);
