@@ -5,7 +5,6 @@ fallback path forced with HWGYM_NO_GYMNASIUM=1."""
 import os
 import subprocess
 import sys
-import textwrap
 import unittest
 
 from ._support import REPO

@@ -195,9 +195,12 @@ class TestTrialLogger(unittest.TestCase):
         # exit without close(): atexit flushes
         self._run_py("""
             import hwgym
+            import gc
             lg = hwgym.TrialLogger(%r, agent="exit", env="e", batch_size=10**6, flush_interval=1e9)
             for i in range(7):
                 lg.log_step([i], None, 1.0, False, False)
+            del lg  # dropped without close(): still flushed at exit
+            gc.collect()
         """ % self.db)
         self.assertEqual(self.q("SELECT count(*) FROM trials"), [(7,)])
         self.assertEqual(self.q("SELECT count(*) FROM runs WHERE ended_at IS NOT NULL"), [(1,)])

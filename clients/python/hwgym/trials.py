@@ -21,7 +21,6 @@ import socket
 import sqlite3
 import threading
 import time
-import weakref
 
 import numpy as np
 
@@ -135,7 +134,7 @@ def _bool_or_none(v):
     return None
 
 
-_LIVE = weakref.WeakSet()
+_LIVE = set()  # strong refs: a logger dropped without close() is still flushed at exit
 _SIG_INSTALLED = False
 
 
