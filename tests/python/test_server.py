@@ -265,6 +265,40 @@ class TestSingleEnv(ServerTestCase):
         c.close()
 
 
+class TestReplayOfPythonLog(ServerTestCase):
+    """The C tools read what the Python logger writes: `hwgym replay` re-executes a Python-logged run."""
+
+    def test_hwgym_replay_matches(self):
+        import json
+        import subprocess
+        cli = os.path.join(os.environ.get("HWGYM_BIN", ""), "hwgym")
+        if not os.access(cli, os.X_OK):
+            self.skipTest("%s not built" % cli)
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp, True)
+        db = os.path.join(tmp, "r.db")
+        for cfg in ({"dims": 3, "episode_length": 4}, {"dims": 2, "episode_length": 3, "obs": "dict", "action_space": "box"}):
+            with hwgym.TrialLogger(db, agent="py", env="diag-v0", env_config=cfg, endpoint=self.endpoint) as log:
+                with hwgym.make("diag-v0", endpoint=self.endpoint, timeout=10, **cfg) as raw:
+                    env = log.wrap(raw)
+                    for ep in range(2):
+                        env.reset(seed=10 + ep)
+                        done = False
+                        while not done:
+                            _, _, term, trunc, _ = env.step(env.action_space.sample())
+                            done = term or trunc
+                    pt = [0.5, -0.25] if cfg.get("action_space") == "box" else [1, 2, 3]
+                    r, m = raw.evaluate(pt)
+                    log.log_eval(pt, r, m)
+            run = str(log.run_id)
+            p = subprocess.run([cli, "replay", db, "--endpoint", self.endpoint, "--run", run],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            out = json.loads(p.stdout)
+            self.assertEqual(out["trials"], 2 * cfg["episode_length"] + 1)
+            self.assertEqual(out["matching"], out["trials"])
+
+
 class TestVector(ServerTestCase):
     def make_vec(self, n, **cfg):
         env = hwgym.make_vec("diag-v0", n, endpoint=self.endpoint, timeout=10, **cfg)
