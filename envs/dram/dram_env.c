@@ -174,7 +174,7 @@ static int read_workload(dram_env *e, const json_t *cfg, hw_err *err) {
     int64_t count, interval;
     double rr, span, base, sf, clk;
     if (hw_cfg_enum(cfg, "workload", wl_names, WL_STREAM, &e->workload, err) ||
-        hw_cfg_int(cfg, "count", 10000, 1, 100000000, &count, err) ||
+        hw_cfg_int(cfg, "count", 10000, 1, 10000000, &count, err) ||
         hw_cfg_num(cfg, "read_ratio", 2.0 / 3.0, 0, 1, &rr, err) ||
         hw_cfg_num(cfg, "span", 1073741824.0, 64, 1.8e19, &span, err) ||
         hw_cfg_num(cfg, "base", 0, 0, 1.8e19, &base, err) ||
