@@ -64,6 +64,12 @@ try:
     assert isinstance(venv.action_space, gymnasium.spaces.MultiDiscrete) and venv.action_space.shape == (3, 3)
     assert isinstance(lg.wrap(venv), gymnasium.vector.VectorWrapper)
     venv.close(); venv.close()
+    assert hwgym.register_envs(srv.endpoint, env_ids=["diag-v0"]) == ["hwgym/diag-v0"]
+    spec = gymnasium.envs.registration.registry["hwgym/diag-v0"]
+    assert spec.vector_entry_point == "hwgym.vector:make_vec"
+    e = gymnasium.envs.registration.make_from_registry("hwgym/diag-v0", dims=3)
+    assert isinstance(e, hwgym.HwEnv) and e.config == {"dims": 3}
+    e.close()
 finally:
     srv.close()
 print("OK")
@@ -74,6 +80,11 @@ import hwgym
 assert not hwgym.HAVE_GYMNASIUM
 assert hwgym.spaces.Discrete is hwgym.spaces.LocalDiscrete
 assert hwgym.HwEnv.__mro__[1].__module__ == "hwgym.env"
+try:
+    hwgym.register_envs("ipc:///nonexistent")
+    raise SystemExit("register_envs without gymnasium must raise")
+except RuntimeError:
+    pass
 print("OK")
 '''
 

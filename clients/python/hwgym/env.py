@@ -10,7 +10,7 @@ from .errors import HwgymError
 from .spaces import _kind, space_from_json
 from .wire import encode_array
 
-__all__ = ["HwEnv", "make", "EnvSpec", "encode_action"]
+__all__ = ["HwEnv", "make", "EnvSpec", "encode_action", "register_envs"]
 
 if HAVE_GYMNASIUM:
     from gymnasium.envs.registration import EnvSpec
@@ -221,3 +221,22 @@ def make(env_id, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, *, config=N
     cfg = dict(config or {})
     cfg.update(kwargs)
     return HwEnv(env_id, endpoint=endpoint, timeout=timeout, config=cfg, client=client)
+
+
+def register_envs(endpoint=DEFAULT_ENDPOINT, env_ids=None, namespace="hwgym", timeout=DEFAULT_TIMEOUT):
+    """Register the server's envs in Gymnasium's registry as ``"<namespace>/<id>"`` so that
+    ``gymnasium.make("hwgym/diag-v0", dims=3)`` and ``gymnasium.make_vec(..., vectorization_mode=
+    "vector_entry_point")`` open sessions on ``endpoint``.  ``env_ids`` defaults to every env the
+    server lists.  Returns the registered ids.  Needs Gymnasium."""
+    if not HAVE_GYMNASIUM:
+        raise RuntimeError("register_envs needs gymnasium; use hwgym.make without it")
+    if env_ids is None:
+        with Client(endpoint, timeout=timeout) as c:
+            env_ids = [e["id"] for e in c.envs()]
+    out = []
+    for eid in env_ids:
+        gid = "%s/%s" % (namespace, eid) if namespace else eid
+        gymnasium.register(id=gid, entry_point="hwgym.env:make", vector_entry_point="hwgym.vector:make_vec",
+                           kwargs={"env_id": eid, "endpoint": endpoint, "timeout": timeout})
+        out.append(gid)
+    return out

@@ -6,3 +6,4 @@ from . import spaces, vector, utils, envs  # noqa: F401
 
 __version__ = "1.1.0-fake"
 FAKE = True
+from .envs.registration import register, registry  # noqa: E402,F401

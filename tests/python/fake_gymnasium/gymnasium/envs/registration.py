@@ -11,3 +11,19 @@ class EnvSpec:
     order_enforce: bool = dataclasses.field(default=True)
     disable_env_checker: bool = dataclasses.field(default=False)
     kwargs: dict = dataclasses.field(default_factory=dict)
+    vector_entry_point: object = dataclasses.field(default=None)
+
+
+registry = {}
+
+
+def register(id, entry_point=None, vector_entry_point=None, kwargs=None, **rest):
+    registry[id] = EnvSpec(id=id, entry_point=entry_point, vector_entry_point=vector_entry_point, kwargs=dict(kwargs or {}))
+
+
+def make_from_registry(id, **kwargs):
+    """What gymnasium.make does with a registered entry point (without its wrappers)."""
+    import importlib
+    spec = registry[id]
+    mod, _, fn = spec.entry_point.partition(":")
+    return getattr(importlib.import_module(mod), fn)(**dict(spec.kwargs, **kwargs))
