@@ -301,7 +301,8 @@ static int reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *o
     (void)err;
     dram_env *e = p;
     if (seed) gsl_rng_set(e->st.rng, (unsigned long)*seed);
-    e->st.trace_seed = ((uint64_t)gsl_rng_get(e->st.rng) << 32) | (uint64_t)gsl_rng_get(e->st.rng);
+    /* 53 bits, so the seed reported in info survives JSON number handling everywhere */
+    e->st.trace_seed = (((uint64_t)gsl_rng_get(e->st.rng) << 32) | (uint64_t)gsl_rng_get(e->st.rng)) & ((1ULL << 53) - 1);
     ensure_trace(e, e->st.trace_seed);
     e->st.started = 1;
     e->st.t = 0;
