@@ -376,9 +376,10 @@ int hwc_snapshot(hwc_client *c, const hwc_session *s, int64_t *snap, hw_err *err
     json_t *j = NULL;
     if (session_op(c, s, "snapshot", NULL, NULL, &j, err)) return -1;
     json_t *v = json_object_get(j, "snapshot");
+    bool ok = json_is_integer(v);
     if (snap) *snap = json_integer_value(v);
     json_decref(j);
-    return json_is_integer(v) ? 0 : hw_fail(err, HW_E_INTERNAL, "snapshot reply has no integer 'snapshot'");
+    return ok ? 0 : hw_fail(err, HW_E_INTERNAL, "snapshot reply has no integer 'snapshot'");
 }
 
 int hwc_restore(hwc_client *c, const hwc_session *s, int64_t snap, hw_err *err) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -155,11 +156,16 @@ int hwtest_server_start(hwtest_server *s, const char *const *extra) {
     argv[n++] = s->endpoint;
     for (int i = 0; extra && extra[i] && n < 62; i++) argv[n++] = extra[i];
     argv[n] = NULL;
+    char log[128];
+    snprintf(log, sizeof log, "%s/server.log", s->dir);
     pid_t pid = fork();
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a test that was killed */
         int dn = open("/dev/null", O_RDWR);
+        int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(dn, 0);
-        dup2(dn, 1);
+        dup2(lf >= 0 ? lf : dn, 1);
+        dup2(lf >= 0 ? lf : dn, 2);
         execv(bin, (char *const *)argv);
         _exit(127);
     }
@@ -195,6 +201,17 @@ int hwtest_server_stop(hwtest_server *s) {
         }
         rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         s->pid = 0;
+        if (rc != 0) { /* show what the server said */
+            char log[128], buf[4096];
+            snprintf(log, sizeof log, "%s/server.log", s->dir);
+            FILE *f = fopen(log, "r");
+            if (f) {
+                fprintf(stderr, "hwtest: hwgym-server exited with status %d; its log:\n", rc);
+                size_t n;
+                while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stderr);
+                fclose(f);
+            }
+        }
     }
     hwtest_rmtree(s->dir);
     return rc;

@@ -28,7 +28,9 @@ typedef struct hwtest_server {
     char endpoint[160];
 } hwtest_server;
 
-/* Starts BUILD/bin/hwgym-server --bind ipc://<tmpdir>/s.sock [extra args...] and waits until it
+/* Starts BUILD/bin/hwgym-server --bind ipc://<tmpdir>/s.sock [extra args...] (its stdout and
+ * stderr go to <tmpdir>/server.log, printed by stop when it exits non-zero; it is killed if the
+ * test process dies) and waits until it
  * answers a ping (up to 10 s). Returns 0; -1 when the binary is missing (callers skip); -2 when
  * it did not come up (message on stderr). extra may be NULL; it is NULL-terminated. */
 int hwtest_server_start(hwtest_server *s, const char *const *extra);
