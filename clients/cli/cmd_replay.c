@@ -126,7 +126,7 @@ static void flatten(const json_t *j, json_t *out) {
 static void mismatch(ctx *x, const trial *t, const char *field, json_t *logged, json_t *replayed, const char *detail) {
     x->nmism++;
     if ((int)json_array_size(x->mism) < x->max_mism) {
-        json_t *m = json_pack("{sIsssIsIsssss}", "trial", (json_int_t)t->id, "worker", t->worker, "episode",
+        json_t *m = json_pack("{sIsssIsIssss}", "trial", (json_int_t)t->id, "worker", t->worker, "episode",
                               (json_int_t)t->episode, "step", (json_int_t)t->step, "kind", t->eval ? "eval" : "step",
                               "field", field);
         json_object_set_new(m, "logged", logged ? logged : json_null());
