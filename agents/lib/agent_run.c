@@ -1,0 +1,197 @@
+/* agent_run.c - a run: trial logging (hwgym_trials.h), best tracking, progress on stderr and the
+ * JSON summary on stdout (agent_common.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_common.h"
+#include "hwgym_trials.h"
+
+struct ag_run {
+    char *agent, *env, *run_name, *endpoint;
+    uint64_t seed;
+    int64_t budget;
+    bool quiet;
+    hwt_db *db;
+    int64_t run_id;
+    bool attached;
+    int64_t samples;
+    double best;
+    json_t *best_action, *best_metrics;
+    double t0, last_print;
+};
+
+ag_run *ag_run_begin(const ag_opts *o, const char *agent, const json_t *agent_config, hw_err *err) {
+    ag_run *r = calloc(1, sizeof *r);
+    r->agent = strdup(agent ? agent : "agent");
+    r->env = strdup(o->env ? o->env : "");
+    r->run_name = o->run_name ? strdup(o->run_name) : NULL;
+    r->endpoint = strdup(o->endpoint ? o->endpoint : "");
+    r->seed = o->seed;
+    r->budget = o->budget;
+    r->quiet = o->quiet;
+    r->best = -INFINITY;
+    r->t0 = ag_now();
+    r->last_print = r->t0;
+    if (o->db) {
+        r->db = hwt_open(o->db, NULL, err);
+        if (!r->db) goto fail;
+        if (o->attach_run_id > 0) {
+            r->run_id = o->attach_run_id;
+            r->attached = true;
+        } else {
+            json_t *cfg = agent_config ? json_deep_copy(agent_config) : json_object();
+            if (o->run_name && json_is_object(cfg)) json_object_set_new(cfg, "run_name", json_string(o->run_name));
+            hwt_run run = {0};
+            run.agent = r->agent;
+            run.agent_config = cfg;
+            run.env = r->env;
+            run.env_config = o->config;
+            run.has_seed = true;
+            run.seed = (int64_t)(o->seed & 0x7fffffffffffffffULL);
+            run.endpoint = o->endpoint;
+            r->run_id = hwt_begin_run(r->db, &run, err);
+            json_decref(cfg);
+            if (r->run_id <= 0) goto fail;
+        }
+    }
+    return r;
+fail:
+    hwt_close(r->db, NULL);
+    r->db = NULL;
+    free(r->agent);
+    free(r->env);
+    free(r->run_name);
+    free(r->endpoint);
+    free(r);
+    return NULL;
+}
+
+static void track(ag_run *r, const json_t *action, double reward, const json_t *metrics) {
+    r->samples++;
+    if (isfinite(reward) && reward > r->best) {
+        r->best = reward;
+        json_decref(r->best_action);
+        json_decref(r->best_metrics);
+        r->best_action = action ? json_deep_copy(action) : json_null();
+        r->best_metrics = metrics ? json_deep_copy(metrics) : json_null();
+    }
+    ag_run_progress(r, false);
+}
+
+static int feasible_of(const json_t *m) {
+    json_t *f = json_object_get(m, "feasible");
+    return json_is_boolean(f) ? json_is_true(f) : -1;
+}
+
+int ag_run_step(ag_run *r, const char *worker, int64_t episode, int64_t step, int64_t reset_seed, const json_t *action,
+                const json_t *obs, double reward, int terminated, int truncated, const json_t *info, hw_err *err) {
+    int rc = 0;
+    if (r->db) {
+        hwt_trial t = {0};
+        t.run_id = r->run_id;
+        t.worker = worker;
+        t.episode = episode;
+        t.step = step;
+        t.kind = HWT_STEP;
+        t.has_reset_seed = reset_seed >= 0;
+        t.reset_seed = reset_seed;
+        t.action = action;
+        t.observation = obs;
+        t.has_reward = true;
+        t.reward = reward;
+        t.terminated = terminated;
+        t.truncated = truncated;
+        t.metrics = info;
+        t.feasible = feasible_of(info);
+        rc = hwt_add_trial(r->db, &t, err);
+    }
+    track(r, action, reward, info);
+    return rc;
+}
+
+int ag_run_eval(ag_run *r, const char *worker, int64_t episode, const json_t *point, double reward,
+                const json_t *metrics, hw_err *err) {
+    int rc = 0;
+    if (r->db) {
+        hwt_trial t = {0};
+        t.run_id = r->run_id;
+        t.worker = worker;
+        t.episode = episode;
+        t.step = -1;
+        t.kind = HWT_EVAL;
+        t.action = point;
+        t.has_reward = true;
+        t.reward = reward;
+        t.terminated = t.truncated = -1;
+        t.metrics = metrics;
+        t.feasible = feasible_of(metrics);
+        rc = hwt_add_trial(r->db, &t, err);
+    }
+    track(r, point, reward, metrics);
+    return rc;
+}
+
+void ag_run_progress(ag_run *r, bool force) {
+    if (r->quiet) return;
+    double now = ag_now();
+    if (!force && now - r->last_print < 0.5) return;
+    r->last_print = now;
+    double el = now - r->t0;
+    double rate = el > 0 ? (double)r->samples / el : 0;
+    double left = (double)(r->budget - r->samples);
+    double eta = rate > 0 && left > 0 ? left / rate : 0;
+    char best[32];
+    if (isfinite(r->best)) snprintf(best, sizeof best, "%.6g", r->best);
+    else snprintf(best, sizeof best, "-");
+    fprintf(stderr, "[%s] samples %lld/%lld (%.1f%%)  best %s  rate %.1f/s  eta %.1fs\n", r->agent,
+            (long long)r->samples, (long long)r->budget, r->budget > 0 ? 100.0 * (double)r->samples / (double)r->budget : 0.0,
+            best, rate, eta);
+}
+
+bool ag_run_done(const ag_run *r) { return r->samples >= r->budget; }
+int64_t ag_run_samples(const ag_run *r) { return r->samples; }
+double ag_run_best(const ag_run *r) { return r->best; }
+int64_t ag_run_id(const ag_run *r) { return r->run_id; }
+
+int ag_run_end(ag_run *r, const json_t *extra, hw_err *err) {
+    if (!r) return 0;
+    int rc = 0;
+    ag_run_progress(r, true);
+    double wall = ag_now() - r->t0;
+    json_t *j = json_object();
+    json_object_set_new(j, "agent", json_string(r->agent));
+    json_object_set_new(j, "env", json_string(r->env));
+    json_object_set_new(j, "run_id", r->db ? json_integer(r->run_id) : json_null());
+    json_object_set_new(j, "run_name", r->run_name ? json_string(r->run_name) : json_null());
+    json_object_set_new(j, "seed", json_integer((json_int_t)(r->seed & 0x7fffffffffffffffULL)));
+    json_object_set_new(j, "budget", json_integer(r->budget));
+    json_object_set_new(j, "samples", json_integer(r->samples));
+    json_object_set_new(j, "best_reward", isfinite(r->best) ? json_real(r->best) : json_null());
+    json_object_set_new(j, "best_action", r->best_action ? json_incref(r->best_action) : json_null());
+    json_object_set_new(j, "best_metrics", r->best_metrics ? json_incref(r->best_metrics) : json_null());
+    json_object_set_new(j, "wall_s", json_real(wall));
+    json_object_set_new(j, "samples_per_s", json_real(wall > 0 ? (double)r->samples / wall : 0));
+    if (json_is_object(extra)) json_object_update(j, (json_t *)extra);
+    char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    if (s) {
+        fputs(s, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
+        free(s);
+    }
+    json_decref(j);
+    if (r->db) {
+        if (!r->attached && hwt_end_run(r->db, r->run_id, err)) rc = -1;
+        if (hwt_close(r->db, rc ? NULL : err)) rc = -1;
+    }
+    json_decref(r->best_action);
+    json_decref(r->best_metrics);
+    free(r->agent);
+    free(r->env);
+    free(r->run_name);
+    free(r->endpoint);
+    free(r);
+    return rc;
+}

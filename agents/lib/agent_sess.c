@@ -1,0 +1,308 @@
+/* agent_sess.c - the agent session (agent_common.h): the same calls over libhwgym (a server)
+ * or over an env created in this process ("local" endpoint). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_common.h"
+#include "hwgym_client.h"
+#include "registry.h"
+
+typedef struct sess_impl {
+    /* remote */
+    hwc_client *cli;
+    hwc_session hs;
+    bool owner; /* made (not joined): close on free */
+    /* local */
+    const hw_env_family *fam;
+    void *env;
+    int64_t *ibuf;
+    double *fbuf;
+} sess_impl;
+
+static bool is_local(const char *ep) { return ep && (!strcmp(ep, "local") || !strcmp(ep, "inproc")); }
+
+static void set_info(ag_sess *s, json_t *info /* stolen */) {
+    json_decref(s->info);
+    s->info = info ? info : json_object();
+    free(s->mask);
+    s->mask = NULL;
+    s->mask_len = 0;
+    json_t *m = json_object_get(s->info, "action_mask");
+    if (!json_is_array(m)) return;
+    /* flatten (nested lists allowed) */
+    size_t cap = 64, n = 0;
+    uint8_t *buf = malloc(cap);
+    json_t *stack[8];
+    size_t pos[8];
+    int sp = 0;
+    stack[0] = m;
+    pos[0] = 0;
+    while (sp >= 0) {
+        if (pos[sp] >= json_array_size(stack[sp])) {
+            sp--;
+            continue;
+        }
+        json_t *v = json_array_get(stack[sp], pos[sp]++);
+        if (json_is_array(v) && sp < 7) {
+            sp++;
+            stack[sp] = v;
+            pos[sp] = 0;
+            continue;
+        }
+        if (n == cap) buf = realloc(buf, cap *= 2);
+        buf[n++] = json_is_true(v) || (json_is_number(v) && json_number_value(v) != 0);
+    }
+    s->mask = buf;
+    s->mask_len = (int64_t)n;
+}
+
+static ag_sess *alloc_sess(void) {
+    ag_sess *s = calloc(1, sizeof *s);
+    s->impl = calloc(1, sizeof(sess_impl));
+    s->reward = NAN;
+    return s;
+}
+
+static int finish_spaces(ag_sess *s, const json_t *as, const json_t *os, hw_err *err) {
+    if (as) {
+        s->act_space = hw_space_from_json(as, err);
+        if (!s->act_space) return -1;
+    }
+    if (os) {
+        s->obs_space = hw_space_from_json(os, err);
+        if (!s->obs_space) return -1;
+    }
+    s->act_dim = hw_space_numel(s->act_space);
+    s->obs_dim = s->obs_space ? hw_space_numel(s->obs_space) : 0;
+    s->obs = calloc((size_t)(s->obs_dim > 0 ? s->obs_dim : 1), sizeof(double));
+    return 0;
+}
+
+ag_sess *ag_sess_make(const char *endpoint, const char *env, const json_t *config, const json_t *agents,
+                      int agent_timeout_ms, hw_err *err) {
+    if (!env) {
+        hw_fail(err, HW_E_BAD_REQUEST, "no env given (--env)");
+        return NULL;
+    }
+    ag_sess *s = alloc_sess();
+    sess_impl *im = s->impl;
+    snprintf(s->env, sizeof s->env, "%s", env);
+    if (is_local(endpoint)) {
+        if (agents) {
+            hw_fail(err, HW_E_NOT_SUPPORTED, "multi-agent sessions need a server (--endpoint tcp://... not local)");
+            goto fail;
+        }
+        s->local = true;
+        im->env = hw_env_create(env, config, &im->fam, err);
+        if (!im->env) goto fail;
+        s->act_space = hw_space_clone(im->fam->action_space(im->env));
+        s->obs_space = hw_space_clone(im->fam->observation_space(im->env));
+        if (finish_spaces(s, NULL, NULL, err)) goto fail;
+        im->ibuf = calloc((size_t)s->act_dim + 1, sizeof(int64_t));
+        im->fbuf = calloc((size_t)s->act_dim + 1, sizeof(double));
+        snprintf(s->token, sizeof s->token, "local");
+        s->info = json_object();
+        return s;
+    }
+    im->cli = hwc_connect(NULL, endpoint, 120000, err);
+    if (!im->cli) goto fail;
+    hwc_make_opts mo = {0};
+    mo.agents = agents;
+    mo.agent_timeout_ms = agent_timeout_ms;
+    if (hwc_make(im->cli, env, config, &mo, &im->hs, err)) goto fail;
+    im->owner = true;
+    snprintf(s->token, sizeof s->token, "%s", im->hs.token);
+    s->make_reply = json_incref(im->hs.reply);
+    if (finish_spaces(s, im->hs.action_space, im->hs.observation_space, err)) goto fail;
+    s->info = json_object();
+    return s;
+fail:
+    ag_sess_free(s);
+    return NULL;
+}
+
+ag_sess *ag_sess_join(const char *endpoint, const char *token, const char *agent, hw_err *err) {
+    if (is_local(endpoint)) {
+        hw_fail(err, HW_E_NOT_SUPPORTED, "joining a multi-agent session needs a server endpoint");
+        return NULL;
+    }
+    ag_sess *s = alloc_sess();
+    sess_impl *im = s->impl;
+    im->cli = hwc_connect(NULL, endpoint, 120000, err);
+    if (!im->cli) goto fail;
+    if (hwc_join(im->cli, token, agent, &im->hs, err)) goto fail;
+    snprintf(s->token, sizeof s->token, "%s", im->hs.token);
+    snprintf(s->env, sizeof s->env, "%s", im->hs.env);
+    snprintf(s->agent, sizeof s->agent, "%s", agent);
+    s->make_reply = json_incref(im->hs.reply);
+    if (finish_spaces(s, im->hs.action_space, im->hs.observation_space, err)) goto fail;
+    s->info = json_object();
+    return s;
+fail:
+    ag_sess_free(s);
+    return NULL;
+}
+
+void ag_sess_free(ag_sess *s) {
+    if (!s) return;
+    sess_impl *im = s->impl;
+    if (im) {
+        if (im->cli) {
+            if (im->owner) {
+                hw_err e;
+                hwc_close(im->cli, &im->hs, &e);
+            }
+            hwc_session_free(&im->hs);
+            hwc_disconnect(im->cli);
+        }
+        if (im->env) im->fam->destroy(im->env);
+        free(im->ibuf);
+        free(im->fbuf);
+        free(im);
+    }
+    hw_space_free(s->act_space);
+    hw_space_free(s->obs_space);
+    free(s->obs);
+    free(s->mask);
+    json_decref(s->info);
+    json_decref(s->make_reply);
+    free(s);
+}
+
+int ag_sess_choices(const ag_sess *s, int64_t *out) {
+    if (!hw_space_is_integer(s->act_space)) return 0;
+    for (int64_t i = 0; i < s->act_dim; i++) out[i] = hw_space_choices(s->act_space, i);
+    return 1;
+}
+
+static void flatten_obs(ag_sess *s, const hw_obs *obs) {
+    int64_t k = 0;
+    for (int f = 0; f < obs->n; f++) {
+        int64_t n = hw_array_numel(&obs->arr[f]);
+        for (int64_t i = 0; i < n && k < s->obs_dim; i++) s->obs[k++] = hw_array_get_f64(&obs->arr[f], i);
+    }
+}
+
+static void take_result(ag_sess *s, hwc_result *r) {
+    size_t n = r->obs_len < (size_t)s->obs_dim ? r->obs_len : (size_t)s->obs_dim;
+    memcpy(s->obs, r->obs, n * sizeof(double));
+    s->reward = r->num > 0 && r->reward ? r->reward[0] : NAN;
+    s->terminated = r->num > 0 && r->terminated ? r->terminated[0] : false;
+    s->truncated = r->num > 0 && r->truncated ? r->truncated[0] : false;
+    json_t *info = json_is_object(r->info) ? json_incref(r->info) : NULL;
+    set_info(s, info);
+    hwc_result_free(r);
+}
+
+int ag_sess_reset(ag_sess *s, const uint64_t *seed, hw_err *err) {
+    sess_impl *im = s->impl;
+    if (s->local) {
+        hw_obs obs = {0};
+        json_t *info = json_object();
+        if (im->fam->reset(im->env, seed, NULL, &obs, info, err)) {
+            json_decref(info);
+            return -1;
+        }
+        flatten_obs(s, &obs);
+        s->reward = NAN;
+        s->terminated = s->truncated = false;
+        set_info(s, info);
+        return 0;
+    }
+    hwc_result r = {0};
+    int64_t sd = seed ? (int64_t)(*seed & 0x7fffffffffffffffULL) : 0;
+    if (hwc_reset(im->cli, &im->hs, seed ? &sd : NULL, NULL, &r, err)) return -1;
+    take_result(s, &r);
+    s->reward = NAN;
+    return 0;
+}
+
+static int local_step(ag_sess *s, const hw_array *a, hw_err *err) {
+    sess_impl *im = s->impl;
+    hw_act act;
+    if (hw_space_check_action(s->act_space, a, im->ibuf, im->fbuf, &act, err)) return -1;
+    hw_step_out out = {0};
+    json_t *info = json_object();
+    if (im->fam->step(im->env, &act, &out, info, err)) {
+        json_decref(info);
+        return -1;
+    }
+    flatten_obs(s, &out.obs);
+    s->reward = out.reward;
+    s->terminated = out.terminated;
+    s->truncated = out.truncated;
+    set_info(s, info);
+    return 0;
+}
+
+int ag_sess_step_i64(ag_sess *s, const int64_t *action, hw_err *err) {
+    sess_impl *im = s->impl;
+    if (s->local) {
+        hw_array a = {HW_DT_INT64, 1, {s->act_dim}, (void *)action};
+        return local_step(s, &a, err);
+    }
+    hwc_result r = {0};
+    if (hwc_step_i64(im->cli, &im->hs, action, (size_t)s->act_dim, &r, err)) return -1;
+    take_result(s, &r);
+    return 0;
+}
+
+int ag_sess_step_f64(ag_sess *s, const double *action, hw_err *err) {
+    sess_impl *im = s->impl;
+    if (s->local) {
+        hw_array a = {HW_DT_FLOAT64, 1, {s->act_dim}, (void *)action};
+        return local_step(s, &a, err);
+    }
+    hwc_result r = {0};
+    if (hwc_step_f64(im->cli, &im->hs, action, (size_t)s->act_dim, &r, err)) return -1;
+    take_result(s, &r);
+    return 0;
+}
+
+int ag_sess_evaluate(ag_sess *s, const json_t *point, double *reward, json_t **metrics, hw_err *err) {
+    sess_impl *im = s->impl;
+    if (metrics) *metrics = NULL;
+    if (s->local) {
+        if (!im->fam->evaluate) return hw_fail(err, HW_E_NOT_SUPPORTED, "%s has no evaluate()", s->env);
+        json_t *m = json_object();
+        if (im->fam->evaluate(im->env, point, reward, m, err)) {
+            json_decref(m);
+            return -1;
+        }
+        if (metrics) *metrics = m;
+        else json_decref(m);
+        return 0;
+    }
+    return hwc_evaluate(im->cli, s->token, NULL, NULL, point, reward, metrics, err);
+}
+
+int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, json_t **metrics, hw_err *err) {
+    sess_impl *im = s->impl;
+    size_t n = json_array_size(points);
+    if (metrics) *metrics = NULL;
+    if (s->local) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < n; i++) {
+            double r = NAN;
+            json_t *m = NULL;
+            hw_err e = {0};
+            if (ag_sess_evaluate(s, json_array_get(points, i), &r, &m, &e)) {
+                rewards[i] = NAN;
+                json_array_append_new(list, json_null());
+            } else {
+                rewards[i] = r;
+                json_array_append_new(list, m);
+            }
+        }
+        if (metrics) *metrics = list;
+        else json_decref(list);
+        return 0;
+    }
+    hwc_batch b = {0};
+    if (hwc_evaluate_batch(im->cli, s->token, NULL, NULL, points, &b, err)) return -1;
+    for (size_t i = 0; i < n; i++) rewards[i] = i < b.n ? b.reward[i] : NAN;
+    if (metrics) *metrics = b.metrics ? json_incref(b.metrics) : json_array();
+    hwc_batch_free(&b);
+    return 0;
+}
