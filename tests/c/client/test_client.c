@@ -475,3 +475,63 @@ Test(client, multi_agent_workers_share_one_step) {
     json_decref(agents);
     json_decref(c);
 }
+
+/* Action encodings: a Discrete action as a scalar (single) or a length-N list (vector), a Box
+ * action as float64. Rewards are compared with the env run in-process. */
+Test(client, discrete_and_box_actions) {
+    start();
+    hw_err err;
+    const char *cfgs[2] = {"{\"action_space\":\"discrete\",\"choices\":6}", "{\"action_space\":\"box\",\"dims\":2}"};
+    for (int k = 0; k < 2; k++) {
+        const hw_env_family *f;
+        void *env = local(cfgs[k], &f);
+        json_t *c = J(cfgs[k]);
+        hwc_make_opts mo = {.num_envs = 2};
+        hwc_session s, v;
+        cr_assert_eq(hwc_make(cl, "diag-v0", c, NULL, &s, &err), 0, "%s", err.msg);
+        cr_assert_eq(hwc_make(cl, "diag-v0", c, &mo, &v, &err), 0, "%s", err.msg);
+        json_decref(c);
+        hwc_result r;
+        int64_t seed = 1;
+        cr_assert_eq(hwc_reset(cl, &s, &seed, NULL, &r, &err), 0, "%s", err.msg);
+        hwc_result_free(&r);
+        cr_assert_eq(hwc_reset(cl, &v, &seed, NULL, &r, &err), 0, "%s", err.msg);
+        hwc_result_free(&r);
+        double want;
+        if (k == 0) {
+            int64_t a = 4, av[2] = {4, 1};
+            cr_assert_eq(hwc_step_i64(cl, &s, &a, 1, &r, &err), 0, "discrete single: %s", err.msg);
+            json_t *pt = J("[4]");
+            f->evaluate(env, pt, &want, NULL, NULL);
+            json_decref(pt);
+            cr_assert_eq(r.reward[0], want);
+            hwc_result_free(&r);
+            cr_assert_eq(hwc_step_i64(cl, &v, av, 2, &r, &err), 0, "discrete vector: %s", err.msg);
+            cr_assert_eq(r.reward[0], want);
+            pt = J("[1]");
+            f->evaluate(env, pt, &want, NULL, NULL);
+            json_decref(pt);
+            cr_assert_eq(r.reward[1], want);
+            hwc_result_free(&r);
+        } else {
+            double a[2] = {0.5, -0.25}, av[4] = {0.5, -0.25, 1.0, 1.0};
+            cr_assert_eq(hwc_step_f64(cl, &s, a, 2, &r, &err), 0, "box single: %s", err.msg);
+            json_t *pt = J("[0.5,-0.25]");
+            f->evaluate(env, pt, &want, NULL, NULL);
+            json_decref(pt);
+            cr_assert_eq(r.reward[0], want);
+            hwc_result_free(&r);
+            cr_assert_eq(hwc_step_f64(cl, &v, av, 4, &r, &err), 0, "box vector: %s", err.msg);
+            cr_assert_eq(r.reward[0], want);
+            hwc_result_free(&r);
+            double bad[2] = {2.0, 0};
+            cr_assert_eq(hwc_step_f64(cl, &s, bad, 2, &r, &err), -1);
+            cr_assert_eq(err.code, HW_E_BAD_ACTION, "%s", err.msg);
+        }
+        hwc_close(cl, &s, NULL);
+        hwc_close(cl, &v, NULL);
+        hwc_session_free(&s);
+        hwc_session_free(&v);
+        f->destroy(env);
+    }
+}
