@@ -1,6 +1,6 @@
 /* main.c - the `hwgym` command: dispatches to the subcommands (docs/cli.md).
  * Subcommands built by other parts of the tree (maestro, render for mmap-v0/placement-v0,
- * cluster, report) are weak symbols: a build without them says so instead of failing to link.
+ * cluster, report, dram) are weak symbols: a build without them says so instead of failing to link.
  * Each gets (argc, argv) with argv[0] the subcommand's name ("maestro", "render", ...). */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@ int hwcli_render_mmap(int argc, char **argv) __attribute__((weak));
 int hwcli_render_placement(int argc, char **argv) __attribute__((weak));
 int hwcli_cluster(int argc, char **argv) __attribute__((weak));
 int hwcli_report(int argc, char **argv) __attribute__((weak));
+int hwcli_dram(int argc, char **argv) __attribute__((weak));
 
 typedef int (*cmd_fn)(int, char **);
 
@@ -29,6 +30,7 @@ static const char *usage =
     "  cluster DB                cluster the designs of a run\n"
     "  maestro                   MAESTRO-style cost model of a DNN layer mapping\n"
     "  render --env ENV          draw a state of mmap-v0 or placement-v0\n"
+    "  dram sim|gen|memspecs     the dram-v0 controller/device model without the env\n"
     "\n"
     "JSON for programs goes to stdout, progress and errors to stderr. Exit status: 0 ok,\n"
     "1 the operation failed (replay: mismatches), 2 bad usage. docs/cli.md has the details.\n";
@@ -84,7 +86,7 @@ int main(int argc, char **argv) {
     struct {
         const char *name;
         cmd_fn fn;
-    } weak[] = {{"maestro", hwcli_maestro}, {"cluster", hwcli_cluster}, {"report", hwcli_report}};
+    } weak[] = {{"maestro", hwcli_maestro}, {"cluster", hwcli_cluster}, {"report", hwcli_report}, {"dram", hwcli_dram}};
     for (size_t i = 0; i < sizeof weak / sizeof weak[0]; i++)
         if (!strcmp(c, weak[i].name)) return weak[i].fn ? weak[i].fn(argc - 1, argv + 1) : not_built(c);
     fprintf(stderr, "hwgym: unknown command '%s' (see hwgym --help)\n", c);
