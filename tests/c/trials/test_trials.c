@@ -189,9 +189,11 @@ Test(trials, idle_buffer_is_flushed_after_batch_ms) {
 
 /* ---- processes ---- */
 
-static void child_writer(int k, int count) {
+static void child_writer_batch(int k, int count, int batch) {
     hw_err err;
-    hwt_db *db = hwt_open(dbpath, NULL, &err);
+    hwt_opts o = hwt_opts_default();
+    if (batch > 0) o.batch_trials = batch;
+    hwt_db *db = hwt_open(dbpath, &o, &err);
     if (!db) {
         fprintf(stderr, "child %d: %s\n", k, err.msg);
         _exit(2);
@@ -216,6 +218,8 @@ static void child_writer(int k, int count) {
     if (hwt_close(db, &err)) _exit(5);
     _exit(0);
 }
+
+static void child_writer(int k, int count) { child_writer_batch(k, count, 0); }
 
 Test(trials, four_processes_5000_trials_each) {
     hw_err err;
@@ -257,6 +261,24 @@ Test(trials, four_processes_on_a_fresh_file) {
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer %d failed (status %d)", k, st);
     }
     cr_assert_eq(q_int("SELECT count(*) FROM trials"), 2000);
+    char *ic = q_text("PRAGMA integrity_check");
+    cr_assert_str_eq(ic, "ok");
+    free(ic);
+}
+
+Test(trials, four_processes_one_trial_per_transaction) {
+    /* worst case for lock contention: every trial is its own write transaction */
+    pid_t pids[4];
+    for (int k = 0; k < 4; k++) {
+        pids[k] = fork();
+        if (pids[k] == 0) child_writer_batch(k, 400, 1);
+    }
+    for (int k = 0; k < 4; k++) {
+        int st;
+        waitpid(pids[k], &st, 0);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer %d failed (status %d)", k, st);
+    }
+    cr_assert_eq(q_int("SELECT count(*) FROM trials"), 1600);
     char *ic = q_text("PRAGMA integrity_check");
     cr_assert_str_eq(ic, "ok");
     free(ic);
