@@ -1,0 +1,356 @@
+/* policy.c - random and PPO policies of a MARL worker (policy.h). */
+#include "policy.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ppo_cfg {
+    double lr, clip, ent_coef, vf_coef, gamma, lambda, max_grad_norm;
+    int rollout, epochs, minibatch;
+    bool anneal;
+} ppo_cfg;
+
+struct marl_policy {
+    bool random;
+    int D, O, F; /* dims, obs dim, features (O + 1 bias) */
+    int64_t *nvec;
+    int64_t total_steps, steps_done;
+    int A;        /* sum of nvec */
+    int *off;     /* logits offset per dim */
+    gsl_rng *rng;
+    ppo_cfg c;
+    /* parameters: policy W [A x F], value u [F]; Adam moments */
+    int P;
+    double *theta, *m, *v;
+    int t_adam, updates;
+    /* running obs normalisation */
+    double *mean, *var;
+    double count;
+    /* running reward scale (std of discounted returns) */
+    double ret_acc, rmean, rvar, rcount;
+    /* rollout */
+    int n;
+    double *X;      /* rollout x F features */
+    int64_t *acts;  /* rollout x D */
+    double *logp, *val, *rew;
+    bool *done;
+    /* scratch */
+    double *x, *logits, *probs, *grad;
+};
+
+static const char *cfg_keys[] = {"lr",    "rollout", "epochs",        "minibatch", "clip", "ent_coef",
+                                 "vf_coef", "gamma", "lambda", "max_grad_norm", "anneal", NULL};
+
+static int get_num(const json_t *cfg, const char *k, double *out, double lo, double hi, hw_err *err) {
+    const json_t *v = json_object_get(cfg, k);
+    if (!v) return 0;
+    if (!json_is_number(v) || json_number_value(v) < lo || json_number_value(v) > hi)
+        return hw_fail(err, HW_E_BAD_CONFIG, "policy_config.%s: expected a number in [%g, %g]", k, lo, hi);
+    *out = json_number_value(v);
+    return 0;
+}
+
+marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, int obs_dim, uint64_t seed,
+                             const json_t *cfg, int64_t total_steps, hw_err *err) {
+    bool random = !strcmp(kind, "random");
+    if (!random && strcmp(kind, "ppo")) {
+        hw_fail(err, HW_E_BAD_CONFIG, "--policy: '%s' is not random or ppo", kind);
+        return NULL;
+    }
+    if (ndims <= 0 || obs_dim < 0) {
+        hw_fail(err, HW_E_BAD_CONFIG, "policy: %d action dims", ndims);
+        return NULL;
+    }
+    ppo_cfg c = {.lr = 3e-3, .clip = 0.2, .ent_coef = 0.01, .vf_coef = 0.5, .gamma = 0.99, .lambda = 0.95,
+                 .max_grad_norm = 0.5, .rollout = 128, .epochs = 4, .minibatch = 32, .anneal = true};
+    if (cfg) {
+        if (!json_is_object(cfg)) {
+            hw_fail(err, HW_E_BAD_CONFIG, "policy_config: expected an object");
+            return NULL;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)cfg, k, v) {
+            bool ok = false;
+            for (int i = 0; cfg_keys[i]; i++) ok |= !strcmp(k, cfg_keys[i]);
+            if (!ok) {
+                hw_fail(err, HW_E_BAD_CONFIG, "policy_config.%s: unknown key", k);
+                return NULL;
+            }
+        }
+        double r = c.rollout, e = c.epochs, mb = c.minibatch;
+        if (get_num(cfg, "lr", &c.lr, 0, 10, err) || get_num(cfg, "clip", &c.clip, 0, 10, err) ||
+            get_num(cfg, "ent_coef", &c.ent_coef, 0, 10, err) || get_num(cfg, "vf_coef", &c.vf_coef, 0, 100, err) ||
+            get_num(cfg, "gamma", &c.gamma, 0, 1, err) || get_num(cfg, "lambda", &c.lambda, 0, 1, err) ||
+            get_num(cfg, "max_grad_norm", &c.max_grad_norm, 0, 1e9, err) ||
+            get_num(cfg, "rollout", &r, 1, 1 << 20, err) || get_num(cfg, "epochs", &e, 1, 1000, err) ||
+            get_num(cfg, "minibatch", &mb, 1, 1 << 20, err))
+            return NULL;
+        c.rollout = (int)r;
+        c.epochs = (int)e;
+        c.minibatch = (int)mb;
+        const json_t *an = json_object_get(cfg, "anneal");
+        if (an) {
+            if (!json_is_boolean(an)) {
+                hw_fail(err, HW_E_BAD_CONFIG, "policy_config.anneal: expected true or false");
+                return NULL;
+            }
+            c.anneal = json_is_true(an);
+        }
+    }
+    marl_policy *p = calloc(1, sizeof *p);
+    p->random = random;
+    p->c = c;
+    p->D = ndims;
+    p->O = obs_dim;
+    p->F = obs_dim + 1;
+    p->total_steps = total_steps > 0 ? total_steps : 1;
+    p->nvec = malloc((size_t)ndims * sizeof *p->nvec);
+    memcpy(p->nvec, nvec, (size_t)ndims * sizeof *nvec);
+    p->off = malloc((size_t)(ndims + 1) * sizeof *p->off);
+    p->A = 0;
+    for (int d = 0; d < ndims; d++) {
+        p->off[d] = p->A;
+        p->A += (int)nvec[d];
+    }
+    p->off[ndims] = p->A;
+    p->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(p->rng, (unsigned long)seed);
+    if (random) return p;
+    p->P = p->A * p->F + p->F;
+    p->theta = calloc((size_t)p->P, sizeof(double));
+    p->m = calloc((size_t)p->P, sizeof(double));
+    p->v = calloc((size_t)p->P, sizeof(double));
+    /* small random policy weights (biases zero: uniform start), zero value weights */
+    for (int a = 0; a < p->A; a++)
+        for (int f = 0; f < p->O; f++) p->theta[a * p->F + f] = gsl_ran_gaussian(p->rng, 0.01);
+    p->mean = calloc((size_t)p->F, sizeof(double));
+    p->var = calloc((size_t)p->F, sizeof(double));
+    for (int f = 0; f < p->F; f++) p->var[f] = 1.0;
+    p->rvar = 1.0;
+    int R = c.rollout;
+    p->X = malloc((size_t)R * p->F * sizeof(double));
+    p->acts = malloc((size_t)R * ndims * sizeof(int64_t));
+    p->logp = malloc((size_t)R * sizeof(double));
+    p->val = malloc((size_t)R * sizeof(double));
+    p->rew = malloc((size_t)R * sizeof(double));
+    p->done = malloc((size_t)R * sizeof(bool));
+    p->x = malloc((size_t)p->F * sizeof(double));
+    p->logits = malloc((size_t)p->A * sizeof(double));
+    p->probs = malloc((size_t)p->A * sizeof(double));
+    p->grad = malloc((size_t)p->P * sizeof(double));
+    return p;
+}
+
+void marl_policy_free(marl_policy *p) {
+    if (!p) return;
+    free(p->nvec);
+    free(p->off);
+    gsl_rng_free(p->rng);
+    free(p->theta);
+    free(p->m);
+    free(p->v);
+    free(p->mean);
+    free(p->var);
+    free(p->X);
+    free(p->acts);
+    free(p->logp);
+    free(p->val);
+    free(p->rew);
+    free(p->done);
+    free(p->x);
+    free(p->logits);
+    free(p->probs);
+    free(p->grad);
+    free(p);
+}
+
+int marl_policy_updates(const marl_policy *p) { return p->updates; }
+
+/* features: log-compressed, running-normalised observation + bias */
+static void features(marl_policy *p, const double *obs, bool update_stats) {
+    for (int f = 0; f < p->O; f++) {
+        double o = obs[f];
+        double z = isfinite(o) ? copysign(log1p(fabs(o)), o) : 0.0;
+        if (update_stats) {
+            double d = z - p->mean[f];
+            double cnt = p->count + 1;
+            p->mean[f] += d / cnt;
+            p->var[f] += (d * (z - p->mean[f]) - p->var[f]) / cnt;
+        }
+        double s = sqrt(p->var[f] + 1e-8);
+        double x = (z - p->mean[f]) / s;
+        p->x[f] = x > 5 ? 5 : x < -5 ? -5 : x;
+    }
+    if (update_stats) p->count += 1;
+    p->x[p->O] = 1.0;
+}
+
+static void forward(const marl_policy *p, const double *x, double *logits, double *probs) {
+    for (int a = 0; a < p->A; a++) {
+        double s = 0;
+        const double *w = p->theta + (size_t)a * p->F;
+        for (int f = 0; f < p->F; f++) s += w[f] * x[f];
+        logits[a] = s;
+    }
+    for (int d = 0; d < p->D; d++) {
+        int o = p->off[d], k = (int)p->nvec[d];
+        double mx = -INFINITY;
+        for (int i = 0; i < k; i++) mx = fmax(mx, logits[o + i]);
+        double z = 0;
+        for (int i = 0; i < k; i++) z += (probs[o + i] = exp(logits[o + i] - mx));
+        for (int i = 0; i < k; i++) probs[o + i] /= z;
+    }
+}
+
+static double value(const marl_policy *p, const double *x) {
+    const double *u = p->theta + (size_t)p->A * p->F;
+    double s = 0;
+    for (int f = 0; f < p->F; f++) s += u[f] * x[f];
+    return s;
+}
+
+static double logprob(const marl_policy *p, const double *probs, const int64_t *a) {
+    double lp = 0;
+    for (int d = 0; d < p->D; d++) lp += log(fmax(probs[p->off[d] + a[d]], 1e-300));
+    return lp;
+}
+
+static void update(marl_policy *p, double last_value) {
+    const ppo_cfg *c = &p->c;
+    int R = p->n;
+    double *adv = malloc((size_t)R * sizeof(double)), *ret = malloc((size_t)R * sizeof(double));
+    int *idx = malloc((size_t)R * sizeof(int));
+    double gae = 0;
+    for (int t = R - 1; t >= 0; t--) {
+        double nv = t == R - 1 ? last_value : p->val[t + 1];
+        double nonterm = p->done[t] ? 0.0 : 1.0;
+        double delta = p->rew[t] + c->gamma * nv * nonterm - p->val[t];
+        gae = delta + c->gamma * c->lambda * nonterm * gae;
+        adv[t] = gae;
+        ret[t] = gae + p->val[t];
+    }
+    double frac = c->anneal ? 1.0 - (double)p->steps_done / (double)p->total_steps : 1.0;
+    double lr = c->lr * (frac > 0.05 ? frac : 0.05);
+    for (int i = 0; i < R; i++) idx[i] = i;
+    const double *u = NULL;
+    (void)u;
+    for (int ep = 0; ep < c->epochs; ep++) {
+        for (int i = R - 1; i > 0; i--) { /* Fisher-Yates with the policy's RNG */
+            int j = (int)gsl_rng_uniform_int(p->rng, (unsigned long)(i + 1));
+            int t = idx[i];
+            idx[i] = idx[j];
+            idx[j] = t;
+        }
+        for (int s0 = 0; s0 < R; s0 += c->minibatch) {
+            int mb = R - s0 < c->minibatch ? R - s0 : c->minibatch;
+            double am = 0, as = 0;
+            for (int k = 0; k < mb; k++) am += adv[idx[s0 + k]];
+            am /= mb;
+            for (int k = 0; k < mb; k++) as += (adv[idx[s0 + k]] - am) * (adv[idx[s0 + k]] - am);
+            as = mb > 1 ? sqrt(as / (mb - 1)) : 1.0;
+            memset(p->grad, 0, (size_t)p->P * sizeof(double));
+            double *gu = p->grad + (size_t)p->A * p->F;
+            for (int k = 0; k < mb; k++) {
+                int t = idx[s0 + k];
+                const double *x = p->X + (size_t)t * p->F;
+                const int64_t *a = p->acts + (size_t)t * p->D;
+                forward(p, x, p->logits, p->probs);
+                double lp = logprob(p, p->probs, a);
+                double A = (adv[t] - am) / (as + 1e-8);
+                double ratio = exp(lp - p->logp[t]);
+                bool active = (A >= 0 && ratio <= 1 + c->clip) || (A < 0 && ratio >= 1 - c->clip);
+                double dlp = active ? -ratio * A / mb : 0.0; /* d loss / d logp */
+                for (int d = 0; d < p->D; d++) {
+                    int o = p->off[d], n = (int)p->nvec[d];
+                    double H = 0;
+                    for (int i = 0; i < n; i++) H -= p->probs[o + i] * log(fmax(p->probs[o + i], 1e-300));
+                    for (int i = 0; i < n; i++) {
+                        double pi = p->probs[o + i];
+                        double g = dlp * ((i == a[d]) - pi);
+                        /* -ent_coef * dH/dz, dH/dz_i = -p_i (log p_i + H) */
+                        g += c->ent_coef * pi * (log(fmax(pi, 1e-300)) + H) / mb;
+                        if (g == 0) continue;
+                        double *w = p->grad + (size_t)(o + i) * p->F;
+                        for (int f = 0; f < p->F; f++) w[f] += g * x[f];
+                    }
+                }
+                /* clipped value loss (CleanRL): 0.5 max((v-R)^2, (v_clip-R)^2) */
+                double v = value(p, x), vold = p->val[t];
+                double vc = vold + fmax(-c->clip, fmin(c->clip, v - vold));
+                double l1 = (v - ret[t]) * (v - ret[t]), l2 = (vc - ret[t]) * (vc - ret[t]);
+                double dv = l1 >= l2 ? (v - ret[t]) : ((fabs(v - vold) < c->clip) ? (vc - ret[t]) : 0.0);
+                dv *= c->vf_coef / mb;
+                for (int f = 0; f < p->F; f++) gu[f] += dv * x[f];
+            }
+            double norm = 0;
+            for (int i = 0; i < p->P; i++) norm += p->grad[i] * p->grad[i];
+            norm = sqrt(norm);
+            double scale = norm > c->max_grad_norm ? c->max_grad_norm / norm : 1.0;
+            p->t_adam++;
+            double b1 = 0.9, b2 = 0.999, eps = 1e-5;
+            double bc1 = 1 - pow(b1, p->t_adam), bc2 = 1 - pow(b2, p->t_adam);
+            for (int i = 0; i < p->P; i++) {
+                double g = p->grad[i] * scale;
+                p->m[i] = b1 * p->m[i] + (1 - b1) * g;
+                p->v[i] = b2 * p->v[i] + (1 - b2) * g * g;
+                p->theta[i] -= lr * (p->m[i] / bc1) / (sqrt(p->v[i] / bc2) + eps);
+            }
+        }
+    }
+    p->updates++;
+    p->n = 0;
+    free(adv);
+    free(ret);
+    free(idx);
+}
+
+void marl_policy_act(marl_policy *p, const double *obs, int64_t *action) {
+    if (p->random) {
+        for (int d = 0; d < p->D; d++) action[d] = (int64_t)gsl_rng_uniform_int(p->rng, (unsigned long)p->nvec[d]);
+        return;
+    }
+    features(p, obs, true);
+    if (p->n == p->c.rollout) update(p, value(p, p->x));
+    forward(p, p->x, p->logits, p->probs);
+    for (int d = 0; d < p->D; d++) {
+        double u = gsl_rng_uniform(p->rng), acc = 0;
+        int o = p->off[d], n = (int)p->nvec[d], pick = n - 1;
+        for (int i = 0; i < n; i++) {
+            acc += p->probs[o + i];
+            if (u < acc) {
+                pick = i;
+                break;
+            }
+        }
+        action[d] = pick;
+    }
+    int t = p->n;
+    memcpy(p->X + (size_t)t * p->F, p->x, (size_t)p->F * sizeof(double));
+    memcpy(p->acts + (size_t)t * p->D, action, (size_t)p->D * sizeof(int64_t));
+    p->logp[t] = logprob(p, p->probs, action);
+    p->val[t] = value(p, p->x);
+}
+
+void marl_policy_observe(marl_policy *p, double reward, bool done) {
+    p->steps_done++;
+    if (p->random) return;
+    /* reward scaling by the running std of the discounted return (as gym's NormalizeReward) */
+    if (!isfinite(reward)) reward = 0;
+    p->ret_acc = p->ret_acc * p->c.gamma + reward;
+    double d = p->ret_acc - p->rmean;
+    p->rcount += 1;
+    p->rmean += d / p->rcount;
+    p->rvar += (d * (p->ret_acc - p->rmean) - p->rvar) / p->rcount;
+    if (done) p->ret_acc = 0;
+    double s = sqrt(p->rvar) + 1e-12;
+    int t = p->n;
+    p->rew[t] = p->rcount > 1 ? reward / s : 0.0;
+    if (p->rew[t] > 10) p->rew[t] = 10;
+    if (p->rew[t] < -10) p->rew[t] = -10;
+    p->done[t] = done;
+    p->n++;
+}
