@@ -64,7 +64,7 @@ marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, i
         hw_fail(err, HW_E_BAD_CONFIG, "policy: %d action dims", ndims);
         return NULL;
     }
-    ppo_cfg c = {.lr = 3e-3, .clip = 0.2, .ent_coef = 0.01, .vf_coef = 0.5, .gamma = 0.99, .lambda = 0.95,
+    ppo_cfg c = {.lr = 0.03, .clip = 0.2, .ent_coef = 0.01, .vf_coef = 0.5, .gamma = 0.99, .lambda = 0.95,
                  .max_grad_norm = 0.5, .rollout = 128, .epochs = 4, .minibatch = 32, .anneal = true};
     if (cfg) {
         if (!json_is_object(cfg)) {
