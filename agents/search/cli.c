@@ -1,0 +1,126 @@
+/* cli.c - the hwgym-search command line (see docs/search.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_common.h"
+#include "search.h"
+
+typedef struct obs_ud {
+    ag_run *run;
+    const hs_space *space;
+    int fail;
+    hw_err err;
+} obs_ud;
+
+static void observe(void *ud, int64_t index, const double *x, double reward, const json_t *metrics) {
+    obs_ud *u = ud;
+    if (u->fail) return;
+    json_t *pt = hs_point_json(u->space, x);
+    if (ag_run_eval(u->run, "0", index, pt, reward, metrics, &u->err)) u->fail = 1;
+    json_decref(pt);
+}
+
+int hs_main(int argc, char **argv) {
+    const char *algo = "random", *optstr = NULL;
+    int64_t batch = 0;
+    ag_optdef extra[] = {
+        {"algo", AG_OPT_STRING, &algo, "random|ga|gamma|bo|es|aco (default random)"},
+        {"batch", AG_OPT_INT, &batch, "points per evaluate_batch: population, ants, BO's q (default: 64; bo 8; aco 32)"},
+        {"opt", AG_OPT_STRING, &optstr, "hyperparameters, KEY=VALUE[,KEY=VALUE...] (docs/search.md; e.g. ga_elite=4)"},
+        {NULL, 0, NULL, NULL}};
+    ag_opts o;
+    int ec;
+    if (ag_parse_args(argc, argv, "hwgym-search", "black-box search baselines over an env's action space (one evaluate_batch per generation)",
+                      extra, &o, &ec))
+        return ec;
+    hw_err err = {0};
+    int rc = 1;
+    ag_sess *sess = NULL;
+    hs_space *space = NULL;
+    ag_run *run = NULL;
+    json_t *acfg = NULL;
+    hs_opts so = {0};
+    hs_params_default(&so.p);
+    int a = hs_algo_from_name(algo);
+    if (a < 0) {
+        fprintf(stderr, "hwgym-search: --algo %s: unknown (random, ga, gamma, bo, es, aco)\n", algo);
+        ag_opts_free(&o);
+        return 2;
+    }
+    if (!o.env) {
+        fprintf(stderr, "hwgym-search: --env is required\n");
+        ag_opts_free(&o);
+        return 2;
+    }
+    if (batch < 0 || batch > 100000) {
+        fprintf(stderr, "hwgym-search: --batch %lld: expected 0 .. 100000\n", (long long)batch);
+        ag_opts_free(&o);
+        return 2;
+    }
+    if (optstr) {
+        char *copy = strdup(optstr), *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+            if (hs_params_set(&so.p, tok, &err)) {
+                fprintf(stderr, "hwgym-search: %s\n", err.msg);
+                free(copy);
+                ag_opts_free(&o);
+                return 2;
+            }
+        free(copy);
+    }
+    so.algo = (hs_algo)a;
+    so.seed = o.seed;
+    so.budget = o.budget;
+    so.batch = batch > 0 ? (int)batch : hs_default_batch(so.algo);
+    sess = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
+    if (!sess) goto out;
+    space = hs_space_from_hw(sess->act_space, &err);
+    if (!space) goto out;
+    acfg = ag_opts_to_json(&o, extra);
+    json_object_set_new(acfg, "batch", json_integer(so.batch));
+    json_object_set_new(acfg, "hyperparameters", hs_params_json(&so.p, so.algo));
+    char agent[64];
+    snprintf(agent, sizeof agent, "hwgym-search --algo %s", hs_algo_name(so.algo));
+    run = ag_run_begin(&o, agent, acfg, &err);
+    if (!run) goto out;
+    obs_ud ud = {run, space, 0, {0}};
+    so.observer = observe;
+    so.observer_ud = &ud;
+    hs_sess_obj so_obj = {sess, space};
+    hs_objective obj = hs_sess_objective(&so_obj);
+    hs_result res;
+    int src = hs_run(&so, space, &obj, &res, &err);
+    if (ud.fail) {
+        err = ud.err;
+        src = -1;
+    }
+    json_t *ex = json_object();
+    json_object_set_new(ex, "algo", json_string(hs_algo_name(so.algo)));
+    json_object_set_new(ex, "batch", json_integer(so.batch));
+    json_object_set_new(ex, "evaluate_calls", json_integer(res.calls));
+    json_object_set_new(ex, "best_index", json_integer(res.best_index));
+    json_object_set_new(ex, "best_point", res.best_index >= 0 ? hs_point_decoded(space, res.best_x) : json_null());
+    if (src) json_object_set_new(ex, "error", json_string(err.msg));
+    hw_err e2 = {0};
+    int erc = ag_run_end(run, ex, &e2);
+    run = NULL;
+    json_decref(ex);
+    hs_result_free(&res);
+    if (src == 0 && erc) {
+        err = e2;
+        src = -1;
+    }
+    rc = src ? 1 : 0;
+    if (src) fprintf(stderr, "hwgym-search: %s\n", err.msg);
+    goto done;
+out:
+    fprintf(stderr, "hwgym-search: %s\n", err.msg);
+done:
+    if (run) ag_run_end(run, NULL, &err);
+    json_decref(acfg);
+    hs_space_free(space);
+    ag_sess_free(sess);
+    ag_opts_free(&o);
+    return rc;
+}
