@@ -1,0 +1,160 @@
+/* ppo_loop.c - see ppo_loop.h. */
+#include "ppo_loop.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+ag_rms *ag_rms_new(int n) {
+    ag_rms *r = calloc(1, sizeof *r);
+    r->n = n;
+    r->count = 1e-4;
+    r->mean = calloc((size_t)n + 1, sizeof(double));
+    r->var = calloc((size_t)n + 1, sizeof(double));
+    for (int i = 0; i < n; i++) r->var[i] = 1.0;
+    return r;
+}
+
+void ag_rms_free(ag_rms *r) {
+    if (!r) return;
+    free(r->mean);
+    free(r->var);
+    free(r);
+}
+
+void ag_rms_update(ag_rms *r, const double *x) {
+    /* parallel-variance update with a batch of one (gymnasium's RunningMeanStd) */
+    double tot = r->count + 1.0;
+    for (int i = 0; i < r->n; i++) {
+        double d = x[i] - r->mean[i];
+        double m = r->mean[i] + d / tot;
+        double m2 = r->var[i] * r->count + d * d * r->count / tot;
+        r->mean[i] = m;
+        r->var[i] = m2 / tot;
+    }
+    r->count = tot;
+}
+
+void ag_rms_apply(const ag_rms *r, const double *x, double *y, double clip) {
+    for (int i = 0; i < r->n; i++) {
+        double v = (x[i] - r->mean[i]) / sqrt(r->var[i] + 1e-8);
+        y[i] = v < -clip ? -clip : v > clip ? clip : v;
+    }
+}
+
+ppo_train_opts ppo_train_opts_default(void) {
+    ppo_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.cfg = ppo_cfg_default();
+    o.norm_obs = true;
+    return o;
+}
+
+int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, int64_t budget, json_t **result,
+              ppo **out_ppo, hw_err *err) {
+    if (result) *result = NULL;
+    if (out_ppo) *out_ppo = NULL;
+    const hw_space *as = s->act_space;
+    bool box = as->type == HW_SPACE_BOX;
+    if (!box && !hw_space_is_integer(as))
+        return hw_fail(err, HW_E_NOT_SUPPORTED, "ppo: action space %s is not supported", hw_space_type_name(as->type));
+    int nd = (int)s->act_dim, od = (int)s->obs_dim;
+    int64_t *nvec = calloc((size_t)nd + 1, sizeof(int64_t));
+    if (!box) ag_sess_choices(s, nvec);
+    int64_t offset = as->type == HW_SPACE_DISCRETE ? as->start : 0;
+    ppo_cfg cfg = o->cfg;
+    if (cfg.anneal_lr && cfg.num_updates <= 0) cfg.num_updates = (long)((budget + cfg.num_steps - 1) / cfg.num_steps);
+    ppo *p = ppo_new(&cfg, od, box ? PPO_GAUSS : PPO_MCAT, nd, box ? NULL : nvec, seed);
+    gsl_rng *rng = ag_rng_new(ag_rng_derive(seed, 7));
+    ag_rms *rms = o->norm_obs ? ag_rms_new(od) : NULL;
+    double *obs = calloc((size_t)od + 1, sizeof(double));
+    int64_t *ai = calloc((size_t)nd + 1, sizeof(int64_t)), *ae = calloc((size_t)nd + 1, sizeof(int64_t));
+    double *af = calloc((size_t)nd + 1, sizeof(double)), *afc = calloc((size_t)nd + 1, sizeof(double));
+    int rc = 0;
+    int64_t steps = 0, episode = 0;
+    double returns[10] = {0};
+    int nret = 0;
+    ppo_stats st;
+    memset(&st, 0, sizeof st);
+    while (steps < budget && !rc) {
+        uint64_t rs = ag_rng_derive(seed, 1 + (uint64_t)episode) & ((1ULL << 53) - 1);
+        if (ag_sess_reset(s, &rs, err)) {
+            rc = -1;
+            break;
+        }
+        if (rms) ag_rms_update(rms, s->obs);
+        if (rms) ag_rms_apply(rms, s->obs, obs, 10.0);
+        else memcpy(obs, s->obs, sizeof(double) * (size_t)od);
+        double ret = 0;
+        for (int64_t t = 0; steps < budget; t++) {
+            const uint8_t *mask = !box && s->mask && s->mask_len == p->nlogits ? s->mask : NULL;
+            double logp, v;
+            ppo_act(p, obs, mask, rng, ai, af, &logp, &v);
+            int srv;
+            json_t *aj;
+            if (box) {
+                for (int i = 0; i < nd; i++) {
+                    double lo = as->low ? as->low[i] : -INFINITY, hi = as->high ? as->high[i] : INFINITY;
+                    afc[i] = af[i] < lo ? lo : af[i] > hi ? hi : af[i];
+                }
+                srv = ag_sess_step_f64(s, afc, err);
+                aj = ag_json_f64(afc, nd);
+            } else {
+                for (int i = 0; i < nd; i++) ae[i] = ai[i] + offset;
+                srv = ag_sess_step_i64(s, ae, err);
+                aj = ag_json_i64(ae, nd);
+            }
+            if (srv) {
+                json_decref(aj);
+                rc = -1;
+                break;
+            }
+            steps++;
+            bool done = s->terminated || s->truncated;
+            double r = s->reward;
+            ret += r;
+            if (run) {
+                json_t *oj = ag_json_f64(s->obs, od);
+                if (ag_run_step(run, o->worker, episode, t, (int64_t)rs, aj, oj, r, s->terminated, s->truncated, s->info, err))
+                    rc = -1;
+                json_decref(oj);
+            }
+            json_decref(aj);
+            int full = ppo_store(p, obs, mask, ai, af, logp, v, isfinite(r) ? r : 0.0, done);
+            if (rms) ag_rms_update(rms, s->obs);
+            if (rms) ag_rms_apply(rms, s->obs, obs, 10.0);
+            else memcpy(obs, s->obs, sizeof(double) * (size_t)od);
+            if (full || steps >= budget) ppo_update(p, obs, &st);
+            if (rc || done) break;
+        }
+        if (!rc) {
+            returns[nret % 10] = ret;
+            nret++;
+        }
+        episode++;
+    }
+    if (!rc && o->save_path && ppo_save(p, o->save_path, err)) rc = -1;
+    if (result) {
+        double m = 0;
+        int k = nret < 10 ? nret : 10;
+        for (int i = 0; i < k; i++) m += returns[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "updates", json_integer(p->updates));
+        json_object_set_new(j, "episodes", json_integer(episode));
+        json_object_set_new(j, "mean_return_last10", k ? json_real(m / k) : json_null());
+        json_object_set_new(j, "final", json_pack("{s:f,s:f,s:f,s:f,s:f}", "pg_loss", st.pg_loss, "v_loss", st.v_loss,
+                                                  "entropy", st.entropy, "approx_kl", st.approx_kl, "lr", st.lr));
+        *result = j;
+    }
+    if (out_ppo) *out_ppo = p;
+    else ppo_free(p);
+    gsl_rng_free(rng);
+    ag_rms_free(rms);
+    free(obs);
+    free(ai);
+    free(ae);
+    free(af);
+    free(afc);
+    free(nvec);
+    return rc;
+}
