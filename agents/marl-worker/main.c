@@ -18,7 +18,7 @@ static const char *usage =
     "One decentralised MARL agent: joins multi-agent session TOKEN as NAME and steps N env\n"
     "samples (every agent of the session must be given the same N).\n"
     "  --seed S             reset seed of episode e is S+e; the policy seed is derived from S and NAME (0)\n"
-    "  --policy P           random | ppo (ppo)\n"
+    "  --policy P           ppo (agents/lib PPO, MLP) | ppo-linear | random (ppo)\n"
     "  --policy-config JSON PPO hyper-parameters (docs/marl.md)\n"
     "  --db PATH --run ID   log this worker's trials (worker = NAME) into run ID of the trial DB\n"
     "  --timeout-ms T       client timeout per call (60000; larger than the session's agent_timeout_ms)\n"

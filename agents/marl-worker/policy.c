@@ -1,27 +1,32 @@
 /* policy.c - random and PPO policies of a MARL worker (policy.h). */
 #include "policy.h"
 
+#include "ppo.h"
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct ppo_cfg {
+typedef struct lin_cfg {
     double lr, clip, ent_coef, vf_coef, gamma, lambda, max_grad_norm;
     int rollout, epochs, minibatch;
     bool anneal;
-} ppo_cfg;
+} lin_cfg;
 
 struct marl_policy {
     bool random;
+    ppo *mlp;            /* "ppo": agents/lib PPO (MLP actor/critic); NULL for "ppo-linear" */
+    bool mlp_full;       /* the MLP's rollout is full: update at the next act() */
+    int hidden;
     int D, O, F; /* dims, obs dim, features (O + 1 bias) */
     int64_t *nvec;
     int64_t total_steps, steps_done;
     int A;        /* sum of nvec */
     int *off;     /* logits offset per dim */
     gsl_rng *rng;
-    ppo_cfg c;
+    lin_cfg c;
     /* parameters: policy W [A x F], value u [F]; Adam moments */
     int P;
     double *theta, *m, *v;
@@ -41,7 +46,7 @@ struct marl_policy {
     double *x, *logits, *probs, *grad;
 };
 
-static const char *cfg_keys[] = {"lr",    "rollout", "epochs",        "minibatch", "clip", "ent_coef",
+static const char *cfg_keys[] = {"hidden", "lr",    "rollout", "epochs",        "minibatch", "clip", "ent_coef",
                                  "vf_coef", "gamma", "lambda", "max_grad_norm", "anneal", NULL};
 
 static int get_num(const json_t *cfg, const char *k, double *out, double lo, double hi, hw_err *err) {
@@ -55,17 +60,19 @@ static int get_num(const json_t *cfg, const char *k, double *out, double lo, dou
 
 marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, int obs_dim, uint64_t seed,
                              const json_t *cfg, int64_t total_steps, hw_err *err) {
-    bool random = !strcmp(kind, "random");
-    if (!random && strcmp(kind, "ppo")) {
-        hw_fail(err, HW_E_BAD_CONFIG, "--policy: '%s' is not random or ppo", kind);
+    bool random = !strcmp(kind, "random"), linear = !strcmp(kind, "ppo-linear");
+    if (!random && !linear && strcmp(kind, "ppo")) {
+        hw_fail(err, HW_E_BAD_CONFIG, "--policy: '%s' is not random, ppo or ppo-linear", kind);
         return NULL;
     }
     if (ndims <= 0 || obs_dim < 0) {
         hw_fail(err, HW_E_BAD_CONFIG, "policy: %d action dims", ndims);
         return NULL;
     }
-    ppo_cfg c = {.lr = 0.03, .clip = 0.2, .ent_coef = 0.01, .vf_coef = 0.5, .gamma = 0.99, .lambda = 0.95,
+    lin_cfg c = {.lr = 0.03, .clip = 0.2, .ent_coef = 0.01, .vf_coef = 0.5, .gamma = 0.99, .lambda = 0.95,
                  .max_grad_norm = 0.5, .rollout = 128, .epochs = 4, .minibatch = 32, .anneal = true};
+    int hidden = 64;
+    if (!linear) c.lr = 2.5e-3;
     if (cfg) {
         if (!json_is_object(cfg)) {
             hw_fail(err, HW_E_BAD_CONFIG, "policy_config: expected an object");
@@ -81,14 +88,15 @@ marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, i
                 return NULL;
             }
         }
-        double r = c.rollout, e = c.epochs, mb = c.minibatch;
+        double r = c.rollout, e = c.epochs, mb = c.minibatch, hd = 64;
         if (get_num(cfg, "lr", &c.lr, 0, 10, err) || get_num(cfg, "clip", &c.clip, 0, 10, err) ||
             get_num(cfg, "ent_coef", &c.ent_coef, 0, 10, err) || get_num(cfg, "vf_coef", &c.vf_coef, 0, 100, err) ||
             get_num(cfg, "gamma", &c.gamma, 0, 1, err) || get_num(cfg, "lambda", &c.lambda, 0, 1, err) ||
             get_num(cfg, "max_grad_norm", &c.max_grad_norm, 0, 1e9, err) ||
             get_num(cfg, "rollout", &r, 1, 1 << 20, err) || get_num(cfg, "epochs", &e, 1, 1000, err) ||
-            get_num(cfg, "minibatch", &mb, 1, 1 << 20, err))
+            get_num(cfg, "minibatch", &mb, 1, 1 << 20, err) || get_num(cfg, "hidden", &hd, 1, 4096, err))
             return NULL;
+        hidden = (int)hd;
         c.rollout = (int)r;
         c.epochs = (int)e;
         c.minibatch = (int)mb;
@@ -131,6 +139,29 @@ marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, i
     p->var = calloc((size_t)p->F, sizeof(double));
     for (int f = 0; f < p->F; f++) p->var[f] = 1.0;
     p->rvar = 1.0;
+    p->hidden = hidden;
+    if (!linear) {
+        ppo_cfg pc = ppo_cfg_default();
+        pc.num_steps = c.rollout;
+        pc.minibatch_size = c.minibatch;
+        pc.update_epochs = c.epochs;
+        pc.hidden = hidden;
+        pc.lr = c.lr;
+        pc.gamma = c.gamma;
+        pc.gae_lambda = c.lambda;
+        pc.clip_coef = c.clip;
+        pc.ent_coef = c.ent_coef;
+        pc.vf_coef = c.vf_coef;
+        pc.max_grad_norm = c.max_grad_norm;
+        pc.anneal_lr = c.anneal;
+        pc.num_updates = (long)((p->total_steps + c.rollout - 1) / c.rollout);
+        p->mlp = ppo_new(&pc, p->O > 0 ? p->O : 1, PPO_MCAT, ndims, nvec, seed ^ 0x5DEECE66DULL);
+        if (!p->mlp) {
+            hw_fail(err, HW_E_INTERNAL, "policy: cannot create the PPO networks");
+            marl_policy_free(p);
+            return NULL;
+        }
+    }
     int R = c.rollout;
     p->X = malloc((size_t)R * p->F * sizeof(double));
     p->acts = malloc((size_t)R * ndims * sizeof(int64_t));
@@ -147,6 +178,7 @@ marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, i
 
 void marl_policy_free(marl_policy *p) {
     if (!p) return;
+    if (p->mlp) ppo_free(p->mlp);
     free(p->nvec);
     free(p->off);
     gsl_rng_free(p->rng);
@@ -168,7 +200,7 @@ void marl_policy_free(marl_policy *p) {
     free(p);
 }
 
-int marl_policy_updates(const marl_policy *p) { return p->updates; }
+int marl_policy_updates(const marl_policy *p) { return p->mlp ? (int)p->mlp->updates : p->updates; }
 
 /* features: log-compressed, running-normalised observation + bias */
 static void features(marl_policy *p, const double *obs, bool update_stats) {
@@ -220,7 +252,7 @@ static double logprob(const marl_policy *p, const double *probs, const int64_t *
 }
 
 static void update(marl_policy *p, double last_value) {
-    const ppo_cfg *c = &p->c;
+    const lin_cfg *c = &p->c;
     int R = p->n;
     double *adv = malloc((size_t)R * sizeof(double)), *ret = malloc((size_t)R * sizeof(double));
     int *idx = malloc((size_t)R * sizeof(int));
@@ -314,6 +346,20 @@ void marl_policy_act(marl_policy *p, const double *obs, int64_t *action) {
         return;
     }
     features(p, obs, true);
+    if (p->mlp) {
+        if (p->mlp_full) {
+            ppo_stats st;
+            ppo_update(p->mlp, p->x, &st);
+            p->mlp_full = false;
+        }
+        double lp, v;
+        ppo_act(p->mlp, p->x, NULL, p->rng, action, NULL, &lp, &v);
+        memcpy(p->X, p->x, (size_t)p->F * sizeof(double));
+        memcpy(p->acts, action, (size_t)p->D * sizeof(int64_t));
+        p->logp[0] = lp;
+        p->val[0] = v;
+        return;
+    }
     if (p->n == p->c.rollout) update(p, value(p, p->x));
     forward(p, p->x, p->logits, p->probs);
     for (int d = 0; d < p->D; d++) {
@@ -347,10 +393,14 @@ void marl_policy_observe(marl_policy *p, double reward, bool done) {
     p->rvar += (d * (p->ret_acc - p->rmean) - p->rvar) / p->rcount;
     if (done) p->ret_acc = 0;
     double s = sqrt(p->rvar) + 1e-12;
+    double sr = p->rcount > 1 ? reward / s : 0.0;
+    sr = sr > 10 ? 10 : sr < -10 ? -10 : sr;
+    if (p->mlp) {
+        if (ppo_store(p->mlp, p->X, NULL, p->acts, NULL, p->logp[0], p->val[0], sr, done)) p->mlp_full = true;
+        return;
+    }
     int t = p->n;
-    p->rew[t] = p->rcount > 1 ? reward / s : 0.0;
-    if (p->rew[t] > 10) p->rew[t] = 10;
-    if (p->rew[t] < -10) p->rew[t] = -10;
+    p->rew[t] = sr;
     p->done[t] = done;
     p->n++;
 }

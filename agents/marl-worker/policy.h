@@ -2,7 +2,9 @@
  * A policy acts on the shared observation with a multi-categorical action over the worker's
  * own action dimensions (nvec from the join reply) and learns from the shared reward.
  *   random  uniform over each dimension (no learning): the end-to-end baseline
- *   ppo     PPO (clipped surrogate, GAE, advantage normalisation per minibatch, clipped value
+ *   ppo     agents/lib's PPO (ppo.h: 64-64 tanh MLP actor and critic, CleanRL details) with a
+ *           multi-categorical head over the worker's dims
+ *   ppo-linear  PPO (clipped surrogate, GAE, advantage normalisation per minibatch, clipped value
  *           loss, entropy bonus, epochs over shuffled minibatches, Adam eps 1e-5, gradient-norm
  *           clipping) with a linear-softmax multi-categorical head and a linear value function
  *           on running-normalised observations (see docs/marl.md, "Policy").
@@ -18,9 +20,9 @@
 
 typedef struct marl_policy marl_policy;
 
-/* kind "random" or "ppo"; cfg (may be NULL) overrides the PPO hyper-parameters:
+/* kind "random", "ppo" or "ppo-linear"; cfg (may be NULL) overrides the PPO hyper-parameters:
  * {"lr","rollout","epochs","minibatch","clip","ent_coef","vf_coef","gamma","lambda",
- *  "max_grad_norm","anneal"}. Unknown keys fail with an error naming them. */
+ *  "max_grad_norm","anneal","hidden"}. Unknown keys fail with an error naming them. */
 marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, int obs_dim, uint64_t seed,
                              const json_t *cfg, int64_t total_steps, hw_err *err);
 void marl_policy_free(marl_policy *p);

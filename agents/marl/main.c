@@ -36,7 +36,8 @@ static const char *usage =
     "  --budget N             total env samples (1000); every agent acts in every sample\n"
     "  --agents SPLIT         decentralized (one agent per action element, default), single (one\n"
     "                         agent for all), or an assignment JSON file (hwgym cluster --out)\n"
-    "  --policy P             worker policy: ppo (default) or random\n"
+    "  --policy P             worker policy: ppo (default: agents/lib PPO, 64-64 MLPs), ppo-linear\n"
+    "                         (linear-softmax PPO) or random\n"
     "  --policy-config JSON   PPO hyper-parameters for every worker (docs/marl.md)\n"
     "  --db PATH              trial DB: one run with the trials (see --log)\n"
     "  --log lead|all         lead (default): one trial per env sample, logged by the first agent;\n"
@@ -228,7 +229,10 @@ int main(int argc, char **argv) {
             return bad("unknown option '%s'", a);
     }
     if (!env) return bad("missing %s", "--env ID");
-    if (strcmp(policy, "ppo") && strcmp(policy, "random")) return bad("--policy: '%s' is not ppo or random", policy);
+    if (strcmp(policy, "ppo") && strcmp(policy, "random") && strcmp(policy, "ppo-linear"))
+        return bad("--policy: '%s' is not ppo, ppo-linear or random", policy);
+    /* many worker processes on few cores: one BLAS thread each (unless the user says otherwise) */
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
     if (strcmp(logmode, "lead") && strcmp(logmode, "all")) return bad("--log: '%s' is not lead or all", logmode);
 
     char wbin[PATH_MAX];
