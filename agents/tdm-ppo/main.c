@@ -1,0 +1,283 @@
+/* hwgym-tdm-ppo - time-division-multiplexed PPO (the DRAM MARL paper's Figure 4a): one agent
+ * emits ONE parameter per timestep and the reward arrives when the design is complete.
+ *
+ * Two modes (docs/agents.md):
+ *  - native: the env has its own TDM form (dram-v0 with config {"action_space":"tdm"}: a
+ *    Discrete action per step, reward on the step that completes a design). The agent steps the
+ *    env directly; --budget counts env steps (10 per dram design) and every step is a trial.
+ *  - wrapper (any other env with an integer action space of D elements): the agent makes D
+ *    micro-steps per design. Micro-step k sees [one-hot(k) (D), the values chosen so far scaled
+ *    to [0,1] (-1 = not chosen yet) (D), the env's last observation (normalised)], picks value k
+ *    from a Discrete(max choices) head masked to parameter k's choices, and gets reward 0; after
+ *    micro-step D-1 the agent sends the whole design as ONE env step and that step's reward is
+ *    the micro-step's reward. --budget counts designs (env steps); each is one trial. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_common.h"
+#include "ppo.h"
+#include "ppo_loop.h"
+
+typedef struct tdm {
+    ag_sess *s;
+    ag_run *run;
+    ppo *p;
+    gsl_rng *rng;
+    ag_rms *rms;
+    uint64_t seed;
+    int64_t budget;
+    const char *worker;
+    bool norm_obs;
+} tdm;
+
+static int run_native(tdm *t, json_t *res, hw_err *err) {
+    ag_sess *s = t->s;
+    int od = (int)s->obs_dim;
+    int64_t n = hw_space_choices(s->act_space, 0), off = s->act_space->start;
+    double *obs = calloc((size_t)od + 1, sizeof(double));
+    int64_t steps = 0, episode = 0, designs = 0;
+    ppo_stats st;
+    int rc = 0;
+    while (steps < t->budget && !rc) {
+        uint64_t rs = ag_rng_derive(t->seed, 1 + (uint64_t)episode) & ((1ULL << 53) - 1);
+        if (ag_sess_reset(s, &rs, err)) {
+            rc = -1;
+            break;
+        }
+        if (t->rms) {
+            ag_rms_update(t->rms, s->obs);
+            ag_rms_apply(t->rms, s->obs, obs, 10.0);
+        } else {
+            memcpy(obs, s->obs, sizeof(double) * (size_t)od);
+        }
+        for (int64_t k = 0; steps < t->budget; k++) {
+            const uint8_t *mask = s->mask && s->mask_len == n ? s->mask : NULL;
+            int64_t a, ae;
+            double logp, v;
+            ppo_act(t->p, obs, mask, t->rng, &a, NULL, &logp, &v);
+            ae = a + off;
+            if (ag_sess_step_i64(s, &ae, err)) {
+                rc = -1;
+                break;
+            }
+            steps++;
+            if (s->reward != 0) designs++;
+            bool done = s->terminated || s->truncated;
+            if (t->run) {
+                json_t *aj = json_integer(ae), *oj = ag_json_f64(s->obs, od);
+                if (ag_run_step(t->run, t->worker, episode, k, (int64_t)rs, aj, oj, s->reward, s->terminated, s->truncated,
+                                s->info, err))
+                    rc = -1;
+                json_decref(aj);
+                json_decref(oj);
+            }
+            int full = ppo_store(t->p, obs, mask, &a, NULL, logp, v, isfinite(s->reward) ? s->reward : 0, done);
+            if (t->rms) {
+                ag_rms_update(t->rms, s->obs);
+                ag_rms_apply(t->rms, s->obs, obs, 10.0);
+            } else {
+                memcpy(obs, s->obs, sizeof(double) * (size_t)od);
+            }
+            if (full || steps >= t->budget) ppo_update(t->p, obs, &st);
+            if (rc || done) break;
+        }
+        episode++;
+    }
+    json_object_set_new(res, "mode", json_string("native"));
+    json_object_set_new(res, "episodes", json_integer(episode));
+    json_object_set_new(res, "env_steps", json_integer(steps));
+    json_object_set_new(res, "nonzero_reward_steps", json_integer(designs));
+    free(obs);
+    return rc;
+}
+
+static void wrapper_obs(int D, int64_t k, const int64_t *design, const int64_t *nvec, const double *envobs, int od,
+                        double *out) {
+    for (int i = 0; i < D; i++) out[i] = i == k ? 1.0 : 0.0;
+    for (int i = 0; i < D; i++) out[D + i] = i < k ? (nvec[i] > 1 ? (double)design[i] / (double)(nvec[i] - 1) : 0.0) : -1.0;
+    memcpy(out + 2 * D, envobs, sizeof(double) * (size_t)od);
+}
+
+static int run_wrapper(tdm *t, const int64_t *nvec, int K, json_t *res, hw_err *err) {
+    ag_sess *s = t->s;
+    int D = (int)s->act_dim, od = (int)s->obs_dim, xd = 2 * D + od;
+    double *envobs = calloc((size_t)od + 1, sizeof(double)), *x = calloc((size_t)xd, sizeof(double));
+    int64_t *design = calloc((size_t)D, sizeof(int64_t));
+    uint8_t *mask = malloc((size_t)K);
+    int64_t designs = 0, episode = 0, micro = 0;
+    ppo_stats st;
+    int rc = 0;
+    while (designs < t->budget && !rc) {
+        uint64_t rs = ag_rng_derive(t->seed, 1 + (uint64_t)episode) & ((1ULL << 53) - 1);
+        if (ag_sess_reset(s, &rs, err)) {
+            rc = -1;
+            break;
+        }
+        if (t->rms) {
+            ag_rms_update(t->rms, s->obs);
+            ag_rms_apply(t->rms, s->obs, envobs, 10.0);
+        } else {
+            memcpy(envobs, s->obs, sizeof(double) * (size_t)od);
+        }
+        for (int64_t step = 0; designs < t->budget; step++) {
+            bool done = false;
+            double r = 0;
+            for (int k = 0; k < D; k++) {
+                wrapper_obs(D, k, design, nvec, envobs, od, x);
+                for (int j = 0; j < K; j++) mask[j] = j < nvec[k];
+                /* an env mask (flat, sum of choices) further restricts parameter k */
+                if (s->mask) {
+                    int64_t base = 0;
+                    for (int i = 0; i < k; i++) base += nvec[i];
+                    for (int j = 0; j < nvec[k] && base + j < s->mask_len; j++) mask[j] = mask[j] && s->mask[base + j];
+                }
+                int64_t a;
+                double logp, v;
+                ppo_act(t->p, x, mask, t->rng, &a, NULL, &logp, &v);
+                design[k] = a;
+                micro++;
+                if (k < D - 1) {
+                    ppo_store(t->p, x, mask, &a, NULL, logp, v, 0.0, false);
+                    if (t->p->n >= t->p->cfg.num_steps) {
+                        wrapper_obs(D, k + 1, design, nvec, envobs, od, x);
+                        ppo_update(t->p, x, &st);
+                    }
+                    continue;
+                }
+                if (ag_sess_step_i64(s, design, err)) {
+                    rc = -1;
+                    break;
+                }
+                designs++;
+                r = isfinite(s->reward) ? s->reward : 0;
+                done = s->terminated || s->truncated;
+                if (t->run) {
+                    json_t *aj = ag_json_i64(design, D), *oj = ag_json_f64(s->obs, od);
+                    if (ag_run_step(t->run, t->worker, episode, step, (int64_t)rs, aj, oj, s->reward, s->terminated,
+                                    s->truncated, s->info, err))
+                        rc = -1;
+                    json_decref(aj);
+                    json_decref(oj);
+                }
+                ppo_store(t->p, x, mask, &a, NULL, logp, v, r, done);
+                if (t->rms) {
+                    ag_rms_update(t->rms, s->obs);
+                    ag_rms_apply(t->rms, s->obs, envobs, 10.0);
+                } else {
+                    memcpy(envobs, s->obs, sizeof(double) * (size_t)od);
+                }
+                memset(design, 0, sizeof(int64_t) * (size_t)D);
+                if (t->p->n >= t->p->cfg.num_steps || designs >= t->budget) {
+                    wrapper_obs(D, 0, design, nvec, envobs, od, x);
+                    ppo_update(t->p, x, &st);
+                }
+            }
+            if (rc || done) break;
+        }
+        episode++;
+    }
+    json_object_set_new(res, "mode", json_string("wrapper"));
+    json_object_set_new(res, "episodes", json_integer(episode));
+    json_object_set_new(res, "micro_steps", json_integer(micro));
+    free(envobs);
+    free(x);
+    free(design);
+    free(mask);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    ppo_cfg c = ppo_cfg_default();
+    int64_t num_steps = 128, minibatch = 32, epochs = 4, hidden = 64;
+    double lr = c.lr, ent = c.ent_coef, gamma = c.gamma, lam = c.gae_lambda;
+    bool no_norm_obs = false;
+    const char *worker = NULL;
+    ag_optdef extra[] = {{"num-steps", AG_OPT_INT, &num_steps, "rollout length in (micro-)steps (128)"},
+                         {"minibatch", AG_OPT_INT, &minibatch, "minibatch size (32)"},
+                         {"epochs", AG_OPT_INT, &epochs, "epochs per update (4)"},
+                         {"hidden", AG_OPT_INT, &hidden, "units per hidden layer (64)"},
+                         {"lr", AG_OPT_DOUBLE, &lr, "learning rate (2.5e-4, annealed)"},
+                         {"ent-coef", AG_OPT_DOUBLE, &ent, "entropy coefficient (0.01)"},
+                         {"gamma", AG_OPT_DOUBLE, &gamma, "discount per (micro-)step (0.99)"},
+                         {"gae-lambda", AG_OPT_DOUBLE, &lam, "GAE lambda (0.95)"},
+                         {"no-norm-obs", AG_OPT_FLAG, &no_norm_obs, "do not normalise env observations"},
+                         {"worker", AG_OPT_STRING, &worker, "worker label of the logged trials"},
+                         {NULL, 0, NULL, NULL}};
+    ag_opts o;
+    int code;
+    if (ag_parse_args(argc, argv, "hwgym-tdm-ppo",
+                      "TDM-PPO: one parameter per timestep, reward when the design is complete.\n"
+                      "Native mode when the env config has \"action_space\":\"tdm\" (dram-v0): --budget counts env\n"
+                      "steps; otherwise an agent-side wrapper: --budget counts designs.",
+                      extra, &o, &code))
+        return code;
+    if (!o.env) {
+        fprintf(stderr, "hwgym-tdm-ppo: --env is required\n");
+        ag_opts_free(&o);
+        return 2;
+    }
+    c.num_steps = (int)num_steps;
+    c.minibatch_size = (int)minibatch;
+    c.update_epochs = (int)epochs;
+    c.hidden = (int)hidden;
+    c.lr = lr;
+    c.ent_coef = ent;
+    c.gamma = gamma;
+    c.gae_lambda = lam;
+    hw_err err = {0};
+    int rc = 1;
+    json_t *acfg = ag_opts_to_json(&o, extra), *res = json_object();
+    tdm t = {0};
+    t.seed = o.seed;
+    t.budget = o.budget;
+    t.worker = worker;
+    t.norm_obs = !no_norm_obs;
+    t.rng = ag_rng_new(ag_rng_derive(o.seed, 7));
+    int64_t *nvec = NULL;
+    t.s = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
+    if (!t.s) goto out;
+    const hw_space *as = t.s->act_space;
+    if (!hw_space_is_integer(as)) {
+        hw_fail(&err, HW_E_NOT_SUPPORTED, "tdm-ppo needs an integer action space, %s has %s", o.env,
+                hw_space_type_name(as->type));
+        goto out;
+    }
+    const char *form = json_string_value(json_object_get(o.config, "action_space"));
+    bool native = form && !strcmp(form, "tdm") && as->type == HW_SPACE_DISCRETE;
+    int od = (int)t.s->obs_dim, D = (int)t.s->act_dim;
+    nvec = calloc((size_t)D + 1, sizeof(int64_t));
+    ag_sess_choices(t.s, nvec);
+    int K = 1;
+    for (int i = 0; i < D; i++)
+        if (nvec[i] > K) K = (int)nvec[i];
+    if (native) {
+        c.num_updates = (long)((o.budget + c.num_steps - 1) / c.num_steps);
+        t.p = ppo_new(&c, od, PPO_MCAT, 1, nvec, o.seed);
+    } else {
+        c.num_updates = (long)((o.budget * D + c.num_steps - 1) / c.num_steps);
+        int64_t kv = K;
+        t.p = ppo_new(&c, 2 * D + od, PPO_MCAT, 1, &kv, o.seed);
+    }
+    t.rms = t.norm_obs ? ag_rms_new(od) : NULL;
+    t.run = ag_run_begin(&o, "hwgym-tdm-ppo", acfg, &err);
+    if (!t.run) goto out;
+    int lrc = native ? run_native(&t, res, &err) : run_wrapper(&t, nvec, K, res, &err);
+    json_object_set_new(res, "updates", json_integer(t.p->updates));
+    if (lrc) fprintf(stderr, "hwgym-tdm-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
+    rc = ag_run_end(t.run, res, lrc ? NULL : &err) || lrc ? 1 : 0;
+    t.run = NULL;
+    err.msg[0] = 0;
+out:
+    if (rc && err.msg[0]) fprintf(stderr, "hwgym-tdm-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
+    json_decref(res);
+    json_decref(acfg);
+    ppo_free(t.p);
+    ag_rms_free(t.rms);
+    gsl_rng_free(t.rng);
+    ag_sess_free(t.s);
+    free(nvec);
+    ag_opts_free(&o);
+    return rc;
+}
