@@ -14,7 +14,7 @@
 
 #include "search_int.h"
 
-static int cmp_desc(const void *a, const void *b, void *arg) {
+static int aco_cmp_desc(const void *a, const void *b, void *arg) {
     const double *f = arg;
     int i = *(const int *)a, j = *(const int *)b;
     if (f[i] > f[j]) return -1;
@@ -78,7 +78,7 @@ int hs_run_aco(hs_ctx *c) {
             }
         for (size_t k = 0; k < off[d]; k++) tau[k] *= 1.0 - p->aco_evaporation;
         for (int a = 0; a < A; a++) ord[a] = a;
-        qsort_r(ord, (size_t)got, sizeof *ord, cmp_desc, r);
+        qsort_r(ord, (size_t)got, sizeof *ord, aco_cmp_desc, r);
         int ne = (int)(p->aco_elite_frac * got + 0.5);
         if (ne < 1) ne = 1;
         if (ne > got) ne = got;

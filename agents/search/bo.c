@@ -4,7 +4,9 @@
  * length scale, targets standardised (zero mean, unit variance) so the signal variance is 1.
  * The length scale and noise come from the log marginal likelihood on a small grid, refitted
  * every bo_refit rounds; the Cholesky factor comes from LAPACKE_dpotrf, K^-1 y from
- * LAPACKE_dpotrs, predictive variances from triangular solves (cblas_dtrsv / dtrsm).
+ * LAPACKE_dpotrs, predictive variances from triangular solves (cblas_dtrsv / dtrsm). L is kept
+ * row-major lower, which is the same memory as column-major upper: LAPACK is called in
+ * column-major 'U' (the _work variants), so nothing is transposed or NaN-scanned per call.
  *
  * Acquisition: expected improvement over the best training target, maximised over the
  * continuous relaxation [0,1]^d: bo_cand candidates (half uniform, half Gaussian perturbations
@@ -28,7 +30,7 @@
 
 #include "search_int.h"
 
-static void *xmalloc(size_t n) {
+static void *bo_xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) abort();
     return p;
@@ -50,11 +52,11 @@ hs_gp *hs_gp_new(int d, int cap) {
     if (!g) abort();
     g->d = d;
     g->cap = cap;
-    g->X = xmalloc(sizeof(double) * (size_t)cap * d);
-    g->y = xmalloc(sizeof(double) * cap);
-    g->L = xmalloc(sizeof(double) * (size_t)cap * cap);
-    g->alpha = xmalloc(sizeof(double) * cap);
-    g->work = xmalloc(sizeof(double) * cap);
+    g->X = bo_xmalloc(sizeof(double) * (size_t)cap * d);
+    g->y = bo_xmalloc(sizeof(double) * cap);
+    g->L = bo_xmalloc(sizeof(double) * (size_t)cap * cap);
+    g->alpha = bo_xmalloc(sizeof(double) * cap);
+    g->work = bo_xmalloc(sizeof(double) * cap);
     return g;
 }
 
@@ -79,9 +81,9 @@ static double factor(hs_gp *g, const double *D /* n x n distances or NULL */) {
         for (int j = i + 1; j < n; j++) g->L[(size_t)i * cap + j] = 0;
     }
     if (n == 0) return 0;
-    if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, g->L, cap) != 0) return -INFINITY;
+    if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, g->L, cap) != 0) return -INFINITY;
     memcpy(g->alpha, g->y, sizeof(double) * n);
-    if (LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, 1, g->L, cap, g->alpha, 1) != 0) return -INFINITY;
+    if (LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', n, 1, g->L, cap, g->alpha, n) != 0) return -INFINITY;
     double ll = 0;
     for (int i = 0; i < n; i++) ll += -0.5 * g->y[i] * g->alpha[i] - log(g->L[(size_t)i * cap + i]);
     return ll - 0.5 * n * log(2 * M_PI);
@@ -112,7 +114,7 @@ void hs_gp_fit_ml(hs_gp *g, int n, const double *X, const double *y) {
     static const double ells[] = {0.05, 0.1, 0.2, 0.35, 0.5, 0.8, 1.2, 2.0};
     static const double noises[] = {1e-6, 1e-4, 1e-2, 1e-1};
     load(g, n, X, y);
-    double *D = xmalloc(sizeof(double) * (size_t)n * n);
+    double *D = bo_xmalloc(sizeof(double) * (size_t)n * n);
     for (int i = 0; i < n; i++)
         for (int j = 0; j <= i; j++) D[(size_t)i * n + j] = dist(g->X + (size_t)i * g->d, g->X + (size_t)j * g->d, g->d);
     double best = -INFINITY, bell = 0.5, bsn = 1e-2;
@@ -166,7 +168,7 @@ void hs_gp_predict(const hs_gp *g, const double *x, double *mean, double *var) {
 int hs_gp_append_believer(hs_gp *g, const double *x) {
     const int n = g->n, d = g->d, cap = g->cap;
     if (n >= cap) return -1;
-    double *k = xmalloc(sizeof(double) * (n + 1));
+    double *k = bo_xmalloc(sizeof(double) * (n + 1));
     double m = 0;
     for (int i = 0; i < n; i++) {
         k[i] = hs_matern52(dist(g->X + (size_t)i * d, x, d), g->ell, g->sf2);
@@ -185,7 +187,7 @@ int hs_gp_append_believer(hs_gp *g, const double *x) {
     g->y[n] = m;
     g->n = n + 1;
     memcpy(g->alpha, g->y, sizeof(double) * g->n);
-    LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', g->n, 1, g->L, cap, g->alpha, 1);
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', g->n, 1, g->L, cap, g->alpha, g->n);
     free(k);
     return 0;
 }
@@ -250,7 +252,7 @@ static double acq_f(unsigned n, const double *u, double *grad, void *data) {
     return hs_ei(m, sqrt(v), a->best, a->xi);
 }
 
-static int cmp_desc(const void *a, const void *b, void *arg) {
+static int bo_cmp_desc(const void *a, const void *b, void *arg) {
     const double *f = arg;
     int i = *(const int *)a, j = *(const int *)b;
     if (f[i] > f[j]) return -1;
@@ -269,19 +271,20 @@ int hs_run_bo(hs_ctx *c) {
     int starts = p->bo_starts < 0 ? 0 : (int)p->bo_starts;
     int64_t budget = c->o->budget;
     size_t hcap = (size_t)(budget > 0 ? budget : 1);
-    double *HX = xmalloc(sizeof(double) * hcap * d), *HY = xmalloc(sizeof(double) * hcap);
+    double *HX = bo_xmalloc(sizeof(double) * hcap * d), *HY = bo_xmalloc(sizeof(double) * hcap);
     int64_t nh = 0;
     seen_set seen = {0};
     seen.cap = 1024;
     while (seen.cap < 2 * hcap + 2 * (size_t)q && seen.cap < ((size_t)1 << 22)) seen.cap <<= 1;
     seen.slot = calloc(seen.cap, sizeof(uint64_t));
     hs_gp *g = hs_gp_new(d, M + q);
-    double *x = xmalloc(sizeof(double) * (size_t)q * d), *r = xmalloc(sizeof(double) * q);
-    double *TX = xmalloc(sizeof(double) * (size_t)M * d), *TY = xmalloc(sizeof(double) * M);
-    double *cand = xmalloc(sizeof(double) * (size_t)C * d), *ks = xmalloc(sizeof(double) * (size_t)(M + q) * C);
-    double *ei = xmalloc(sizeof(double) * C), *u = xmalloc(sizeof(double) * d), *xr = xmalloc(sizeof(double) * d);
-    int *ord = xmalloc(sizeof(int) * (C > M ? C : M)), *hord = xmalloc(sizeof(int) * hcap);
-    char *taken = xmalloc(hcap);
+    double *x = bo_xmalloc(sizeof(double) * (size_t)q * d), *r = bo_xmalloc(sizeof(double) * q);
+    double *TX = bo_xmalloc(sizeof(double) * (size_t)M * d), *TY = bo_xmalloc(sizeof(double) * M);
+    double *cand = bo_xmalloc(sizeof(double) * (size_t)C * d), *ks = bo_xmalloc(sizeof(double) * (size_t)(M + q) * C);
+    double *ei = bo_xmalloc(sizeof(double) * C), *u = bo_xmalloc(sizeof(double) * d), *xr = bo_xmalloc(sizeof(double) * d);
+    int *ord = bo_xmalloc(sizeof(int) * (C > M ? C : M)), *hord = bo_xmalloc(sizeof(int) * hcap);
+    char *taken = calloc(hcap, 1);
+    int *top = bo_xmalloc(sizeof(int) * (size_t)(M / 2 + 1)), ntop = 0;
     if (!seen.slot) abort();
     double ell = 0.5, sn2 = 1e-2;
     int rc = 0;
@@ -303,18 +306,19 @@ int hs_run_bo(hs_ctx *c) {
                 seen_add(&seen, point_hash(xj, d));
             }
         } else {
-            /* bounded training set: best M/2, then most recent, up to M */
+            /* bounded training set: the best M/2 (kept sorted as points arrive), then the most
+             * recent others, up to M */
             int n = 0;
             if (nh <= M) {
                 for (int64_t i = 0; i < nh; i++) hord[n++] = (int)i;
             } else {
-                for (int64_t i = 0; i < nh; i++) hord[i] = (int)i;
-                qsort_r(hord, (size_t)nh, sizeof *hord, cmp_desc, HY);
-                memset(taken, 0, (size_t)nh);
-                for (int i = 0; i < M / 2; i++) taken[hord[i]] = 1;
-                n = M / 2;
+                for (int i = 0; i < ntop; i++) {
+                    hord[n++] = top[i];
+                    taken[top[i]] = 1;
+                }
                 for (int64_t i = nh - 1; i >= 0 && n < M; i--)
                     if (!taken[i]) hord[n++] = (int)i;
+                for (int i = 0; i < ntop; i++) taken[top[i]] = 0;
             }
             double ymin = INFINITY;
             for (int i = 0; i < n; i++)
@@ -371,7 +375,7 @@ int hs_run_bo(hs_ctx *c) {
                     ei[k] = hs_ei(ei[k], sqrt(v > 1e-12 ? v : 1e-12), ybest, p->bo_xi);
                 }
                 for (int k = 0; k < C; k++) ord[k] = k;
-                qsort_r(ord, (size_t)C, sizeof *ord, cmp_desc, ei);
+                qsort_r(ord, (size_t)C, sizeof *ord, bo_cmp_desc, ei);
                 double bestv = -1;
                 for (int t = 0; t < starts && t < C; t++) {
                     memcpy(u, cand + (size_t)ord[t] * d, sizeof(double) * d);
@@ -409,6 +413,15 @@ int hs_run_bo(hs_ctx *c) {
         for (int j = 0; j < got && (size_t)nh < hcap; j++, nh++) {
             hs_encode(s, x + (size_t)j * d, HX + (size_t)nh * d);
             HY[nh] = r[j];
+            /* insert into the sorted best-M/2 list (ties: the earlier point stays ahead) */
+            int pos = ntop;
+            while (pos > 0 && HY[top[pos - 1]] < r[j]) pos--;
+            if (pos < M / 2) {
+                int last = ntop < M / 2 ? ntop : M / 2 - 1;
+                memmove(top + pos + 1, top + pos, sizeof(int) * (size_t)(last - pos));
+                top[pos] = (int)nh;
+                if (ntop < M / 2) ntop++;
+            }
         }
         if (got < nq) break;
     }
@@ -429,5 +442,6 @@ int hs_run_bo(hs_ctx *c) {
     free(ord);
     free(hord);
     free(taken);
+    free(top);
     return rc;
 }

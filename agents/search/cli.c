@@ -1,4 +1,5 @@
 /* cli.c - the hwgym-search command line (see docs/search.md). */
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,9 @@ int hs_main(int argc, char **argv) {
     if (ag_parse_args(argc, argv, "hwgym-search", "black-box search baselines over an env's action space (one evaluate_batch per generation)",
                       extra, &o, &ec))
         return ec;
+    /* BO's matrices are small (<= 264): OpenBLAS threads only add overhead (and compete with
+     * the server's workers on the same host). */
+    openblas_set_num_threads(1);
     hw_err err = {0};
     int rc = 1;
     ag_sess *sess = NULL;

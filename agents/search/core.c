@@ -40,7 +40,7 @@ void hs_params_default(hs_params *p) {
     p->bo_train = 256;
     p->bo_refit = 8;
     p->bo_xi = 0.01;
-    p->bo_cand = 256;
+    p->bo_cand = 128;
     p->bo_starts = 2;
     p->bo_maxeval = 60;
     p->es_sigma = 0.1;
@@ -71,13 +71,13 @@ static const pdesc ptab[] = {
     P(aco_tau_min, HS_ACO),     P(aco_bins, HS_ACO),
 };
 #undef P
-#define NP (sizeof ptab / sizeof ptab[0])
+#define NPARAMS (sizeof ptab / sizeof ptab[0])
 
 int hs_params_set(hs_params *p, const char *kv, hw_err *err) {
     const char *eq = strchr(kv, '=');
     if (!eq) return hw_fail(err, HW_E_BAD_CONFIG, "--opt %s: expected key=value", kv);
     size_t kl = (size_t)(eq - kv);
-    for (size_t i = 0; i < NP; i++) {
+    for (size_t i = 0; i < NPARAMS; i++) {
         if (strlen(ptab[i].key) == kl && !strncmp(kv, ptab[i].key, kl)) {
             char *end;
             double v = strtod(eq + 1, &end);
@@ -87,7 +87,7 @@ int hs_params_set(hs_params *p, const char *kv, hw_err *err) {
         }
     }
     char known[1024] = "";
-    for (size_t i = 0; i < NP; i++) {
+    for (size_t i = 0; i < NPARAMS; i++) {
         if (i) strncat(known, ", ", sizeof known - strlen(known) - 1);
         strncat(known, ptab[i].key, sizeof known - strlen(known) - 1);
     }
@@ -96,7 +96,7 @@ int hs_params_set(hs_params *p, const char *kv, hw_err *err) {
 
 json_t *hs_params_json(const hs_params *p, hs_algo a) {
     json_t *o = json_object();
-    for (size_t i = 0; i < NP; i++)
+    for (size_t i = 0; i < NPARAMS; i++)
         if (ptab[i].algo == a) json_object_set_new(o, ptab[i].key, json_real(*(const double *)((const char *)p + ptab[i].off)));
     return o;
 }

@@ -6,7 +6,7 @@
  *   g = 1/(n*sigma) * sum_j (F(+j) - F(-j)) eps_j,
  * and theta takes an Adam ascent step (beta1 0.9, beta2 0.999) with learning rate es_lr,
  * then is clipped to [0,1]. */
-#include <gsl/gsl_randist.h>
+#include "agent_common.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +36,7 @@ int hs_run_es(hs_ctx *c) {
     int rc = 0;
     for (int64_t t = 1; hs_left(c) > 0; t++) {
         for (int j = 0; j < half; j++)
-            for (int i = 0; i < d; i++) eps[(size_t)j * d + i] = gsl_ran_gaussian_ziggurat(c->rng, 1.0);
+            for (int i = 0; i < d; i++) eps[(size_t)j * d + i] = ag_rng_normal(c->rng);
         for (int j = 0; j < half; j++)
             for (int sgn = 0; sgn < 2; sgn++) {
                 for (int i = 0; i < d; i++) u[i] = theta[i] + (sgn ? -1 : 1) * p->es_sigma * eps[(size_t)j * d + i];

@@ -5,14 +5,14 @@
 
 #include "search_int.h"
 
-static void *xmalloc(size_t n) {
+static void *ga_xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) abort();
     return p;
 }
 
 /* Indices sorted by fitness, best first (stable on ties: lower index first). */
-static int cmp_desc(const void *a, const void *b, void *arg) {
+static int ga_cmp_desc(const void *a, const void *b, void *arg) {
     const double *fit = arg;
     int i = *(const int *)a, j = *(const int *)b;
     double fi = fit[i], fj = fit[j];
@@ -22,7 +22,7 @@ static int cmp_desc(const void *a, const void *b, void *arg) {
 }
 static void rank_desc(const double *fit, int n, int *idx) {
     for (int i = 0; i < n; i++) idx[i] = i;
-    qsort_r(idx, (size_t)n, sizeof *idx, cmp_desc, (void *)fit);
+    qsort_r(idx, (size_t)n, sizeof *idx, ga_cmp_desc, (void *)fit);
 }
 
 /* A new value for gene i: categorical -> uniformly another choice; Box -> Gaussian step of 10%. */
@@ -63,9 +63,9 @@ int hs_run_ga(hs_ctx *c) {
     if (E > P - 1) E = P - 1;
     int K = p->ga_tournament < 1 ? 1 : (int)p->ga_tournament;
     double mut = p->ga_mutation < 0 ? 1.0 / d : p->ga_mutation;
-    double *pop = xmalloc(sizeof(double) * (size_t)P * d), *next = xmalloc(sizeof(double) * (size_t)P * d);
-    double *fit = xmalloc(sizeof(double) * P), *nfit = xmalloc(sizeof(double) * P);
-    int *idx = xmalloc(sizeof(int) * P);
+    double *pop = ga_xmalloc(sizeof(double) * (size_t)P * d), *next = ga_xmalloc(sizeof(double) * (size_t)P * d);
+    double *fit = ga_xmalloc(sizeof(double) * P), *nfit = ga_xmalloc(sizeof(double) * P);
+    int *idx = ga_xmalloc(sizeof(int) * P);
     int rc = 0;
     for (int i = 0; i < P; i++) hs_random_point(c, pop + (size_t)i * d);
     for (int i = 0; i < P; i++) fit[i] = -INFINITY;
@@ -138,9 +138,9 @@ hs_gamma_map *hs_gamma_map_new(const hs_space *s) {
     if (!m) abort();
     int d = s->dim;
     m->dim = d;
-    m->order = xmalloc(sizeof(int) * d);
-    m->tile = xmalloc(sizeof(int) * d);
-    m->par = xmalloc(sizeof(int) * d);
+    m->order = ga_xmalloc(sizeof(int) * d);
+    m->tile = ga_xmalloc(sizeof(int) * d);
+    m->par = ga_xmalloc(sizeof(int) * d);
     m->dimch = calloc((size_t)d, 1);
     m->level = calloc((size_t)d, sizeof(int));
     if (!m->dimch || !m->level) abort();
@@ -266,9 +266,9 @@ int hs_run_gamma(hs_ctx *c) {
     int NP = (int)(p->gm_parent_frac * P + 0.5);
     if (NP < 2) NP = 2;
     if (NP > P) NP = P;
-    double *pop = xmalloc(sizeof(double) * (size_t)P * d), *next = xmalloc(sizeof(double) * (size_t)P * d);
-    double *fit = xmalloc(sizeof(double) * P), *nfit = xmalloc(sizeof(double) * P);
-    int *idx = xmalloc(sizeof(int) * P);
+    double *pop = ga_xmalloc(sizeof(double) * (size_t)P * d), *next = ga_xmalloc(sizeof(double) * (size_t)P * d);
+    double *fit = ga_xmalloc(sizeof(double) * P), *nfit = ga_xmalloc(sizeof(double) * P);
+    int *idx = ga_xmalloc(sizeof(int) * P);
     int rc = 0;
     for (int i = 0; i < P; i++) hs_random_point(c, pop + (size_t)i * d);
     for (int i = 0; i < P; i++) fit[i] = -INFINITY;
