@@ -30,12 +30,14 @@ void hs_params_default(hs_params *p) {
     p->ga_crossover = 0.9;
     p->ga_mutation = -1; /* 1/dim */
     p->ga_elite = 2;
+    /* GAMMA's run() defaults: elite 5%, parents 40%, crossover 0.57, swap_order 0.47,
+     * mutate_tile 0.53 (3 tries), born_cluster 0.57 */
     p->gm_elite_frac = 0.05;
-    p->gm_parent_frac = 0.5;
-    p->gm_crossover = 0.9;
-    p->gm_mutation = 0.2;
-    p->gm_reorder = 0.2;
-    p->gm_growth = 0.2;
+    p->gm_parent_frac = 0.4;
+    p->gm_crossover = 0.57;
+    p->gm_mutation = 0.53;
+    p->gm_reorder = 0.47;
+    p->gm_growth = 0.57;
     p->bo_init = 0;
     p->bo_train = 256;
     p->bo_refit = 8;

@@ -179,43 +179,44 @@ static bool is_order(const hs_gamma_map *m, int g) {
     return false;
 }
 
-/* GAMMA's mutation: re-draws tile sizes and parallel dimensions (each gene with prob rate).
- * Without tile/parallel genes (not a mapping genome) every non-order gene is eligible. */
+/* GAMMA's mutation (mutate_tile, mutate_par, mutate_pe): three tries, each with probability
+ * `rate`, to re-draw one randomly picked gene that is not a loop order (tile sizes, parallel
+ * dimensions, PE count, cluster size ...); loop orders change only through reorder. */
 void hs_gamma_mutate(const hs_space *s, const hs_gamma_map *m, gsl_rng *rng, double rate, double *g) {
-    if (m->ntile + m->npar > 0) {
-        for (int k = 0; k < m->ntile; k++)
-            if (gsl_rng_uniform(rng) < rate) g[m->tile[k]] = mutate_gene(s, rng, m->tile[k], g[m->tile[k]]);
-        for (int k = 0; k < m->npar; k++)
-            if (gsl_rng_uniform(rng) < rate) g[m->par[k]] = mutate_gene(s, rng, m->par[k], g[m->par[k]]);
-    } else {
-        for (int i = 0; i < s->dim; i++)
-            if (!is_order(m, i) && gsl_rng_uniform(rng) < rate) g[i] = mutate_gene(s, rng, i, g[i]);
+    int cand = 0;
+    for (int j = 0; j < s->dim; j++) cand += !is_order(m, j);
+    if (cand == 0) return;
+    for (int t = 0; t < 3; t++) {
+        if (gsl_rng_uniform(rng) >= rate) continue;
+        int k = (int)gsl_rng_uniform_int(rng, (unsigned long)cand), i;
+        for (i = 0; i < s->dim; i++)
+            if (!is_order(m, i) && k-- == 0) break;
+        g[i] = mutate_gene(s, rng, i, g[i]);
     }
 }
 
-/* GAMMA's crossover: the child is parent a with ONE gene group taken from parent b. Groups are
- * a dimension's tile genes at every level (l1_tile_K with l2_tile_K), a level's loop order with
- * its parallel dimension, or any other gene alone. */
+/* GAMMA's crossover (crossover_tile): the child is parent a with the tile sizes of ONE loop
+ * dimension, picked at random, taken from parent b at every level (l1_tile_K and l2_tile_K
+ * together). Without tile genes: single-point crossover. */
 void hs_gamma_crossover(const hs_space *s, const hs_gamma_map *m, gsl_rng *rng, const double *a, const double *b,
                         double *child) {
     const int d = s->dim;
     memcpy(child, a, sizeof(double) * d);
-    int pick = (int)gsl_rng_uniform_int(rng, (unsigned long)d);
-    char ch = m->dimch[pick];
-    bool ordpar = is_order(m, pick);
-    for (int k = 0; k < m->npar; k++)
-        if (m->par[k] == pick) ordpar = true;
-    for (int i = 0; i < d; i++) {
-        bool take = i == pick;
-        if (ch && m->dimch[i] == ch) take = true;
-        if (ordpar && m->level[i] == m->level[pick]) {
-            bool op = is_order(m, i);
-            for (int k = 0; k < m->npar; k++)
-                if (m->par[k] == i) op = true;
-            if (op) take = true;
-        }
-        if (take) child[i] = b[i];
+    char letters[64];
+    int nl = 0;
+    for (int k = 0; k < m->ntile; k++) {
+        char ch = m->dimch[m->tile[k]];
+        if (ch && !memchr(letters, ch, (size_t)nl) && nl < 64) letters[nl++] = ch;
     }
+    if (nl > 0) {
+        char ch = letters[gsl_rng_uniform_int(rng, (unsigned long)nl)];
+        for (int i = 0; i < d; i++)
+            if (m->dimch[i] == ch) child[i] = b[i];
+        return;
+    }
+    if (d < 2) return;
+    int cut = 1 + (int)gsl_rng_uniform_int(rng, (unsigned long)(d - 1));
+    for (int i = cut; i < d; i++) child[i] = b[i];
 }
 
 /* GAMMA's reorder: swaps two loops of one loop-order gene (labels are the permutations). */
@@ -238,7 +239,9 @@ void hs_gamma_reorder(const hs_space *s, const hs_gamma_map *m, gsl_rng *rng, do
         }
 }
 
-/* GAMMA's growth: one tile gene moves to the next larger tile (choices are sorted ascending).
+/* Growth: one tile gene moves to the next larger tile (choices are sorted ascending). GAMMA's
+ * own growth (born_cluster) appends a cluster level to a variable-length genome; our genomes
+ * have a fixed number of levels, so growth grows a tile instead (docs/search.md).
  * Without tile genes: any categorical gene steps up by one. */
 void hs_gamma_growth(const hs_space *s, const hs_gamma_map *m, gsl_rng *rng, double *g) {
     int i = -1;

@@ -60,7 +60,7 @@ static void check_ops(const char *cfg, int want_order, int want_tile, int want_p
         legal(s, c, "crossover");
         for (int i = 0; i < d; i++) cr_assert(c[i] == a[i] || c[i] == b[i], "crossover invented gene %s", s->names[i]);
         memcpy(old, c, sizeof(double) * d);
-        hs_gamma_mutate(s, m, r, 0.3, c);
+        hs_gamma_mutate(s, m, r, 0.5, c);
         legal(s, c, "mutate");
         for (int k = 0; k < m->norder; k++) cr_assert_eq(c[m->order[k]], old[m->order[k]], "mutation touched a loop order");
         changed += memcmp(old, c, sizeof(double) * d) != 0;
@@ -120,6 +120,17 @@ Test(search_gamma, dimension_aligned_crossover) {
         }
         cr_assert(i1 >= 0 && i2 >= 0);
         cr_assert_eq(c[i1] == b[i1] && b[i1] != a[i1], c[i2] == b[i2] && b[i2] != a[i2]);
+        /* exactly one dimension's tiles come from b; order and parallel genes stay a's */
+        int from_b = 0;
+        char ch = 0;
+        for (int i = 0; i < s->dim; i++)
+            if (c[i] != a[i]) {
+                cr_assert(m->dimch[i], "crossover changed %s", s->names[i]);
+                if (ch) cr_assert_eq(m->dimch[i], ch);
+                ch = m->dimch[i];
+                from_b++;
+            }
+        cr_assert_leq(from_b, 2);
     }
     gsl_rng_free(r);
     hs_gamma_map_free(m);
