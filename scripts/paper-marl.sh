@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# scripts/paper-marl.sh - `make paper-marl`: reruns the comparisons of the MARL DNN-mapping paper
+# (Table III, Figures 4, 5, 6) and of the DRAM MARL paper (Figure 2) against a local
+# hwgym-server and writes docs/results/marl.md with SVG plots in docs/results/marl/.
+#
+# Knobs (environment):
+#   BUILD=build              where bin/ is
+#   MARL_BUDGET=5000         samples per run for the maestro-v0 comparisons (the papers: 20000)
+#   MARL_DRAM_BUDGET=2000    samples (designs) per run for dram-v0
+#   MARL_SEEDS=3             seeds per configuration (the papers: 5)
+#   MARL_LR=2.5e-3           PPO learning rate for MARL workers and single-agent PPO alike
+#   MARL_OUT=docs/results    output directory (marl.md and marl/*.svg)
+#   MARL_KEEP_DB=PATH        keep the trial DB of all runs at PATH
+# With the defaults it takes about 15 minutes on a 2-core machine.
+set -euo pipefail
+
+BUILD=${BUILD:-build}
+BIN=$BUILD/bin
+BUDGET=${MARL_BUDGET:-5000}
+DRAM_BUDGET=${MARL_DRAM_BUDGET:-2000}
+SEEDS=${MARL_SEEDS:-3}
+LR=${MARL_LR:-2.5e-3}
+OUT=${MARL_OUT:-docs/results}
+SVGDIR=$OUT/marl
+mkdir -p "$SVGDIR"
+
+for b in hwgym-server hwgym hwgym-marl hwgym-marl-worker; do
+    [ -x "$BIN/$b" ] || { echo "paper-marl: $BIN/$b is not built (make all)" >&2; exit 1; }
+done
+have() { [ -x "$BIN/$1" ]; }
+
+WORK=$(mktemp -d /tmp/hwgym-paper-marl.XXXXXX)
+EP="ipc://$WORK/server.sock"
+DB=$WORK/trials.db
+MAN=$WORK/manifest.tsv
+HDR=$WORK/header.md
+: > "$MAN"
+"$BIN/hwgym-server" --bind "$EP" --workers 2 > "$WORK/server.log" 2>&1 &
+SERVER=$!
+cleanup() {
+    kill "$SERVER" 2>/dev/null || true
+    wait "$SERVER" 2>/dev/null || true
+    if [ -n "${MARL_KEEP_DB:-}" ] && [ -f "$DB" ]; then cp "$DB" "$MARL_KEEP_DB"; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+for _ in $(seq 50); do "$BIN/hwgym" envs --endpoint "$EP" > /dev/null 2>&1 && break; sleep 0.1; done
+
+T0=$(date +%s)
+log() { printf '[paper-marl %4ds] %s\n' $(( $(date +%s) - T0 )) "$*" >&2; }
+run_id() { sed -n 's/.*"run_id":\([0-9][0-9]*\).*/\1/p' | tail -1; }
+# add SECTION GROUP METHOD SEED RUN_ID
+add() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$MAN"; }
+
+SKIPPED=""
+common() { echo --endpoint "$EP" --db "$DB" --quiet; }
+
+marl() { # cfg seed budget [extra...]
+    local cfg=$1 seed=$2 budget=$3; shift 3
+    "$BIN/hwgym-marl" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$budget" \
+        --policy-config "{\"lr\":$LR}" "$@" | run_id
+}
+ppo() { "$BIN/hwgym-ppo" $(common) --env "$ENV" --config "$1" --seed "$2" --budget "$3" --lr "$LR" | run_id; }
+search() { "$BIN/hwgym-search" $(common) --env "$ENV" --config "$1" --seed "$2" --budget "$3" --algo "$4" | run_id; }
+
+# ---------------------------------------------------------------- Table III + Figure 5 (maestro-v0)
+ENV=maestro-v0
+for model in mobilenet_v2 vgg16; do
+    for obj in latency edp area; do
+        cfg="{\"model\":\"$model\",\"layer\":2,\"objective\":\"$obj\"}"
+        group="$model L2 $obj"
+        for seed in $(seq 1 "$SEEDS"); do
+            log "$group seed $seed"
+            id=$(marl "$cfg" "$seed" "$BUDGET")
+            [ "$obj" != area ] && add table3 "$group" MARL "$seed" "$id"
+            add fig5 "$group" MARL "$seed" "$id"
+            if have hwgym-ppo; then
+                id=$(ppo "$cfg" "$seed" "$BUDGET")
+                [ "$obj" != area ] && add table3 "$group" "PPO (single agent)" "$seed" "$id"
+                add fig5 "$group" PPO "$seed" "$id"
+            else
+                id=$(marl "$cfg" "$seed" "$BUDGET" --agents single)
+                [ "$obj" != area ] && add table3 "$group" "PPO (single agent)" "$seed" "$id"
+                add fig5 "$group" PPO "$seed" "$id"
+            fi
+            [ "$obj" = area ] && continue
+            if have hwgym-search; then
+                for algo in random bo ga gamma; do
+                    case $algo in random) name="Random walker";; bo) name="BO";; ga) name="GA";; gamma) name="GAMMA";; esac
+                    id=$(search "$cfg" "$seed" "$BUDGET" "$algo"); add table3 "$group" "$name" "$seed" "$id"
+                done
+            fi
+        done
+    done
+done
+have hwgym-ppo || SKIPPED="$SKIPPED hwgym-ppo (single-agent PPO ran as hwgym-marl --agents single);"
+have hwgym-search || SKIPPED="$SKIPPED hwgym-search (random walker, BO, GA, GAMMA rows missing);"
+
+# ---------------------------------------------------------------- Figures 4 and 6 (clustering)
+cfg='{"model":"mobilenet_v2","layer":2,"objective":"latency"}'
+log "clustering dataset (random walker, $BUDGET samples)"
+if have hwgym-search; then
+    data=$(search "$cfg" 100 "$BUDGET" random)
+else
+    data=$(marl "$cfg" 100 "$BUDGET" --agents single --policy random)
+fi
+DENDRO=$WORK/dendrogram.txt
+for k in 1 2 3 6 9 10; do
+    svg=()
+    [ "$k" = 3 ] && svg=(--svg "$SVGDIR/fig4_mobilenet_v2_L2_latency.svg")
+    "$BIN/hwgym" cluster "$DB" --run "$data" --budget "$k" --out "$WORK/assign$k.json" "${svg[@]}" \
+        > /dev/null 2> "$WORK/cluster$k.txt"
+done
+cp "$WORK/cluster3.txt" "$DENDRO"
+for k in 1 2 3 6 9 10; do
+    for seed in $(seq 1 "$SEEDS"); do
+        log "fig6: $k agents seed $seed"
+        name="$k agents"; [ "$k" = 1 ] && name="1 agent"
+        id=$(marl "$cfg" "$seed" "$BUDGET" --agents "$WORK/assign$k.json"); add fig6 "MobileNet-v2 L2 latency" "$name" "$seed" "$id"
+    done
+done
+
+# ---------------------------------------------------------------- DRAM Figure 2
+ENV=dram-v0
+for wl in random stream; do
+    for obj in power latency joint; do
+        cfg="{\"workload\":\"$wl\",\"objective\":\"$obj\"}"
+        case $obj in power) o="low power";; latency) o="low latency";; joint) o="joint";; esac
+        group="$wl trace, $o"
+        for seed in $(seq 1 "$SEEDS"); do
+            log "dram $group seed $seed"
+            id=$(marl "$cfg" "$seed" "$DRAM_BUDGET"); add dram "$group" "PPO (MARL)" "$seed" "$id"
+            if have hwgym-ppo; then id=$(ppo "$cfg" "$seed" "$DRAM_BUDGET"); add dram "$group" "PPO (SARL)" "$seed" "$id"; fi
+            if have hwgym-tdm-ppo; then
+                id=$("$BIN/hwgym-tdm-ppo" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$DRAM_BUDGET" \
+                     --lr "$LR" | run_id)
+                add dram "$group" "PPO (TDM)" "$seed" "$id"
+            fi
+            if have hwgym-sac; then
+                id=$("$BIN/hwgym-sac" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$DRAM_BUDGET" | run_id)
+                add dram "$group" "SAC (SARL)" "$seed" "$id"
+            fi
+        done
+    done
+done
+have hwgym-tdm-ppo || SKIPPED="$SKIPPED hwgym-tdm-ppo (no TDM rows);"
+have hwgym-sac || SKIPPED="$SKIPPED hwgym-sac (no SAC rows);"
+ELAPSED=$(( $(date +%s) - T0 ))
+
+# ---------------------------------------------------------------- the report
+{
+    echo "# MARL papers' comparisons, as our implementation shows them"
+    echo
+    echo "Generated by \`make paper-marl\` (scripts/paper-marl.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'),"
+    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, in ${ELAPSED} s."
+    echo
+    echo "Command: \`MARL_BUDGET=$BUDGET MARL_DRAM_BUDGET=$DRAM_BUDGET MARL_SEEDS=$SEEDS MARL_LR=$LR make paper-marl\`"
+    echo
+    echo "| setting | this run | the papers |"
+    echo "|---|---|---|"
+    echo "| samples per run, maestro-v0 | $BUDGET | 20,000 |"
+    echo "| samples (designs) per run, dram-v0 | $DRAM_BUDGET | not stated (curves over ~10^5 steps) |"
+    echo "| seeds per configuration | $SEEDS | 5 |"
+    echo "| PPO learning rate (MARL workers and single-agent PPO) | $LR | not stated / {1e-5 .. 2e-4} (DRAM) |"
+    echo
+    echo "Raise the budget with \`MARL_BUDGET=20000 MARL_SEEDS=5 make paper-marl\` (about 1.5 h here)."
+    echo "Means are over seeds with 95% confidence intervals (t quantiles, GSL); \"±\" is the CI half-width"
+    echo "(n/a with one seed). MARL = hwgym-marl with one agent per parameter (decentralised), every"
+    echo "worker a PPO agent (agents/lib PPO, 64-64 tanh MLPs) over its own action elements; single-agent"
+    echo "PPO = hwgym-ppo over all elements with the same PPO code and learning rate."
+    [ -n "$SKIPPED" ] && { echo; echo "Skipped (binary not built):$SKIPPED"; }
+    echo
+    echo "## Figure 4: correlation matrix and dendrogram (MobileNet-v2 layer 2, latency)"
+    echo
+    echo "Top 15% of $BUDGET random-walker samples (\`hwgym cluster DB --run ID --budget 3 --svg ...\`):"
+    echo
+    echo '```'
+    cat "$DENDRO"
+    echo '```'
+    echo
+    echo "![Figure 4](marl/fig4_mobilenet_v2_L2_latency.svg)"
+    echo
+    echo "Agent assignments used for Figure 6:"
+    echo
+    for k in 1 2 3 6 9 10; do
+        printf -- '- %s: ' "$k"
+        jq -r '[.agents[] | "{" + (.params | join(", ")) + "}"] | join("; ")' "$WORK/assign$k.json" 2>/dev/null ||
+            echo "(jq not installed)"
+    done
+} > "$HDR"
+"$BIN/hwgym-marl" report --db "$DB" --manifest "$MAN" --out "$OUT/marl.md" --svg-dir "$SVGDIR" --svg-ref marl \
+    --header "$HDR"
+if [ -f "$OUT/marl-notes.md" ]; then { echo; cat "$OUT/marl-notes.md"; } >> "$OUT/marl.md"; fi
+log "wrote $OUT/marl.md and $SVGDIR/*.svg"
