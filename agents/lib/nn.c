@@ -12,6 +12,9 @@
 
 nnet_mlp *nnet_new(int nlayers, const int *sizes, nnet_act act) {
     if (nlayers < 1 || nlayers > NNET_MAX_LAYERS) return NULL;
+    /* Our matrices are small (batch <= a few hundred, 64 units): OpenBLAS's threads cost more
+     * than they save (2x slower measured in bench_ppo) and single-threaded sums are reproducible. */
+    openblas_set_num_threads(1);
     nnet_mlp *n = calloc(1, sizeof *n);
     n->nlayers = nlayers;
     n->act = act;

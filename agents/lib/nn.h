@@ -13,7 +13,10 @@
  * File format (nnet_save/nnet_load, little-endian): "HWNN" magic, uint32 version 1, uint32 nlayers,
  * uint32 sizes[nlayers+1], uint32 hidden activation (0 tanh, 1 relu), then nparams float64.
  * nnet_load checks every field against the network it loads into and names the mismatch.
- * Several networks can be written to one stream one after another. */
+ * Several networks can be written to one stream one after another.
+ * Threads: nnet_new() sets OpenBLAS to ONE thread for the whole process (small matrices run
+ * faster single-threaded, and results are reproducible); a process that wants BLAS threads for
+ * big matrices can call openblas_set_num_threads() again after creating its networks. */
 #ifndef HWGYM_NN_H
 #define HWGYM_NN_H
 
