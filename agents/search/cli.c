@@ -27,7 +27,7 @@ int hs_main(int argc, char **argv) {
     int64_t batch = 0;
     ag_optdef extra[] = {
         {"algo", AG_OPT_STRING, &algo, "random|ga|gamma|bo|es|aco (default random)"},
-        {"batch", AG_OPT_INT, &batch, "points per evaluate_batch: population, ants, BO's q (default: 64; bo 8; aco 32)"},
+        {"batch", AG_OPT_INT, &batch, "points per evaluate_batch: population, ants, BO's q (default: 64; bo 8; aco 16)"},
         {"opt", AG_OPT_STRING, &optstr, "hyperparameters, KEY=VALUE[,KEY=VALUE...] (docs/search.md; e.g. ga_elite=4)"},
         {NULL, 0, NULL, NULL}};
     ag_opts o;

@@ -19,7 +19,7 @@ int hs_algo_from_name(const char *s) {
 int hs_default_batch(hs_algo a) {
     switch (a) {
     case HS_BO: return 8;
-    case HS_ACO: return 32;
+    case HS_ACO: return 16;
     default: return 64;
     }
 }
@@ -48,11 +48,10 @@ void hs_params_default(hs_params *p) {
     p->es_sigma = 0.1;
     p->es_lr = 0.05;
     p->es_init_random = 0;
+    /* ArchGym's ACO defaults (DeepSwarm): evaporation 0.1, greediness 0.5 */
     p->aco_evaporation = 0.1;
-    p->aco_greediness = 0.1;
-    p->aco_alpha = 1.0;
-    p->aco_elite_frac = 0.25;
-    p->aco_tau_min = 0.01;
+    p->aco_greediness = 0.5;
+    p->aco_tau0 = 0.1;
     p->aco_bins = 16;
 }
 
@@ -69,8 +68,7 @@ static const pdesc ptab[] = {
     P(gm_reorder, HS_GAMMA),    P(gm_growth, HS_GAMMA),     P(bo_init, HS_BO),           P(bo_train, HS_BO),
     P(bo_refit, HS_BO),         P(bo_xi, HS_BO),            P(bo_cand, HS_BO),           P(bo_starts, HS_BO),
     P(bo_maxeval, HS_BO),       P(es_sigma, HS_ES),         P(es_lr, HS_ES),             P(es_init_random, HS_ES),
-    P(aco_evaporation, HS_ACO), P(aco_greediness, HS_ACO),  P(aco_alpha, HS_ACO),        P(aco_elite_frac, HS_ACO),
-    P(aco_tau_min, HS_ACO),     P(aco_bins, HS_ACO),
+    P(aco_evaporation, HS_ACO), P(aco_greediness, HS_ACO),  P(aco_tau0, HS_ACO),         P(aco_bins, HS_ACO),
 };
 #undef P
 #define NPARAMS (sizeof ptab / sizeof ptab[0])

@@ -64,7 +64,7 @@ typedef struct hs_params {
     /* es */
     double es_sigma, es_lr, es_init_random;
     /* aco */
-    double aco_evaporation, aco_greediness, aco_alpha, aco_elite_frac, aco_tau_min, aco_bins;
+    double aco_evaporation, aco_greediness, aco_tau0, aco_bins;
 } hs_params;
 
 void hs_params_default(hs_params *p);
