@@ -21,6 +21,8 @@
  *   ag_sess *s = ag_sess_make(ep, env, cfg, agents_json, timeout_ms, &err);       multi-agent
  *                (creator; it is not an agent itself: use ag_sess_join for each agent)
  *   ag_sess *s = ag_sess_join(ep, token, "agent0", &err);                          join as agent
+ *                (s->dims/s->ndims: the env action elements this agent controls; s->mask is
+ *                sliced to them; reset/step are barriers: every agent must call them)
  *   s->act_space (hw_space*), s->act_dim, s->obs_dim, s->token
  *   ag_sess_reset(s, &seed or NULL, &err); ag_sess_step_i64(s, a, &err) / ag_sess_step_f64
  *   after reset/step: s->obs (double[obs_dim]), s->reward, s->terminated, s->truncated,
@@ -103,6 +105,8 @@ typedef struct ag_sess {
     char token[80];
     char env[128];
     char agent[128];       /* joined agent name, "" otherwise */
+    int64_t *dims;         /* joined agent: the env action elements it controls (ndims), else NULL */
+    int ndims;
     bool local;            /* in-process env */
     hw_space *act_space;   /* this agent's action space */
     hw_space *obs_space;
@@ -112,7 +116,8 @@ typedef struct ag_sess {
     double reward;
     bool terminated, truncated;
     json_t *info;          /* last reset/step info object (owned by the session) */
-    uint8_t *mask;         /* from info "action_mask" or NULL */
+    uint8_t *mask;         /* from info "action_mask" or NULL; a joined agent gets the slice of
+                              its own dims (sum of its choices long) */
     int64_t mask_len;
     json_t *make_reply;    /* remote: the make/join reply (owned) */
     void *impl;            /* private */

@@ -18,6 +18,9 @@ typedef struct sess_impl {
     void *env;
     int64_t *ibuf;
     double *fbuf;
+    /* joined agent: positions of its choices inside the full env's flat action mask */
+    int64_t *mask_map;
+    int64_t mask_map_len;
 } sess_impl;
 
 static bool is_local(const char *ep) { return ep && (!strcmp(ep, "local") || !strcmp(ep, "inproc")); }
@@ -52,6 +55,14 @@ static void set_info(ag_sess *s, json_t *info /* stolen */) {
         }
         if (n == cap) buf = realloc(buf, cap *= 2);
         buf[n++] = json_is_true(v) || (json_is_number(v) && json_number_value(v) != 0);
+    }
+    sess_impl *im = s->impl;
+    if (im && im->mask_map) {
+        uint8_t *sl = malloc((size_t)im->mask_map_len + 1);
+        for (int64_t i = 0; i < im->mask_map_len; i++) sl[i] = im->mask_map[i] < (int64_t)n ? buf[im->mask_map[i]] : 1;
+        free(buf);
+        buf = sl;
+        n = (size_t)im->mask_map_len;
     }
     s->mask = buf;
     s->mask_len = (int64_t)n;
@@ -137,6 +148,38 @@ ag_sess *ag_sess_join(const char *endpoint, const char *token, const char *agent
     snprintf(s->agent, sizeof s->agent, "%s", agent);
     s->make_reply = json_incref(im->hs.reply);
     if (finish_spaces(s, im->hs.action_space, im->hs.observation_space, err)) goto fail;
+    json_t *dims = json_object_get(im->hs.reply, "dims");
+    s->ndims = (int)json_array_size(dims);
+    s->dims = calloc((size_t)s->ndims + 1, sizeof(int64_t));
+    for (int i = 0; i < s->ndims; i++) s->dims[i] = json_integer_value(json_array_get(dims, (size_t)i));
+    /* map the full env's flat action mask onto this agent's dims */
+    json_t *fas = NULL, *fos = NULL;
+    if (s->ndims > 0 && hw_space_is_integer(s->act_space) &&
+        hwc_spaces(im->cli, s->token, NULL, NULL, &fas, &fos, err) == 0) {
+        hw_space *full = hw_space_from_json(fas, err);
+        if (full) {
+            int64_t fn = hw_space_numel(full), total = 0;
+            int64_t *start = calloc((size_t)fn + 1, sizeof(int64_t));
+            for (int64_t i = 0; i < fn; i++) {
+                start[i] = total;
+                total += hw_space_choices(full, i);
+            }
+            int64_t len = 0;
+            for (int i = 0; i < s->ndims; i++)
+                if (s->dims[i] >= 0 && s->dims[i] < fn) len += hw_space_choices(full, s->dims[i]);
+            im->mask_map = calloc((size_t)len + 1, sizeof(int64_t));
+            for (int i = 0; i < s->ndims; i++) {
+                if (s->dims[i] < 0 || s->dims[i] >= fn) continue;
+                for (int64_t j = 0; j < hw_space_choices(full, s->dims[i]); j++)
+                    im->mask_map[im->mask_map_len++] = start[s->dims[i]] + j;
+            }
+            free(start);
+            hw_space_free(full);
+        }
+    }
+    json_decref(fas);
+    json_decref(fos);
+    if (err) hw_err_clear(err);
     s->info = json_object();
     return s;
 fail:
@@ -159,12 +202,14 @@ void ag_sess_free(ag_sess *s) {
         if (im->env) im->fam->destroy(im->env);
         free(im->ibuf);
         free(im->fbuf);
+        free(im->mask_map);
         free(im);
     }
     hw_space_free(s->act_space);
     hw_space_free(s->obs_space);
     free(s->obs);
     free(s->mask);
+    free(s->dims);
     json_decref(s->info);
     json_decref(s->make_reply);
     free(s);
