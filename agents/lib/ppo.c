@@ -178,6 +178,100 @@ void ppo_gae(int T, const double *rewards, const double *values, const double *d
     for (int t = 0; t < T; t++) ret[t] = adv[t] + values[t];
 }
 
+void ppo_compute_gae(ppo *p, const double *next_obs) {
+    double next_value = ppo_value(p, next_obs);
+    ppo_gae(p->n, p->b_rew, p->b_val, p->b_done, next_value, p->cfg.gamma, p->cfg.gae_lambda, p->b_adv, p->b_ret);
+}
+
+double ppo_minibatch_grad(ppo *p, const int *mb, int B, ppo_stats *s) {
+    double *dlogp = p->tmp, *dent = p->tmp + p->nlogits;
+    double *dmu = p->tmp, *dls = p->tmp + p->nlogits, *dhs = p->tmp + 2 * p->nlogits;
+    double clip = p->cfg.clip_coef;
+    for (int k = 0; k < B; k++)
+        memcpy(p->mb_obs + (size_t)k * (size_t)p->obs_dim, p->b_obs + (size_t)mb[k] * (size_t)p->obs_dim,
+               sizeof(double) * (size_t)p->obs_dim);
+    /* advantage normalisation over the minibatch */
+    double am = 0, av = 0;
+    for (int k = 0; k < B; k++) am += p->b_adv[mb[k]];
+    am /= B;
+    for (int k = 0; k < B; k++) av += (p->b_adv[mb[k]] - am) * (p->b_adv[mb[k]] - am);
+    double asd = B > 1 ? sqrt(av / (B - 1)) : 0;
+    const double *Z = nnet_forward(p->actor, p->mb_obs, B);
+    const double *V = nnet_forward(p->critic, p->mb_obs, B);
+    nnet_zero_grad(p->actor);
+    nnet_zero_grad(p->critic);
+    memset(p->g_log_std, 0, sizeof(double) * (size_t)p->nd);
+    double pg = 0, vl = 0, ent = 0, kl = 0, okl = 0, cf = 0;
+    for (int k = 0; k < B; k++) {
+        int t = mb[k];
+        const double *z = Z + (size_t)k * (size_t)p->nlogits;
+        double lp, h;
+        if (p->head == PPO_MCAT) {
+            const uint8_t *m = p->b_mask ? p->b_mask + (size_t)t * (size_t)p->nlogits : NULL;
+            mcat_eval(p->nd, p->nvec, z, m, p->b_acti + (size_t)t * (size_t)p->nd, &lp, &h, dlogp, dent);
+        } else {
+            gauss_eval(p->nd, z, p->log_std, p->b_actf + (size_t)t * (size_t)p->nd, &lp, &h, dmu, dls, dhs);
+        }
+        double adv = p->b_adv[t];
+        if (p->cfg.norm_adv) adv = (adv - am) / (asd + 1e-8);
+        double logratio = lp - p->b_logp[t], ratio = exp(logratio);
+        okl += -logratio;
+        kl += (ratio - 1.0) - logratio;
+        if (fabs(ratio - 1.0) > clip) cf += 1;
+        double l1 = -adv * ratio;
+        double rc = ratio < 1 - clip ? 1 - clip : ratio > 1 + clip ? 1 + clip : ratio;
+        double l2 = -adv * rc;
+        double dl_dlogp; /* d(pg term)/d logp for this sample, before /B */
+        if (l1 >= l2) {
+            pg += l1;
+            dl_dlogp = -adv * ratio;
+        } else {
+            pg += l2;
+            dl_dlogp = 0; /* the clipped branch is constant in logp */
+        }
+        ent += h;
+        /* value loss */
+        double v = V[k], R = p->b_ret[t], vold = p->b_val[t], dv;
+        if (p->cfg.clip_vloss) {
+            double diff = v - vold;
+            double dc = diff < -clip ? -clip : diff > clip ? clip : diff;
+            double vc = vold + dc;
+            double lu = (v - R) * (v - R), lc = (vc - R) * (vc - R);
+            if (lu >= lc) {
+                vl += 0.5 * lu;
+                dv = v - R;
+            } else {
+                vl += 0.5 * lc;
+                dv = fabs(diff) < clip ? vc - R : 0;
+            }
+        } else {
+            vl += 0.5 * (v - R) * (v - R);
+            dv = v - R;
+        }
+        p->mb_dv[k] = p->cfg.vf_coef * dv / B;
+        double *dz = p->mb_dlog + (size_t)k * (size_t)p->nlogits;
+        if (p->head == PPO_MCAT) {
+            for (int j = 0; j < p->nlogits; j++) dz[j] = (dl_dlogp * dlogp[j] - p->cfg.ent_coef * dent[j]) / B;
+        } else {
+            for (int j = 0; j < p->nd; j++) {
+                dz[j] = dl_dlogp * dmu[j] / B;
+                p->g_log_std[j] += (dl_dlogp * dls[j] - p->cfg.ent_coef * dhs[j]) / B;
+            }
+        }
+    }
+    nnet_backward(p->actor, p->mb_dlog, NULL);
+    nnet_backward(p->critic, p->mb_dv, NULL);
+    if (s) {
+        s->pg_loss = pg / B;
+        s->v_loss = vl / B;
+        s->entropy = ent / B;
+        s->approx_kl = kl / B;
+        s->old_approx_kl = okl / B;
+        s->clipfrac = cf / B;
+    }
+    return pg / B - p->cfg.ent_coef * ent / B + p->cfg.vf_coef * vl / B;
+}
+
 int ppo_update(ppo *p, const double *next_obs, ppo_stats *st) {
     ppo_stats s;
     memset(&s, 0, sizeof s);
@@ -193,119 +287,37 @@ int ppo_update(ppo *p, const double *next_obs, ppo_stats *st) {
         if (lr < 0) lr = 0;
     }
     p->opt_actor->lr = p->opt_critic->lr = p->opt_logstd->lr = lr;
-    s.lr = lr;
-    double next_value = ppo_value(p, next_obs);
-    ppo_gae(T, p->b_rew, p->b_val, p->b_done, next_value, p->cfg.gamma, p->cfg.gae_lambda, p->b_adv, p->b_ret);
-
+    ppo_compute_gae(p, next_obs);
     int M = p->cfg.minibatch_size < T ? p->cfg.minibatch_size : T;
     for (int i = 0; i < T; i++) p->idx[i] = i;
-    double *dlogp = p->tmp, *dent = p->tmp + p->nlogits;
-    double *dmu = p->tmp, *dls = p->tmp + p->nlogits, *dhs = p->tmp + 2 * p->nlogits;
-    double clip = p->cfg.clip_coef;
-    int nmb_total = 0;
+    int nmb = 0;
+    double clipfrac = 0, gn = 0;
+    ppo_stats m;
+    memset(&m, 0, sizeof m);
     for (int ep = 0; ep < p->cfg.update_epochs; ep++) {
         ag_rng_shuffle(p->rng, p->idx, T);
-        double kl_epoch_sum = 0;
-        int kl_n = 0;
         for (int start = 0; start < T; start += M) {
             int B = T - start < M ? T - start : M;
-            const int *mb = p->idx + start;
-            for (int k = 0; k < B; k++)
-                memcpy(p->mb_obs + (size_t)k * (size_t)p->obs_dim, p->b_obs + (size_t)mb[k] * (size_t)p->obs_dim,
-                       sizeof(double) * (size_t)p->obs_dim);
-            /* advantage normalisation over the minibatch */
-            double am = 0, av = 0;
-            for (int k = 0; k < B; k++) am += p->b_adv[mb[k]];
-            am /= B;
-            for (int k = 0; k < B; k++) av += (p->b_adv[mb[k]] - am) * (p->b_adv[mb[k]] - am);
-            double asd = B > 1 ? sqrt(av / (B - 1)) : 0;
-            const double *Z = nnet_forward(p->actor, p->mb_obs, B);
-            const double *V = nnet_forward(p->critic, p->mb_obs, B);
-            nnet_zero_grad(p->actor);
-            nnet_zero_grad(p->critic);
-            memset(p->g_log_std, 0, sizeof(double) * (size_t)p->nd);
-            double pg = 0, vl = 0, ent = 0, kl = 0, okl = 0, cf = 0;
-            for (int k = 0; k < B; k++) {
-                int t = mb[k];
-                const double *z = Z + (size_t)k * (size_t)p->nlogits;
-                double lp, h;
-                if (p->head == PPO_MCAT) {
-                    const uint8_t *m = p->b_mask ? p->b_mask + (size_t)t * (size_t)p->nlogits : NULL;
-                    mcat_eval(p->nd, p->nvec, z, m, p->b_acti + (size_t)t * (size_t)p->nd, &lp, &h, dlogp, dent);
-                } else {
-                    gauss_eval(p->nd, z, p->log_std, p->b_actf + (size_t)t * (size_t)p->nd, &lp, &h, dmu, dls, dhs);
-                }
-                double adv = p->b_adv[t];
-                if (p->cfg.norm_adv) adv = (adv - am) / (asd + 1e-8);
-                double logratio = lp - p->b_logp[t], ratio = exp(logratio);
-                okl += -logratio;
-                kl += (ratio - 1.0) - logratio;
-                if (fabs(ratio - 1.0) > clip) cf += 1;
-                double l1 = -adv * ratio;
-                double rc = ratio < 1 - clip ? 1 - clip : ratio > 1 + clip ? 1 + clip : ratio;
-                double l2 = -adv * rc;
-                double dl_dlogp; /* d(pg term)/d logp for this sample, before /B */
-                if (l1 >= l2) {
-                    pg += l1;
-                    dl_dlogp = -adv * ratio;
-                } else {
-                    pg += l2;
-                    dl_dlogp = 0; /* the clipped branch is constant in logp */
-                }
-                ent += h;
-                /* value loss */
-                double v = V[k], R = p->b_ret[t], vold = p->b_val[t], dv;
-                if (p->cfg.clip_vloss) {
-                    double diff = v - vold;
-                    double dc = diff < -clip ? -clip : diff > clip ? clip : diff;
-                    double vc = vold + dc;
-                    double lu = (v - R) * (v - R), lc = (vc - R) * (vc - R);
-                    if (lu >= lc) {
-                        vl += 0.5 * lu;
-                        dv = v - R;
-                    } else {
-                        vl += 0.5 * lc;
-                        dv = fabs(diff) < clip ? vc - R : 0;
-                    }
-                } else {
-                    vl += 0.5 * (v - R) * (v - R);
-                    dv = v - R;
-                }
-                p->mb_dv[k] = p->cfg.vf_coef * dv / B;
-                double *dz = p->mb_dlog + (size_t)k * (size_t)p->nlogits;
-                if (p->head == PPO_MCAT) {
-                    for (int j = 0; j < p->nlogits; j++) dz[j] = (dl_dlogp * dlogp[j] - p->cfg.ent_coef * dent[j]) / B;
-                } else {
-                    for (int j = 0; j < p->nd; j++) {
-                        dz[j] = dl_dlogp * dmu[j] / B;
-                        p->g_log_std[j] += (dl_dlogp * dls[j] - p->cfg.ent_coef * dhs[j]) / B;
-                    }
-                }
-            }
-            nnet_backward(p->actor, p->mb_dlog, NULL);
-            nnet_backward(p->critic, p->mb_dv, NULL);
+            ppo_minibatch_grad(p, p->idx + start, B, &m);
             double *gs[3] = {p->actor->grads, p->critic->grads, p->g_log_std};
             size_t ls[3] = {p->actor->nparams, p->critic->nparams, p->head == PPO_GAUSS ? (size_t)p->nd : 0};
-            s.grad_norm = nnet_clip_grad_norm(gs, ls, 3, p->cfg.max_grad_norm);
+            gn = nnet_clip_grad_norm(gs, ls, 3, p->cfg.max_grad_norm);
             nnet_adam_step(p->opt_actor, p->actor->params, p->actor->grads);
             nnet_adam_step(p->opt_critic, p->critic->params, p->critic->grads);
             if (p->head == PPO_GAUSS) nnet_adam_step(p->opt_logstd, p->log_std, p->g_log_std);
-            s.pg_loss = pg / B;
-            s.v_loss = vl / B;
-            s.entropy = ent / B;
-            s.approx_kl = kl / B;
-            s.old_approx_kl = okl / B;
-            s.clipfrac += cf / B;
-            nmb_total++;
-            kl_epoch_sum += kl / B;
-            kl_n++;
+            clipfrac += m.clipfrac;
+            nmb++;
         }
         s.epochs_run = ep + 1;
-        if (p->cfg.target_kl > 0 && s.approx_kl > p->cfg.target_kl) break;
-        (void)kl_epoch_sum;
-        (void)kl_n;
+        if (p->cfg.target_kl > 0 && m.approx_kl > p->cfg.target_kl) break;
     }
-    if (nmb_total) s.clipfrac /= nmb_total;
+    /* CleanRL reports the last minibatch's losses and the mean clip fraction */
+    int epochs_run = s.epochs_run;
+    s = m;
+    s.epochs_run = epochs_run;
+    s.clipfrac = nmb ? clipfrac / nmb : 0;
+    s.grad_norm = gn;
+    s.lr = lr;
     /* explained variance of the old values */
     double my = 0, vy = 0, vr = 0, mr = 0;
     for (int t = 0; t < T; t++) my += p->b_ret[t];

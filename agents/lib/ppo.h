@@ -86,6 +86,13 @@ int ppo_store(ppo *p, const double *obs, const uint8_t *mask, const int64_t *act
  * a budget), then empties it. next_obs: observation after the last stored step. */
 int ppo_update(ppo *p, const double *next_obs, ppo_stats *st);
 
+/* The pieces of ppo_update, exposed for tests and custom loops: GAE on the buffer (adv/ret),
+ * and the loss of one minibatch (indices into the buffer) with its gradients left in
+ * actor->grads, critic->grads and g_log_std (zeroed first). Returns
+ * pg_loss - ent_coef*entropy + vf_coef*v_loss; st (may be NULL) gets the parts. */
+void ppo_compute_gae(ppo *p, const double *next_obs);
+double ppo_minibatch_grad(ppo *p, const int *idx, int B, ppo_stats *st);
+
 /* GAE(gamma, lambda) on T steps: done[t] = the episode ended with step t; next_value: value of
  * the observation after step T-1. Writes adv and ret (= adv + values). */
 void ppo_gae(int T, const double *rewards, const double *values, const double *done, double next_value, double gamma,
