@@ -59,16 +59,19 @@ typedef struct pdesc {
     const char *key;
     size_t off;
     hs_algo algo;
+    double lo, hi; /* accepted range */
 } pdesc;
 
-#define P(k, a) {#k, offsetof(hs_params, k), a}
+#define P(k, a, lo, hi) {#k, offsetof(hs_params, k), a, lo, hi}
 static const pdesc ptab[] = {
-    P(ga_tournament, HS_GA),    P(ga_crossover, HS_GA),     P(ga_mutation, HS_GA),       P(ga_elite, HS_GA),
-    P(gm_elite_frac, HS_GAMMA), P(gm_parent_frac, HS_GAMMA), P(gm_crossover, HS_GAMMA),  P(gm_mutation, HS_GAMMA),
-    P(gm_reorder, HS_GAMMA),    P(gm_growth, HS_GAMMA),     P(bo_init, HS_BO),           P(bo_train, HS_BO),
-    P(bo_refit, HS_BO),         P(bo_xi, HS_BO),            P(bo_cand, HS_BO),           P(bo_starts, HS_BO),
-    P(bo_maxeval, HS_BO),       P(es_sigma, HS_ES),         P(es_lr, HS_ES),             P(es_init_random, HS_ES),
-    P(aco_evaporation, HS_ACO), P(aco_greediness, HS_ACO),  P(aco_tau0, HS_ACO),         P(aco_bins, HS_ACO),
+    P(ga_tournament, HS_GA, 1, 1e6),      P(ga_crossover, HS_GA, 0, 1),         P(ga_mutation, HS_GA, -1, 1),
+    P(ga_elite, HS_GA, 0, 1e6),           P(gm_elite_frac, HS_GAMMA, 0, 1),     P(gm_parent_frac, HS_GAMMA, 0, 1),
+    P(gm_crossover, HS_GAMMA, 0, 1),      P(gm_mutation, HS_GAMMA, 0, 1),       P(gm_reorder, HS_GAMMA, 0, 1),
+    P(gm_growth, HS_GAMMA, 0, 1),         P(bo_init, HS_BO, 0, 1e6),            P(bo_train, HS_BO, 8, 4096),
+    P(bo_refit, HS_BO, 1, 1e6),           P(bo_xi, HS_BO, 0, 1e3),              P(bo_cand, HS_BO, 4, 65536),
+    P(bo_starts, HS_BO, 0, 64),           P(bo_maxeval, HS_BO, 1, 1e5),         P(es_sigma, HS_ES, 1e-6, 10),
+    P(es_lr, HS_ES, 0, 10),               P(es_init_random, HS_ES, 0, 1),       P(aco_evaporation, HS_ACO, 0, 1),
+    P(aco_greediness, HS_ACO, 0, 1),      P(aco_tau0, HS_ACO, 1e-9, 1e9),       P(aco_bins, HS_ACO, 2, 1e6),
 };
 #undef P
 #define NPARAMS (sizeof ptab / sizeof ptab[0])
@@ -82,15 +85,22 @@ int hs_params_set(hs_params *p, const char *kv, hw_err *err) {
             char *end;
             double v = strtod(eq + 1, &end);
             if (end == eq + 1 || *end || !isfinite(v)) return hw_fail(err, HW_E_BAD_CONFIG, "--opt %s: not a number", kv);
+            if (v < ptab[i].lo || v > ptab[i].hi)
+                return hw_fail(err, HW_E_BAD_CONFIG, "--opt %s: out of range [%g, %g]", kv, ptab[i].lo, ptab[i].hi);
             *(double *)((char *)p + ptab[i].off) = v;
             return 0;
         }
     }
-    char known[1024] = "";
+    /* list the keys that share the given key's prefix (ga_, gm_, bo_, es_, aco_) */
+    const char *us = memchr(kv, '_', kl);
+    size_t pl = us ? (size_t)(us - kv) + 1 : 0;
+    char known[512] = "";
     for (size_t i = 0; i < NPARAMS; i++) {
-        if (i) strncat(known, ", ", sizeof known - strlen(known) - 1);
+        if (pl && strncmp(ptab[i].key, kv, pl)) continue;
+        if (known[0]) strncat(known, ", ", sizeof known - strlen(known) - 1);
         strncat(known, ptab[i].key, sizeof known - strlen(known) - 1);
     }
+    if (!known[0]) snprintf(known, sizeof known, "keys start with ga_, gm_ (gamma), bo_, es_, aco_");
     return hw_fail(err, HW_E_BAD_CONFIG, "--opt %.*s: unknown hyperparameter (known: %s)", (int)kl, kv, known);
 }
 

@@ -184,6 +184,9 @@ Test(search_e2e, usage_errors) {
     char *a2[] = {"hwgym-search", "--endpoint", "local", "--env", "diag-v0", "--opt", "ga_bogus=1", NULL};
     cr_expect_eq(run_cli(7, a2, dir, &out), 2);
     free(out);
+    char *a2b[] = {"hwgym-search", "--endpoint", "local", "--env", "diag-v0", "--opt", "es_sigma=0", NULL};
+    cr_expect_eq(run_cli(7, a2b, dir, &out), 2);
+    free(out);
     char *a3[] = {"hwgym-search", "--endpoint", "local", "--algo", "ga", NULL};
     cr_expect_eq(run_cli(5, a3, dir, &out), 2);
     free(out);
