@@ -39,7 +39,7 @@
  *   Every trial counts one sample; the best reward (NaN ignored) with its action and metrics
  *   is kept; a progress line goes to stderr at most every 0.5 s (not with --quiet):
  *     [hwgym-ppo] samples 1200/5000 (24.0%)  best 0.987500  rate 3512.4/s  eta 1.1s
- *   ag_run_done(r) says when samples >= budget.
+ *   ag_run_done(r) says when samples >= budget. One ag_run may be shared by threads (it locks).
  *   ag_run_end(r, extra_json|NULL, &err) prints the final progress line and ONE line of JSON on
  *   stdout: {"agent","env","run_id" (null without --db),"run_name","seed","budget","samples",
  *   "best_reward","best_action","best_metrics","wall_s","samples_per_s", ...extra keys};

@@ -1,6 +1,7 @@
 /* agent_run.c - a run: trial logging (hwgym_trials.h), best tracking, progress on stderr and the
  * JSON summary on stdout (agent_common.h). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct ag_run {
     double best;
     json_t *best_action, *best_metrics;
     double t0, last_print;
+    pthread_mutex_t mu; /* best/progress state may be shared by threads */
 };
 
 ag_run *ag_run_begin(const ag_opts *o, const char *agent, const json_t *agent_config, hw_err *err) {
@@ -34,6 +36,7 @@ ag_run *ag_run_begin(const ag_opts *o, const char *agent, const json_t *agent_co
     r->best = -INFINITY;
     r->t0 = ag_now();
     r->last_print = r->t0;
+    pthread_mutex_init(&r->mu, NULL);
     if (o->db) {
         r->db = hwt_open(o->db, NULL, err);
         if (!r->db) goto fail;
@@ -68,7 +71,10 @@ fail:
     return NULL;
 }
 
+static void progress_locked(ag_run *r, bool force);
+
 static void track(ag_run *r, const json_t *action, double reward, const json_t *metrics) {
+    pthread_mutex_lock(&r->mu);
     r->samples++;
     if (isfinite(reward) && reward > r->best) {
         r->best = reward;
@@ -77,7 +83,8 @@ static void track(ag_run *r, const json_t *action, double reward, const json_t *
         r->best_action = action ? json_deep_copy(action) : json_null();
         r->best_metrics = metrics ? json_deep_copy(metrics) : json_null();
     }
-    ag_run_progress(r, false);
+    progress_locked(r, false);
+    pthread_mutex_unlock(&r->mu);
 }
 
 static int feasible_of(const json_t *m) {
@@ -134,6 +141,12 @@ int ag_run_eval(ag_run *r, const char *worker, int64_t episode, const json_t *po
 }
 
 void ag_run_progress(ag_run *r, bool force) {
+    pthread_mutex_lock(&r->mu);
+    progress_locked(r, force);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void progress_locked(ag_run *r, bool force) {
     if (r->quiet) return;
     double now = ag_now();
     if (!force && now - r->last_print < 0.5) return;
@@ -188,6 +201,7 @@ int ag_run_end(ag_run *r, const json_t *extra, hw_err *err) {
     }
     json_decref(r->best_action);
     json_decref(r->best_metrics);
+    pthread_mutex_destroy(&r->mu);
     free(r->agent);
     free(r->env);
     free(r->run_name);

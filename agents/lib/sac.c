@@ -141,6 +141,42 @@ static void q_step(sac *s, nnet_mlp *q, nnet_adam *opt, const ag_replay *rb, int
     nnet_adam_step(opt, q->params, q->grads);
 }
 
+double sac_actor_loss_grad(sac *s, const double *X, int B, double *entropy) {
+    int L = s->nlogits, nd = s->nd;
+    const double *Q1 = nnet_forward(s->q1, X, B);
+    for (size_t i = 0; i < (size_t)B * (size_t)L; i++) s->minq[i] = Q1[i];
+    const double *Q2 = nnet_forward(s->q2, X, B);
+    for (size_t i = 0; i < (size_t)B * (size_t)L; i++)
+        if (Q2[i] < s->minq[i]) s->minq[i] = Q2[i];
+    const double *Z = nnet_forward(s->actor, X, B);
+    memset(s->g_alpha, 0, sizeof(double) * (size_t)nd);
+    double loss = 0, ent = 0;
+    for (int b = 0; b < B; b++) {
+        size_t row = (size_t)b * (size_t)L;
+        mcat_probs(nd, s->nvec, Z + row, NULL, s->probs + row, s->logp + row);
+        for (int d = 0; d < nd; d++) {
+            double al = exp(s->log_alpha[d]), Ld = 0, H = 0;
+            for (int64_t j = 0; j < s->nvec[d]; j++) {
+                size_t k = row + (size_t)(s->off[d] + j);
+                Ld += s->probs[k] * (al * s->logp[k] - s->minq[k]);
+                H -= s->probs[k] * s->logp[k];
+            }
+            /* dL/dz_j = p_j (f_j - L): the sum over p_a * dlogp_a/dz_j term vanishes */
+            for (int64_t j = 0; j < s->nvec[d]; j++) {
+                size_t k = row + (size_t)(s->off[d] + j);
+                s->dz[k] = s->probs[k] * ((al * s->logp[k] - s->minq[k]) - Ld) / B;
+            }
+            loss += Ld / B;
+            ent += H / B;
+            s->g_alpha[d] += -al * (s->target_ent[d] - H) / B;
+        }
+    }
+    nnet_zero_grad(s->actor);
+    nnet_backward(s->actor, s->dz, NULL);
+    if (entropy) *entropy = ent;
+    return loss;
+}
+
 void sac_update(sac *s, ag_replay *rb, gsl_rng *rng, void (*norm)(void *ctx, double *x), void *ctx, sac_stats *st) {
     int B = s->cfg.batch, L = s->nlogits, od = s->obs_dim, nd = s->nd;
     sac_stats z;
@@ -180,37 +216,10 @@ void sac_update(sac *s, ag_replay *rb, gsl_rng *rng, void (*norm)(void *ctx, dou
     q_step(s, s->q1, s->opt_q1, rb, B, s->dq1, &z.q_loss);
     q_step(s, s->q2, s->opt_q2, rb, B, s->dq2, &z.q_loss);
     /* policy */
-    const double *Q1 = nnet_forward(s->q1, s->X, B);
-    for (size_t i = 0; i < (size_t)B * (size_t)L; i++) s->minq[i] = Q1[i];
-    const double *Q2 = nnet_forward(s->q2, s->X, B);
-    for (size_t i = 0; i < (size_t)B * (size_t)L; i++)
-        if (Q2[i] < s->minq[i]) s->minq[i] = Q2[i];
-    const double *Z = nnet_forward(s->actor, s->X, B);
-    memset(s->g_alpha, 0, sizeof(double) * (size_t)nd);
-    for (int b = 0; b < B; b++) {
-        size_t row = (size_t)b * (size_t)L;
-        mcat_probs(nd, s->nvec, Z + row, NULL, s->probs + row, s->logp + row);
-        for (int d = 0; d < nd; d++) {
-            double al = exp(s->log_alpha[d]), Ld = 0, H = 0;
-            for (int64_t j = 0; j < s->nvec[d]; j++) {
-                size_t k = row + (size_t)(s->off[d] + j);
-                double f = al * s->logp[k] - s->minq[k];
-                Ld += s->probs[k] * f;
-                H -= s->probs[k] * s->logp[k];
-            }
-            for (int64_t j = 0; j < s->nvec[d]; j++) {
-                size_t k = row + (size_t)(s->off[d] + j);
-                double f = al * s->logp[k] - s->minq[k];
-                s->dz[k] = s->probs[k] * (f - Ld) / B;
-            }
-            z.pi_loss += Ld / B;
-            z.entropy += H / B;
-            z.alpha_loss += -al * (s->target_ent[d] - H) / B;
-            s->g_alpha[d] += -al * (s->target_ent[d] - H) / B;
-        }
-    }
-    nnet_zero_grad(s->actor);
-    nnet_backward(s->actor, s->dz, NULL);
+    double H = 0;
+    z.pi_loss = sac_actor_loss_grad(s, s->X, B, &H);
+    z.entropy = H;
+    for (int d = 0; d < nd; d++) z.alpha_loss += s->g_alpha[d];
     nnet_adam_step(s->opt_actor, s->actor->params, s->actor->grads);
     if (s->cfg.autotune) nnet_adam_step(s->opt_alpha, s->log_alpha, s->g_alpha);
     /* soft target update */

@@ -59,4 +59,9 @@ void sac_act_greedy(sac *s, const double *obs, const uint8_t *mask, int64_t *act
  * input in place: norm(ctx, x) on each row. */
 void sac_update(sac *s, ag_replay *rb, gsl_rng *rng, void (*norm)(void *ctx, double *x), void *ctx, sac_stats *st);
 
+/* The policy loss L_pi on B rows of network input X (with the current critics), its gradient
+ * left in actor->grads (zeroed first) and the temperature gradient in g_alpha; *entropy (may be
+ * NULL) gets the mean summed entropy. Used by sac_update; exposed for tests. */
+double sac_actor_loss_grad(sac *s, const double *X, int B, double *entropy);
+
 #endif
