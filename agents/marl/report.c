@@ -407,7 +407,7 @@ int marl_report_main(int argc, char **argv) {
                     double ci;
                     mean_ci(x, n, &marl_obj, &ci);
                 }
-            series *ss = calloc((size_t)nm, sizeof *ss);
+            series *ss = calloc(nm > 0 && nm <= 32 ? (size_t)nm : 1, sizeof *ss);
             for (int m = 0; m < nm; m++) {
                 double best[MAXR], obj[MAXR], fin[MAXR], to[MAXR], er[MAXR];
                 int n = 0, reached = 0;
