@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
     const char *endpoint = "tcp://127.0.0.1:5555", *env = NULL, *cfg_text = NULL, *split = "decentralized",
                *policy = "ppo", *pcfg_text = NULL, *dbpath = NULL, *logmode = "lead", *worker_bin = NULL;
     long long seed = 0, budget = 1000, agent_timeout = 30000;
-    bool print_cmds = false, quiet = false;
+    bool print_cmds = false, quiet = false, keep_session = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -396,6 +396,9 @@ int main(int argc, char **argv) {
 
     if (print_cmds) {
         if (!db) {
+            /* the workers will join later: leave the session open (the server reaps it after
+             * its idle TTL once they are done) */
+            keep_session = true;
             rc = 0;
             goto out;
         }
@@ -539,7 +542,7 @@ kill_all:
             waitpid(ws[w].pid, NULL, 0);
         }
 out:
-    if (c && s.token[0]) hwc_close(c, &s, NULL);
+    if (c && s.token[0] && !keep_session) hwc_close(c, &s, NULL);
     hwc_session_free(&s);
     if (c) hwc_disconnect(c);
     if (db) hwt_close(db, NULL);

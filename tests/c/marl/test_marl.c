@@ -297,3 +297,50 @@ Test(marl, killed_worker_times_out_and_launcher_fails) {
     usleep(200000);
     for (int i = 0; i < nk; i++) cr_assert_eq(kill(kids[i], 0), -1, "worker %d still exists", (int)kids[i]);
 }
+
+/* --print-commands: the launcher makes the session and prints one worker command per agent
+ * (to run on other hosts); running those lines completes the run. */
+Test(marl, print_commands_runs_remote_workers) {
+    char *o, *e;
+    int st = MARL(&o, &e, "--env", "diag-v0", "--config", "{\"dims\":2}", "--budget", "40", "--print-commands",
+                  "--agent-timeout-ms", "10000");
+    cr_assert_eq(st, 0, "%s", e);
+    free(e);
+    char *lines[2] = {NULL, NULL};
+    int nl = 0;
+    for (char *save = NULL, *l = strtok_r(o, "\n", &save); l && nl < 3; l = strtok_r(NULL, "\n", &save)) {
+        cr_assert_lt(nl, 2, "more than 2 command lines: %s", l);
+        lines[nl++] = l;
+    }
+    cr_assert_eq(nl, 2);
+    cr_assert(strstr(lines[0], "hwgym-marl-worker") && strstr(lines[0], "--agent p0") && strstr(lines[0], "--session"),
+              "%s", lines[0]);
+    cr_assert(strstr(lines[1], "--agent p1"), "%s", lines[1]);
+    pid_t pids[2];
+    char outp[2][256];
+    for (int i = 0; i < 2; i++) {
+        snprintf(outp[i], sizeof outp[i], "%s/w%d.json", srv.dir, i);
+        char *argv[40];
+        int n = 0;
+        for (char *save = NULL, *t = strtok_r(lines[i], " ", &save); t && n < 39; t = strtok_r(NULL, " ", &save))
+            argv[n++] = t;
+        argv[n] = NULL;
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            int fd = open(outp[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            dup2(fd, 1);
+            execv(argv[0], argv);
+            _exit(127);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        int ws;
+        waitpid(pids[i], &ws, 0);
+        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "worker %d status %d", i, ws);
+        json_t *j = json_load_file(outp[i], 0, NULL);
+        cr_assert(j, "worker %d printed no summary", i);
+        cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 40);
+        json_decref(j);
+    }
+    free(o);
+}
