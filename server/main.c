@@ -28,6 +28,9 @@ static void usage(FILE *f) {
             "  --max-envs N         envs per vector session (default 4096)\n"
             "  --max-snapshots N    snapshots per session (default 1024)\n"
             "  --max-batch N        points per evaluate_batch (default 100000)\n"
+"  --inline-us US       run ops of sessions whose measured cost is below US microseconds\n"
+            "                       on the I/O thread when their worker holds nothing for them\n"
+            "                       (saves two thread hand-offs; 0 disables; default 25)\n"
             "  --list-envs          print the registered envs and exit\n"
             "  -v, --verbose        log start, reaping and shutdown to stderr\n"
             "  --version            print the version and exit\n"
@@ -54,7 +57,7 @@ int main(int argc, char **argv) {
         {"session-ttl", required_argument, 0, 't'}, {"max-sessions", required_argument, 0, 's'},
         {"max-msg", required_argument, 0, 'm'},     {"max-envs", required_argument, 0, 'e'},
         {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
-        {"list-envs", no_argument, 0, 'l'},         {"verbose", no_argument, 0, 'v'},
+        {"list-envs", no_argument, 0, 'l'}, {"inline-us", required_argument, 0, 'i'},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -75,6 +78,7 @@ int main(int argc, char **argv) {
         case 'e': if (parse_num("--max-envs", optarg, 1, 1 << 20, &x)) return 2; o.max_envs = (int)x; break;
         case 'n': if (parse_num("--max-snapshots", optarg, 1, 1 << 20, &x)) return 2; o.max_snapshots = (int)x; break;
         case 'B': if (parse_num("--max-batch", optarg, 1, 1e7, &x)) return 2; o.max_batch = (int)x; break;
+        case 'i': if (parse_num("--inline-us", optarg, 0, 1e6, &x)) return 2; o.inline_us = x; break;
         case 'l':
             for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);
             return 0;

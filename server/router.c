@@ -40,6 +40,7 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->max_envs = 4096;
     o->max_snapshots = 1024;
     o->max_batch = 100000;
+    o->inline_us = 25;
 }
 
 /* ---------------------------------------------------------------- session table */
@@ -307,6 +308,7 @@ static void route_make(router *r, task *t) {
     }
     snprintf(s->env_id, sizeof s->env_id, "%s", env_id);
     s->config = cfg;
+    for (int k = 0; k < OP_COUNT; k++) s->cost_us[k] = 1e9;
     s->worker = least_loaded(r);
     r->wsessions[s->worker]++;
     table_put(r, s);
@@ -426,6 +428,8 @@ static void batch_done(router *r, batch *b) {
     finish(r, t);
 }
 
+static bool try_inline(router *r, task *t);
+
 /* Decodes and routes one request. Replies at once when the router can answer. */
 static void on_request(router *r, task *t, bool draining) {
     hw_err err;
@@ -499,6 +503,7 @@ static void on_request(router *r, task *t, bool draining) {
             break;
         }
         t->s = s;
+        if (s && try_inline(r, t)) return;
         if (s) dispatch(r, t, s->worker);
         else {
             dispatch(r, t, r->rr);
@@ -513,12 +518,27 @@ static void on_request(router *r, task *t, bool draining) {
             break;
         }
         t->s = s;
+        if (try_inline(r, t)) return;
         dispatch(r, t, s->worker);
         break;
     }
     }
     if (t->dispatched) return; /* a worker owns it now */
 answer:
+    finish(r, t);
+}
+
+/* Session bookkeeping once an op has run (at a worker or inline), then the reply. */
+static void after_op(router *r, task *t) {
+    session *s = t->s;
+    if (s) {
+        s->last_active = hw_now();
+        if ((t->op == OP_MAKE || t->op == OP_CLOSE || t->op == OP_DESTROY) && s->dead) table_del(r, s);
+        if (s->dead && s->inflight == 0 && !s->in_table) {
+            session_free(s);
+            t->s = NULL;
+        }
+    }
     finish(r, t);
 }
 
@@ -530,17 +550,24 @@ static void on_reply(router *r, task *t) {
         if (--b->pending == 0) batch_done(r, b);
         return;
     }
+    if (t->s) t->s->inflight--;
+    after_op(r, t);
+}
+
+/* The inline fast path: an op of a single or vector session whose worker holds no task for it,
+ * and whose measured cost for that op is below --inline-us (the first of each op always goes to
+ * the worker, which measures it), runs right here on the router thread. This
+ * saves two thread hand-offs per request; the session stays pinned to its worker for anything
+ * expensive or queued, and ops still run one at a time in arrival order. */
+static bool try_inline(router *r, task *t) {
     session *s = t->s;
-    if (s) {
-        s->inflight--;
-        s->last_active = hw_now();
-        if ((t->op == OP_MAKE || t->op == OP_CLOSE || t->op == OP_DESTROY) && s->dead) table_del(r, s);
-        if (s->dead && s->inflight == 0 && !s->in_table) {
-            session_free(s);
-            t->s = NULL;
-        }
-    }
-    finish(r, t);
+    if (!s || s->inflight || s->dead || s->kind == SK_MULTI || s->cost_us[t->op] >= r->o->inline_us) return false;
+    if (t->op != OP_STEP && t->op != OP_RESET && t->op != OP_SPACES && t->op != OP_EVALUATE && t->op != OP_SNAPSHOT &&
+        t->op != OP_RESTORE && t->op != OP_DROP_SNAPSHOT)
+        return false;
+    worker_handle(&r->w[s->worker], t);
+    after_op(r, t);
+    return true;
 }
 
 static void reap(router *r, double now) {

@@ -19,6 +19,7 @@ typedef struct hw_server_opts {
     int max_envs;           /* per vector session */
     int max_snapshots;      /* per session */
     int max_batch;          /* points per evaluate_batch */
+    double inline_us;       /* run ops of sessions cheaper than this on the router thread (0: never) */
     int verbose;
 } hw_server_opts;
 

@@ -41,6 +41,7 @@ typedef struct session {
     char env_id[64];
     json_t *config;      /* as given to make (router keeps it for evaluate_batch routing) */
     bool dead;           /* set by the worker when the envs are gone */
+    double cost_us[OP_COUNT]; /* EWMA of this session's time per op; 1e9 until measured */
     /* worker-owned */
     sess_kind kind;
     const hw_env_family *fam;

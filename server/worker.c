@@ -915,7 +915,23 @@ static void op_batch_slice(worker *w, task *t) {
 
 /* ---------------------------------------------------------------- loop */
 
-static bool handle(worker *w, task *t) {
+static bool handle_op(worker *w, task *t);
+
+bool worker_handle(worker *w, task *t) {
+    session *s = t->s;
+    if (!s || s->dead) return handle_op(w, t);
+    double t0 = hw_now();
+    bool held = handle_op(w, t);
+    double us = (hw_now() - t0) * 1e6;
+    /* cost estimate used by the router's inline fast path (see router.c) */
+    if (t->op >= 0 && t->op < OP_COUNT) {
+        double *c = &s->cost_us[t->op];
+        *c = *c > 1e8 ? us : 0.8 * *c + 0.2 * us;
+    }
+    return held;
+}
+
+static bool handle_op(worker *w, task *t) {
     session *s = t->s;
     if (s && s->dead && t->op != OP_DESTROY) {
         reply_fail(t, HW_E_UNKNOWN_SESSION, "session %s is closed", s->token);
@@ -980,7 +996,7 @@ static void *worker_main(void *arg) {
                 send_back(w, t);
                 return NULL;
             }
-            if (!handle(w, t)) send_back(w, t);
+            if (!worker_handle(w, t)) send_back(w, t);
         }
         if (w->barriers) check_barrier_timeouts(w);
     }

@@ -53,5 +53,9 @@ void worker_join(worker *w);
 /* Frees a session's envs and snapshots (worker-side); used by the worker and at shutdown. */
 void session_destroy_envs(session *s);
 double hw_now(void);
+/* Runs one task's op (make, reset, step, ...). Returns true when the task is held (a
+ * multi-agent part waiting for its barrier). Called by the worker thread, and by the router
+ * for its inline fast path when the session has no task in flight. */
+bool worker_handle(worker *w, task *t);
 
 #endif
