@@ -2,6 +2,7 @@
 #   make test    install deps, build under ASan+UBSan (build/asan), run C and Python tests
 #   make demo    install deps, build, run the demo (scripts/demo.sh)
 #   make bench   build -O2 and run every benchmark (figures go to bench/README.md by hand)
+#   make paper-marl  reproduce the MARL papers' comparisons into docs/results/marl.md
 # Knobs: BUILD (output dir), OPT, SAN, ENV_FAMS (env families to link), TEST_GROUPS,
 #        PYTHON (an interpreter that can import zmq, msgpack and numpy).
 BUILD ?= build
@@ -59,7 +60,7 @@ BINS := $(BUILD)/bin/hwgym-server $(BUILD)/bin/hwgym $(patsubst %,$(BUILD)/bin/h
 TESTS := $(patsubst %,$(BUILD)/tests/%,$(TEST_GROUPS))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all tests test test-c test-py demo bench deps clean install help
+.PHONY: all tests test test-c test-py demo bench deps clean install help paper-marl
 all: $(BINS) $(LIB_CLIENT) $(SO_CLIENT)
 
 help:
@@ -126,7 +127,7 @@ test: deps
 	@$(ASAN_MAKE) test-c test-py
 
 # Runs the C suites and the Python suite of $(BUILD); prints one "N passed, N failed" line.
-test-c: $(TESTS)
+test-c: $(TESTS) $(BINS)
 	@scripts/run-tests.sh c $(BUILD) $(TEST_GROUPS)
 
 test-py: all
@@ -139,6 +140,9 @@ demo: deps all
 bench: deps
 	@$(MAKE) --no-print-directory BUILD=build/bench-O2 OPT=-O2 all $(patsubst $(BUILD)/%,build/bench-O2/%,$(BENCHES))
 	@BUILD=build/bench-O2 scripts/run-bench.sh
+
+paper-marl: deps all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-marl.sh
 
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
