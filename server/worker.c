@@ -381,6 +381,7 @@ static void op_reset_vector(task *t) {
             uint64_t x;
             char what[32];
             snprintf(what, sizeof what, "seed[%d]", i);
+            if (sd->via.array.ptr[i].type == MSGPACK_OBJECT_NIL) continue; /* that env keeps its stream */
             if (get_seed(&sd->via.array.ptr[i], &x, &err, what)) {
                 reply_error(t, &err);
                 return;
@@ -398,9 +399,13 @@ static void op_reset_vector(task *t) {
     hw_obs first = {0}, obs;
     for (int i = 0; i < s->num_envs; i++) {
         uint64_t seed = base + (uint64_t)i;
-        if (seeded && sd->type == MSGPACK_OBJECT_ARRAY) seed = sd->via.array.ptr[i].via.u64;
+        bool this_seeded = seeded;
+        if (seeded && sd->type == MSGPACK_OBJECT_ARRAY) {
+            this_seeded = sd->via.array.ptr[i].type != MSGPACK_OBJECT_NIL;
+            seed = sd->via.array.ptr[i].via.u64;
+        }
         s->infos[i] = json_object();
-        if (s->fam->reset(s->envs[i], seeded ? &seed : NULL, opts, &obs, s->infos[i], &err) || stack_obs(s, i, &obs, &err)) {
+        if (s->fam->reset(s->envs[i], this_seeded ? &seed : NULL, opts, &obs, s->infos[i], &err) || stack_obs(s, i, &obs, &err)) {
             json_decref(opts);
             reply_error(t, &err);
             for (int k = 0; k <= i; k++) {

@@ -28,8 +28,8 @@ static void *run(void *arg) {
 void srv_start_opts(srv *s, const hw_server_opts *o) {
     s->o = *o;
     snprintf(s->ep, sizeof s->ep, "ipc:///tmp/hwgym-test-%d-%d.sock", (int)getpid(), counter++);
-    s->o.binds[0] = s->ep;
-    s->o.nbinds = 1;
+    s->o.binds[0] = s->ep; /* callers may add more endpoints at binds[1..] */
+    if (s->o.nbinds < 1) s->o.nbinds = 1;
     s->stop = 0;
     pthread_create(&s->th, NULL, run, s);
     /* wait until it answers */

@@ -157,3 +157,23 @@ Test(lifecycle, help_and_bad_flags) {
     snprintf(cmd, sizeof cmd, "%s --bind bogus://x 2>/dev/null", bin);
     cr_assert_neq(system(cmd), 0);
 }
+
+Test(lifecycle, several_bind_endpoints_serve_the_same_sessions, .timeout = 60) {
+    srv S;
+    hw_server_opts o;
+    hw_server_default_opts(&o);
+    char tcp[64];
+    snprintf(tcp, sizeof tcp, "tcp://127.0.0.1:%d", 30000 + (int)(getpid() % 20000));
+    o.binds[1] = tcp;
+    o.nbinds = 2;
+    srv_start_opts(&S, &o);
+    void *a = cli_new(S.ep), *b = cli_new(tcp);
+    char *tok = make_diag(a, "{}");
+    json_t *r = call(b, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[1,1,1,1]}", tok);
+    cr_assert_null(err_code(r), "a session made over ipc steps over tcp: %s", err_msg(r));
+    json_decref(r);
+    free(tok);
+    cli_close(a);
+    cli_close(b);
+    cr_assert_eq(srv_stop(&S), 0);
+}

@@ -85,6 +85,10 @@ Test(ops, vector_autoreset_next_step) {
     cr_assert_eq(json_array_size(json_object_get(r, "obs")), 3 * 4);
     cr_assert_eq(json_array_size(json_object_get(r, "info")), 3);
     json_decref(r);
+    r = call(C, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":[5,null,7]}", tok);
+    cr_assert_null(err_code(r), "nil entries keep that env's stream: %s", err_msg(r));
+    json_decref(r);
+    json_decref(call(C, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":[5,6,7]}", tok));
     const char *act = "[[1,1],[2,2],[3,3]]";
     for (int t = 0; t < 2; t++) json_decref(call(C, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":%s}", tok, act));
     /* all three terminated at t=2: the next step resets them and ignores the action */
