@@ -227,6 +227,43 @@ int main(int argc, char **argv) {
     printf("step round trip (diag-v0, tcp loopback, request %zu B, reply %d B): hwgym %.1f us, raw REQ/REP echo %.1f us, ratio %.2f (target <= 1.30) %s\n",
            step.size, reply_n, h1, e1, q1, q1 <= 1.3 ? "PASS" : "FAIL");
 
+    /* 1b. one maestro-v0 step through the server (issue 3: within the same bound) */
+    {
+        json_t *mr = call(s, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}}");
+        const char *mt = json_string_value(json_object_get(mr, "session"));
+        if (!mt) {
+            printf("maestro-v0 step: could not make a session: %s\n", mr ? json_dumps(mr, 0) : "no reply");
+        } else {
+            char mtok[64];
+            snprintf(mtok, sizeof mtok, "%s", mt);
+            snprintf(txt, sizeof txt, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":1}", mtok);
+            json_decref(call(s, txt));
+            int64_t ma[10] = {3, 1, 0, 1, 5, 2, 0, 0, 3, 5};
+            msgpack_sbuffer ms;
+            pack_step(&ms, mtok, 0, 10, ma);
+            int mreply = rt(s, ms.data, ms.size);
+            char *mecho = calloc(1, ms.size);
+            uint64_t w = (uint64_t)mreply;
+            memcpy(mecho, &w, 8);
+            double *mh = calloc((size_t)rounds, sizeof(double)), *me = calloc((size_t)rounds, sizeof(double)),
+                   *mq = calloc((size_t)rounds, sizeof(double));
+            for (int k = 0; k < rounds; k++) {
+                me[k] = measure(e, mecho, ms.size, iters);
+                mh[k] = measure(s, ms.data, ms.size, iters);
+                mq[k] = mh[k] / me[k];
+            }
+            double mq1 = median(mq, rounds);
+            printf("maestro-v0 step round trip (MobileNet-v2 layer 2, reply %d B with info): hwgym %.1f us, raw echo %.1f us, ratio %.2f (target <= 1.30) %s\n",
+                   mreply, median(mh, rounds), median(me, rounds), mq1, mq1 <= 1.3 ? "PASS" : "FAIL");
+            free(mh);
+            free(me);
+            free(mq);
+            free(mecho);
+            msgpack_sbuffer_destroy(&ms);
+        }
+        json_decref(mr);
+    }
+
     /* 2. vector step of 256 envs */
     const int N = 256;
     r = call(s, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"num_envs\":256,\"config\":{\"dims\":4,\"episode_length\":1000000}}");
