@@ -16,5 +16,5 @@ for g in "$@"; do
   if [ $rc -ne 0 ] || [ -z "$syn" ]; then failed_groups+=("$g"); [ "$t" = "$p" ] && fail=$((fail + 1)); fi
   rm -f "$out"
 done
-echo "C suites: ${pass} passed, ${fail} failed"
+echo "criterion: ${pass} passed, ${fail} failed"
 [ ${#failed_groups[@]} -eq 0 ] || { echo "failing suites: ${failed_groups[*]}"; exit 1; }

@@ -924,15 +924,16 @@ static bool handle_op(worker *w, task *t);
 
 bool worker_handle(worker *w, task *t) {
     session *s = t->s;
-    if (!s || s->dead) return handle_op(w, t);
+    /* multi-agent parts may hand `t` (and the other parts) back inside handle_op, after which
+     * the router owns them: touch neither afterwards. Those sessions never run inline anyway. */
+    if (!s || s->dead || s->kind == SK_MULTI || t->op < 0 || t->op >= OP_COUNT || t->op == OP_CLOSE) return handle_op(w, t);
+    int op = t->op;
     double t0 = hw_now();
     bool held = handle_op(w, t);
     double us = (hw_now() - t0) * 1e6;
     /* cost estimate used by the router's inline fast path (see router.c) */
-    if (t->op >= 0 && t->op < OP_COUNT) {
-        double *c = &s->cost_us[t->op];
-        *c = *c > 1e8 ? us : 0.8 * *c + 0.2 * us;
-    }
+    double *c = &s->cost_us[op];
+    *c = *c > 1e8 ? us : 0.8 * *c + 0.2 * us;
     return held;
 }
 
