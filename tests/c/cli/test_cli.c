@@ -277,3 +277,40 @@ Test(cli, export_csv_quotes_json_columns) {
     free(o);
     free(e);
 }
+
+Test(cli, report_best_design_and_convergence) {
+    char db[128], svg[128];
+    snprintf(db, sizeof db, "%s/r.db", dir);
+    snprintf(svg, sizeof svg, "%s/curve.svg", dir);
+    make_db(db);
+    char *o, *e;
+    cr_assert_eq(HW(&o, &e, "report", db, "--svg", svg), 0, "%s", e);
+    json_t *j = parse(o);
+    json_t *r1 = json_array_get(json_object_get(j, "runs"), 0), *r2 = json_array_get(json_object_get(j, "runs"), 1);
+    cr_assert_eq(json_integer_value(json_object_get(r1, "trials")), 3);
+    /* rewards 0, 0.1, 0.2: the best is the third trial, reached (within 5%) at trial 3 */
+    cr_assert_float_eq(json_real_value(json_object_get(r1, "best_reward")), 0.2, 1e-12);
+    cr_assert_eq(json_integer_value(json_object_get(r1, "best_trial")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(r1, "trials_to_within")), 3);
+    cr_assert_eq(json_integer_value(json_array_get(json_object_get(r1, "best_action"), 0)), 2);
+    cr_assert_float_eq(json_real_value(json_object_get(json_object_get(r1, "best_metrics"), "distance")), 0.125, 0);
+    /* a run whose only reward is NaN has no best */
+    cr_assert_null(json_object_get(r2, "best_reward"));
+    cr_assert(json_is_null(json_object_get(r2, "best_action")));
+    json_decref(j);
+    free(o);
+    free(e);
+    FILE *f = fopen(svg, "r");
+    cr_assert(f, "the SVG was written");
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    cr_assert(strstr(buf, "<svg") && strstr(buf, "<polyline"), "%s", buf);
+    cr_assert_eq(HW(NULL, &e, "report", db, "--run", "7"), 1);
+    cr_assert(strstr(e, "no run 7"), "%s", e);
+    free(e);
+    cr_assert_eq(HW(NULL, &e, "report", db, "--within", "2"), 2);
+    cr_assert(strstr(e, "--within"), "%s", e);
+    free(e);
+}
