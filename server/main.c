@@ -24,6 +24,7 @@ static void usage(FILE *f) {
             "  --workers N          worker threads; each session is pinned to one (default 2)\n"
             "  --session-ttl SEC    reap sessions idle longer than this (default 600)\n"
             "  --max-sessions N     open sessions allowed (default 10000)\n"
+"  --max-sessions-per-client N  open sessions one client connection may hold (default 4096)\n"
             "  --max-msg BYTES      largest request accepted (default 67108864)\n"
             "  --max-envs N         envs per vector session (default 4096)\n"
             "  --max-snapshots N    snapshots per session (default 1024)\n"
@@ -55,7 +56,7 @@ int main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"bind", required_argument, 0, 'b'},        {"workers", required_argument, 0, 'w'},
         {"session-ttl", required_argument, 0, 't'}, {"max-sessions", required_argument, 0, 's'},
-        {"max-msg", required_argument, 0, 'm'},     {"max-envs", required_argument, 0, 'e'},
+        {"max-msg", required_argument, 0, 'm'}, {"max-sessions-per-client", required_argument, 0, 'c'},     {"max-envs", required_argument, 0, 'e'},
         {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
         {"list-envs", no_argument, 0, 'l'}, {"inline-us", required_argument, 0, 'i'},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
@@ -74,6 +75,7 @@ int main(int argc, char **argv) {
         case 'w': if (parse_num("--workers", optarg, 1, 256, &x)) return 2; o.workers = (int)x; break;
         case 't': if (parse_num("--session-ttl", optarg, 0.01, 1e9, &x)) return 2; o.session_ttl_s = x; break;
         case 's': if (parse_num("--max-sessions", optarg, 1, 1e7, &x)) return 2; o.max_sessions = (size_t)x; break;
+        case 'c': if (parse_num("--max-sessions-per-client", optarg, 1, 1e7, &x)) return 2; o.max_sessions_per_client = (size_t)x; break;
         case 'm': if (parse_num("--max-msg", optarg, 1024, 1 << 30, &x)) return 2; o.max_msg = (size_t)x; break;
         case 'e': if (parse_num("--max-envs", optarg, 1, 1 << 20, &x)) return 2; o.max_envs = (int)x; break;
         case 'n': if (parse_num("--max-snapshots", optarg, 1, 1 << 20, &x)) return 2; o.max_snapshots = (int)x; break;

@@ -36,6 +36,7 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->workers = 2;
     o->session_ttl_s = 600;
     o->max_sessions = 10000;
+    o->max_sessions_per_client = 4096;
     o->max_msg = 64u << 20;
     o->max_envs = 4096;
     o->max_snapshots = 1024;
@@ -49,6 +50,15 @@ typedef struct table_ent {
     session *s;
     struct table_ent *next;
 } table_ent;
+
+/* sessions held per client connection: routing-id hash -> count */
+typedef struct owner_ent {
+    uint64_t owner;
+    size_t count;
+    struct owner_ent *next;
+} owner_ent;
+
+#define OWNER_BUCKETS 1024
 
 typedef struct router {
     const hw_server_opts *o;
@@ -66,7 +76,41 @@ typedef struct router {
     uint64_t requests, errors, reaped, steps;
     hw_hist hist[OP_COUNT];
     hw_hist hist_bad;         /* requests rejected before an op was known */
+    owner_ent *owners[OWNER_BUCKETS];
 } router;
+
+static uint64_t bytes_hash(const void *p, size_t n) {
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static owner_ent *owner_get(router *r, uint64_t owner, bool create) {
+    owner_ent **head = &r->owners[owner % OWNER_BUCKETS];
+    for (owner_ent *e = *head; e; e = e->next)
+        if (e->owner == owner) return e;
+    if (!create) return NULL;
+    owner_ent *e = calloc(1, sizeof *e);
+    if (!e) abort();
+    e->owner = owner;
+    e->next = *head;
+    *head = e;
+    return e;
+}
+
+static void owner_release(router *r, uint64_t owner) {
+    owner_ent **p = &r->owners[owner % OWNER_BUCKETS];
+    for (; *p; p = &(*p)->next)
+        if ((*p)->owner == owner) {
+            if (--(*p)->count == 0) {
+                owner_ent *e = *p;
+                *p = e->next;
+                free(e);
+            }
+            return;
+        }
+}
 
 static uint64_t tok_hash(const char *tok) {
     uint64_t h = 1469598103934665603ull;
@@ -118,6 +162,7 @@ static void table_del(router *r, session *s) {
             free(e);
             r->nsessions--;
             r->wsessions[s->worker]--;
+            owner_release(r, s->owner);
             break;
         }
     s->in_table = false;
@@ -212,10 +257,11 @@ static void op_hello(router *r, task *t) {
     msgpack_pack_array(&pk, (size_t)n);
     for (int i = 0; i < n; i++) hw_pack_cstr(&pk, hw_registry_at(i)->id);
     hw_pack_cstr(&pk, "limits");
-    json_t *l = json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:i, s:i, s:i}", "max_msg", (json_int_t)r->lim.max_msg, "max_depth",
+    json_t *l = json_pack("{s:I, s:i, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:I}", "max_msg", (json_int_t)r->lim.max_msg, "max_depth",
                           r->lim.max_depth, "max_elems", (json_int_t)r->lim.max_elems, "max_str", (json_int_t)r->lim.max_str,
                           "max_sessions", (json_int_t)r->o->max_sessions, "session_ttl_s", (json_int_t)r->o->session_ttl_s,
-                          "max_envs", r->o->max_envs, "max_snapshots", r->o->max_snapshots, "max_batch", r->o->max_batch);
+                          "max_envs", r->o->max_envs, "max_snapshots", r->o->max_snapshots, "max_batch", r->o->max_batch,
+                          "max_sessions_per_client", (json_int_t)r->o->max_sessions_per_client);
     hw_pack_json(&pk, l);
     json_decref(l);
 }
@@ -293,6 +339,12 @@ static void route_make(router *r, task *t) {
         reply_fail(t, HW_E_LIMIT, "the server holds %zu sessions (--max-sessions); close some first", r->nsessions);
         return;
     }
+    uint64_t owner = t->nenv ? bytes_hash(zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0])) : 0;
+    owner_ent *oe = owner_get(r, owner, false);
+    if (oe && oe->count >= r->o->max_sessions_per_client) {
+        reply_fail(t, HW_E_LIMIT, "this client holds %zu sessions (--max-sessions-per-client); close some first", oe->count);
+        return;
+    }
     json_t *cfg;
     if (get_config(t->msg.root, &cfg, &err)) {
         reply_error(t, &err);
@@ -310,6 +362,8 @@ static void route_make(router *r, task *t) {
     s->config = cfg;
     for (int k = 0; k < OP_COUNT; k++) s->cost_us[k] = 1e9;
     s->worker = least_loaded(r);
+    s->owner = owner;
+    owner_get(r, owner, true)->count++;
     r->wsessions[s->worker]++;
     table_put(r, s);
     t->s = s;
@@ -761,6 +815,12 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             e = n;
         }
     }
+    for (int i = 0; i < OWNER_BUCKETS; i++)
+        while (r->owners[i]) {
+            owner_ent *e = r->owners[i];
+            r->owners[i] = e->next;
+            free(e);
+        }
     for (int i = 0; i < r->nw; i++) zmq_close(r->push[i]);
     zmq_close(r->replies);
     zmq_close(r->sock);

@@ -15,6 +15,7 @@ typedef struct hw_server_opts {
     int workers;            /* worker threads */
     double session_ttl_s;   /* idle sessions are reaped after this */
     size_t max_sessions;
+    size_t max_sessions_per_client; /* per connection (ROUTER routing id) */
     size_t max_msg;         /* request bytes */
     int max_envs;           /* per vector session */
     int max_snapshots;      /* per session */

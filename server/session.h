@@ -38,6 +38,7 @@ typedef struct session {
     double last_active;
     int inflight;
     bool in_table;
+    uint64_t owner;      /* hash of the routing id of the client that made it */
     char env_id[64];
     json_t *config;      /* as given to make (router keeps it for evaluate_batch routing) */
     bool dead;           /* set by the worker when the envs are gone */

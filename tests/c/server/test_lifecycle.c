@@ -177,3 +177,27 @@ Test(lifecycle, several_bind_endpoints_serve_the_same_sessions, .timeout = 60) {
     cli_close(b);
     cr_assert_eq(srv_stop(&S), 0);
 }
+
+Test(lifecycle, sessions_per_client_are_capped, .timeout = 60) {
+    srv S;
+    hw_server_opts o;
+    hw_server_default_opts(&o);
+    o.max_sessions_per_client = 2;
+    srv_start_opts(&S, &o);
+    void *a = cli_new(S.ep), *b = cli_new(S.ep);
+    char *t1 = make_diag(a, "{}"), *t2 = make_diag(a, "{}");
+    json_t *r = call(a, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\"}");
+    cr_assert_str_eq(err_code(r), "LIMIT");
+    cr_assert(strstr(err_msg(r), "--max-sessions-per-client"), "%s", err_msg(r));
+    json_decref(r);
+    char *t3 = make_diag(b, "{}"); /* another client is not affected */
+    json_decref(call(a, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", t1));
+    char *t4 = make_diag(a, "{}"); /* closing one frees a place */
+    free(t1);
+    free(t2);
+    free(t3);
+    free(t4);
+    cli_close(a);
+    cli_close(b);
+    cr_assert_eq(srv_stop(&S), 0);
+}
