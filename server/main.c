@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "hw_codec.h"
 #include "registry.h"
 #include "server.h"
@@ -32,6 +33,11 @@ static void usage(FILE *f) {
 "  --inline-us US       run ops of sessions whose measured cost is below US microseconds\n"
             "                       on the I/O thread when their worker holds nothing for them\n"
             "                       (saves two thread hand-offs; 0 disables; default 25)\n"
+            "  --curve-secret FILE  CURVE encryption: FILE holds the server's Z85 secret key; clients\n"
+            "                       need its public key (HWGYM_CURVE_SERVERKEY; see PROTOCOL.md)\n"
+            "  --curve-allow FILE   with --curve-secret: accept only the client public keys in FILE\n"
+            "                       (one Z85 key per line, '#' comments)\n"
+            "  --curve-keygen       print a new keypair as JSON {public, secret} and exit\n"
             "  --list-envs          print the registered envs and exit\n"
             "  -v, --verbose        log start, reaping and shutdown to stderr\n"
             "  --version            print the version and exit\n"
@@ -58,7 +64,8 @@ int main(int argc, char **argv) {
         {"session-ttl", required_argument, 0, 't'}, {"max-sessions", required_argument, 0, 's'},
         {"max-msg", required_argument, 0, 'm'}, {"max-sessions-per-client", required_argument, 0, 'c'},     {"max-envs", required_argument, 0, 'e'},
         {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
-        {"list-envs", no_argument, 0, 'l'}, {"inline-us", required_argument, 0, 'i'},         {"verbose", no_argument, 0, 'v'},
+        {"list-envs", no_argument, 0, 'l'}, {"curve-secret", required_argument, 0, 'S'},
+        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"inline-us", required_argument, 0, 'i'},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -81,6 +88,9 @@ int main(int argc, char **argv) {
         case 'n': if (parse_num("--max-snapshots", optarg, 1, 1 << 20, &x)) return 2; o.max_snapshots = (int)x; break;
         case 'B': if (parse_num("--max-batch", optarg, 1, 1e7, &x)) return 2; o.max_batch = (int)x; break;
         case 'i': if (parse_num("--inline-us", optarg, 0, 1e6, &x)) return 2; o.inline_us = x; break;
+        case 'S': o.curve_secret = optarg; break;
+        case 'A': o.curve_allow = optarg; break;
+        case 'K': return hw_auth_keygen();
         case 'l':
             for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);
             return 0;
@@ -95,6 +105,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (o.nbinds == 0) o.binds[o.nbinds++] = "tcp://127.0.0.1:5555";
+    if (o.curve_allow && !o.curve_secret) {
+        fprintf(stderr, "hwgym-server: --curve-allow needs --curve-secret\n");
+        return 2;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "registry.h"
 #include "reply.h"
 #include "server.h"
@@ -706,8 +707,26 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     r->push = calloc((size_t)r->nw, sizeof(void *));
     if (!r->buckets || !r->wsessions || !r->w || !r->push) abort();
 
+    hw_auth *auth = NULL;
+    if (o->curve_secret && !(auth = hw_auth_load(o->curve_secret, o->curve_allow))) {
+        free(r->buckets);
+        free(r->wsessions);
+        free(r->w);
+        free(r->push);
+        return 2;
+    }
     r->zctx = zmq_ctx_new();
     r->sock = zmq_socket(r->zctx, ZMQ_ROUTER);
+    if (auth && hw_auth_apply(auth, r->zctx, r->sock) != 0) {
+        zmq_close(r->sock);
+        zmq_ctx_term(r->zctx);
+        hw_auth_free(auth);
+        free(r->buckets);
+        free(r->wsessions);
+        free(r->w);
+        free(r->push);
+        return 2;
+    }
     int64_t maxmsg = (int64_t)o->max_msg + (1 << 20);
     zmq_setsockopt(r->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
     int linger = 2000, hwm = 100000;
@@ -719,6 +738,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             fprintf(stderr, "hwgym-server: cannot bind %s: %s\n", o->binds[i], zmq_strerror(zmq_errno()));
             zmq_close(r->sock);
             zmq_ctx_term(r->zctx);
+            hw_auth_free(auth);
             free(r->buckets);
             free(r->wsessions);
             free(r->w);
@@ -825,6 +845,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     zmq_close(r->replies);
     zmq_close(r->sock);
     zmq_ctx_term(r->zctx);
+    hw_auth_free(auth);
     free(r->buckets);
     free(r->wsessions);
     free(r->w);

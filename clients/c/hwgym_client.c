@@ -46,6 +46,27 @@ void hwc_ctx_free(hwc_ctx *c) {
     free(c);
 }
 
+/* CURVE (server started with --curve-secret): HWGYM_CURVE_SERVERKEY is the server's Z85 public
+ * key; HWGYM_CURVE_PUBLICKEY/HWGYM_CURVE_SECRETKEY are this client's keypair (allow-listed on
+ * the server with --curve-allow); without them a fresh keypair is made per connection. */
+static int curve_setup(void *sock, hw_err *err) {
+    const char *server = getenv("HWGYM_CURVE_SERVERKEY");
+    if (!server || !*server) return 0;
+    const char *pub = getenv("HWGYM_CURVE_PUBLICKEY"), *sec = getenv("HWGYM_CURVE_SECRETKEY");
+    char gp[41], gs[41];
+    if (!pub || !sec || !*pub || !*sec) {
+        if (zmq_curve_keypair(gp, gs) != 0) return hw_fail(err, HW_E_IO, "CURVE is not available in this libzmq");
+        pub = gp;
+        sec = gs;
+    }
+    if (strlen(server) != 40 || strlen(pub) != 40 || strlen(sec) != 40)
+        return hw_fail(err, HW_E_IO, "HWGYM_CURVE_SERVERKEY/PUBLICKEY/SECRETKEY must be 40-character Z85 keys");
+    if (zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server, 40) || zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, pub, 40) ||
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 40))
+        return hw_fail(err, HW_E_IO, "CURVE keys rejected by libzmq: %s", zmq_strerror(zmq_errno()));
+    return 0;
+}
+
 hwc_client *hwc_connect(hwc_ctx *ctx, const char *endpoint, int timeout_ms, hw_err *err) {
     if (!endpoint || !*endpoint) return hw_fail(err, HW_E_IO, "endpoint: empty"), NULL;
     hwc_client *c = calloc(1, sizeof *c);
@@ -60,6 +81,12 @@ hwc_client *hwc_connect(hwc_ctx *ctx, const char *endpoint, int timeout_ms, hw_e
     c->sock = zmq_socket(c->z, ZMQ_DEALER);
     int zero = 0;
     if (c->sock) zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
+    if (c->sock && curve_setup(c->sock, err)) {
+        zmq_close(c->sock);
+        if (c->own_z) zmq_ctx_term(c->z);
+        free(c);
+        return NULL;
+    }
     if (!c->sock || zmq_connect(c->sock, endpoint) != 0) {
         hw_fail(err, HW_E_IO, "endpoint %s: %s", endpoint, zmq_strerror(zmq_errno()));
         if (c->sock) zmq_close(c->sock);

@@ -51,6 +51,15 @@ class Client:
         self._pid = os.getpid()
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
+        server_key = os.environ.get("HWGYM_CURVE_SERVERKEY")
+        if server_key:  # the server runs with --curve-secret (PROTOCOL.md, "Security")
+            pub = os.environ.get("HWGYM_CURVE_PUBLICKEY")
+            sec = os.environ.get("HWGYM_CURVE_SECRETKEY")
+            if not (pub and sec):
+                pub, sec = (k.decode() for k in zmq.curve_keypair())
+            self._sock.setsockopt(zmq.CURVE_SERVERKEY, server_key.encode())
+            self._sock.setsockopt(zmq.CURVE_PUBLICKEY, pub.encode())
+            self._sock.setsockopt(zmq.CURVE_SECRETKEY, sec.encode())
         try:
             self._sock.connect(endpoint)
         except zmq.ZMQError as e:
