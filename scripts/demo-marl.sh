@@ -47,20 +47,23 @@ for name, (pts, n) in curves.items():
 W, H, L, B = 640, 360, 70, 40
 allp = [p for pts, _ in curves.values() for p in pts]
 if allp:
+    import math
     xmax = max(p[0] for p in allp); ylo = min(p[1] for p in allp); yhi = max(p[1] for p in allp)
     if yhi == ylo: yhi = ylo + 1
-    X = lambda x: L + (W - L - 20) * x / xmax
-    Y = lambda y: H - B - (H - B - 20) * (y - ylo) / (yhi - ylo)
+    # log axes: the first feasible designs are orders of magnitude slower than the best
+    X = lambda x: L + (W - L - 20) * math.log10(x) / math.log10(xmax)
+    Y = lambda y: H - B - (H - B - 20) * (math.log10(y) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo))
     col = ["#d62728", "#1f77b4"]
     s = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
          '<rect width="100%" height="100%" fill="white"/>',
          '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, H - B, W - 20, H - B),
          '<line x1="%d" y1="20" x2="%d" y2="%d" stroke="black"/>' % (L, L, H - B),
-         '<text x="%d" y="%d" text-anchor="middle">samples</text>' % ((W + L) // 2, H - 8),
-         '<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">best latency (cycles)</text>' % (H // 2, H // 2),
+         '<text x="%d" y="%d" text-anchor="middle">samples (log scale)</text>' % ((W + L) // 2, H - 8),
+         '<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">best latency, cycles (log scale)</text>' % (H // 2, H // 2),
          '<text x="%d" y="%d" text-anchor="end">%d</text>' % (L - 4, Y(ylo) + 4, ylo),
          '<text x="%d" y="%d" text-anchor="end">%d</text>' % (L - 4, Y(yhi) + 4, yhi),
-         '<text x="%d" y="%d" text-anchor="end">%d</text>' % (W - 20, H - B + 16, xmax)]
+         '<text x="%d" y="%d" text-anchor="end">%d</text>' % (W - 20, H - B + 16, xmax),
+         '<text x="%d" y="%d" text-anchor="start">1</text>' % (L, H - B + 16)]
     for k, (name, (pts, _)) in enumerate(curves.items()):
         path = " ".join("%.1f,%.1f" % (X(x), Y(y)) for x, y in pts)
         s.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>' % (col[k % 2], path))
