@@ -27,7 +27,7 @@ typedef struct curve {
 static const char *const COLORS[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
 
 static void write_svg(FILE *f, const curve *c, int nc) {
-    const int W = 720, H = 420, L = 80, R = 200, T = 20, B = 50;
+    const int W = 820, H = 420, L = 80, R = 300, T = 20, B = 50;
     long xmax = 1;
     double lo = INFINITY, hi = -INFINITY;
     for (int k = 0; k < nc; k++) {
@@ -61,7 +61,7 @@ static void write_svg(FILE *f, const curve *c, int nc) {
         }
         if (c[k].n && isfinite(c[k].best[c[k].n - 1]))
             fprintf(f, "%.1f,%.1f", L + pw * (double)c[k].n / (double)xmax, T + ph * (1.0 - (c[k].best[c[k].n - 1] - lo) / (hi - lo)));
-        fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" fill=\"%s\">run %lld %s</text>\n", W - R + 10, T + 14 + 16 * k, col, c[k].run, c[k].name);
+        fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" fill=\"%s\">run %lld: %.30s</text>\n", W - R + 10, T + 14 + 16 * k, col, c[k].run, c[k].name);
     }
     fprintf(f, "</svg>\n");
 }
@@ -110,7 +110,7 @@ int hwcli_report(int argc, char **argv) {
     while (sqlite3_step(runs) == SQLITE_ROW) {
         curve c = {0};
         c.run = sqlite3_column_int64(runs, 0);
-        snprintf(c.name, sizeof c.name, "%s on %s", (const char *)sqlite3_column_text(runs, 1), (const char *)sqlite3_column_text(runs, 2));
+        snprintf(c.name, sizeof c.name, "%s", (const char *)sqlite3_column_text(runs, 1));
         sqlite3_reset(tr);
         sqlite3_bind_int64(tr, 1, c.run);
         double best = -INFINITY;
