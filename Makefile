@@ -124,15 +124,18 @@ export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
 test: deps
 	@$(ASAN_MAKE) all tests
-	@$(ASAN_MAKE) test-c test-py
+	@rm -f $(ASAN_BUILD)/test-c.counts $(ASAN_BUILD)/test-py.counts
+	@$(ASAN_MAKE) -k test-c test-py; rc=$$?; \
+	 set -- $$(cat $(ASAN_BUILD)/test-c.counts 2>/dev/null || echo 0 1 0) $$(cat $(ASAN_BUILD)/test-py.counts 2>/dev/null || echo 0 1 0); \
+	 echo "tests: $$(($$1 + $$4)) passed, $$(($$2 + $$5)) failed, $$(($$3 + $$6)) skipped"; exit $$rc
 
 # Runs the C suites and the Python suite of $(BUILD); prints one "N passed, N failed" line.
 test-c: $(TESTS) $(BINS)
-	@scripts/run-tests.sh c $(BUILD) $(TEST_GROUPS)
+	@COUNTS_FILE=$(BUILD)/test-c.counts scripts/run-tests.sh c $(BUILD) $(TEST_GROUPS)
 
 test-py: all
 	@[ -n "$(PYTHON)" ] || { echo "no python3 that can import zmq, msgpack, numpy: run scripts/install-deps.sh or set PYTHON=" >&2; exit 1; }
-	@HWGYM_BIN=$(abspath $(BUILD)/bin) PYTHONPATH=$(abspath clients/python) $(PYTHON) -m unittest discover -s tests/python -t . -v
+	@HWGYM_BIN=$(abspath $(BUILD)/bin) PYTHONPATH=$(abspath clients/python) PYTHON=$(PYTHON) scripts/run-py-tests.sh $(BUILD)/test-py.counts
 
 demo: deps all
 	@PYTHON=$(PYTHON) BUILD=$(BUILD) scripts/demo.sh

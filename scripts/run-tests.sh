@@ -17,4 +17,5 @@ for g in "$@"; do
   rm -f "$out"
 done
 echo "criterion: ${pass} passed, ${fail} failed"
+[ -n "${COUNTS_FILE:-}" ] && echo "$pass $fail 0" > "$COUNTS_FILE"
 [ ${#failed_groups[@]} -eq 0 ] || { echo "failing suites: ${failed_groups[*]}"; exit 1; }
