@@ -23,17 +23,8 @@ TestSuite(cli, .init = setup, .fini = teardown, .timeout = 60);
 
 /* Runs hwgym with a NULL-terminated argument list; returns the status; out/err malloc'd. */
 static int run_hw(char **out, char **err, const char *const *args) {
-    const char *argv[32] = {bin};
-    int n = 1;
-    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
-    argv[n] = NULL;
-    char *o = NULL, *e = NULL;
-    int st = hwtest_run(argv, &o, &e);
-    if (out) *out = o;
-    else free(o);
-    if (err) *err = e;
-    else free(e);
-    return st;
+    const char *prefix[] = {bin, NULL};
+    return hwtest_run_args(prefix, args, out, err);
 }
 #define HW(o, e, ...) run_hw(o, e, (const char *[]){__VA_ARGS__, NULL})
 

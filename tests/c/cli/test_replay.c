@@ -31,17 +31,8 @@ static void stop(void) {
 TestSuite(replay, .fini = stop, .timeout = 60);
 
 static int run_hw(char **out, char **err, const char *const *args) {
-    const char *argv[32] = {bin};
-    int n = 1;
-    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
-    argv[n] = NULL;
-    char *o = NULL, *e = NULL;
-    int st = hwtest_run(argv, &o, &e);
-    if (out) *out = o;
-    else free(o);
-    if (err) *err = e;
-    else free(e);
-    return st;
+    const char *prefix[] = {bin, NULL};
+    return hwtest_run_args(prefix, args, out, err);
 }
 #define HW(o, e, ...) run_hw(o, e, (const char *[]){__VA_ARGS__, NULL})
 

@@ -216,3 +216,12 @@ int hwtest_server_stop(hwtest_server *s) {
     hwtest_rmtree(s->dir);
     return rc;
 }
+
+int hwtest_run_args(const char *const *prefix, const char *const *args, char **out, char **errout) {
+    const char *argv[64];
+    int n = 0;
+    for (int i = 0; prefix[i] && n < 63; i++) argv[n++] = prefix[i];
+    for (int i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    return hwtest_run(argv, out, errout);
+}

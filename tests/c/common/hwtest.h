@@ -21,6 +21,9 @@ void hwtest_rmtree(const char *dir);
 /* Runs argv[0] (a path) with argv, stdin from /dev/null. Captures stdout/stderr into malloc'd
  * strings (either pointer may be NULL to discard). Returns the exit status, or 128+signal. */
 int hwtest_run(const char *const *argv, char **out, char **errout);
+/* Runs `prefix` (the program and its fixed arguments, NULL-terminated) followed by `args`
+ * (NULL-terminated); out/errout may be NULL (the output is then dropped). Returns the status. */
+int hwtest_run_args(const char *const *prefix, const char *const *args, char **out, char **errout);
 
 typedef struct hwtest_server {
     pid_t pid;

@@ -35,17 +35,8 @@ static void stop(void) {
 TestSuite(marl, .init = start, .fini = stop, .timeout = 80);
 
 static int run_marl(char **out, char **err, const char *const *args) {
-    const char *argv[40] = {marl, "--endpoint", srv.endpoint, "--quiet"};
-    int n = 4;
-    for (int i = 0; args[i] && n < 39; i++) argv[n++] = args[i];
-    argv[n] = NULL;
-    char *o = NULL, *e = NULL;
-    int st = hwtest_run(argv, &o, &e);
-    if (out) *out = o;
-    else free(o);
-    if (err) *err = e;
-    else free(e);
-    return st;
+    const char *prefix[] = {marl, "--endpoint", srv.endpoint, "--quiet", NULL};
+    return hwtest_run_args(prefix, args, out, err);
 }
 #define MARL(o, e, ...) run_marl(o, e, (const char *[]){__VA_ARGS__, NULL})
 
