@@ -60,7 +60,7 @@ BINS := $(BUILD)/bin/hwgym-server $(BUILD)/bin/hwgym $(patsubst %,$(BUILD)/bin/h
 TESTS := $(patsubst %,$(BUILD)/tests/%,$(TEST_GROUPS))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all tests test test-c test-py demo bench deps clean install help paper-marl
+.PHONY: all tests test test-c test-py demo bench deps clean install help paper-marl demo-run paper-marl-run
 all: $(BINS) $(LIB_CLIENT) $(SO_CLIENT)
 
 help:
@@ -137,15 +137,26 @@ test-py: all
 	@[ -n "$(PYTHON)" ] || { echo "no python3 that can import zmq, msgpack, numpy: run scripts/install-deps.sh or set PYTHON=" >&2; exit 1; }
 	@HWGYM_BIN=$(abspath $(BUILD)/bin) PYTHONPATH=$(abspath clients/python) PYTHON=$(PYTHON) scripts/run-py-tests.sh $(BUILD)/test-py.counts
 
-demo: deps all
-	@PYTHON=$(PYTHON) BUILD=$(BUILD) scripts/demo.sh
+# Entry targets install the deps first, then build in a recursive make: this Makefile evaluates
+# pkg-config (and PYTHON) when it is parsed, which on a fresh machine is before the -dev packages
+# exist. tests/python/test_fresh.py checks this with a pkg-config that fails until deps ran.
+DEMO_GOALS ?= all
+DEMO_RUN ?= scripts/demo.sh
+demo: deps
+	@$(MAKE) --no-print-directory demo-run
+demo-run: $(DEMO_GOALS)
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) $(DEMO_RUN)
 
 bench: deps
 	@$(MAKE) --no-print-directory BUILD=build/bench-O2 OPT=-O2 all $(patsubst $(BUILD)/%,build/bench-O2/%,$(BENCHES))
 	@BUILD=build/bench-O2 scripts/run-bench.sh
 
-paper-marl: deps all
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-marl.sh
+PAPER_GOALS ?= all
+PAPER_RUN ?= scripts/paper-marl.sh
+paper-marl: deps
+	@$(MAKE) --no-print-directory paper-marl-run
+paper-marl-run: $(PAPER_GOALS)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) $(PAPER_RUN)
 
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hwgym needs, only those missing. Uses sudo when not root.
 # Usage: scripts/install-deps.sh [--check]   (--check: list what is missing, install nothing)
+# HWGYM_DEPS_STAMP=FILE: touch FILE once every package is installed (tests/python/test_fresh.py).
 set -euo pipefail
+stamp() { [ -z "${HWGYM_DEPS_STAMP:-}" ] || touch "$HWGYM_DEPS_STAMP"; }
 PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlite3 libcriterion-dev
       libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev
       python3 python3-zmq python3-msgpack python3-numpy)
@@ -10,7 +12,7 @@ for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+  stamp; exit 0
 fi
 if [ "${1:-}" = "--check" ]; then
   echo "missing: ${missing[*]}"; exit 1
@@ -24,3 +26,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+stamp
