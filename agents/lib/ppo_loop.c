@@ -70,6 +70,8 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
     double *obs = calloc((size_t)od + 1, sizeof(double));
     int64_t *ai = calloc((size_t)nd + 1, sizeof(int64_t)), *ae = calloc((size_t)nd + 1, sizeof(int64_t));
     double *af = calloc((size_t)nd + 1, sizeof(double)), *afc = calloc((size_t)nd + 1, sizeof(double));
+    /* the session frees s->mask at the next step: keep our own copy for ppo_store() */
+    uint8_t *maskbuf = malloc((size_t)p->nlogits + 1);
     int rc = 0;
     int64_t steps = 0, episode = 0;
     double returns[10] = {0};
@@ -87,7 +89,11 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
         else memcpy(obs, s->obs, sizeof(double) * (size_t)od);
         double ret = 0;
         for (int64_t t = 0; steps < budget; t++) {
-            const uint8_t *mask = !box && s->mask && s->mask_len == p->nlogits ? s->mask : NULL;
+            const uint8_t *mask = NULL;
+            if (!box && s->mask && s->mask_len == p->nlogits) {
+                memcpy(maskbuf, s->mask, (size_t)p->nlogits);
+                mask = maskbuf;
+            }
             double logp, v;
             ppo_act(p, obs, mask, rng, ai, af, &logp, &v);
             int srv;
@@ -155,6 +161,7 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
     free(ae);
     free(af);
     free(afc);
+    free(maskbuf);
     free(nvec);
     return rc;
 }

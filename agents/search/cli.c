@@ -22,6 +22,39 @@ static void observe(void *ud, int64_t index, const double *x, double reward, con
     json_decref(pt);
 }
 
+/* A search needs an env whose action is a whole design point (its evaluate() scores one action).
+ * Sequential games (sched-v0: one table row per step, mmap-v0: one buffer per step) have an
+ * evaluate() over whole episodes instead: probe a few points of the action space and refuse with
+ * the env's own reason when one is not a design point. Probes are not logged or counted. */
+static int probe_design_space(ag_sess *sess, const hs_space *space, hw_err *err) {
+    int n = space->scalar && space->card[0] > 0 ? (int)(space->card[0] < 16 ? space->card[0] : 16) : 2;
+    double *x = calloc((size_t)space->dim + 1, sizeof(double));
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++) {
+        for (int i = 0; i < space->dim; i++) {
+            double lo = space->low[i], hi = space->high[i];
+            x[i] = space->scalar ? (double)k : k == 0 ? lo : space->card[i] > 0 ? (double)((int64_t)((lo + hi) / 2)) : (lo + hi) / 2;
+        }
+        json_t *pt = hs_point_json(space, x), *m = NULL;
+        double r;
+        hw_err e = {0};
+        if (ag_sess_evaluate(sess, pt, &r, &m, &e)) {
+            char *ps = json_dumps(pt, JSON_ENCODE_ANY | JSON_COMPACT);
+            hw_fail(err, HW_E_NOT_SUPPORTED,
+                    "%s: an action of its action space is not a design point the env can score (evaluate(%s): %s); "
+                    "it is a sequential env (one action per step): use a step-based agent (hwgym-ppo, hwgym-sac, "
+                    "hwgym-tdm-ppo) instead",
+                    sess->env, ps ? ps : "?", e.msg[0] ? e.msg : hw_code_name(e.code));
+            free(ps);
+            rc = -1;
+        }
+        json_decref(pt);
+        json_decref(m);
+    }
+    free(x);
+    return rc;
+}
+
 int hs_main(int argc, char **argv) {
     const char *algo = "random", *optstr = NULL;
     int64_t batch = 0;
@@ -81,6 +114,7 @@ int hs_main(int argc, char **argv) {
     if (!sess) goto out;
     space = hs_space_from_hw(sess->act_space, &err);
     if (!space) goto out;
+    if (probe_design_space(sess, space, &err)) goto out;
     acfg = ag_opts_to_json(&o, extra);
     json_object_set_new(acfg, "batch", json_integer(so.batch));
     json_object_set_new(acfg, "hyperparameters", hs_params_json(&so.p, so.algo));
@@ -97,6 +131,10 @@ int hs_main(int argc, char **argv) {
     int src = hs_run(&so, space, &obj, &res, &err);
     if (ud.fail) {
         err = ud.err;
+        src = -1;
+    }
+    if (src == 0 && res.best_index < 0 && res.calls > 0) {
+        hw_fail(&err, HW_E_NOT_SUPPORTED, "%s: no point of the run could be scored (every evaluate failed)", sess->env);
         src = -1;
     }
     json_t *ex = json_object();

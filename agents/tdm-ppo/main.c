@@ -37,6 +37,7 @@ static int run_native(tdm *t, json_t *res, hw_err *err) {
     int od = (int)s->obs_dim;
     int64_t n = hw_space_choices(s->act_space, 0), off = s->act_space->start;
     double *obs = calloc((size_t)od + 1, sizeof(double));
+    uint8_t *maskbuf = malloc((size_t)n + 1); /* s->mask is freed by the next step */
     int64_t steps = 0, episode = 0, designs = 0;
     ppo_stats st;
     int rc = 0;
@@ -53,7 +54,11 @@ static int run_native(tdm *t, json_t *res, hw_err *err) {
             memcpy(obs, s->obs, sizeof(double) * (size_t)od);
         }
         for (int64_t k = 0; steps < t->budget; k++) {
-            const uint8_t *mask = s->mask && s->mask_len == n ? s->mask : NULL;
+            const uint8_t *mask = NULL;
+            if (s->mask && s->mask_len == n) {
+                memcpy(maskbuf, s->mask, (size_t)n);
+                mask = maskbuf;
+            }
             int64_t a, ae;
             double logp, v;
             ppo_act(t->p, obs, mask, t->rng, &a, NULL, &logp, &v);
@@ -90,6 +95,7 @@ static int run_native(tdm *t, json_t *res, hw_err *err) {
     json_object_set_new(res, "env_steps", json_integer(steps));
     json_object_set_new(res, "nonzero_reward_steps", json_integer(designs));
     free(obs);
+    free(maskbuf);
     return rc;
 }
 
