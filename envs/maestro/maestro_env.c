@@ -455,11 +455,33 @@ static void build_spaces(menv *e) {
     for (int i = 0; i < 4; i++) hw_space_set_name(e->ospace, i, on[i]);
 }
 
+static void *m_create_cfg(const json_t *cfg, hw_err *err);
+
 static void *m_create(const json_t *cfg, hw_err *err) {
     static const char *const keys[] = {"model", "model_file", "layer", "layer_dims", "pad_input", "hardware", "objective",
                                        "episode_length", "action_space", "max_pes", "l1_size", "l2_size",
-                                       "enforce_buffers", NULL};
+                                       "enforce_buffers", "preset", NULL};
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
+    /* "preset": "archgym" reproduces ArchGym's MAESTRO harness (docs/maestro.md): 1024 PEs and
+     * buffers so large that no mapping exceeds them; explicit keys still override it. */
+    static const char *const presets_names[] = {"default", "archgym", NULL};
+    int preset = 0;
+    if (hw_cfg_enum(cfg, "preset", presets_names, 0, &preset, err)) return NULL;
+    json_t *merged = NULL;
+    if (preset == 1) {
+        merged = cfg ? json_deep_copy(cfg) : json_object();
+        if (!json_object_get(merged, "hardware"))
+            json_object_set_new(merged, "hardware",
+                                json_pack("{s:i,s:I,s:I,s:i,s:i}", "num_pes", 1024, "l1_size", (json_int_t)1 << 30, "l2_size",
+                                          (json_int_t)1 << 30, "noc_bw", 64, "offchip_bw", 64));
+        cfg = merged;
+    }
+    void *env = m_create_cfg(cfg, err);
+    json_decref(merged);
+    return env;
+}
+
+static void *m_create_cfg(const json_t *cfg, hw_err *err) {
     menv *e = calloc(1, sizeof *e);
     if (!e) abort();
     int64_t l1, l2;

@@ -121,6 +121,9 @@ static void *mm_env_create(const json_t *cfg, hw_err *err) {
             snprintf(nm, sizeof nm, "%s%d.%s", r == 0 ? "cur" : r <= e->k ? "next" : "same_tensor", r == 0 ? 0 : r <= e->k ? r : r - e->k,
                      fn[f]);
             hw_space_set_name(b, r * NF + f, nm);
+            /* benefit = L(operands in CMEM) - L(+ this buffer): measured latencies with noise, so
+             * it is negative whenever the buffer makes the instruction slower (issue 11: -462.8) */
+            if (f == NF - 1) b->low[r * NF + f] = -INFINITY;
         }
     hw_space_dict_add(e->ospace, "buffers", b);
     int64_t as[2] = {MM_NACT, NA};
