@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <gsl/gsl_rng.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,11 @@ void dram_trace_push(dram_trace *t, uint64_t cycle, bool write, uint64_t addr) {
     t->n++;
 }
 
+uint64_t dram_trace_max_cycle(double clk_mhz) {
+    int64_t period_ps = clk_mhz > 0 ? llround(1e6 / clk_mhz) : 1;
+    return (uint64_t)(DRAM_TRACE_MAX_PS / (period_ps > 0 ? period_ps : 1));
+}
+
 int dram_trace_parse(const char *s, size_t len, dram_trace *t, hw_err *err) {
     const char *e = s + len;
     int64_t line = 0;
@@ -302,8 +308,18 @@ int dram_trace_parse(const char *s, size_t len, dram_trace *t, hw_err *err) {
             continue;
         }
         if (!isdigit((unsigned char)*p)) return hw_fail(err, HW_E_BAD_CONFIG, "trace line %" PRId64 ": expected '<cycle>:'", line);
-        uint64_t cyc = 0;
-        while (p < le && isdigit((unsigned char)*p)) cyc = cyc * 10 + (uint64_t)(*p++ - '0');
+        uint64_t cyc = 0, maxc = dram_trace_max_cycle(t->clk_mhz);
+        const char *c0 = p;
+        while (p < le && isdigit((unsigned char)*p)) {
+            if (cyc > (maxc - (uint64_t)(*p - '0')) / 10) {
+                while (p < le && isdigit((unsigned char)*p)) p++;
+                return hw_fail(err, HW_E_BAD_CONFIG,
+                               "trace line %" PRId64 ": cycle %.*s is past the longest trace the model simulates "
+                               "(%" PRIu64 " cycles at %g MHz: the model counts time in signed 64-bit ps, about 106 days)",
+                               line, (int)(p - c0 < 40 ? p - c0 : 40), c0, maxc, t->clk_mhz);
+            }
+            cyc = cyc * 10 + (uint64_t)(*p++ - '0');
+        }
         if (p >= le || *p != ':') return hw_fail(err, HW_E_BAD_CONFIG, "trace line %" PRId64 ": expected ':' after the cycle", line);
         p++;
         while (p < le && (*p == ' ' || *p == '\t')) p++;

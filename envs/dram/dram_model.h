@@ -50,6 +50,13 @@ void dram_addrmap_default(const dram_memspec *ms, dram_addrmap *am);
 int dram_addrmap_from_json(const json_t *j, const dram_memspec *ms, dram_addrmap *am, hw_err *err);
 
 /* A trace: n requests, request i issued at cycle[i] of a clk_mhz clock (absolute timestamps). */
+/* The latest time a trace may reach: the model converts cycles to a signed 64-bit count of ps
+ * (as SystemC does), so about 106 days, less a little headroom for the rounding to tCK.
+ * dram_trace_max_cycle(clk) is that limit in trace clock cycles; parsing rejects later cycles
+ * with their line number, dram_simulate() with their index. */
+#define DRAM_TRACE_MAX_PS (INT64_MAX - (INT64_C(1) << 20))
+uint64_t dram_trace_max_cycle(double clk_mhz);
+
 typedef struct dram_trace {
     int64_t n, cap;
     uint64_t *cycle;
@@ -143,6 +150,9 @@ typedef struct dram_result {
  * HW_E_BAD_CONFIG on an inconsistent configuration. */
 int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctrl *cfg, const dram_trace *trace,
                   dram_result *res, hw_err *err);
+/* 1 (default): idle gaps are skipped in closed form (identical results); 0 steps through them
+ * (tests compare the two). */
+extern int dram_sim_idle_skip;
 
 /* The 10 gym parameters, in action order: PagePolicy, Scheduler, SchedulerBuffer,
  * RequestBufferSize, RespQueue, RefreshPolicy, RefreshMaxPostponed, RefreshMaxPulledin, Arbiter,
