@@ -18,8 +18,9 @@ static const char *usage =
     "       hwgym dram memspecs\n"
     "sim simulates one controller configuration on a trace file or a generated trace and prints\n"
     "every output as one JSON object (times in ns, energy in pJ, power in mW). --controller takes\n"
-    "named parameters, e.g. {\"PagePolicy\":\"Closed\",\"Scheduler\":\"FrFcfsGrp\",\"RequestBufferSize\":4};\n"
-    "absent ones keep DRAMSys's defaults. Memspecs: DDR4-2400 (default), DDR3-1600, or a DRAMSys\n"
+    "named parameters, e.g. {\"PagePolicy\":\"Closed\",\"Scheduler\":\"FrFcfsGrp\",\"RequestBufferSize\":4},\n"
+    "or a DRAMSys mcconfig file as DRAMSys writes it ({\"mcconfig\": {...}}, CmdMux etc. at the values\n"
+    "the model reproduces); absent ones keep DRAMSys's defaults. Memspecs: DDR4-2400 (default), DDR3-1600, or a DRAMSys\n"
     "memspec JSON. gen writes a trace in DRAMSys's .stl format (stdout without --out).\n";
 
 typedef struct gen_args {
@@ -144,7 +145,7 @@ int hwcli_dram(int argc, char **argv) {
             dram_trace_free(&t);
             return hwcli_fail("dram", 2, "%s", err.msg);
         }
-        rc = dram_ctrl_apply_json(j, &c, &err);
+        rc = dram_ctrl_apply_mcconfig(j, &c, &err);
         json_decref(j);
         if (rc) {
             dram_trace_free(&t);

@@ -485,6 +485,89 @@ int dram_ctrl_apply_json(const json_t *o, dram_ctrl *c, hw_err *err) {
     return 0;
 }
 
+/* DRAMSys mcconfig keys beyond the ten gym parameters: the values this model reproduces. */
+static const struct {
+    const char *key;
+    const char *str;  /* accepted string value, or NULL for an integer/boolean */
+    long long num;    /* accepted number (booleans: 0 = false) */
+} mc_fixed[] = {
+    {"CmdMux", "Oldest", 0},          {"PowerDownPolicy", "NoPowerDown", 0}, {"RefreshManagement", NULL, 0},
+    {"ThinkDelayFw", NULL, 1},        {"ThinkDelayBw", NULL, 0},             {"PhyDelayFw", NULL, 0},
+    {"PhyDelayBw", NULL, 0},          {"ArbitrationDelayFw", NULL, 0},       {"ArbitrationDelayBw", NULL, 0},
+    {"BlockingReadDelay", NULL, 0},   {"BlockingWriteDelay", NULL, 0},       {"HighWatermark", NULL, 0},
+    {"LowWatermark", NULL, 0},
+};
+
+int dram_ctrl_apply_mcconfig(const json_t *o, dram_ctrl *c, hw_err *err) {
+    const char *where = "controller";
+    if (json_is_object(o) && json_object_get(o, "mcconfig")) {
+        if (json_object_size(o) != 1)
+            return hw_fail(err, HW_E_BAD_CONFIG, "controller: expected only \"mcconfig\" next to it (DRAMSys's file form)");
+        o = json_object_get(o, "mcconfig");
+        where = "mcconfig";
+    }
+    if (!json_is_object(o)) return hw_fail(err, HW_E_BAD_CONFIG, "%s: expected an object", where);
+    json_t *gym = json_object();
+    const char *k;
+    json_t *v;
+    int rc = 0;
+    json_object_foreach((json_t *)o, k, v) {
+        bool is_gym = false;
+        for (int q = 0; q < 10; q++) is_gym |= !strcmp(pnames[q], k);
+        if (is_gym) {
+            json_object_set(gym, k, v);
+            continue;
+        }
+        if (!strcmp(k, "RequestBufferSizeRead") || !strcmp(k, "RequestBufferSizeWrite")) {
+            if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 4096) {
+                rc = hw_fail(err, HW_E_BAD_CONFIG, "%s.%s: expected an integer in [1, 4096]", where, k);
+                break;
+            }
+            if (k[17] == 'R') c->buffer_size_read = (int)json_integer_value(v);
+            else c->buffer_size_write = (int)json_integer_value(v);
+            continue;
+        }
+        if (!strcmp(k, "PowerDownTimeout")) continue; /* unused with NoPowerDown (checked below) */
+        int f = -1;
+        for (size_t i = 0; i < sizeof mc_fixed / sizeof *mc_fixed; i++)
+            if (!strcmp(mc_fixed[i].key, k)) f = (int)i;
+        if (f < 0) {
+            rc = hw_fail(err, HW_E_BAD_CONFIG,
+                         "%s.%s: unknown key (the model takes the ten gym parameters, RequestBufferSizeRead/Write, "
+                         "and DRAMSys's CmdMux, PowerDownPolicy, RefreshManagement, delays and watermarks at the values "
+                         "it models)",
+                         where, k);
+            break;
+        }
+        bool ok;
+        char want[64];
+        if (mc_fixed[f].str) {
+            ok = json_is_string(v) && !strcmp(json_string_value(v), mc_fixed[f].str);
+            snprintf(want, sizeof want, "\"%s\"", mc_fixed[f].str);
+        } else if (!strcmp(k, "RefreshManagement")) {
+            ok = json_is_false(v) || (json_is_integer(v) && json_integer_value(v) == 0);
+            snprintf(want, sizeof want, "false");
+        } else {
+            ok = json_is_integer(v) && json_integer_value(v) == mc_fixed[f].num;
+            snprintf(want, sizeof want, "%lld", mc_fixed[f].num);
+        }
+        if (!ok) {
+            char *got = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            rc = hw_fail(err, HW_E_BAD_CONFIG, "%s.%s: %s is not modelled (this model reproduces DRAMSys with %s)", where, k,
+                         got ? got : "?", want);
+            free(got);
+            break;
+        }
+    }
+    if (!rc && dram_ctrl_apply_json(gym, c, err)) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        rc = hw_fail(err, HW_E_BAD_CONFIG, "%s.%s", where, strncmp(msg, "point.", 6) ? msg : msg + 6);
+    }
+    json_decref(gym);
+    return rc;
+}
+
 void dram_result_json(const dram_ctrl *c, const dram_result *r, json_t *m) {
     if (!m) return;
     json_t *cfg = json_object();

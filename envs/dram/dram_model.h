@@ -163,6 +163,12 @@ void dram_ctrl_set(dram_ctrl *c, int p, int v);
  * as DRAMSys spells them, case-insensitive) on top of *c. Errors (HW_E_BAD_ACTION) name the field
  * as "point.<name>". */
 int dram_ctrl_apply_json(const json_t *o, dram_ctrl *c, hw_err *err);
+/* A controller as DRAMSys writes it: {"mcconfig": {...}} or the inner object. The ten gym
+ * parameters as in dram_ctrl_apply_json, RequestBufferSizeRead/Write, and DRAMSys's other keys
+ * (CmdMux, PowerDownPolicy, RefreshManagement, Think/Phy/Arbitration/Blocking delays,
+ * watermarks, PowerDownTimeout) accepted at the values the model reproduces; any other value is
+ * refused naming the key and the modelled value. */
+int dram_ctrl_apply_mcconfig(const json_t *o, dram_ctrl *c, hw_err *err);
 /* Adds every output of r (and the controller parameters under "config") to object m. */
 void dram_result_json(const dram_ctrl *c, const dram_result *r, json_t *m);
 

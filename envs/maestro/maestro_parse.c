@@ -240,8 +240,13 @@ static int parse_layer(lexer *lx, maestro_net_layer *nl, hw_err *err) {
                 char dn[TOK_MAX];
                 snprintf(dn, sizeof dn, "%s", lx->tok);
                 long v;
-                if (!lex_next(lx) || !value_of(lx, lx->tok, &v) || v < 1 || v > 100000000)
-                    return hw_fail(err, HW_E_BAD_CONFIG, "layer %s: dimension %s needs a positive size", name, dn);
+                if (!lex_next(lx) || !value_of(lx, lx->tok, &v))
+                    return hw_fail(err, HW_E_BAD_CONFIG, "layer %s: dimension %s needs a positive integer size", name, dn);
+                if (v < 1 || v > 100000000)
+                    return hw_fail(err, HW_E_BAD_CONFIG,
+                                   "layer %s: dimension %s = %ld is out of range: sizes must be 1 .. 100000000 (1e8, "
+                                   "this model's limit)",
+                                   name, dn, v);
                 if (d < 0) return hw_fail(err, HW_E_BAD_CONFIG, "layer %s: unknown dimension %s", name, dn);
                 if (d == MD_YP) have_oy = true, oy = (int)v;
                 else if (d == MD_XP) have_ox = true, ox = (int)v;

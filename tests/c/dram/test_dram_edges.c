@@ -163,3 +163,42 @@ Test(dram_edges, gap_of_1e16_cycles, .timeout = 30) {
               (long long)r.cmd[DRAM_CMD_REF], (long long)refs);
     dram_trace_free(&t);
 }
+
+/* `hwgym dram sim --controller` takes DRAMSys's mcconfig file as DRAMSys writes it */
+Test(dram_edges, dramsys_mcconfig_accepted) {
+    const char *file = "{\"mcconfig\":{\"PagePolicy\":\"Closed\",\"Scheduler\":\"FrFcfsGrp\",\"SchedulerBuffer\":\"ReadWrite\","
+                       "\"RequestBufferSize\":8,\"RequestBufferSizeRead\":4,\"RequestBufferSizeWrite\":6,\"CmdMux\":\"Oldest\","
+                       "\"RespQueue\":\"Reorder\",\"RefreshPolicy\":\"AllBank\",\"RefreshMaxPostponed\":2,"
+                       "\"RefreshMaxPulledin\":3,\"PowerDownPolicy\":\"NoPowerDown\",\"Arbiter\":\"Fifo\","
+                       "\"MaxActiveTransactions\":64,\"RefreshManagement\":false,\"ThinkDelayFw\":1,\"PowerDownTimeout\":3}}";
+    json_t *j = json_loads(file, 0, NULL);
+    cr_assert(j);
+    dram_ctrl c, d;
+    dram_ctrl_default(&c);
+    hw_err err = {0};
+    cr_assert_eq(dram_ctrl_apply_mcconfig(j, &c, &err), 0, "%s", err.msg);
+    cr_assert_eq(c.page_policy, DRAM_PP_CLOSED);
+    cr_assert_str_eq(dram_sched_names[c.scheduler], "FrFcfsGrp");
+    cr_assert_eq(c.buffer_size_read, 4);
+    cr_assert_eq(c.buffer_size_write, 6);
+    cr_assert_eq(c.refresh_max_pulledin, 3);
+    cr_assert_eq(c.max_active_transactions, 64);
+    /* the inner object alone is the same */
+    dram_ctrl_default(&d);
+    cr_assert_eq(dram_ctrl_apply_mcconfig(json_object_get(j, "mcconfig"), &d, &err), 0, "%s", err.msg);
+    cr_assert_eq(memcmp(&c, &d, sizeof c), 0);
+    json_decref(j);
+    /* values the model does not reproduce are refused, naming the key */
+    const char *bad[][2] = {{"{\"mcconfig\":{\"CmdMux\":\"Strict\"}}", "mcconfig.CmdMux"},
+                            {"{\"mcconfig\":{\"PowerDownPolicy\":\"Staggered\"}}", "mcconfig.PowerDownPolicy"},
+                            {"{\"mcconfig\":{\"ArbitrationDelayFw\":3}}", "mcconfig.ArbitrationDelayFw"},
+                            {"{\"mcconfig\":{\"Bogus\":1}}", "mcconfig.Bogus"},
+                            {"{\"mcconfig\":{\"Scheduler\":\"Nope\"}}", "mcconfig.Scheduler"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *b = json_loads(bad[i][0], 0, NULL);
+        dram_ctrl_default(&c);
+        cr_assert_neq(dram_ctrl_apply_mcconfig(b, &c, &err), 0, "%s accepted", bad[i][0]);
+        cr_assert(strstr(err.msg, bad[i][1]), "%s: %s", bad[i][0], err.msg);
+        json_decref(b);
+    }
+}

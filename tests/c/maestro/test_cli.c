@@ -218,3 +218,17 @@ Test(maestro_cli, csv_matches_maestro_reference_rows) {
     cr_assert_gt(rows, 1000);
     refcsv_free(&c);
 }
+
+/* issue 11: a dimension above the model's limit names the limit, not "needs a positive size" */
+Test(maestro_cli, dimension_limit_is_named) {
+    maestro_net net;
+    hw_err err = {0};
+    const char *big = "Network b { Layer L { Type: CONV Dimensions { K: 200000000, C: 4, R: 1, S: 1, Y: 4, X: 4 } "
+                      "Dataflow { TemporalMap(1,1) K; } } }";
+    cr_assert_neq(maestro_parse_network(big, &net, &err), 0);
+    cr_assert(strstr(err.msg, "dimension K") && strstr(err.msg, "200000000") && strstr(err.msg, "100000000"), "%s", err.msg);
+    const char *zero = "Network b { Layer L { Type: CONV Dimensions { K: 0, C: 4, R: 1, S: 1, Y: 4, X: 4 } "
+                       "Dataflow { TemporalMap(1,1) K; } } }";
+    cr_assert_neq(maestro_parse_network(zero, &net, &err), 0);
+    cr_assert(strstr(err.msg, "dimension K = 0"), "%s", err.msg);
+}
