@@ -12,7 +12,8 @@ int hwcli_dram(int argc, char **argv);
 static const char *usage =
     "usage: hwgym dram sim [--memspec NAME|JSON|@file] [--addrmap JSON|@file] [--controller JSON|@file]\n"
     "                      [--trace FILE.stl [--trace-clk MHZ]] [--jedec]\n"
-    "                      [--pattern stream|random|mixed --count N --interval TCK --read-ratio R\n"
+    "                      [--pattern stream|random|mixed|archgym-stream|archgym-random --count N\n"
+    "                       --interval TCK --read-ratio R\n"
     "                       --span BYTES --seed S --stream-frac F]\n"
     "       hwgym dram gen [--pattern ... as above] [--out FILE.stl]\n"
     "       hwgym dram memspecs\n"
@@ -21,7 +22,9 @@ static const char *usage =
     "named parameters, e.g. {\"PagePolicy\":\"Closed\",\"Scheduler\":\"FrFcfsGrp\",\"RequestBufferSize\":4},\n"
     "or a DRAMSys mcconfig file as DRAMSys writes it ({\"mcconfig\": {...}}, CmdMux etc. at the values\n"
     "the model reproduces); absent ones keep DRAMSys's defaults. Memspecs: DDR4-2400 (default), DDR3-1600, or a DRAMSys\n"
-    "memspec JSON. gen writes a trace in DRAMSys's .stl format (stdout without --out).\n";
+    "memspec JSON. gen writes a trace in DRAMSys's .stl format (stdout without --out).\n"
+    "archgym-stream / archgym-random are ArchGym DRAM-Gym style traces: all reads, one per cycle\n"
+    "(--read-ratio 1 --interval 1 unless given).\n";
 
 typedef struct gen_args {
     const char *pattern, *count, *interval, *rr, *span, *seed, *sf, *clk;
@@ -29,10 +32,13 @@ typedef struct gen_args {
 
 static int build_gen(const gen_args *a, double clk_default, dram_gen *g, hw_err *err) {
     long long count = 10000, itv = 16, seed = 1;
+    /* archgym-stream / archgym-random: ArchGym DRAM-Gym style, all reads, one per cycle */
+    bool ag = a->pattern && !strncmp(a->pattern, "archgym-", 8);
+    if (ag) itv = 1;
     if (a->count && hwcli_int_arg(a->count, "--count", 1, 100000000, &count, err)) return -1;
     if (a->interval && hwcli_int_arg(a->interval, "--interval", 0, 1000000000, &itv, err)) return -1;
     if (a->seed && hwcli_int_arg(a->seed, "--seed", 0, (long long)(~0ULL >> 1), &seed, err)) return -1;
-    double rr = a->rr ? atof(a->rr) : 2.0 / 3.0, span = a->span ? atof(a->span) : 1073741824.0, sf = a->sf ? atof(a->sf) : 0.5,
+    double rr = a->rr ? atof(a->rr) : ag ? 1.0 : 2.0 / 3.0, span = a->span ? atof(a->span) : 1073741824.0, sf = a->sf ? atof(a->sf) : 0.5,
            clk = a->clk ? atof(a->clk) : clk_default;
     if (!(rr >= 0 && rr <= 1)) return hw_fail(err, HW_E_BAD_CONFIG, "--read-ratio: expected a number in [0, 1]");
     if (!(span >= 64)) return hw_fail(err, HW_E_BAD_CONFIG, "--span: expected bytes >= 64");
@@ -40,10 +46,13 @@ static int build_gen(const gen_args *a, double clk_default, dram_gen *g, hw_err 
     if (!(clk > 0)) return hw_fail(err, HW_E_BAD_CONFIG, "--trace-clk: expected MHz > 0");
     int pat = DRAM_GEN_STREAM;
     if (a->pattern) {
-        if (!strcmp(a->pattern, "stream")) pat = DRAM_GEN_STREAM;
-        else if (!strcmp(a->pattern, "random")) pat = DRAM_GEN_RANDOM;
-        else if (!strcmp(a->pattern, "mixed")) pat = DRAM_GEN_MIXED;
-        else return hw_fail(err, HW_E_BAD_CONFIG, "--pattern: '%s' (stream, random, mixed)", a->pattern);
+        const char *pn = ag ? a->pattern + 8 : a->pattern;
+        if (!strcmp(pn, "stream")) pat = DRAM_GEN_STREAM;
+        else if (!strcmp(pn, "random")) pat = DRAM_GEN_RANDOM;
+        else if (!strcmp(pn, "mixed") && !ag) pat = DRAM_GEN_MIXED;
+        else
+            return hw_fail(err, HW_E_BAD_CONFIG, "--pattern: '%s' (stream, random, mixed, archgym-stream, archgym-random)",
+                           a->pattern);
     }
     *g = (dram_gen){pat, count, rr, 0, (uint64_t)span, itv, (uint64_t)seed, sf, clk};
     return 0;

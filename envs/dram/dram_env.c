@@ -28,8 +28,10 @@ static const char *const obj_names[] = {"latency", "power", "energy", "joint", N
 enum { LAT_MEAN = 0, LAT_TOTAL };
 static const char *const lat_names[] = {"mean", "total_time", NULL};
 static const char *const range_names[] = {"paper", "archgym", NULL};
-enum { WL_STREAM = 0, WL_RANDOM, WL_MIXED, WL_FILE };
-static const char *const wl_names[] = {"stream", "random", "mixed", "file", NULL};
+/* archgym_*: ArchGym DRAM-Gym style traces, all reads, one request per cycle (defaults of
+ * read_ratio 1 and interval 1; either may still be given) */
+enum { WL_STREAM = 0, WL_RANDOM, WL_MIXED, WL_FILE, WL_AG_STREAM, WL_AG_RANDOM };
+static const char *const wl_names[] = {"stream", "random", "mixed", "file", "archgym_stream", "archgym_random", NULL};
 
 typedef struct dram_state {
     int started;
@@ -88,7 +90,10 @@ static void set_num_param(dram_env *e, int p, const int *vals, int n) {
 
 static void build_params(dram_env *e) {
     set_enum_param(e, P_PAGE, dram_pp_names, NULL, 4);
-    set_enum_param(e, P_SCHED, dram_sched_names, NULL, 3);
+    /* ArchGym's scheduler_mapper is {0: Fifo, 1: FrFcfsGrp, 2: FrFcfs}; the paper's Table 1 and
+     * DRAMSys list Fifo, FrFcfs, FrFcfsGrp. The other enums have the same order in both. */
+    static const int sched_archgym[] = {0, 2, 1};
+    set_enum_param(e, P_SCHED, dram_sched_names, e->ranges == 1 ? sched_archgym : NULL, 3);
     set_enum_param(e, P_BUF, dram_buf_names, NULL, 3);
     set_enum_param(e, P_RESP, dram_resp_names, NULL, 2);
     set_enum_param(e, P_REF, dram_ref_names, NULL, 2);
@@ -173,12 +178,14 @@ static int read_targets(dram_env *e, const json_t *cfg, hw_err *err) {
 static int read_workload(dram_env *e, const json_t *cfg, hw_err *err) {
     int64_t count, interval;
     double rr, span, base, sf, clk;
-    if (hw_cfg_enum(cfg, "workload", wl_names, WL_STREAM, &e->workload, err) ||
-        hw_cfg_int(cfg, "count", 10000, 1, 10000000, &count, err) ||
-        hw_cfg_num(cfg, "read_ratio", 2.0 / 3.0, 0, 1, &rr, err) ||
+    if (hw_cfg_enum(cfg, "workload", wl_names, WL_STREAM, &e->workload, err)) return -1;
+    bool ag = e->workload == WL_AG_STREAM || e->workload == WL_AG_RANDOM;
+    if (ag) e->workload = e->workload == WL_AG_STREAM ? WL_STREAM : WL_RANDOM;
+    if (hw_cfg_int(cfg, "count", 10000, 1, 10000000, &count, err) ||
+        hw_cfg_num(cfg, "read_ratio", ag ? 1.0 : 2.0 / 3.0, 0, 1, &rr, err) ||
         hw_cfg_num(cfg, "span", 1073741824.0, 64, 1.8e19, &span, err) ||
         hw_cfg_num(cfg, "base", 0, 0, 1.8e19, &base, err) ||
-        hw_cfg_int(cfg, "interval", 16, 0, 1000000000, &interval, err) ||
+        hw_cfg_int(cfg, "interval", ag ? 1 : 16, 0, 1000000000, &interval, err) ||
         hw_cfg_num(cfg, "stream_frac", 0.5, 0, 1, &sf, err) ||
         hw_cfg_num(cfg, "trace_clk_mhz", 1e6 / e->ms.tck_ps, 1, 100000, &clk, err))
         return -1;

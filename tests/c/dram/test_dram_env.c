@@ -56,6 +56,20 @@ Test(dram_env, spaces_have_names_and_labels) {
     cr_assert_str_eq(a->labels[3][7], "128"); /* ArchGym RequestBufferSize 1..128 */
     cr_assert_eq(a->nvec[6], 4);
     cr_assert_str_eq(f->observation_space(env)->names[0], "total_time_ns");
+    /* ArchGym's scheduler_mapper order: {0: Fifo, 1: FrFcfsGrp, 2: FrFcfs}; index 1 simulates FrFcfsGrp */
+    cr_assert_str_eq(a->labels[1][0], "Fifo");
+    cr_assert_str_eq(a->labels[1][1], "FrFcfsGrp");
+    cr_assert_str_eq(a->labels[1][2], "FrFcfs");
+    json_t *pt = json_pack("[iiiiiiiiii]", 0, 1, 0, 3, 0, 1, 0, 0, 0, 7), *m = json_object();
+    double rew;
+    hw_err err;
+    cr_assert_eq(f->evaluate(env, pt, &rew, m, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "config"), "Scheduler")), "FrFcfsGrp");
+    json_decref(pt);
+    json_decref(m);
+    f->destroy(env);
+    env = mk("{" SMALL "}", &f);
+    cr_assert_str_eq(f->action_space(env)->labels[1][1], "FrFcfs"); /* the paper's Table 1 order */
     f->destroy(env);
 }
 
@@ -360,6 +374,28 @@ Test(dram_env, shipped_memspec_files_equal_the_builtins) {
         snprintf(cfg, sizeof cfg, "{\"memspec_file\":\"%s\",\"count\":500}", path);
         const hw_env_family *f;
         void *env = mk(cfg, &f);
+        f->destroy(env);
+    }
+}
+
+/* ArchGym DRAM-Gym style traces: all reads, one per cycle (read_ratio 1, interval 1 by default) */
+Test(dram_env, archgym_style_workloads) {
+    const char *wl[] = {"archgym_stream", "archgym_random"};
+    for (int i = 0; i < 2; i++) {
+        char cfg[160];
+        snprintf(cfg, sizeof cfg, "{\"count\":500,\"workload\":\"%s\",\"trace_seed\":1}", wl[i]);
+        const hw_env_family *f;
+        void *env = mk(cfg, &f);
+        json_t *pt = json_pack("[iiiiiiiiii]", 0, 1, 0, 3, 0, 1, 0, 0, 0, 7), *m = json_object();
+        double rew;
+        hw_err err;
+        cr_assert_eq(f->evaluate(env, pt, &rew, m, &err), 0, "%s", err.msg);
+        cr_assert_eq(json_integer_value(json_object_get(m, "n_reads")), 500, "%s", wl[i]);
+        cr_assert_eq(json_integer_value(json_object_get(m, "n_writes")), 0, "%s", wl[i]);
+        /* one request per cycle: 500 requests cannot finish before 500 trace cycles (833 ps each) */
+        cr_assert_geq(json_real_value(json_object_get(m, "total_time_ns")), 499 * 0.833, "%s", wl[i]);
+        json_decref(pt);
+        json_decref(m);
         f->destroy(env);
     }
 }
