@@ -8,6 +8,7 @@
 
 #include "sched.h"
 #include "sched_internal.h"
+#include "sched_tl.h"
 
 const char *const sched_baseline_names[] = {"random-pruned", "bottom-up", "top-down", NULL};
 
@@ -74,11 +75,12 @@ static void recum(bf_ctx *c, int d) {
 }
 
 static int partial_ok(const bf_ctx *c) {
-    for (int i = 0; i < c->nsp; i++) {
-        int r = c->chk_sp[i];
-        double p = 1;
-        for (int d = 0; d < SCHED_NDIM; d++) p *= c->t.f[r][d];
-        if (p > c->a->units[r]) return 0;
+    if (c->nsp) {
+        /* Timeloop's cumulative spatial check (a partial table's fan-outs only grow) */
+        tl_spec s;
+        tl_result r;
+        sched_tl_from_table(c->a, c->l, &c->t, &s);
+        if (tl_check_spatial(&s, &r) != TL_OK) return 0;
     }
     for (int i = 0; i < c->nstore; i++) {
         double need, have;
@@ -98,8 +100,9 @@ static void dfs(bf_ctx *c, int k) {
     if (k == c->ncol) {
         c->st.leaves++;
         double out[4];
-        sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
-        sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out, 0);
+        tl_spec sp;
+        sched_tl_from_table(c->a, c->l, &c->t, &sp);
+        tl_eval_fast(&sp, &out[0], &out[1], &out[2], &out[3]);
         double p = sched_obj_of(out, c->obj), s = c->sec >= 0 ? sched_obj_of(out, c->sec) : 0;
         if (better(p, s, c->best_p, c->best_s)) {
             c->best_p = p;
@@ -267,7 +270,8 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
 
 int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
                      sched_cost *best, sched_bf_stats *st) {
-    return bruteforce(a, l, t, n, rows, obj, sec, best, st, 1);
+    /* the branch-and-bound bound was derived for the pre-Timeloop model; off until re-derived */
+    return bruteforce(a, l, t, n, rows, obj, sec, best, st, 0);
 }
 
 int sched_bruteforce_nobound(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,
@@ -292,6 +296,7 @@ static void random_table(const sched_accel *a, const sched_layer *l, gsl_rng *rn
         if (a->present[r]) pres[np++] = r;
     for (int r = 0; r < SCHED_NROW; r++)
         for (int d = 0; d < SCHED_NDIM; d++) t->f[r][d] = 1;
+    memset(t->ord, 0, sizeof t->ord);
     for (int d = 0; d < SCHED_NDIM; d++) {
         int x = l->d[d];
         for (int p = 2; x > 1; p++)
