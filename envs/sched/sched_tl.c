@@ -121,11 +121,10 @@ static void geometry(const tl_spec *s, tl_geo *g) {
     g->first[s->nl] = g->nloop;
 }
 
-/* Timeloop's walk-delta sum of tile l of tensor t over the temporal loops above it */
-static double walk_sum(const tl_geo *g, int l, int t, double st) {
-    const double *e = g->ext[l];
+/* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
+static double walk_from(const tl_geo *g, const double *e, int lo, int t, double st) {
     double T = tile_words(t, e, st);
-    int lo = g->first[l + 1], hi = g->nloop;
+    int hi = g->nloop;
     if (lo >= hi) return T;
     double total = 1;
     for (int j = lo; j < hi; j++) total *= g->ln[j];
@@ -144,6 +143,101 @@ static double walk_sum(const tl_geo *g, int l, int t, double st) {
     }
     return sum;
 }
+
+/* project an operation-space vector on tensor t's data space (5 coordinates) */
+static inline void project(int t, const double *x, double st, double *o) {
+    if (t == ST_I) {
+        o[0] = x[SD_B], o[1] = x[SD_G], o[2] = x[SD_C];
+        o[3] = st * x[SD_P] + x[SD_R], o[4] = st * x[SD_Q] + x[SD_S];
+        return;
+    }
+    int n = 0;
+    for (int d = 0; d < SCHED_NDIM; d++)
+        if (rel[t][d]) o[n++] = x[d];
+}
+
+#define TL_MAXKIDS 64
+
+static double groups(const tl_spec *s, const tl_geo *g, int l, int t);
+
+/* Accesses into level 0 when it fans out to the MACs: every temporal step delivers each MAC
+ * its operand point, one access per distinct point (multicast); a MAC whose point equals what
+ * a mesh neighbour received at the previous visited step is served over the link instead when
+ * that lowers the step's count (Timeloop's link transfers). */
+static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, double st) {
+    const tl_level *v = &s->lv[0];
+    int nk = (int)g->F[0];
+    if (nk > TL_MAXKIDS) return g->temporal * groups(s, g, 0, t);
+    /* children: Y loops outer, X loops inner, dimensions in index order */
+    double off[TL_MAXKIDS][5];
+    int idx[SCHED_NDIM] = {0};
+    for (int c = 0; c < nk; c++) {
+        double x[SCHED_NDIM] = {0};
+        for (int d = 0; d < SCHED_NDIM; d++) x[d] = idx[d];
+        project(t, x, st, off[c]);
+        /* increment: X dims least significant */
+        for (int pass = 0; pass < 2; pass++) {
+            int done = 0;
+            for (int d = 0; d < SCHED_NDIM && !done; d++) {
+                if (v->saxis[d] != pass || v->sf[d] < 2) continue;
+                if (++idx[d] < v->sf[d]) done = 1;
+                else idx[d] = 0;
+            }
+            if (done) break;
+        }
+    }
+    double hx = s->mac_meshx / v->meshx, hy = (s->mac_instances / s->mac_meshx) / (v->instances / v->meshx);
+    int H = (int)(hx > g->FX[0] ? hx : g->FX[0]), V = (int)(hy > g->FY[0] ? hy : g->FY[0]);
+    double grp = groups(s, g, 0, t);
+    /* visits: the first (no predecessor), then each walk loop j with its shift */
+    double total = 1;
+    for (int j = 0; j < g->nloop; j++) total *= g->ln[j];
+    double sum = grp, R[SCHED_NDIM] = {0}, inner = 1;
+    for (int j = 0; j < g->nloop; j++) {
+        int d = g->ldim[j];
+        double n = g->ln[j];
+        double sh[SCHED_NDIM], D[5];
+        for (int k = 0; k < SCHED_NDIM; k++) sh[k] = -R[k];
+        sh[d] += g->lsig[j];
+        project(t, sh, st, D);
+        int served[TL_MAXKIDS] = {0};
+        for (int c = 0; c < nk; c++) {
+            int h = c % H, w = c / H;
+            int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
+            for (int q = 0; q < 4 && !served[c]; q++) {
+                int nh = nb[q][0], nw = nb[q][1];
+                if (nh < 0 || nh >= H || nw < 0 || nw >= V) continue;
+                int m = nw * H + nh;
+                if (m >= nk) continue;
+                int eq = 1;
+                for (int k = 0; k < 5; k++)
+                    if (off[m][k] - off[c][k] != D[k]) eq = 0;
+                served[c] = eq;
+            }
+        }
+        double left = 0;
+        for (int c = 0; c < nk; c++) {
+            if (served[c]) continue;
+            int dup = 0;
+            for (int c2 = 0; c2 < c && !dup; c2++) {
+                if (served[c2]) continue;
+                int eq = 1;
+                for (int k = 0; k < 5; k++)
+                    if (off[c2][k] != off[c][k]) eq = 0;
+                dup = eq;
+            }
+            if (!dup) left++;
+        }
+        double cnt = left < grp ? left : grp;
+        sum += (n - 1) * (total / (inner * n)) * cnt;
+        R[d] += g->lsig[j];
+        inner *= n;
+    }
+    return sum;
+}
+
+/* tile l over the temporal loops above it */
+static double walk_sum(const tl_geo *g, int l, int t, double st) { return walk_from(g, g->ext[l], g->first[l + 1], t, st); }
 
 /* distinct multicast groups among the children of level l's fan-out, for tensor t */
 static double groups(const tl_spec *s, const tl_geo *g, int l, int t) {
@@ -170,6 +264,8 @@ static int fail(tl_result *r, int cls, int lvl, const char *name, const char *fm
     return cls;
 }
 
+static int check_levels(const tl_spec *s, tl_result *r, int capacity);
+
 int tl_check(const tl_spec *s, tl_result *r) {
     r->status = TL_OK;
     r->fail_level = -1;
@@ -186,20 +282,14 @@ int tl_check(const tl_spec *s, tl_result *r) {
     }
     tl_geo g;
     geometry(s, &g);
-    /* capacity, innermost first */
-    for (int l = 0; l < s->nl; l++) {
-        const tl_level *v = &s->lv[l];
-        if (v->entries < 0) continue;
-        double need = 0;
-        for (int t = 0; t < SCHED_NT; t++)
-            if (v->keep[t]) need += tile_words(t, g.ext[l], s->stride);
-        if (need > v->entries)
-            return fail(r, TL_ECAPACITY, l, v->name, "mapped tile size %.0f exceeds buffer capacity %.0f", need, v->entries);
-    }
-    return tl_check_spatial(s, r);
+    return check_levels(s, r, 1);
 }
 
-int tl_check_spatial(const tl_spec *s, tl_result *r) {
+int tl_check_spatial(const tl_spec *s, tl_result *r) { return check_levels(s, r, 0); }
+
+/* Timeloop's order: the arithmetic level's expansion, then each storage level innermost
+ * first: its capacity, then its instances and X/Y expansion */
+static int check_levels(const tl_spec *s, tl_result *r, int capacity) {
     tl_geo g;
     geometry(s, &g);
     r->status = TL_OK;
@@ -219,6 +309,14 @@ int tl_check_spatial(const tl_spec *s, tl_result *r) {
     /* storage levels: the fan-outs above each */
     for (int l = 0; l < s->nl; l++) {
         const tl_level *v = &s->lv[l];
+        if (capacity && v->entries >= 0) {
+            double need = 0;
+            for (int t = 0; t < SCHED_NT; t++)
+                if (v->keep[t]) need += tile_words(t, g.ext[l], s->stride);
+            if (need > v->entries)
+                return fail(r, TL_ECAPACITY, l, v->name, "mapped tile size %.0f exceeds buffer capacity %.0f", need,
+                            v->entries);
+        }
         double x = 1, y = 1;
         for (int k = l + 1; k < s->nl; k++) x *= g.FX[k], y *= g.FY[k];
         double vy = v->instances / v->meshx;
@@ -241,8 +339,13 @@ static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double
     int nl = s->nl;
     double st = s->stride;
     double weighted[TL_MAXLV], pas[TL_MAXLV], size[TL_MAXLV], part[TL_MAXLV];
-    content[0] = g->temporal * (g->F[0] > 1 ? groups(s, g, 0, t) : 1);
-    weighted[0] = g->temporal * g->F[0];
+    if (g->F[0] > 1) {
+        content[0] = mac_fanout_accesses(s, g, t, st);
+        weighted[0] = g->temporal * g->F[0];
+    } else {
+        content[0] = g->temporal;
+        weighted[0] = g->temporal;
+    }
     for (int l = 0; l < nl; l++) size[l] = tile_words(t, g->ext[l], st);
     for (int l = 1; l < nl; l++) {
         double w = walk_sum(g, l - 1, t, st);
