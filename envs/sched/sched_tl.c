@@ -335,10 +335,10 @@ static int check_levels(const tl_spec *s, tl_result *r, int capacity) {
 /* per-instance reads/fills/updates of every level for tensor t; content[] = accesses into each
  * level after masking (network ingress) */
 static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double *inst, double *rd, double *fl, double *up,
-                          double *content) {
+                          double *content, double *part) {
     int nl = s->nl;
     double st = s->stride;
-    double weighted[TL_MAXLV], pas[TL_MAXLV], size[TL_MAXLV], part[TL_MAXLV];
+    double weighted[TL_MAXLV], pas[TL_MAXLV], size[TL_MAXLV] = {0};
     if (g->F[0] > 1) {
         content[0] = mac_fanout_accesses(s, g, t, st);
         weighted[0] = g->temporal * g->F[0];
@@ -408,8 +408,8 @@ void tl_eval(const tl_spec *s, tl_result *r) {
         r->e_level[l] = r->e_net[l] = r->ingress[l] = 0;
     }
     for (int t = 0; t < SCHED_NT; t++) {
-        double rd[TL_MAXLV], fl[TL_MAXLV], up[TL_MAXLV];
-        tensor_counts(s, &g, t, inst, rd, fl, up, content[t]);
+        double rd[TL_MAXLV], fl[TL_MAXLV], up[TL_MAXLV], part[TL_MAXLV];
+        tensor_counts(s, &g, t, inst, rd, fl, up, content[t], part);
         for (int l = 0; l < nl; l++) {
             r->reads[l][t] = rd[l] * inst[l];
             r->fills[l][t] = fl[l] * inst[l];
@@ -417,7 +417,11 @@ void tl_eval(const tl_spec *s, tl_result *r) {
             r->tile[l][t] = s->lv[l].keep[t] ? tile_words(t, g.ext[l], s->stride) : 0;
             const tl_level *v = &s->lv[l];
             r->e_level[l] += (r->reads[l][t] * v->e_read + r->fills[l][t] * v->e_fill + r->updates[l][t] * v->e_update);
-            r->ingress[l] += content[t][l] * inst[l];
+            /* a network into a level without in-place reduction (DRAM) carries partial sums both
+             * ways: 2 * accesses - partition */
+            double in = content[t][l];
+            if (t == ST_O && v->dram) in = 2 * in - part[l];
+            r->ingress[l] += in * inst[l];
         }
     }
     double cyc = g.temporal;

@@ -26,6 +26,7 @@ typedef struct tl_level {
     double bw;           /* shared bandwidth, words per cycle per instance; 0 = unlimited */
     double e_read, e_fill, e_update; /* pJ per word */
     double e_ingress;    /* pJ per word entering this level's fan-out network (multicast once) */
+    int dram;            /* technology DRAM: no in-place reduction */
     int row;             /* sched table row this level stands for (stats roll-up), -1 = none */
     /* mapping */
     int tf[SCHED_NDIM];   /* temporal factors */

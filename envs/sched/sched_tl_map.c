@@ -109,6 +109,7 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
     for (int i = 0; i < s->nl; i++) {
         tl_level *v = &s->lv[i];
         if (v->row == SR_GB) v->e_ingress = a->e_word[SR_PEX];
+        v->dram = v->row == SR_DRAM;
         if (v->row == SR_DRAM) v->e_ingress = (a->present[SR_CHX] || a->present[SR_CHY]) ? a->e_word[SR_CHX] : 0;
     }
     /* instances and mesh from the hardware fan-outs above each level */

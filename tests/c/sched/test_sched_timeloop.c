@@ -107,6 +107,9 @@ Test(sched_timeloop, reference_rows_match_timeloop_model, .timeout = 120) {
             fprintf(stderr, "row %d %s %s %s: E %.4g/%.4g (%+.2f%%) cyc %.6g/%.6g (%s/%s)%s\n", r->id, r->accel, r->family,
                     r->layer.name, c.energy_pj, r->energy, 100 * (c.energy_pj / r->energy - 1), c.cycles, r->cycles,
                     c.bound_row < 0 ? "compute" : sched_row_names[c.bound_row], r->bound, diffs);
+        if (verbose && !eok)
+            fprintf(stderr, "    ours: REG %.6g LB %.6g GB %.6g DRAM %.6g netPE %.6g netCHIP %.6g\n", c.e_level[SR_REG],
+                    c.e_level[SR_LB], c.e_level[SR_GB], c.e_level[SR_DRAM], c.e_level[SR_PEX], c.e_level[SR_CHX]);
     }
     fprintf(stderr, "timeloop fidelity: %d accepted rows: energy within 1%% %d (%.1f%%), cycles %d (%.1f%%), counts exact %d "
                     "(%.1f%%); verdict mismatches %d\n",
