@@ -122,26 +122,92 @@ static void geometry(const tl_spec *s, tl_geo *g) {
 }
 
 /* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
+/* One move of a tile by D (data space, 5 coordinates, extents ext) given the gradient of the
+ * previous move (0 none, else 1 + 2*axis + (D>0)): Timeloop's box difference keeps a partial
+ * delta only when the boxes differ along one axis and the window keeps moving the same way
+ * as before (a new direction or axis resets the residual tile: the whole tile is new). */
+static inline int tile_move(const double *D, const double *ext, int gin, double *frac) {
+    int nz = 0, k = -1;
+    for (int i = 0; i < 5; i++)
+        if (D[i] != 0) nz++, k = i;
+    if (nz == 0) {
+        *frac = 0;
+        return 0;
+    }
+    double m = fabs(D[k]);
+    if (nz > 1 || m >= ext[k]) {
+        *frac = 1;
+        return 0;
+    }
+    int gn = 1 + 2 * k + (D[k] > 0);
+    if (gin == 0 || gin == gn) {
+        *frac = m / ext[k];
+        return gn;
+    }
+    *frac = 1;
+    return 0;
+}
+
+typedef struct walk_ctx {
+    int m;
+    double n[TL_MAXLV * SCHED_NDIM];
+    double D[TL_MAXLV * SCHED_NDIM][5];
+    double ext[5];
+    double memo_sum[TL_MAXLV * SCHED_NDIM + 1][11];
+    signed char memo_out[TL_MAXLV * SCHED_NDIM + 1][11];
+} walk_ctx;
+
+/* moves of the subnest k.. (outer to inner) entered with gradient gin: Timeloop visits
+ * iteration 0 and iteration 1 (weighted n-1) of every loop */
+static double walk_rec(walk_ctx *w, int k, int gin, int *gout) {
+    if (k == w->m) {
+        *gout = gin;
+        return 0;
+    }
+    if (w->memo_out[k][gin] >= 0) {
+        *gout = w->memo_out[k][gin];
+        return w->memo_sum[k][gin];
+    }
+    int g1, g2, g3;
+    double s1 = walk_rec(w, k + 1, gin, &g1);
+    double f;
+    g2 = tile_move(w->D[k], w->ext, g1, &f);
+    double s2 = walk_rec(w, k + 1, g2, &g3);
+    double sum = s1 + (w->n[k] - 1) * (f + s2);
+    w->memo_out[k][gin] = (signed char)g3;
+    w->memo_sum[k][gin] = sum;
+    *gout = g3;
+    return sum;
+}
+
+static inline void project(int t, const double *x, double st, double *o);
+
+/* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
 static double walk_from(const tl_geo *g, const double *e, int lo, int t, double st) {
     double T = tile_words(t, e, st);
     int hi = g->nloop;
     if (lo >= hi) return T;
-    double total = 1;
-    for (int j = lo; j < hi; j++) total *= g->ln[j];
+    walk_ctx w;
+    w.m = hi - lo;
     double R[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0};
-    double inner = 1, sum = T;
     for (int j = lo; j < hi; j++) {
+        int k = hi - 1 - j; /* outer to inner */
         int d = g->ldim[j];
-        double n = g->ln[j];
         double sh[SCHED_NDIM];
-        for (int k = 0; k < SCHED_NDIM; k++) sh[k] = -R[k];
+        for (int q = 0; q < SCHED_NDIM; q++) sh[q] = -R[q];
         sh[d] += g->lsig[j];
-        double f = delta_frac(t, sh, e, st);
-        if (f > 0) sum += (n - 1) * (total / (inner * n)) * f * T;
+        project(t, sh, st, w.D[k]);
+        w.n[k] = g->ln[j];
         R[d] += g->lsig[j];
-        inner *= n;
     }
-    return sum;
+    double one[SCHED_NDIM];
+    for (int q = 0; q < SCHED_NDIM; q++) one[q] = e[q] - 1;
+    project(t, one, st, w.ext);
+    for (int i = 0; i < 5; i++) w.ext[i] += 1;
+    for (int k = 0; k <= w.m; k++)
+        for (int q = 0; q < 11; q++) w.memo_out[k][q] = -1;
+    int gout;
+    return T * (1 + walk_rec(&w, 0, 0, &gout));
 }
 
 /* project an operation-space vector on tensor t's data space (5 coordinates) */
