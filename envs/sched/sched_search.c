@@ -125,20 +125,24 @@ static void dfs(bf_ctx *c, int k) {
         }
         if (c->bound && k + 1 < c->ncol) {
             /* branch and bound: the partial table (unassigned entries 1) bounds every completion */
-            double out[4];
-            sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
-            for (int ten = 0; ten < SCHED_NT; ten++) c->pre.lbmul[ten] = c->sufmul[k + 1][ten];
-            c->pre.lbfirst = c->sufcrs[k + 1];
-            /* temporal product owed: the unassigned products, less what the selected spatial
-             * rows can still absorb */
+            double out[4], mul[SCHED_NT];
+            for (int ten = 0; ten < SCHED_NT; ten++) mul[ten] = c->sufmul[k + 1][ten];
+            /* temporal product owed: the unassigned products, less what the spatial rows can still
+             * absorb (Timeloop checks fan-outs cumulatively: bounded by the MACs left unused) */
             double room = 1;
-            for (int i = 0; i < c->nsp; i++) {
-                double p = 1;
-                for (int d = 0; d < SCHED_NDIM; d++) p *= c->t.f[c->chk_sp[i]][d];
-                room *= c->a->units[c->chk_sp[i]] / p;
+            if (c->nsp) {
+                double used = 1, units = 1;
+                for (int r = 0; r < SCHED_NROW; r++)
+                    if (sched_is_spatial(r) && c->a->present[r]) {
+                        units *= c->a->units[r];
+                        for (int d = 0; d < SCHED_NDIM; d++) used *= c->t.f[r][d];
+                    }
+                room = units / used;
             }
-            c->pre.lbtemporal = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
-            sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out, 1);
+            double owed = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
+            tl_spec sp;
+            sched_tl_from_table(c->a, c->l, &c->t, &sp);
+            tl_eval_bound(&sp, mul, owed, out);
             if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
                 c->st.bounded++;
                 continue;
@@ -270,8 +274,7 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
 
 int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
                      sched_cost *best, sched_bf_stats *st) {
-    /* the branch-and-bound bound was derived for the pre-Timeloop model; off until re-derived */
-    return bruteforce(a, l, t, n, rows, obj, sec, best, st, 0);
+    return bruteforce(a, l, t, n, rows, obj, sec, best, st, 1);
 }
 
 int sched_bruteforce_nobound(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,

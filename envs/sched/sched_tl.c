@@ -204,6 +204,25 @@ static double walk_from(const tl_geo *g, const double *e, int lo, int t, double 
     for (int q = 0; q < SCHED_NDIM; q++) one[q] = e[q] - 1;
     project(t, one, st, w.ext);
     for (int i = 0; i < 5; i++) w.ext[i] += 1;
+    /* without a partial move (one axis, less than the extent) every move brings all or
+     * nothing and the residual-tile rule never applies: closed form */
+    int partial = 0;
+    double frac[TL_MAXLV * SCHED_NDIM];
+    for (int k = 0; k < w.m; k++) {
+        int nz = 0, ax = -1;
+        for (int i = 0; i < 5; i++)
+            if (w.D[k][i] != 0) nz++, ax = i;
+        frac[k] = nz == 0 ? 0 : 1;
+        if (nz == 1 && fabs(w.D[k][ax]) < w.ext[ax]) partial = 1;
+    }
+    if (!partial) {
+        double sum = 0, outer = 1;
+        for (int k = 0; k < w.m; k++) {
+            if (frac[k] > 0) sum += (w.n[k] - 1) * outer;
+            outer *= w.n[k];
+        }
+        return T * (1 + sum);
+    }
     for (int k = 0; k <= w.m; k++)
         for (int q = 0; q < 11; q++) w.memo_out[k][q] = -1;
     int gout;
@@ -413,8 +432,11 @@ static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double
         weighted[0] = g->temporal;
     }
     for (int l = 0; l < nl; l++) size[l] = tile_words(t, g->ext[l], st);
+    double w = 0;
     for (int l = 1; l < nl; l++) {
-        double w = walk_sum(g, l - 1, t, st);
+        /* a level with no loops of its own (LB_I, LB_O) sees the same walk as the one below */
+        if (l < 2 || g->first[l] != g->first[l - 1] || memcmp(g->ext[l - 1], g->ext[l - 2], sizeof g->ext[0]))
+            w = walk_sum(g, l - 1, t, st);
         pas[l - 1] = w;
         content[l] = w * (g->F[l] > 1 ? groups(s, g, l, t) : 1);
         weighted[l] = w * g->F[l];
@@ -474,6 +496,7 @@ void tl_eval(const tl_spec *s, tl_result *r) {
         r->e_level[l] = r->e_net[l] = r->ingress[l] = 0;
     }
     for (int t = 0; t < SCHED_NT; t++) {
+        r->e_tensor[t] = 0;
         double rd[TL_MAXLV], fl[TL_MAXLV], up[TL_MAXLV], part[TL_MAXLV];
         tensor_counts(s, &g, t, inst, rd, fl, up, content[t], part);
         for (int l = 0; l < nl; l++) {
@@ -488,6 +511,8 @@ void tl_eval(const tl_spec *s, tl_result *r) {
             double in = content[t][l];
             if (t == ST_O && v->dram) in = 2 * in - part[l];
             r->ingress[l] += in * inst[l];
+            r->e_tensor[t] += (r->reads[l][t] * v->e_read + r->fills[l][t] * v->e_fill + r->updates[l][t] * v->e_update) +
+                              in * inst[l] * v->e_ingress;
         }
     }
     double cyc = g.temporal;
@@ -512,6 +537,19 @@ void tl_eval(const tl_spec *s, tl_result *r) {
     r->energy = e;
     r->utilization = macs / (cyc * s->mac_instances);
     r->spatial_util = g.spatial / s->mac_instances;
+}
+
+void tl_eval_bound(const tl_spec *s, const double mul[SCHED_NT], double temporal_mul, double out[4]) {
+    tl_result r;
+    tl_eval(s, &r);
+    double e = r.e_mac_total;
+    for (int t = 0; t < SCHED_NT; t++) e += mul[t] * r.e_tensor[t];
+    int d = s->nl - 1;
+    double dw = 0;
+    for (int t = 0; t < SCHED_NT; t++) dw += mul[t] * (r.reads[d][t] + r.fills[d][t] + r.updates[d][t]);
+    out[0] = e;
+    out[1] = out[2] = r.compute_cycles * temporal_mul;
+    out[3] = dw;
 }
 
 void tl_eval_fast(const tl_spec *s, double *energy, double *cycles, double *compute_cycles, double *dram_words) {

@@ -56,6 +56,7 @@ typedef struct tl_result {
     double level_cycles[TL_MAXLV];
     double e_level[TL_MAXLV];              /* storage access energy, all instances */
     double e_net[TL_MAXLV];                /* network energy */
+    double e_tensor[SCHED_NT];             /* storage + network energy of each tensor */
     double e_mac_total, energy;
 } tl_result;
 
@@ -69,6 +70,11 @@ int tl_check(const tl_spec *s, tl_result *r);
 int tl_check_spatial(const tl_spec *s, tl_result *r);
 /* Counts, energy and cycles of a spec assumed valid (tl_check first). */
 void tl_eval(const tl_spec *s, tl_result *r);
+/* Lower bound for the brute force on a partial table (unassigned entries 1): every access term
+ * of tensor t times mul[t] (the product of the unassigned columns that t depends on, without
+ * the input's P Q R S), compute cycles times temporal_mul. out: energy, cycles, compute
+ * cycles, DRAM words (as sched_obj_of reads them). */
+void tl_eval_bound(const tl_spec *s, const double mul[SCHED_NT], double temporal_mul, double out[4]);
 /* Fast path for search: energy and cycles only (same numbers as tl_eval). */
 void tl_eval_fast(const tl_spec *s, double *energy, double *cycles, double *compute_cycles, double *dram_words);
 

@@ -108,7 +108,7 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
     /* network energies: the PE array's network belongs to GB, the chips' to DRAM */
     for (int i = 0; i < s->nl; i++) {
         tl_level *v = &s->lv[i];
-        if (v->row == SR_GB) v->e_ingress = a->e_word[SR_PEX];
+        if (v->row == SR_GB) v->e_ingress = (a->present[SR_PEX] || a->present[SR_PEY]) ? a->e_word[SR_PEX] : 0;
         v->dram = v->row == SR_DRAM;
         if (v->row == SR_DRAM) v->e_ingress = (a->present[SR_CHX] || a->present[SR_CHY]) ? a->e_word[SR_CHX] : 0;
     }
