@@ -74,13 +74,11 @@ static void recum(bf_ctx *c, int d) {
     }
 }
 
-static int partial_ok(const bf_ctx *c) {
+static int partial_ok(const bf_ctx *c, tl_spec *s) {
     if (c->nsp) {
         /* Timeloop's cumulative spatial check (a partial table's fan-outs only grow) */
-        tl_spec s;
         tl_result r;
-        sched_tl_from_table(c->a, c->l, &c->t, &s);
-        if (tl_check_spatial(&s, &r) != TL_OK) return 0;
+        if (tl_check_spatial(s, &r) != TL_OK) return 0;
     }
     for (int i = 0; i < c->nstore; i++) {
         double need, have;
@@ -96,13 +94,11 @@ static int better(double p, double s, double bp, double bs) {
     return s < bs - 1e-12 * fabs(bs);
 }
 
-static void dfs(bf_ctx *c, int k) {
+static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
     if (k == c->ncol) {
         c->st.leaves++;
         double out[4];
-        tl_spec sp;
-        sched_tl_from_table(c->a, c->l, &c->t, &sp);
-        tl_eval_fast(&sp, &out[0], &out[1], &out[2], &out[3]);
+        tl_eval_fast(cur, &out[0], &out[1], &out[2], &out[3]);
         double p = sched_obj_of(out, c->obj), s = c->sec >= 0 ? sched_obj_of(out, c->sec) : 0;
         if (better(p, s, c->best_p, c->best_s)) {
             c->best_p = p;
@@ -119,7 +115,9 @@ static void dfs(bf_ctx *c, int k) {
         c->st.visited++;
         for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = o[i];
         recum(c, d);
-        if (!partial_ok(c)) {
+        tl_spec sp;
+        sched_tl_from_table(c->a, c->l, &c->t, &sp);
+        if (!partial_ok(c, &sp)) {
             c->st.pruned++;
             continue;
         }
@@ -140,15 +138,13 @@ static void dfs(bf_ctx *c, int k) {
                 room = units / used;
             }
             double owed = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
-            tl_spec sp;
-            sched_tl_from_table(c->a, c->l, &c->t, &sp);
             tl_eval_bound(&sp, mul, owed, out);
             if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
                 c->st.bounded++;
                 continue;
             }
         }
-        dfs(c, k + 1);
+        dfs(c, k + 1, &sp);
     }
     for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = 1;
     recum(c, d);
@@ -263,7 +259,9 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
     }
     sched_cum(&c->t, c->cum);
     sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
-    if (partial_ok(c)) dfs(c, 0);
+    tl_spec sp0;
+    sched_tl_from_table(a, l, &c->t, &sp0);
+    if (partial_ok(c, &sp0)) dfs(c, 0, &sp0);
     *t = c->best_t;
     if (best) sched_cost_eval(a, l, t, best);
     if (st) *st = c->st;
