@@ -5,7 +5,7 @@
 set -euo pipefail
 stamp() { [ -z "${HWGYM_DEPS_STAMP:-}" ] || touch "$HWGYM_DEPS_STAMP"; }
 PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlite3 libcriterion-dev
-      libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev
+      libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev libyaml-dev
       python3 python3-zmq python3-msgpack python3-numpy)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -18,6 +18,7 @@ int hwcli_spaces(int argc, char **argv);
 int hwcli_eval(int argc, char **argv);
 int hwcli_replay(int argc, char **argv);
 int hwcli_export(int argc, char **argv);
+int hwcli_timeloop_model(int argc, char **argv); /* cmd_timeloop.c */
 
 typedef struct hwcli_opt {
     const char *name;    /* "--config" */

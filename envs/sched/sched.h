@@ -53,14 +53,20 @@ typedef struct sched_accel {
 
 typedef struct sched_table {
     int f[SCHED_NROW][SCHED_NDIM];
+    /* loop order of each storage row, innermost first, as dimension index + 1; a row whose
+     * ord[r][0] is 0 uses the accelerator's dataflow order (so a zeroed table is the default) */
+    unsigned char ord[SCHED_NROW][SCHED_NDIM];
 } sched_table;
 
 typedef struct sched_cost {
     double energy_pj, cycles, compute_cycles, edp;
     double macs;
-    double access[SCHED_NROW][SCHED_NT]; /* storage rows: reads + writes (words, all instances) */
-    double e_level[SCHED_NROW];          /* pJ spent at each row (storage accesses / network) */
-    double utilisation;                  /* used MACs / available MACs */
+    double access[SCHED_NROW][SCHED_NT]; /* storage rows: reads + fills + updates (words, all instances) */
+    double reads[SCHED_NROW][SCHED_NT], fills[SCHED_NROW][SCHED_NT], updates[SCHED_NROW][SCHED_NT]; /* Timeloop's */
+    double e_level[SCHED_NROW];          /* pJ spent at each row (storage accesses; PE_X: PE-array
+                                          * network; CHIP_X: chip network) */
+    double utilisation;                  /* used MACs / available MACs (Timeloop's spatial utilisation) */
+    double tl_utilization;               /* MACs / (cycles * MAC instances): includes bandwidth stalls */
     int bound_row;                       /* row limiting cycles, -1 = compute */
 } sched_cost;
 
@@ -84,15 +90,24 @@ int sched_model_layers(const char *model, sched_layer **out, hw_err *err);
 /* ---- table, constraints, cost ---- */
 void sched_table_init(const sched_layer *l, sched_table *t); /* everything in DRAM */
 /* 0 when valid, else -1 with HW_E_BAD_ACTION and the failing constraint named, e.g.
- * "constraint capacity LB.W: tile 512 B > 448 B" or "constraint column K: product 32 != 64". */
+ * "constraint column K: product 32 != 64", or Timeloop's checks (capacity of each Timeloop
+ * level, then spatial expansion, cumulative over the fan-outs above a level):
+ * "constraint capacity: couldn't map level LB_I: mapped tile size 18 exceeds buffer capacity 7",
+ * "constraint spatial: couldn't map level MAC: mapped max Arithmetic X expansion 16 exceeds ...".
+ * The reason class is the word after "constraint". */
 int sched_check(const sched_accel *a, const sched_layer *l, const sched_table *t, hw_err *err);
 /* Cost of a table assumed valid (call sched_check first for untrusted tables). */
 void sched_cost_eval(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c);
 /* check + cost */
 int sched_evaluate(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c, hw_err *err);
 double sched_objective(const sched_cost *c, int obj);
+/* rows: [[B,C,G,K,R,S,P,Q] x 10]; orders (optional, may be NULL): {"REG":"BPQCRSKG",...} */
 int sched_table_from_json(const json_t *j, sched_table *t, hw_err *err);
+int sched_orders_from_json(const json_t *j, sched_table *t, hw_err *err);
+/* "BPQCRSKG"-style order string (innermost first, a permutation of the 8 letters) */
+int sched_order_parse(const char *s, unsigned char ord[SCHED_NDIM]);
 json_t *sched_table_to_json(const sched_table *t);
+json_t *sched_orders_to_json(const sched_accel *a, const sched_table *t); /* every storage row's order */
 
 /* ---- actions and brute force ---- */
 /* Rows of action a given current row r: n = 2 or 3, rows[] filled; returns n. */

@@ -33,4 +33,10 @@ double sched_obj_of(const double out[4], int obj);
 void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched_table *t,
                          const double cum[SCHED_NROW][SCHED_NDIM], sched_cost *c);
 
+struct tl_spec;
+struct tl_result;
+void sched_cost_from_tl(const struct tl_spec *s, const struct tl_result *r, sched_cost *c);
+/* loop order of a storage row, innermost first: the table's or the dataflow default */
+void sched_table_order(const sched_accel *a, const sched_table *t, int row, int ord[SCHED_NDIM]);
+/* the pre-Timeloop cost core above is kept only as the brute force's pruning heuristic */
 #endif

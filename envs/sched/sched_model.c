@@ -9,6 +9,7 @@
 #include "common/zoo.h"
 #include "sched.h"
 #include "sched_internal.h"
+#include "sched_tl.h"
 
 
 const char *const sched_dim_names[SCHED_NDIM] = {"B", "C", "G", "K", "R", "S", "P", "Q"};
@@ -337,6 +338,7 @@ int sched_model_layers(const char *model, sched_layer **out, hw_err *err) {
 /* ------------------------------------------------------------------ table */
 
 void sched_table_init(const sched_layer *l, sched_table *t) {
+    memset(t->ord, 0, sizeof t->ord);
     for (int r = 0; r < SCHED_NROW; r++)
         for (int d = 0; d < SCHED_NDIM; d++) t->f[r][d] = r == SR_DRAM ? l->d[d] : 1;
 }
@@ -403,27 +405,22 @@ int sched_check(const sched_accel *a, const sched_layer *l, const sched_table *t
                                a->name, sched_dim_names[d], t->f[r][d]);
     }
     for (int r = 0; r < SCHED_NROW; r++) {
-        if (!sched_is_spatial(r) || !a->present[r]) continue;
-        double p = 1;
-        for (int d = 0; d < SCHED_NDIM; d++) p *= t->f[r][d];
-        if (p > a->units[r])
-            return hw_fail(err, HW_E_BAD_ACTION, "constraint spatial %s: %.0f units used > %d available", sched_row_names[r], p,
-                           a->units[r]);
+        if (!t->ord[r][0]) continue;
+        unsigned seen = 0;
+        for (int i = 0; i < SCHED_NDIM; i++) {
+            int d = t->ord[r][i] - 1;
+            if (d < 0 || d >= SCHED_NDIM || (seen & (1u << d)))
+                return hw_fail(err, HW_E_BAD_ACTION, "constraint order %s: not a permutation of BCGKRSPQ", sched_row_names[r]);
+            seen |= 1u << d;
+        }
     }
-    double cum[SCHED_NROW][SCHED_NDIM];
-    sched_cum(t, cum);
-    for (int k = 0; k < 3; k++) {
-        int r = sched_storage_rows[k];
-        if (!a->present[r]) continue;
-        double need, have;
-        int f = sched_cap_fail(a, l, r, cum[r], &need, &have);
-        if (f == 4)
-            return hw_fail(err, HW_E_BAD_ACTION, "constraint capacity %s: tiles I+W+O %.0f B > %.0f B", sched_row_names[r], need,
-                           have);
-        if (f)
-            return hw_fail(err, HW_E_BAD_ACTION, "constraint capacity %s.%s: tile %.0f B > %.0f B", sched_row_names[r],
-                           sched_tensor_names[f - 1], need, have);
-    }
+    tl_spec s;
+    tl_result res;
+    sched_tl_from_table(a, l, t, &s);
+    int cls = tl_check(&s, &res);
+    if (cls == TL_ECAPACITY) return hw_fail(err, HW_E_BAD_ACTION, "constraint capacity: %s", res.reason);
+    if (cls == TL_ESPATIAL) return hw_fail(err, HW_E_BAD_ACTION, "constraint spatial: %s", res.reason);
+    if (cls != TL_OK) return hw_fail(err, HW_E_BAD_ACTION, "constraint factors: %s", res.reason);
     return 0;
 }
 
@@ -626,10 +623,37 @@ void sched_cost_eval_cum(const sched_accel *a, const sched_layer *l, const sched
     sched_cost_core(a, l, cum, &pre, c, out, 0);
 }
 
+void sched_cost_from_tl(const tl_spec *s, const tl_result *r, sched_cost *c) {
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < s->nl; i++) {
+        int row = s->lv[i].row;
+        if (row < 0) continue;
+        for (int t = 0; t < SCHED_NT; t++) {
+            c->reads[row][t] += r->reads[i][t];
+            c->fills[row][t] += r->fills[i][t];
+            c->updates[row][t] += r->updates[i][t];
+            c->access[row][t] += r->reads[i][t] + r->fills[i][t] + r->updates[i][t];
+        }
+        c->e_level[row] += r->e_level[i];
+        if (row == SR_GB) c->e_level[SR_PEX] += r->e_net[i];
+        if (row == SR_DRAM) c->e_level[SR_CHX] += r->e_net[i];
+    }
+    c->energy_pj = r->energy;
+    c->cycles = r->cycles;
+    c->compute_cycles = r->compute_cycles;
+    c->edp = r->energy * r->cycles;
+    c->macs = r->macs;
+    c->utilisation = r->spatial_util;
+    c->tl_utilization = r->utilization;
+    c->bound_row = r->bound < 0 ? -1 : s->lv[r->bound].row;
+}
+
 void sched_cost_eval(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c) {
-    double cum[SCHED_NROW][SCHED_NDIM];
-    sched_cum(t, cum);
-    sched_cost_eval_cum(a, l, t, cum, c);
+    tl_spec s;
+    tl_result r;
+    sched_tl_from_table(a, l, t, &s);
+    tl_eval(&s, &r);
+    sched_cost_from_tl(&s, &r, c);
 }
 
 int sched_evaluate(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c, hw_err *err) {
@@ -665,7 +689,56 @@ int sched_table_from_json(const json_t *j, sched_table *t, hw_err *err) {
             t->f[r][d] = (int)x;
         }
     }
+    memset(t->ord, 0, sizeof t->ord);
     return 0;
+}
+
+int sched_order_parse(const char *s, unsigned char ord[SCHED_NDIM]) {
+    if (!s || strlen(s) != SCHED_NDIM) return -1;
+    unsigned seen = 0;
+    for (int i = 0; i < SCHED_NDIM; i++) {
+        int d = -1;
+        for (int k = 0; k < SCHED_NDIM; k++)
+            if (s[i] == sched_dim_names[k][0] || s[i] == sched_dim_names[k][0] + 32) d = k;
+        if (d < 0 || (seen & (1u << d))) return -1;
+        seen |= 1u << d;
+        ord[i] = (unsigned char)(d + 1);
+    }
+    return 0;
+}
+
+int sched_orders_from_json(const json_t *j, sched_table *t, hw_err *err) {
+    memset(t->ord, 0, sizeof t->ord);
+    if (!j || json_is_null(j)) return 0;
+    if (!json_is_object(j))
+        return hw_fail(err, HW_E_BAD_ACTION, "orders: expected an object {\"REG\"|\"LB\"|\"GB\"|\"DRAM\": \"BPQCRSKG\"}");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)j, k, v) {
+        int row = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(k, sched_row_names[sched_storage_rows[i]])) row = sched_storage_rows[i];
+        if (row < 0) return hw_fail(err, HW_E_BAD_ACTION, "orders.%s: not a storage row (REG, LB, GB, DRAM)", k);
+        if (!json_is_string(v) || sched_order_parse(json_string_value(v), t->ord[row]))
+            return hw_fail(err, HW_E_BAD_ACTION,
+                           "orders.%s: expected a permutation of the 8 letters BCGKRSPQ, innermost first (e.g. \"BPQCRSKG\")", k);
+    }
+    return 0;
+}
+
+json_t *sched_orders_to_json(const sched_accel *a, const sched_table *t) {
+    json_t *o = json_object();
+    for (int i = 0; i < 4; i++) {
+        int r = sched_storage_rows[i];
+        if (!a->present[r]) continue;
+        int ord[SCHED_NDIM];
+        sched_table_order(a, t, r, ord);
+        char buf[SCHED_NDIM + 1];
+        for (int k = 0; k < SCHED_NDIM; k++) buf[k] = sched_dim_names[ord[k]][0];
+        buf[SCHED_NDIM] = 0;
+        json_object_set_new(o, sched_row_names[r], json_string(buf));
+    }
+    return o;
 }
 
 json_t *sched_table_to_json(const sched_table *t) {

@@ -8,6 +8,7 @@
 
 #include "sched.h"
 #include "sched_internal.h"
+#include "sched_tl.h"
 
 const char *const sched_baseline_names[] = {"random-pruned", "bottom-up", "top-down", NULL};
 
@@ -73,12 +74,11 @@ static void recum(bf_ctx *c, int d) {
     }
 }
 
-static int partial_ok(const bf_ctx *c) {
-    for (int i = 0; i < c->nsp; i++) {
-        int r = c->chk_sp[i];
-        double p = 1;
-        for (int d = 0; d < SCHED_NDIM; d++) p *= c->t.f[r][d];
-        if (p > c->a->units[r]) return 0;
+static int partial_ok(const bf_ctx *c, tl_spec *s) {
+    if (c->nsp) {
+        /* Timeloop's cumulative spatial check (a partial table's fan-outs only grow) */
+        tl_result r;
+        if (tl_check_spatial(s, &r) != TL_OK) return 0;
     }
     for (int i = 0; i < c->nstore; i++) {
         double need, have;
@@ -94,12 +94,11 @@ static int better(double p, double s, double bp, double bs) {
     return s < bs - 1e-12 * fabs(bs);
 }
 
-static void dfs(bf_ctx *c, int k) {
+static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
     if (k == c->ncol) {
         c->st.leaves++;
         double out[4];
-        sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
-        sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out, 0);
+        tl_eval_fast(cur, &out[0], &out[1], &out[2], &out[3]);
         double p = sched_obj_of(out, c->obj), s = c->sec >= 0 ? sched_obj_of(out, c->sec) : 0;
         if (better(p, s, c->best_p, c->best_s)) {
             c->best_p = p;
@@ -116,32 +115,36 @@ static void dfs(bf_ctx *c, int k) {
         c->st.visited++;
         for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = o[i];
         recum(c, d);
-        if (!partial_ok(c)) {
+        tl_spec sp;
+        sched_tl_from_table(c->a, c->l, &c->t, &sp);
+        if (!partial_ok(c, &sp)) {
             c->st.pruned++;
             continue;
         }
         if (c->bound && k + 1 < c->ncol) {
             /* branch and bound: the partial table (unassigned entries 1) bounds every completion */
-            double out[4];
-            sched_pre_rows(c->a, &c->t, &c->pre, c->selmask);
-            for (int ten = 0; ten < SCHED_NT; ten++) c->pre.lbmul[ten] = c->sufmul[k + 1][ten];
-            c->pre.lbfirst = c->sufcrs[k + 1];
-            /* temporal product owed: the unassigned products, less what the selected spatial
-             * rows can still absorb */
+            double out[4], mul[SCHED_NT];
+            for (int ten = 0; ten < SCHED_NT; ten++) mul[ten] = c->sufmul[k + 1][ten];
+            /* temporal product owed: the unassigned products, less what the spatial rows can still
+             * absorb (Timeloop checks fan-outs cumulatively: bounded by the MACs left unused) */
             double room = 1;
-            for (int i = 0; i < c->nsp; i++) {
-                double p = 1;
-                for (int d = 0; d < SCHED_NDIM; d++) p *= c->t.f[c->chk_sp[i]][d];
-                room *= c->a->units[c->chk_sp[i]] / p;
+            if (c->nsp) {
+                double used = 1, units = 1;
+                for (int r = 0; r < SCHED_NROW; r++)
+                    if (sched_is_spatial(r) && c->a->present[r]) {
+                        units *= c->a->units[r];
+                        for (int d = 0; d < SCHED_NDIM; d++) used *= c->t.f[r][d];
+                    }
+                room = units / used;
             }
-            c->pre.lbtemporal = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
-            sched_cost_core(c->a, c->l, c->cum, &c->pre, NULL, out, 1);
+            double owed = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
+            tl_eval_bound(&sp, mul, owed, out);
             if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
                 c->st.bounded++;
                 continue;
             }
         }
-        dfs(c, k + 1);
+        dfs(c, k + 1, &sp);
     }
     for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = 1;
     recum(c, d);
@@ -256,7 +259,9 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
     }
     sched_cum(&c->t, c->cum);
     sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
-    if (partial_ok(c)) dfs(c, 0);
+    tl_spec sp0;
+    sched_tl_from_table(a, l, &c->t, &sp0);
+    if (partial_ok(c, &sp0)) dfs(c, 0, &sp0);
     *t = c->best_t;
     if (best) sched_cost_eval(a, l, t, best);
     if (st) *st = c->st;
@@ -292,6 +297,7 @@ static void random_table(const sched_accel *a, const sched_layer *l, gsl_rng *rn
         if (a->present[r]) pres[np++] = r;
     for (int r = 0; r < SCHED_NROW; r++)
         for (int d = 0; d < SCHED_NDIM; d++) t->f[r][d] = 1;
+    memset(t->ord, 0, sizeof t->ord);
     for (int d = 0; d < SCHED_NDIM; d++) {
         int x = l->d[d];
         for (int p = 2; x > 1; p++)

@@ -216,7 +216,8 @@ Test(sched_env, evaluate_tables_and_baselines) {
     m = json_object();
     cr_assert_eq(f->evaluate(env, t, &rw, m, &err), 0, "%s", err.msg);
     cr_assert(json_is_false(json_object_get(m, "feasible")));
-    cr_assert(strstr(json_string_value(json_object_get(m, "reason")), "constraint spatial PE_X"));
+    cr_assert(strstr(json_string_value(json_object_get(m, "reason")), "constraint spatial: couldn't map level MAC"),
+              "%s", json_string_value(json_object_get(m, "reason")));
     json_decref(m);
     json_decref(t);
     /* malformed table: named element */

@@ -1,0 +1,12 @@
+/* tl_yaml.h - YAML files as jansson trees (scalars as strings) for `hwgym timeloop-model`. */
+#ifndef HWCLI_TL_YAML_H
+#define HWCLI_TL_YAML_H
+
+#include <jansson.h>
+
+#include "hw_error.h"
+
+/* Parses one YAML document; NULL with err naming the file and line on failure. */
+json_t *tl_yaml_load(const char *path, hw_err *err);
+
+#endif

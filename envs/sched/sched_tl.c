@@ -1,0 +1,564 @@
+/* sched_tl.c - Timeloop's access counting, validity and energy/cycle roll-up (sched_tl.h).
+ *
+ * The loop nest is the concatenation, innermost first, of every storage level's spatial loops
+ * (X inside Y) and temporal loops (in the level's permutation). For tensor t the tile of level
+ * l is the bounding box of all loops at and below l, projected on t (inputs: (P-1)*stride+R by
+ * (Q-1)*stride+S). Timeloop walks the temporal loops above a tile and counts, at every step,
+ * the elements of the new tile that were not in the previously visited one; a set difference
+ * of two boxes that differ along more than one axis counts the whole tile. Timeloop does not
+ * visit every iteration: for each loop it visits iteration 0 and iteration 1 and weights the
+ * second by n-1 (temporal extrapolation), so when an outer loop advances the new tile is
+ * compared with the tile at iteration 1 of every inner loop. Summed over the visits:
+ *   walk = T + sum_j (n_j - 1) * prod_{i outer of j} n_i * delta(shift_j)
+ * where shift_j = +stride_j along loop j's dimension minus stride_i along each inner loop i.
+ * Spatial fan-outs: children whose deltas coincide (the fanned-out dimension does not move the
+ * tensor) are served by one multicast access. Levels that bypass a tensor pass their
+ * children's demand up (scaled as Timeloop's tile masking does). Outputs: the first write of
+ * each element of a level's partition is not preceded by a read. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sched_tl.h"
+
+static const int rel[SCHED_NT][SCHED_NDIM] = {
+    /*        B  C  G  K  R  S  P  Q */
+    /* I */ {1, 1, 1, 0, 1, 1, 1, 1},
+    /* W */ {0, 1, 1, 1, 1, 1, 0, 0},
+    /* O */ {1, 0, 1, 1, 0, 0, 1, 1},
+};
+
+static inline double tile_words(int t, const double *x, double st) {
+    if (t == ST_I) return x[SD_B] * x[SD_G] * x[SD_C] * ((x[SD_P] - 1) * st + x[SD_R]) * ((x[SD_Q] - 1) * st + x[SD_S]);
+    if (t == ST_W) return x[SD_G] * x[SD_K] * x[SD_C] * x[SD_R] * x[SD_S];
+    return x[SD_B] * x[SD_G] * x[SD_K] * x[SD_P] * x[SD_Q];
+}
+
+/* fraction of a tile (extents e) that is new after a move by sh (operation space) */
+static inline double delta_frac(int t, const double *sh, const double *e, double st) {
+    double a[5], ext[5];
+    int n;
+    if (t == ST_I) {
+        a[0] = sh[SD_B], a[1] = sh[SD_G], a[2] = sh[SD_C];
+        ext[0] = e[SD_B], ext[1] = e[SD_G], ext[2] = e[SD_C];
+        a[3] = st * sh[SD_P] + sh[SD_R], ext[3] = (e[SD_P] - 1) * st + e[SD_R];
+        a[4] = st * sh[SD_Q] + sh[SD_S], ext[4] = (e[SD_Q] - 1) * st + e[SD_S];
+        n = 5;
+    } else {
+        n = 0;
+        for (int d = 0; d < SCHED_NDIM; d++)
+            if (rel[t][d]) a[n] = sh[d], ext[n] = e[d], n++;
+    }
+    int nz = 0;
+    double f = 0;
+    for (int i = 0; i < n; i++) {
+        if (a[i] == 0) continue;
+        if (++nz > 1) return 1;
+        double m = fabs(a[i]);
+        f = m >= ext[i] ? 1 : m / ext[i];
+    }
+    return nz ? f : 0;
+}
+
+/* distinct values of a*i + b*j, i < fa, j < fb (a, b > 0) */
+static double distinct2(double a, double b, double fa, double fb) {
+    if (fa <= 1) return fb;
+    if (fb <= 1) return fa;
+    long long x = (long long)a, y = (long long)b;
+    while (y) {
+        long long r = x % y;
+        x = y;
+        y = r;
+    }
+    double ap = a / (double)x, bp = b / (double)x;
+    double ci = fa - bp > 0 ? fa - bp : 0, cj = fb - ap > 0 ? fb - ap : 0;
+    return fa * fb - ci * cj;
+}
+
+/* shared per-spec geometry */
+typedef struct tl_geo {
+    double ext[TL_MAXLV][SCHED_NDIM];  /* tile extents (loops at and below the level) */
+    double prev[TL_MAXLV][SCHED_NDIM]; /* extents below the level (ext of level-1) */
+    double F[TL_MAXLV], FX[TL_MAXLV], FY[TL_MAXLV];
+    int nloop, first[TL_MAXLV + 1]; /* walk loops (n >= 2) innermost first; first[l]: first loop of level l */
+    int ldim[TL_MAXLV * SCHED_NDIM];
+    double ln[TL_MAXLV * SCHED_NDIM], lsig[TL_MAXLV * SCHED_NDIM];
+    double temporal, spatial;
+} tl_geo;
+
+static void geometry(const tl_spec *s, tl_geo *g) {
+    double run[SCHED_NDIM];
+    for (int d = 0; d < SCHED_NDIM; d++) run[d] = 1;
+    g->nloop = 0;
+    g->temporal = 1;
+    g->spatial = 1;
+    for (int l = 0; l < s->nl; l++) {
+        const tl_level *v = &s->lv[l];
+        memcpy(g->prev[l], run, sizeof run);
+        g->F[l] = g->FX[l] = g->FY[l] = 1;
+        for (int d = 0; d < SCHED_NDIM; d++) {
+            run[d] *= v->sf[d];
+            g->F[l] *= v->sf[d];
+            if (v->saxis[d]) g->FY[l] *= v->sf[d];
+            else g->FX[l] *= v->sf[d];
+        }
+        g->spatial *= g->F[l];
+        g->first[l] = g->nloop;
+        for (int i = 0; i < SCHED_NDIM; i++) {
+            int d = v->tperm[i];
+            int n = v->tf[d];
+            g->temporal *= n;
+            if (n >= 2) {
+                g->ldim[g->nloop] = d;
+                g->ln[g->nloop] = n;
+                g->lsig[g->nloop] = run[d];
+                g->nloop++;
+            }
+            run[d] *= n;
+        }
+        memcpy(g->ext[l], run, sizeof run);
+    }
+    g->first[s->nl] = g->nloop;
+}
+
+/* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
+/* One move of a tile by D (data space, 5 coordinates, extents ext) given the gradient of the
+ * previous move (0 none, else 1 + 2*axis + (D>0)): Timeloop's box difference keeps a partial
+ * delta only when the boxes differ along one axis and the window keeps moving the same way
+ * as before (a new direction or axis resets the residual tile: the whole tile is new). */
+static inline int tile_move(const double *D, const double *ext, int gin, double *frac) {
+    int nz = 0, k = -1;
+    for (int i = 0; i < 5; i++)
+        if (D[i] != 0) nz++, k = i;
+    if (nz == 0) {
+        *frac = 0;
+        return 0;
+    }
+    double m = fabs(D[k]);
+    if (nz > 1 || m >= ext[k]) {
+        *frac = 1;
+        return 0;
+    }
+    int gn = 1 + 2 * k + (D[k] > 0);
+    if (gin == 0 || gin == gn) {
+        *frac = m / ext[k];
+        return gn;
+    }
+    *frac = 1;
+    return 0;
+}
+
+typedef struct walk_ctx {
+    int m;
+    double n[TL_MAXLV * SCHED_NDIM];
+    double D[TL_MAXLV * SCHED_NDIM][5];
+    double ext[5];
+    double memo_sum[TL_MAXLV * SCHED_NDIM + 1][11];
+    signed char memo_out[TL_MAXLV * SCHED_NDIM + 1][11];
+} walk_ctx;
+
+/* moves of the subnest k.. (outer to inner) entered with gradient gin: Timeloop visits
+ * iteration 0 and iteration 1 (weighted n-1) of every loop */
+static double walk_rec(walk_ctx *w, int k, int gin, int *gout) {
+    if (k == w->m) {
+        *gout = gin;
+        return 0;
+    }
+    if (w->memo_out[k][gin] >= 0) {
+        *gout = w->memo_out[k][gin];
+        return w->memo_sum[k][gin];
+    }
+    int g1, g2, g3;
+    double s1 = walk_rec(w, k + 1, gin, &g1);
+    double f;
+    g2 = tile_move(w->D[k], w->ext, g1, &f);
+    double s2 = walk_rec(w, k + 1, g2, &g3);
+    double sum = s1 + (w->n[k] - 1) * (f + s2);
+    w->memo_out[k][gin] = (signed char)g3;
+    w->memo_sum[k][gin] = sum;
+    *gout = g3;
+    return sum;
+}
+
+static inline void project(int t, const double *x, double st, double *o);
+
+/* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
+static double walk_from(const tl_geo *g, const double *e, int lo, int t, double st) {
+    double T = tile_words(t, e, st);
+    int hi = g->nloop;
+    if (lo >= hi) return T;
+    walk_ctx w;
+    w.m = hi - lo;
+    double R[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int j = lo; j < hi; j++) {
+        int k = hi - 1 - j; /* outer to inner */
+        int d = g->ldim[j];
+        double sh[SCHED_NDIM];
+        for (int q = 0; q < SCHED_NDIM; q++) sh[q] = -R[q];
+        sh[d] += g->lsig[j];
+        project(t, sh, st, w.D[k]);
+        w.n[k] = g->ln[j];
+        R[d] += g->lsig[j];
+    }
+    double one[SCHED_NDIM];
+    for (int q = 0; q < SCHED_NDIM; q++) one[q] = e[q] - 1;
+    project(t, one, st, w.ext);
+    for (int i = 0; i < 5; i++) w.ext[i] += 1;
+    /* without a partial move (one axis, less than the extent) every move brings all or
+     * nothing and the residual-tile rule never applies: closed form */
+    int partial = 0;
+    double frac[TL_MAXLV * SCHED_NDIM];
+    for (int k = 0; k < w.m; k++) {
+        int nz = 0, ax = -1;
+        for (int i = 0; i < 5; i++)
+            if (w.D[k][i] != 0) nz++, ax = i;
+        frac[k] = nz == 0 ? 0 : 1;
+        if (nz == 1 && fabs(w.D[k][ax]) < w.ext[ax]) partial = 1;
+    }
+    if (!partial) {
+        double sum = 0, outer = 1;
+        for (int k = 0; k < w.m; k++) {
+            if (frac[k] > 0) sum += (w.n[k] - 1) * outer;
+            outer *= w.n[k];
+        }
+        return T * (1 + sum);
+    }
+    for (int k = 0; k <= w.m; k++)
+        for (int q = 0; q < 11; q++) w.memo_out[k][q] = -1;
+    int gout;
+    return T * (1 + walk_rec(&w, 0, 0, &gout));
+}
+
+/* project an operation-space vector on tensor t's data space (5 coordinates) */
+static inline void project(int t, const double *x, double st, double *o) {
+    if (t == ST_I) {
+        o[0] = x[SD_B], o[1] = x[SD_G], o[2] = x[SD_C];
+        o[3] = st * x[SD_P] + x[SD_R], o[4] = st * x[SD_Q] + x[SD_S];
+        return;
+    }
+    int n = 0;
+    for (int d = 0; d < SCHED_NDIM; d++)
+        if (rel[t][d]) o[n++] = x[d];
+}
+
+#define TL_MAXKIDS 64
+
+static double groups(const tl_spec *s, const tl_geo *g, int l, int t);
+
+/* Accesses into level 0 when it fans out to the MACs: every temporal step delivers each MAC
+ * its operand point, one access per distinct point (multicast); a MAC whose point equals what
+ * a mesh neighbour received at the previous visited step is served over the link instead when
+ * that lowers the step's count (Timeloop's link transfers). */
+static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, double st) {
+    const tl_level *v = &s->lv[0];
+    int nk = (int)g->F[0];
+    if (nk > TL_MAXKIDS) return g->temporal * groups(s, g, 0, t);
+    /* children: Y loops outer, X loops inner, dimensions in index order */
+    double off[TL_MAXKIDS][5];
+    int idx[SCHED_NDIM] = {0};
+    for (int c = 0; c < nk; c++) {
+        double x[SCHED_NDIM] = {0};
+        for (int d = 0; d < SCHED_NDIM; d++) x[d] = idx[d];
+        project(t, x, st, off[c]);
+        /* increment: X dims least significant */
+        for (int pass = 0; pass < 2; pass++) {
+            int done = 0;
+            for (int d = 0; d < SCHED_NDIM && !done; d++) {
+                if (v->saxis[d] != pass || v->sf[d] < 2) continue;
+                if (++idx[d] < v->sf[d]) done = 1;
+                else idx[d] = 0;
+            }
+            if (done) break;
+        }
+    }
+    double hx = s->mac_meshx / v->meshx, hy = (s->mac_instances / s->mac_meshx) / (v->instances / v->meshx);
+    int H = (int)(hx > g->FX[0] ? hx : g->FX[0]), V = (int)(hy > g->FY[0] ? hy : g->FY[0]);
+    double grp = groups(s, g, 0, t);
+    /* visits: the first (no predecessor), then each walk loop j with its shift */
+    double total = 1;
+    for (int j = 0; j < g->nloop; j++) total *= g->ln[j];
+    double sum = grp, R[SCHED_NDIM] = {0}, inner = 1;
+    for (int j = 0; j < g->nloop; j++) {
+        int d = g->ldim[j];
+        double n = g->ln[j];
+        double sh[SCHED_NDIM], D[5];
+        for (int k = 0; k < SCHED_NDIM; k++) sh[k] = -R[k];
+        sh[d] += g->lsig[j];
+        project(t, sh, st, D);
+        int served[TL_MAXKIDS] = {0};
+        for (int c = 0; c < nk; c++) {
+            int h = c % H, w = c / H;
+            int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
+            for (int q = 0; q < 4 && !served[c]; q++) {
+                int nh = nb[q][0], nw = nb[q][1];
+                if (nh < 0 || nh >= H || nw < 0 || nw >= V) continue;
+                int m = nw * H + nh;
+                if (m >= nk) continue;
+                int eq = 1;
+                for (int k = 0; k < 5; k++)
+                    if (off[m][k] - off[c][k] != D[k]) eq = 0;
+                served[c] = eq;
+            }
+        }
+        double left = 0;
+        for (int c = 0; c < nk; c++) {
+            if (served[c]) continue;
+            int dup = 0;
+            for (int c2 = 0; c2 < c && !dup; c2++) {
+                if (served[c2]) continue;
+                int eq = 1;
+                for (int k = 0; k < 5; k++)
+                    if (off[c2][k] != off[c][k]) eq = 0;
+                dup = eq;
+            }
+            if (!dup) left++;
+        }
+        double cnt = left < grp ? left : grp;
+        sum += (n - 1) * (total / (inner * n)) * cnt;
+        R[d] += g->lsig[j];
+        inner *= n;
+    }
+    return sum;
+}
+
+/* tile l over the temporal loops above it */
+static double walk_sum(const tl_geo *g, int l, int t, double st) { return walk_from(g, g->ext[l], g->first[l + 1], t, st); }
+
+/* distinct multicast groups among the children of level l's fan-out, for tensor t */
+static double groups(const tl_spec *s, const tl_geo *g, int l, int t) {
+    const int *f = s->lv[l].sf;
+    if (t != ST_I) {
+        double p = 1;
+        for (int d = 0; d < SCHED_NDIM; d++)
+            if (rel[t][d]) p *= f[d];
+        return p;
+    }
+    const double *pv = g->prev[l];
+    double st = s->stride;
+    double h = distinct2(st * pv[SD_P], pv[SD_R], f[SD_P], f[SD_R]);
+    double w = distinct2(st * pv[SD_Q], pv[SD_S], f[SD_Q], f[SD_S]);
+    return (double)f[SD_B] * f[SD_G] * f[SD_C] * h * w;
+}
+
+static int fail(tl_result *r, int cls, int lvl, const char *name, const char *fmt, double a, double b) {
+    r->status = cls;
+    r->fail_level = lvl;
+    char m[128];
+    snprintf(m, sizeof m, fmt, a, b);
+    snprintf(r->reason, sizeof r->reason, "couldn't map level %s: %s", name, m);
+    return cls;
+}
+
+static int check_levels(const tl_spec *s, tl_result *r, int capacity);
+
+int tl_check(const tl_spec *s, tl_result *r) {
+    r->status = TL_OK;
+    r->fail_level = -1;
+    r->reason[0] = 0;
+    for (int d = 0; d < SCHED_NDIM; d++) {
+        double p = 1;
+        for (int l = 0; l < s->nl; l++) p *= (double)s->lv[l].tf[d] * s->lv[l].sf[d];
+        if (p != s->dims[d]) {
+            r->status = TL_EFACTORS;
+            snprintf(r->reason, sizeof r->reason, "factors of %s multiply to %.0f, problem has %d", sched_dim_names[d], p,
+                     s->dims[d]);
+            return TL_EFACTORS;
+        }
+    }
+    tl_geo g;
+    geometry(s, &g);
+    return check_levels(s, r, 1);
+}
+
+int tl_check_spatial(const tl_spec *s, tl_result *r) { return check_levels(s, r, 0); }
+
+/* Timeloop's order: the arithmetic level's expansion, then each storage level innermost
+ * first: its capacity, then its instances and X/Y expansion */
+static int check_levels(const tl_spec *s, tl_result *r, int capacity) {
+    tl_geo g;
+    geometry(s, &g);
+    r->status = TL_OK;
+    r->fail_level = -1;
+    /* arithmetic: every fan-out */
+    double X = 1, Y = 1;
+    for (int l = 0; l < s->nl; l++) X *= g.FX[l], Y *= g.FY[l];
+    double my = s->mac_instances / s->mac_meshx;
+    if (X * Y > s->mac_instances)
+        return fail(r, TL_ESPATIAL, -1, "MAC", "mapped max Arithmetic instances %.0f exceeds hardware instances %.0f", X * Y,
+                    s->mac_instances);
+    if (X > s->mac_meshx)
+        return fail(r, TL_ESPATIAL, -1, "MAC", "mapped max Arithmetic X expansion %.0f exceeds hardware instances %.0f", X,
+                    s->mac_meshx);
+    if (Y > my)
+        return fail(r, TL_ESPATIAL, -1, "MAC", "mapped max Arithmetic Y expansion %.0f exceeds hardware instances %.0f", Y, my);
+    /* storage levels: the fan-outs above each */
+    for (int l = 0; l < s->nl; l++) {
+        const tl_level *v = &s->lv[l];
+        if (capacity && v->entries >= 0) {
+            double need = 0;
+            for (int t = 0; t < SCHED_NT; t++)
+                if (v->keep[t]) need += tile_words(t, g.ext[l], s->stride);
+            if (need > v->entries)
+                return fail(r, TL_ECAPACITY, l, v->name, "mapped tile size %.0f exceeds buffer capacity %.0f", need,
+                            v->entries);
+        }
+        double x = 1, y = 1;
+        for (int k = l + 1; k < s->nl; k++) x *= g.FX[k], y *= g.FY[k];
+        double vy = v->instances / v->meshx;
+        if (x * y > v->instances)
+            return fail(r, TL_ESPATIAL, l, v->name, "mapped instances %.0f exceeds available hardware instances %.0f", x * y,
+                        v->instances);
+        if (x > v->meshx)
+            return fail(r, TL_ESPATIAL, l, v->name, "mapped X expansion %.0f exceeds available hardware instances %.0f", x,
+                        v->meshx);
+        if (y > vy)
+            return fail(r, TL_ESPATIAL, l, v->name, "mapped Y expansion %.0f exceeds available hardware instances %.0f", y, vy);
+    }
+    return TL_OK;
+}
+
+/* per-instance reads/fills/updates of every level for tensor t; content[] = accesses into each
+ * level after masking (network ingress) */
+static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double *inst, double *rd, double *fl, double *up,
+                          double *content, double *part) {
+    int nl = s->nl;
+    double st = s->stride;
+    double weighted[TL_MAXLV], pas[TL_MAXLV], size[TL_MAXLV] = {0};
+    if (g->F[0] > 1) {
+        content[0] = mac_fanout_accesses(s, g, t, st);
+        weighted[0] = g->temporal * g->F[0];
+    } else {
+        content[0] = g->temporal;
+        weighted[0] = g->temporal;
+    }
+    for (int l = 0; l < nl; l++) size[l] = tile_words(t, g->ext[l], st);
+    double w = 0;
+    for (int l = 1; l < nl; l++) {
+        /* a level with no loops of its own (LB_I, LB_O) sees the same walk as the one below */
+        if (l < 2 || g->first[l] != g->first[l - 1] || memcmp(g->ext[l - 1], g->ext[l - 2], sizeof g->ext[0]))
+            w = walk_sum(g, l - 1, t, st);
+        pas[l - 1] = w;
+        content[l] = w * (g->F[l] > 1 ? groups(s, g, l, t) : 1);
+        weighted[l] = w * g->F[l];
+    }
+    pas[nl - 1] = 0;
+    part[nl - 1] = size[nl - 1];
+    for (int l = nl - 2; l >= 0; l--) {
+        double pfd = size[l];
+        if (g->F[l + 1] > 1) {
+            double sb[SCHED_NDIM];
+            for (int d = 0; d < SCHED_NDIM; d++) sb[d] = g->ext[l][d] * s->lv[l + 1].sf[d];
+            pfd = tile_words(t, sb, st);
+        }
+        part[l] = pfd > 0 ? floor(part[l + 1] * size[l] / pfd) : part[l + 1];
+    }
+    /* bypassed levels pass their children's demand to the next level out */
+    for (int l = 0; l + 1 < nl; l++) {
+        if (s->lv[l].keep[t]) continue;
+        if (weighted[l + 1] > 0) {
+            double f = content[l] * g->F[l + 1] / weighted[l + 1];
+            content[l + 1] *= f;
+            weighted[l + 1] *= f;
+        }
+    }
+    for (int l = 0; l < nl; l++) {
+        rd[l] = fl[l] = up[l] = 0;
+        if (!s->lv[l].keep[t]) continue;
+        int outermost = l == nl - 1;
+        if (t == ST_O) {
+            up[l] = round(content[l]);
+            rd[l] = round(content[l] - part[l]);
+            fl[l] = outermost ? 0 : round(pas[l] - part[l]);
+        } else {
+            rd[l] = round(content[l]);
+            fl[l] = outermost ? 0 : pas[l];
+        }
+        (void)inst;
+    }
+}
+
+void tl_eval(const tl_spec *s, tl_result *r) {
+    tl_geo g;
+    geometry(s, &g);
+    int nl = s->nl;
+    double macs = 1;
+    for (int d = 0; d < SCHED_NDIM; d++) macs *= s->dims[d];
+    r->macs = macs;
+    r->compute_cycles = g.temporal;
+    double inst[TL_MAXLV];
+    inst[nl - 1] = 1;
+    for (int l = nl - 2; l >= 0; l--) inst[l] = inst[l + 1] * g.F[l + 1];
+    double content[SCHED_NT][TL_MAXLV];
+    double e = macs * s->e_mac;
+    r->e_mac_total = e;
+    for (int l = 0; l < nl; l++) {
+        r->inst_used[l] = inst[l];
+        r->e_level[l] = r->e_net[l] = r->ingress[l] = 0;
+    }
+    for (int t = 0; t < SCHED_NT; t++) {
+        r->e_tensor[t] = 0;
+        double rd[TL_MAXLV], fl[TL_MAXLV], up[TL_MAXLV], part[TL_MAXLV];
+        tensor_counts(s, &g, t, inst, rd, fl, up, content[t], part);
+        for (int l = 0; l < nl; l++) {
+            r->reads[l][t] = rd[l] * inst[l];
+            r->fills[l][t] = fl[l] * inst[l];
+            r->updates[l][t] = up[l] * inst[l];
+            r->tile[l][t] = s->lv[l].keep[t] ? tile_words(t, g.ext[l], s->stride) : 0;
+            const tl_level *v = &s->lv[l];
+            r->e_level[l] += (r->reads[l][t] * v->e_read + r->fills[l][t] * v->e_fill + r->updates[l][t] * v->e_update);
+            /* a network into a level without in-place reduction (DRAM) carries partial sums both
+             * ways: 2 * accesses - partition */
+            double in = content[t][l];
+            if (t == ST_O && v->dram) in = 2 * in - part[l];
+            r->ingress[l] += in * inst[l];
+            r->e_tensor[t] += (r->reads[l][t] * v->e_read + r->fills[l][t] * v->e_fill + r->updates[l][t] * v->e_update) +
+                              in * inst[l] * v->e_ingress;
+        }
+    }
+    double cyc = g.temporal;
+    r->bound = -1;
+    for (int l = 0; l < nl; l++) {
+        const tl_level *v = &s->lv[l];
+        r->e_net[l] = r->ingress[l] * v->e_ingress;
+        e += r->e_level[l] + r->e_net[l];
+        r->level_cycles[l] = 0;
+        if (v->bw > 0) {
+            double acc = 0;
+            for (int t = 0; t < SCHED_NT; t++) acc += r->reads[l][t] + r->fills[l][t] + r->updates[l][t];
+            double c = acc / inst[l] / v->bw;
+            r->level_cycles[l] = c;
+            if (c > cyc) {
+                cyc = c;
+                r->bound = l;
+            }
+        }
+    }
+    r->cycles = cyc;
+    r->energy = e;
+    r->utilization = macs / (cyc * s->mac_instances);
+    r->spatial_util = g.spatial / s->mac_instances;
+}
+
+void tl_eval_bound(const tl_spec *s, const double mul[SCHED_NT], double temporal_mul, double out[4]) {
+    tl_result r;
+    tl_eval(s, &r);
+    double e = r.e_mac_total;
+    for (int t = 0; t < SCHED_NT; t++) e += mul[t] * r.e_tensor[t];
+    int d = s->nl - 1;
+    double dw = 0;
+    for (int t = 0; t < SCHED_NT; t++) dw += mul[t] * (r.reads[d][t] + r.fills[d][t] + r.updates[d][t]);
+    out[0] = e;
+    out[1] = out[2] = r.compute_cycles * temporal_mul;
+    out[3] = dw;
+}
+
+void tl_eval_fast(const tl_spec *s, double *energy, double *cycles, double *compute_cycles, double *dram_words) {
+    tl_result r;
+    tl_eval(s, &r);
+    *energy = r.energy;
+    *cycles = r.cycles;
+    *compute_cycles = r.compute_cycles;
+    int d = s->nl - 1;
+    *dram_words = 0;
+    for (int t = 0; t < SCHED_NT; t++) *dram_words += r.reads[d][t] + r.fills[d][t] + r.updates[d][t];
+}
