@@ -325,6 +325,8 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
             if (info) {
                 json_object_set_new(info, "finished_layer", json_integer(s->li));
                 json_object_set_new(info, "finished_layer_table", sched_table_to_json(&s->tab));
+                json_object_set_new(info, "finished_layer_energy_pj", json_real(s->cost.energy_pj));
+                json_object_set_new(info, "finished_layer_cycles", json_real(s->cost.cycles));
             }
             start_layer(e, s->li + 1);
         } else {
