@@ -147,6 +147,11 @@ bench: deps
 paper-marl: deps all
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-marl.sh
 
+.PHONY: paper-rlsched
+paper-rlsched: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-rlsched.sh
+
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
 	install -m 755 $(BINS) $(PREFIX)/bin
