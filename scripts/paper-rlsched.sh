@@ -74,7 +74,7 @@ for obj in energy cycles; do
             methods="bottom-up"
             # Figures 7-8: every method on Eyeriss and TPU v3 (energy objective)
             if [ "$obj" = energy ] && { [ "$acc" = eyeriss_v1 ] || [ "$acc" = tpu_v3 ]; }; then
-                methods="bottom-up top-down random-pruned"
+                methods="bottom-up top-down random-pruned cosa"
             fi
             for m in $methods; do
                 f=$WORK/$m-$model-$acc-$obj.json

@@ -414,7 +414,7 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     if (!json_is_object(point) || !json_object_get(point, "baseline"))
         return hw_fail(err, HW_E_BAD_ACTION,
                        "point: expected a table (array of %d rows of %d integers), {\"table\": [...]} or "
-                       "{\"baseline\": \"random-pruned\"|\"bottom-up\"|\"top-down\", \"seed\": n, \"samples\": n}",
+                       "{\"baseline\": \"random-pruned\"|\"bottom-up\"|\"top-down\"|\"cosa\", \"seed\": n, \"samples\": n}",
                        SCHED_NROW, SCHED_NDIM);
     static const char *const k[] = {"baseline", "seed", "samples", NULL};
     hw_err e3;

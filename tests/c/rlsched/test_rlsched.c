@@ -319,3 +319,44 @@ Test(rlsched, server_run_save_and_eval_only, .timeout = 120) {
     hwtest_rmtree(dir);
     cr_assert_eq(hwtest_server_stop(&srv), 0);
 }
+
+/* The CoSA-like baseline (envs/sched/sched_cosa.c): on every accelerator and a spread of ResNet-50
+ * and MobileNet-v3 layers it returns a table that passes sched_check, whose columns multiply to
+ * the layer, and that is no worse than the all-in-DRAM start under the energy objective. */
+#include "sched/sched.h"
+Test(rlsched, cosa_baseline_gives_valid_tables) {
+    const char *accs[] = {"eyeriss_v1", "eyeriss_v2", "tpu_v3", "simba"};
+    const char *models[] = {"resnet50", "mobilenet_v3"};
+    int checked = 0, better = 0;
+    for (int a = 0; a < 4; a++) {
+        sched_accel acc;
+        hw_err err = {0};
+        json_t *nm = json_string(accs[a]);
+        cr_assert_eq(sched_accel_resolve(nm, "accelerator", &acc, &err), 0, "%s", err.msg);
+        json_decref(nm);
+        for (int m = 0; m < 2; m++) {
+            sched_layer *ls = NULL;
+            int n = sched_model_layers(models[m], &ls, &err);
+            cr_assert_gt(n, 0, "%s", err.msg);
+            for (int i = 0; i < n; i += 9) {
+                sched_table t, t0;
+                sched_cost c, c0;
+                cr_assert_eq(sched_cosa(&acc, &ls[i], SOBJ_ENERGY, &t, &c, &err), 0, "%s", err.msg);
+                cr_assert_eq(sched_check(&acc, &ls[i], &t, &err), 0, "%s %s layer %d: %s", accs[a], models[m], i,
+                             err.msg);
+                for (int d = 0; d < SCHED_NDIM; d++) {
+                    long p = 1;
+                    for (int r = 0; r < SCHED_NROW; r++) p *= t.f[r][d];
+                    cr_assert_eq(p, ls[i].d[d]);
+                }
+                sched_table_init(&ls[i], &t0);
+                sched_cost_eval(&acc, &ls[i], &t0, &c0);
+                if (c.energy_pj < c0.energy_pj) better++;
+                checked++;
+            }
+            free(ls);
+        }
+    }
+    cr_log_info("cosa: %d tables valid, %d below the all-in-DRAM energy", checked, better);
+    cr_assert_gt(better, checked / 2);
+}
