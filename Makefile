@@ -158,6 +158,11 @@ paper-marl: deps
 paper-marl-run: $(PAPER_GOALS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) $(PAPER_RUN)
 
+.PHONY: paper-rlsched
+paper-rlsched: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-rlsched.sh
+
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
 	install -m 755 $(BINS) $(PREFIX)/bin

@@ -232,7 +232,11 @@ double ppo_minibatch_grad(ppo *p, const int *mb, int B, ppo_stats *s) {
         ent += h;
         /* value loss */
         double v = V[k], R = p->b_ret[t], vold = p->b_val[t], dv;
-        if (p->cfg.clip_vloss) {
+        if (p->cfg.vloss == PPO_VLOSS_SMOOTH_L1) {
+            double e = v - R, ae = fabs(e);
+            vl += ae < 1.0 ? 0.5 * e * e : ae - 0.5;
+            dv = ae < 1.0 ? e : (e > 0 ? 1.0 : -1.0);
+        } else if (p->cfg.clip_vloss) {
             double diff = v - vold;
             double dc = diff < -clip ? -clip : diff > clip ? clip : diff;
             double vc = vold + dc;
@@ -261,6 +265,19 @@ double ppo_minibatch_grad(ppo *p, const int *mb, int B, ppo_stats *s) {
     }
     nnet_backward(p->actor, p->mb_dlog, NULL);
     nnet_backward(p->critic, p->mb_dv, NULL);
+    double l2 = 0;
+    if (p->cfg.critic_l2 > 0) {
+        nnet_mlp *c = p->critic;
+        for (int l = 0; l < c->nlayers; l++) {
+            size_t nw = (size_t)c->sizes[l] * (size_t)c->sizes[l + 1];
+            for (size_t i = 0; i < nw; i++) {
+                double w = c->params[c->woff[l] + i];
+                l2 += w * w;
+                c->grads[c->woff[l] + i] += 2.0 * p->cfg.critic_l2 * w;
+            }
+        }
+        l2 *= p->cfg.critic_l2;
+    }
     if (s) {
         s->pg_loss = pg / B;
         s->v_loss = vl / B;
@@ -269,7 +286,7 @@ double ppo_minibatch_grad(ppo *p, const int *mb, int B, ppo_stats *s) {
         s->old_approx_kl = okl / B;
         s->clipfrac = cf / B;
     }
-    return pg / B - p->cfg.ent_coef * ent / B + p->cfg.vf_coef * vl / B;
+    return pg / B - p->cfg.ent_coef * ent / B + p->cfg.vf_coef * vl / B + l2;
 }
 
 int ppo_update(ppo *p, const double *next_obs, ppo_stats *st) {
@@ -286,7 +303,8 @@ int ppo_update(ppo *p, const double *next_obs, ppo_stats *st) {
         lr = nnet_linear_lr(p->cfg.lr, p->updates, p->cfg.num_updates);
         if (lr < 0) lr = 0;
     }
-    p->opt_actor->lr = p->opt_critic->lr = p->opt_logstd->lr = lr;
+    p->opt_actor->lr = p->opt_logstd->lr = lr;
+    p->opt_critic->lr = p->cfg.lr_critic > 0 && p->cfg.lr > 0 ? lr * (p->cfg.lr_critic / p->cfg.lr) : lr;
     ppo_compute_gae(p, next_obs);
     int M = p->cfg.minibatch_size < T ? p->cfg.minibatch_size : T;
     for (int i = 0; i < T; i++) p->idx[i] = i;

@@ -9,6 +9,10 @@
  *    pg - ent_coef*H + vf_coef*V; one Adam step (eps 1e-5) over all parameters after global
  *    gradient-norm clipping (0.5); optional early stop at target_kl;
  *  - the learning rate anneals linearly to 0 over num_updates (anneal_lr).
+ * Options for RL-Scheduling (off by default): a separate critic learning rate (lr_critic), a
+ * Smooth-L1 (Huber, delta 1) value loss instead of the (clipped) squared error (vloss), and an
+ * L2 penalty on the critic's weights, not its biases (critic_l2); ent_coef may be changed by the
+ * caller between updates (a decaying entropy coefficient).
  * Action heads: PPO_MCAT (MultiDiscrete/Discrete with optional masks) or PPO_GAUSS (Box, a
  * state-independent log std initialised to 0). Termination and truncation are both treated as
  * "done" (as CleanRL does).
@@ -40,7 +44,13 @@ typedef struct ppo_cfg {
     double gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm, target_kl; /* .99 .95 .2 .01 .5 .5 0=off */
     bool norm_adv, clip_vloss, anneal_lr; /* true true true */
     long num_updates;    /* for anneal_lr: total updates planned (0: no annealing) */
+    /* RL-Scheduling's critic (paper section 3.2, eq. 3): defaults keep CleanRL's behaviour. */
+    double lr_critic;    /* critic learning rate (0: same as lr) */
+    int vloss;           /* PPO_VLOSS_MSE (CleanRL, clipped when clip_vloss) or PPO_VLOSS_SMOOTH_L1 */
+    double critic_l2;    /* lambda of an L2 penalty lambda*||W||^2 on the critic's weights (0: off) */
 } ppo_cfg;
+
+enum { PPO_VLOSS_MSE = 0, PPO_VLOSS_SMOOTH_L1 = 1 };
 
 ppo_cfg ppo_cfg_default(void);
 

@@ -128,10 +128,14 @@ int sched_bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t,
                      int sec, sched_cost *best, sched_bf_stats *st);
 
 /* ---- baselines ---- */
-enum { SBASE_RANDOM, SBASE_BOTTOMUP, SBASE_TOPDOWN };
-extern const char *const sched_baseline_names[]; /* "random-pruned", "bottom-up", "top-down", NULL */
+enum { SBASE_RANDOM, SBASE_BOTTOMUP, SBASE_TOPDOWN, SBASE_COSA };
+extern const char *const sched_baseline_names[]; /* "random-pruned", "bottom-up", "top-down", "cosa", NULL */
 int sched_baseline(const sched_accel *a, const sched_layer *l, int which, uint64_t seed, int samples, int obj,
                    sched_table *t, sched_cost *c, hw_err *err);
+
+/* CoSA-like constrained optimiser (sched_cosa.c): the log-domain relaxation of factor placement
+ * solved with NLopt SLSQP, rounded and repaired to a valid table, scored once. */
+int sched_cosa(const sched_accel *a, const sched_layer *l, int obj, sched_table *t, sched_cost *c, hw_err *err);
 
 extern const hw_env_family hw_family_sched;
 

@@ -325,6 +325,8 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
             if (info) {
                 json_object_set_new(info, "finished_layer", json_integer(s->li));
                 json_object_set_new(info, "finished_layer_table", sched_table_to_json(&s->tab));
+                json_object_set_new(info, "finished_layer_energy_pj", json_real(s->cost.energy_pj));
+                json_object_set_new(info, "finished_layer_cycles", json_real(s->cost.cycles));
             }
             start_layer(e, s->li + 1);
         } else {
@@ -412,7 +414,7 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     if (!json_is_object(point) || !json_object_get(point, "baseline"))
         return hw_fail(err, HW_E_BAD_ACTION,
                        "point: expected a table (array of %d rows of %d integers), {\"table\": [...]} or "
-                       "{\"baseline\": \"random-pruned\"|\"bottom-up\"|\"top-down\", \"seed\": n, \"samples\": n}",
+                       "{\"baseline\": \"random-pruned\"|\"bottom-up\"|\"top-down\"|\"cosa\", \"seed\": n, \"samples\": n}",
                        SCHED_NROW, SCHED_NDIM);
     static const char *const k[] = {"baseline", "seed", "samples", NULL};
     hw_err e3;

@@ -10,7 +10,7 @@
 #include "sched_internal.h"
 #include "sched_tl.h"
 
-const char *const sched_baseline_names[] = {"random-pruned", "bottom-up", "top-down", NULL};
+const char *const sched_baseline_names[] = {"random-pruned", "bottom-up", "top-down", "cosa", NULL};
 
 int sched_action_rows(int act, int r, int rows[3]) {
     if (act < 10) {
@@ -310,6 +310,7 @@ static void random_table(const sched_accel *a, const sched_layer *l, gsl_rng *rn
 
 int sched_baseline(const sched_accel *a, const sched_layer *l, int which, uint64_t seed, int samples, int obj,
                    sched_table *t, sched_cost *c, hw_err *err) {
+    if (which == SBASE_COSA) return sched_cosa(a, l, obj, t, c, err);
     sched_table_init(l, t);
     if (sched_check(a, l, t, err)) return -1; /* even the all-in-DRAM table is invalid */
     if (which == SBASE_RANDOM) {

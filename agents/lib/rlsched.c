@@ -1,0 +1,280 @@
+/* rlsched.c - see rlsched.h. */
+#include "rlsched.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ppo_loop.h"
+
+rls_cfg rls_cfg_default(void) {
+    rls_cfg c;
+    memset(&c, 0, sizeof c);
+    c.ppo = ppo_cfg_default();
+    c.ppo.lr = 3e-4;          /* actor */
+    c.ppo.lr_critic = 1e-3;   /* critic */
+    c.ppo.gamma = 0.99;
+    c.ppo.clip_coef = 0.2;
+    c.ppo.vf_coef = 0.5;      /* c1 */
+    c.ppo.vloss = PPO_VLOSS_SMOOTH_L1;
+    c.ppo.critic_l2 = 0.01;   /* lambda_L2 */
+    c.ppo.anneal_lr = false;  /* the paper decays the entropy coefficient, not the learning rate */
+    c.ppo.num_steps = 64;
+    c.ppo.minibatch_size = 16;
+    c.ppo.update_epochs = 4;
+    c.ppo.hidden = 64;
+    c.ent_start = 0.1;
+    c.ent_final = 0.02;
+    c.ent_decay = 0.995;
+    c.episodes = 3000;
+    c.norm_obs = false;
+    c.reward = RLS_REWARD_ENV;
+    return c;
+}
+
+const char *rls_objective(const json_t *env_config) {
+    const json_t *o = env_config ? json_object_get(env_config, "objective") : NULL;
+    return json_is_string(o) ? json_string_value(o) : "energy";
+}
+
+static double info_num(const json_t *info, const char *k) {
+    const json_t *v = info ? json_object_get(info, k) : NULL;
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static int layer_count(const ag_sess *s) {
+    /* network mode: the env says how many layers an episode walks; layer mode: one */
+    const json_t *n = s->info ? json_object_get(s->info, "layers") : NULL;
+    if (json_is_integer(n) && json_integer_value(n) > 0 && json_integer_value(n) < 100000)
+        return (int)json_integer_value(n);
+    const json_t *l = s->info ? json_object_get(s->info, "layer") : NULL;
+    return json_is_integer(l) ? (int)json_integer_value(l) + 1 : 1;
+}
+
+static void grow_best(rls_result *r, int n) {
+    if (n <= r->nlayers) return;
+    r->best = realloc(r->best, sizeof(rls_layer_best) * (size_t)n);
+    memset(r->best + r->nlayers, 0, sizeof(rls_layer_best) * (size_t)(n - r->nlayers));
+    r->nlayers = n;
+}
+
+static void keep_best(rls_result *r, json_int_t li, double energy, double cycles, const char *objective,
+                      const json_t *table, const char *name) {
+    if (li < 0 || li >= 100000) return;
+    grow_best(r, (int)li + 1);
+    double m = !strcmp(objective, "cycles") ? cycles : !strcmp(objective, "edp") ? energy * cycles : energy;
+    if (!isfinite(m)) return;
+    rls_layer_best *b = &r->best[li];
+    if (b->seen && !(m < b->metric)) return;
+    b->seen = true;
+    b->metric = m;
+    b->energy_pj = energy;
+    b->cycles = cycles;
+    if (name) snprintf(b->name, sizeof b->name, "%s", name);
+    json_decref(b->table);
+    b->table = json_deep_copy(table);
+}
+
+/* Keeps the step's schedule when it is the best seen for its layer. In network mode the step
+ * that finishes a layer reports that layer's final table under "finished_layer*" and the next
+ * layer's starting table under "layer". */
+static void note_best(rls_result *r, const json_t *info, const char *objective) {
+    if (!info) return;
+    const json_t *fl = json_object_get(info, "finished_layer");
+    if (json_is_integer(fl)) {
+        json_int_t li = json_integer_value(fl);
+        keep_best(r, li, info_num(info, "finished_layer_energy_pj"), info_num(info, "finished_layer_cycles"),
+                  objective, json_object_get(info, "finished_layer_table"), NULL);
+    }
+    const json_t *lj = json_object_get(info, "layer");
+    if (!json_is_integer(lj)) return;
+    const json_t *nm = json_object_get(info, "layer_name");
+    keep_best(r, json_integer_value(lj), info_num(info, "energy_pj"), info_num(info, "cycles"), objective,
+              json_object_get(info, "table"), json_is_string(nm) ? json_string_value(nm) : "");
+}
+
+ppo *rls_ppo_new(ag_sess *s, const rls_cfg *cfg, uint64_t seed, hw_err *err) {
+    if (s->act_space->type != HW_SPACE_DISCRETE) {
+        hw_fail(err, HW_E_NOT_SUPPORTED,
+                "hwgym-rlsched: env %s has a %s action space; RL-Scheduling picks rows with one Discrete action "
+                "(sched-v0)",
+                s->env, hw_space_type_name(s->act_space->type));
+        return NULL;
+    }
+    int64_t n = hw_space_choices(s->act_space, 0);
+    return ppo_new(&cfg->ppo, (int)s->obs_dim, PPO_MCAT, 1, &n, seed);
+}
+
+typedef struct loop_ctx {
+    ag_sess *s;
+    ag_run *run;
+    ppo *p;
+    const char *objective, *worker;
+    gsl_rng *rng;
+    ag_rms *rms;
+    double *obs;
+    uint8_t *mask; /* our own copy: the session's mask is freed by the next step */
+    int64_t nact, offset;
+    int reward;
+} loop_ctx;
+
+static double metric_of(double energy, double cycles, const char *objective) {
+    return !strcmp(objective, "cycles") ? cycles : !strcmp(objective, "edp") ? energy * cycles : energy;
+}
+
+/* The objective of the table the step left for its layer, and of the next layer's start. */
+static void step_metrics(const json_t *info, const char *objective, double *done_layer, double *now) {
+    *now = metric_of(info_num(info, "energy_pj"), info_num(info, "cycles"), objective);
+    *done_layer = json_is_integer(json_object_get(info, "finished_layer"))
+                      ? metric_of(info_num(info, "finished_layer_energy_pj"), info_num(info, "finished_layer_cycles"),
+                                  objective)
+                      : *now;
+}
+
+/* The reward PPO learns from (rls_cfg.reward). m0: the layer's first table; prev: before the step. */
+static double shaped_reward(int kind, double env_r, double m0, double prev, double after) {
+    if (kind == RLS_REWARD_ENV || !(m0 > 0) || !(prev > 0) || !(after > 0)) return env_r;
+    double pen = env_r < 0 ? env_r : 0;
+    if (kind == RLS_REWARD_LOG) return log(prev / after) + pen;
+    return (m0 - after) / m0 + pen;
+}
+
+static void load_obs(loop_ctx *c) {
+    int od = (int)c->s->obs_dim;
+    if (c->rms) {
+        ag_rms_update(c->rms, c->s->obs);
+        ag_rms_apply(c->rms, c->s->obs, c->obs, 10.0);
+    } else {
+        memcpy(c->obs, c->s->obs, sizeof(double) * (size_t)od);
+    }
+}
+
+/* Copies the session's action mask (NULL when it has none of the right length). */
+static const uint8_t *take_mask(loop_ctx *c) {
+    if (!c->s->mask || c->s->mask_len != c->nact) return NULL;
+    memcpy(c->mask, c->s->mask, (size_t)c->nact);
+    return c->mask;
+}
+
+/* One episode. train: sample and store (update when the rollout is full); else argmax. */
+static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int64_t budget, bool train, double *ret,
+                   hw_err *err) {
+    ag_sess *s = c->s;
+    uint64_t rs = ag_rng_derive(seed, 1 + (uint64_t)ep) & ((1ULL << 53) - 1);
+    if (ag_sess_reset(s, &rs, err)) return -1;
+    grow_best(res, layer_count(s));
+    load_obs(c);
+    *ret = 0;
+    double m0, prev;
+    step_metrics(s->info, c->objective, &m0, &prev);
+    m0 = prev;
+    for (int64_t t = 0; res->steps < budget; t++) {
+        const uint8_t *mask = take_mask(c);
+        int64_t a, ae;
+        double logp = 0, v = 0;
+        if (train) ppo_act(c->p, c->obs, mask, c->rng, &a, NULL, &logp, &v);
+        else ppo_act_greedy(c->p, c->obs, mask, &a, NULL);
+        ae = a + c->offset;
+        json_t *aj = json_integer(ae);
+        if (ag_sess_step_i64(s, &ae, err)) {
+            json_decref(aj);
+            return -1;
+        }
+        res->steps++;
+        double r = s->reward, after, next;
+        step_metrics(s->info, c->objective, &after, &next);
+        double rl = shaped_reward(c->reward, r, m0, prev, after);
+        if (after != next) m0 = next; /* network mode: a new layer starts */
+        prev = next;
+        *ret += rl;
+        note_best(res, s->info, c->objective);
+        int rc = 0;
+        if (c->run) {
+            json_t *oj = ag_json_f64(s->obs, s->obs_dim);
+            rc = ag_run_step(c->run, train ? c->worker : "greedy", ep, t, (int64_t)rs, aj, oj, r, s->terminated,
+                             s->truncated, s->info, err);
+            json_decref(oj);
+        }
+        json_decref(aj);
+        if (rc) return -1;
+        bool done = s->terminated || s->truncated;
+        if (train) {
+            int full = ppo_store(c->p, c->obs, mask, &a, NULL, logp, v, isfinite(rl) ? rl : 0.0, done);
+            load_obs(c);
+            if (full || res->steps >= budget) {
+                ppo_stats st;
+                ppo_update(c->p, c->obs, &st);
+                res->updates++;
+            }
+        } else {
+            load_obs(c);
+        }
+        if (done) break;
+    }
+    return 0;
+}
+
+static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
+                    int64_t budget, bool train, rls_result *res, hw_err *err) {
+    loop_ctx c = {.s = s, .run = run, .p = p, .objective = objective, .worker = cfg && cfg->worker ? cfg->worker : "0"};
+    c.nact = hw_space_choices(s->act_space, 0);
+    c.reward = cfg ? cfg->reward : RLS_REWARD_ENV;
+    c.offset = s->act_space->start;
+    c.rng = ag_rng_new(ag_rng_derive(seed, 7));
+    c.rms = cfg && cfg->norm_obs ? ag_rms_new((int)s->obs_dim) : NULL;
+    c.obs = calloc((size_t)s->obs_dim + 1, sizeof(double));
+    c.mask = calloc((size_t)c.nact + 1, 1);
+    int rc = 0;
+    int64_t episodes = train ? cfg->episodes : 1;
+    for (int64_t ep = 0; ep < episodes && res->steps < budget && !rc; ep++) {
+        if (train) {
+            double c2 = cfg->ent_start * pow(cfg->ent_decay, (double)ep);
+            p->cfg.ent_coef = c2 > cfg->ent_final ? c2 : cfg->ent_final;
+            res->ent_coef = p->cfg.ent_coef;
+        }
+        rc = episode(&c, res, train ? ep : 0, seed, budget, train, &res->last_return, err);
+        if (!rc) res->episodes++;
+    }
+    gsl_rng_free(c.rng);
+    ag_rms_free(c.rms);
+    free(c.obs);
+    free(c.mask);
+    return rc;
+}
+
+int rls_train(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
+              int64_t budget, rls_result *res, hw_err *err) {
+    return run_loop(s, run, p, cfg, objective, seed, budget, true, res, err);
+}
+
+int rls_eval(ag_sess *s, ag_run *run, ppo *p, const char *objective, uint64_t seed, int64_t budget, rls_result *res,
+             hw_err *err) {
+    rls_result_free(res);
+    return run_loop(s, run, p, NULL, objective, seed, budget, false, res, err);
+}
+
+void rls_result_free(rls_result *r) {
+    for (int i = 0; i < r->nlayers; i++) json_decref(r->best[i].table);
+    free(r->best);
+    memset(r, 0, sizeof *r);
+}
+
+json_t *rls_result_json(const rls_result *r) {
+    json_t *layers = json_array();
+    double e = 0, cy = 0;
+    int seen = 0;
+    for (int i = 0; i < r->nlayers; i++) {
+        const rls_layer_best *b = &r->best[i];
+        if (!b->seen) {
+            json_array_append_new(layers, json_null());
+            continue;
+        }
+        seen++;
+        e += b->energy_pj;
+        cy += b->cycles;
+        json_array_append_new(layers, json_pack("{s:i,s:s,s:f,s:f,s:O*}", "layer", i, "name", b->name, "energy_pj",
+                                                b->energy_pj, "cycles", b->cycles, "table", b->table));
+    }
+    return json_pack("{s:o,s:f,s:f,s:i,s:i}", "layers", layers, "total_energy_pj", e, "total_cycles", cy,
+                     "layers_seen", seen, "layers_total", r->nlayers);
+}

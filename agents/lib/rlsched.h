@@ -1,0 +1,73 @@
+/* rlsched.h - the RL-Scheduling agent (F. Xu, ACE 2025, sections 3.2-3.4): PPO with action
+ * masking over sched-v0's 55 row-selection actions, the brute force inside the env.
+ *
+ * Owns: the paper's PPO settings (rls_cfg), the training loop over an agent session
+ * (rls_train: episodes, the decaying entropy coefficient, per-layer best tables), the greedy
+ * evaluation of a trained policy (rls_eval), and the JSON summary of the schedule found.
+ * docs/rlsched.md is the user guide. */
+#ifndef HWGYM_RLSCHED_H
+#define HWGYM_RLSCHED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent_common.h"
+#include "ppo.h"
+
+typedef struct rls_cfg {
+    ppo_cfg ppo;          /* lr = actor lr, lr_critic, gamma, clip, vf_coef (c1), vloss, critic_l2 */
+    double ent_start;     /* c2 at episode 0 (0.1) */
+    double ent_final;     /* floor of c2 (0.02) */
+    double ent_decay;     /* c2_e = max(final, start * decay^e) (0.995) */
+    int64_t episodes;     /* training episodes (paper: up to 3000) */
+    bool norm_obs;        /* running mean/std on the observation (off: sched-v0's is in [0,1]) */
+    const char *worker;   /* trial worker label ("0") */
+    int reward;           /* RLS_REWARD_*: what PPO learns from (the trial log keeps the env's) */
+} rls_cfg;
+
+/* RLS_REWARD_ENV: the env's reward as it is (docs/sched.md: relative improvement of the step,
+ *   -penalty*n for fruitless multi-row steps).
+ * RLS_REWARD_LOG: log(M_before / M_after) of the step plus the env's penalties; the sum over a
+ *   layer telescopes to log(M_initial / M_final), so the return measures the final schedule.
+ * RLS_REWARD_QUALITY: (M_initial - M_after) / M_initial at every step plus the penalties (the
+ *   other reading of the paper's eq. (1), Delta against the original table). */
+enum { RLS_REWARD_ENV = 0, RLS_REWARD_LOG = 1, RLS_REWARD_QUALITY = 2 };
+
+rls_cfg rls_cfg_default(void);
+
+/* Best schedule seen per layer of the env (by layer index from info "layer"). */
+typedef struct rls_layer_best {
+    bool seen;
+    double metric;        /* value of the objective (lower is better) */
+    double energy_pj, cycles;
+    char name[64];
+    json_t *table;        /* owned; the table of the best step */
+} rls_layer_best;
+
+typedef struct rls_result {
+    int64_t episodes, steps, updates;
+    int nlayers;
+    rls_layer_best *best; /* nlayers entries */
+    double last_return;
+    double ent_coef;      /* c2 at the end */
+} rls_result;
+
+/* Objective name of the env config ("energy" by default) and its info key. */
+const char *rls_objective(const json_t *env_config);
+
+/* Trains on s until cfg->episodes episodes or `budget` env steps; logs every step in run (may be
+ * NULL). p: a PPO built for s (rls_ppo_new) — trained in place. Returns 0 or -1 with err. */
+int rls_train(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
+              int64_t budget, rls_result *res, hw_err *err);
+/* One greedy (argmax) episode; every step logged as worker "greedy". Fills res->best from that
+ * episode only (res is reset first). */
+int rls_eval(ag_sess *s, ag_run *run, ppo *p, const char *objective, uint64_t seed, int64_t budget,
+             rls_result *res, hw_err *err);
+/* PPO over the session's Discrete action space; NULL with err when the space is not Discrete. */
+ppo *rls_ppo_new(ag_sess *s, const rls_cfg *cfg, uint64_t seed, hw_err *err);
+void rls_result_free(rls_result *r);
+/* {"layers": [...], "total_energy_pj", "total_cycles", "layers_seen"} (new reference). */
+json_t *rls_result_json(const rls_result *r);
+
+#endif

@@ -1,0 +1,362 @@
+/* test_rlsched.c - hwgym-rlsched: the paper's PPO loss (Smooth-L1 critic + L2 penalty) against
+ * finite differences, the entropy schedule, masking, learning, network mode, determinism, the
+ * trial log and the command line (a real binary, in process and through a real server). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_common.h"
+#include "../common/hwtest.h"
+#include "ppo.h"
+#include "rlsched.h"
+
+/* A small ResNet-50 layer keeps every brute-force step cheap. */
+#define SMALL_LAYER "{\"accelerator\":\"eyeriss_v1\",\"layer\":{\"C\":32,\"K\":64,\"R\":3,\"S\":3,\"P\":14,\"Q\":14}}"
+
+/* The whole minibatch loss with the RL-Scheduling critic (Smooth-L1 + L2 on the critic's weights)
+ * against central differences; value targets are spread so that both Huber branches occur. */
+Test(rlsched, ppo_loss_smooth_l1_l2_gradient_check) {
+    ppo_cfg c = ppo_cfg_default();
+    c.num_steps = 10;
+    c.hidden = 5;
+    c.ent_coef = 0.07;
+    c.vloss = PPO_VLOSS_SMOOTH_L1;
+    c.critic_l2 = 0.01;
+    int64_t nvec[1] = {6};
+    ppo *p = ppo_new(&c, 4, PPO_MCAT, 1, nvec, 3);
+    gsl_rng *r = ag_rng_new(5);
+    for (size_t i = 0; i < p->actor->nparams; i++) p->actor->params[i] += 0.3 * (ag_rng_uniform(r) - 0.5);
+    int small = 0, large = 0;
+    for (int t = 0; t < 10; t++) {
+        double obs[4] = {ag_rng_uniform(r), ag_rng_uniform(r) - 0.5, ag_rng_uniform(r) * 2, -ag_rng_uniform(r)};
+        uint8_t mask[6] = {1, 1, 0, 1, 1, 1};
+        int64_t a;
+        double lp, v;
+        ppo_act(p, obs, mask, r, &a, NULL, &lp, &v);
+        cr_assert_neq(a, 2, "a masked action was sampled");
+        double rew = t % 2 ? 3.0 : 0.05 * ag_rng_uniform(r); /* |v - R| above and below 1 */
+        ppo_store(p, obs, mask, &a, NULL, lp - 0.3 * (t % 3 - 1), v, rew, t == 6);
+    }
+    double next[4] = {0.1, 0.2, 0.3, 0.4};
+    ppo_compute_gae(p, next);
+    for (int t = 0; t < 10; t++) {
+        double v = ppo_value(p, p->b_obs + (size_t)t * 4);
+        if (fabs(v - p->b_ret[t]) < 1) small++;
+        else large++;
+    }
+    cr_assert(small > 0 && large > 0, "both Huber branches (%d small, %d large)", small, large);
+    int idx[7] = {0, 1, 3, 4, 6, 8, 9};
+    ppo_minibatch_grad(p, idx, 7, NULL);
+    size_t na = p->actor->nparams, nc = p->critic->nparams;
+    double *ga = malloc(sizeof(double) * na), *gc = malloc(sizeof(double) * nc);
+    memcpy(ga, p->actor->grads, sizeof(double) * na);
+    memcpy(gc, p->critic->grads, sizeof(double) * nc);
+    double eps = 1e-6, worst = 0;
+    for (size_t i = 0; i < na + nc; i++) {
+        double *w = i < na ? &p->actor->params[i] : &p->critic->params[i - na];
+        double g = i < na ? ga[i] : gc[i - na], w0 = *w;
+        *w = w0 + eps;
+        double lp = ppo_minibatch_grad(p, idx, 7, NULL);
+        *w = w0 - eps;
+        double lm = ppo_minibatch_grad(p, idx, 7, NULL);
+        *w = w0;
+        double num = (lp - lm) / (2 * eps), e = fabs(num - g) / fmax(1e-6, fabs(num) + fabs(g));
+        if (e > worst) worst = e;
+        cr_assert(e < 1e-4, "param %zu: numeric %.10g analytic %.10g", i, num, g);
+    }
+    cr_log_info("RL-Scheduling PPO loss gradient check: worst relative error %.2e", worst);
+    free(ga);
+    free(gc);
+    gsl_rng_free(r);
+    ppo_free(p);
+}
+
+/* The L2 term is exactly lambda * sum of the critic's squared weights (biases excluded). */
+Test(rlsched, critic_l2_penalty_value) {
+    ppo_cfg c = ppo_cfg_default();
+    c.num_steps = 2;
+    c.hidden = 3;
+    c.vloss = PPO_VLOSS_SMOOTH_L1;
+    int64_t nvec[1] = {2};
+    ppo *p = ppo_new(&c, 2, PPO_MCAT, 1, nvec, 1);
+    double obs[2] = {0.5, -0.5};
+    int64_t a = 1;
+    ppo_store(p, obs, NULL, &a, NULL, -0.7, 0.0, 1.0, true);
+    ppo_store(p, obs, NULL, &a, NULL, -0.7, 0.0, 1.0, true);
+    ppo_compute_gae(p, obs);
+    int idx[2] = {0, 1};
+    double base = ppo_minibatch_grad(p, idx, 2, NULL);
+    p->cfg.critic_l2 = 0.25;
+    double with = ppo_minibatch_grad(p, idx, 2, NULL);
+    double w2 = 0;
+    for (int l = 0; l < p->critic->nlayers; l++)
+        for (size_t i = 0; i < (size_t)p->critic->sizes[l] * (size_t)p->critic->sizes[l + 1]; i++)
+            w2 += p->critic->params[p->critic->woff[l] + i] * p->critic->params[p->critic->woff[l] + i];
+    cr_assert_float_eq(with - base, 0.25 * w2, 1e-9);
+    ppo_free(p);
+}
+
+static ag_sess *small_sess(const char *cfg_text) {
+    hw_err err = {0};
+    json_t *cfg = json_loads(cfg_text, 0, NULL);
+    ag_sess *s = ag_sess_make("local", "sched-v0", cfg, NULL, 0, &err);
+    json_decref(cfg);
+    cr_assert(s, "%s", err.msg);
+    return s;
+}
+
+static char *run_agent(const char *const *args, int *status) {
+    char bin[512];
+    cr_assert(hwtest_bin("hwgym-rlsched", bin, sizeof bin), "hwgym-rlsched is not built");
+    const char *prefix[] = {bin, NULL};
+    char *out = NULL, *err = NULL;
+    *status = hwtest_run_args(prefix, args, &out, &err);
+    if (*status) cr_log_error("stderr: %s", err ? err : "");
+    free(err);
+    return out;
+}
+
+static json_t *summary_without_times(const char *out) {
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert(j, "summary is JSON: %s", out);
+    json_object_del(j, "wall_s");
+    json_object_del(j, "samples_per_s");
+    json_object_del(j, "run_id");
+    return j;
+}
+
+/* c2 = max(0.02, 0.1 * 0.995^e) at episode e; ten episodes end at 0.1 * 0.995^9. */
+Test(rlsched, entropy_coefficient_decays_to_its_floor) {
+    ag_sess *s = small_sess(SMALL_LAYER);
+    rls_cfg c = rls_cfg_default();
+    c.episodes = 10;
+    hw_err err = {0};
+    ppo *p = rls_ppo_new(s, &c, 1, &err);
+    rls_result res = {0};
+    cr_assert_eq(rls_train(s, NULL, p, &c, "energy", 1, 1000000, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(res.episodes, 10);
+    cr_assert_float_eq(res.ent_coef, 0.1 * pow(0.995, 9), 1e-12);
+    rls_result_free(&res);
+    c.ent_start = 0.0205; /* 0.0205 * 0.995^e < 0.02 from e = 5 on: the floor holds */
+    cr_assert_eq(rls_train(s, NULL, p, &c, "energy", 1, 16 * 10, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(res.episodes, 10);
+    cr_assert_float_eq(res.ent_coef, 0.02, 1e-15);
+    rls_result_free(&res);
+    ppo_free(p);
+    ag_sess_free(s);
+}
+
+/* Training improves the schedules the policy reaches: on a ResNet-50 layer on Eyeriss v1, the mean
+ * final energy of the last 100 of 300 training episodes is below that of the first 100 (the
+ * untrained policy plays almost uniformly), and the best table seen beats the bottom-up baseline. */
+static double final_energy_mean(const char *db, int from, int to) {
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *q;
+    cr_assert_eq(sqlite3_prepare_v2(h,
+                                    "SELECT avg(json_extract(metrics,'$.energy_pj')) FROM trials WHERE worker='0' "
+                                    "AND step=15 AND episode>=? AND episode<?",
+                                    -1, &q, NULL),
+                 SQLITE_OK);
+    sqlite3_bind_int(q, 1, from);
+    sqlite3_bind_int(q, 2, to);
+    cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+    double m = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    return m;
+}
+
+Test(rlsched, training_improves_the_schedules_reached, .timeout = 240) {
+    const char *cfg = "{\"accelerator\":\"eyeriss_v1\",\"model\":\"resnet50\",\"layer\":\"layer2.0.conv2\"}";
+    char dir[64], db[128];
+    hwtest_tmpdir(dir, sizeof dir);
+    snprintf(db, sizeof db, "%s/l.db", dir);
+    const char *args[] = {"--endpoint", "local", "--config", cfg, "--episodes", "300", "--budget", "1000000",
+                          "--seed", "1", "--quiet", "--no-greedy", "--db", db, NULL};
+    int st;
+    char *out = run_agent(args, &st);
+    cr_assert_eq(st, 0);
+    double first = final_energy_mean(db, 0, 100), last = final_energy_mean(db, 200, 300);
+    json_t *j = json_loads(out, 0, NULL);
+    double best = json_real_value(json_object_get(json_object_get(j, "best_seen"), "total_energy_pj"));
+    /* the bottom-up baseline on the same layer, through the env's evaluate */
+    hw_err err = {0};
+    json_t *cj = json_loads(cfg, 0, NULL), *pt = json_pack("{ss}", "baseline", "bottom-up"), *m = NULL;
+    ag_sess *s = ag_sess_make("local", "sched-v0", cj, NULL, 0, &err);
+    cr_assert(s, "%s", err.msg);
+    double r;
+    cr_assert_eq(ag_sess_evaluate(s, pt, &r, &m, &err), 0, "%s", err.msg);
+    double bu = json_real_value(json_object_get(m, "energy_pj"));
+    cr_log_info("mean final energy: first 100 episodes %.4g, last 100 %.4g; best seen %.4g; bottom-up %.4g", first,
+                last, best, bu);
+    cr_assert_lt(last, first);
+    cr_assert_lt(best, bu);
+    json_decref(m);
+    json_decref(pt);
+    json_decref(cj);
+    json_decref(j);
+    ag_sess_free(s);
+    free(out);
+    hwtest_rmtree(dir);
+}
+
+/* Network mode: one best table per layer of the model; totals are the sums. */
+Test(rlsched, network_mode_covers_every_layer, .timeout = 120) {
+    ag_sess *s = small_sess("{\"accelerator\":\"eyeriss_v1\",\"model\":\"mobilenet_v3\",\"mode\":\"network\","
+                            "\"steps_per_layer\":4}");
+    rls_cfg c = rls_cfg_default();
+    c.episodes = 1;
+    hw_err err = {0};
+    ppo *p = rls_ppo_new(s, &c, 1, &err);
+    rls_result res = {0};
+    cr_assert_eq(rls_train(s, NULL, p, &c, "energy", 1, INT64_MAX, &res, &err), 0, "%s", err.msg);
+    cr_assert_eq(res.nlayers, 64, "mobilenet_v3 has 64 conv/fc layers in the zoo, got %d", res.nlayers);
+    json_t *j = rls_result_json(&res);
+    double sum = 0;
+    for (int i = 0; i < res.nlayers; i++) {
+        cr_assert(res.best[i].seen, "layer %d", i);
+        sum += res.best[i].energy_pj;
+    }
+    cr_assert_float_eq(json_real_value(json_object_get(j, "total_energy_pj")), sum, sum * 1e-12);
+    cr_assert_eq(json_integer_value(json_object_get(j, "layers_seen")), 64);
+    json_decref(j);
+    rls_result_free(&res);
+    ppo_free(p);
+    ag_sess_free(s);
+}
+
+Test(rlsched, refuses_a_non_discrete_env) {
+    hw_err err = {0};
+    json_t *cfg = json_pack("{si}", "dims", 3);
+    ag_sess *s = ag_sess_make("local", "diag-v0", cfg, NULL, 0, &err);
+    json_decref(cfg);
+    cr_assert(s);
+    rls_cfg c = rls_cfg_default();
+    cr_assert_null(rls_ppo_new(s, &c, 1, &err));
+    cr_assert(strstr(err.msg, "Discrete") && strstr(err.msg, "diag-v0"), "%s", err.msg);
+    ag_sess_free(s);
+}
+
+/* The binary: same seed, same summary; every step is a trial with no masked action taken; the
+ * logged trials match the summary's sample count. */
+Test(rlsched, binary_is_deterministic_and_logs_every_step, .timeout = 120) {
+    char dir[64], db[128];
+    hwtest_tmpdir(dir, sizeof dir);
+    snprintf(db, sizeof db, "%s/t.db", dir);
+    const char *a1[] = {"--endpoint", "local", "--config", SMALL_LAYER, "--episodes", "6", "--budget", "100000",
+                        "--seed", "9", "--quiet", "--db", db, NULL};
+    const char *a2[] = {"--endpoint", "local", "--config", SMALL_LAYER, "--episodes", "6", "--budget", "100000",
+                        "--seed", "9", "--quiet", NULL};
+    int st1, st2;
+    char *o1 = run_agent(a1, &st1), *o2 = run_agent(a2, &st2);
+    cr_assert_eq(st1, 0);
+    cr_assert_eq(st2, 0);
+    json_t *j1 = summary_without_times(o1), *j2 = summary_without_times(o2);
+    char *s1 = json_dumps(j1, JSON_SORT_KEYS), *s2 = json_dumps(j2, JSON_SORT_KEYS);
+    cr_assert_str_eq(s1, s2);
+    int64_t samples = json_integer_value(json_object_get(j1, "samples"));
+    cr_assert_eq(samples, 6 * 16 + 16, "6 training episodes and one greedy episode of 16 steps");
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *q;
+    cr_assert_eq(sqlite3_prepare_v2(h,
+                                    "SELECT count(*), sum(json_extract(metrics,'$.invalid_action')), "
+                                    "sum(worker='greedy') FROM trials",
+                                    -1, &q, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(h));
+    cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+    cr_assert_eq(sqlite3_column_int64(q, 0), samples);
+    cr_assert_eq(sqlite3_column_int64(q, 1), 0, "a masked action was taken");
+    cr_assert_eq(sqlite3_column_int64(q, 2), 16);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    free(s1);
+    free(s2);
+    json_decref(j1);
+    json_decref(j2);
+    free(o1);
+    free(o2);
+    hwtest_rmtree(dir);
+}
+
+/* Through a real server, with --save then --load --eval-only on another layer. */
+Test(rlsched, server_run_save_and_eval_only, .timeout = 120) {
+    hwtest_server srv;
+    int rc = hwtest_server_start(&srv, NULL);
+    if (rc == -1) cr_skip_test("hwgym-server is not built");
+    cr_assert_eq(rc, 0);
+    char dir[64], wfile[128];
+    hwtest_tmpdir(dir, sizeof dir);
+    snprintf(wfile, sizeof wfile, "%s/w.bin", dir);
+    const char *a1[] = {"--endpoint", srv.endpoint, "--config", SMALL_LAYER, "--episodes", "3", "--budget", "100000",
+                        "--quiet", "--save", wfile, NULL};
+    int st;
+    char *o = run_agent(a1, &st);
+    cr_assert_eq(st, 0);
+    json_t *j = json_loads(o, 0, NULL);
+    cr_assert(json_object_get(j, "greedy") && json_object_get(j, "best_seen"));
+    cr_assert_str_eq(json_string_value(json_object_get(j, "env")), "sched-v0");
+    json_decref(j);
+    free(o);
+    const char *a2[] = {"--endpoint", srv.endpoint, "--config",
+                        "{\"accelerator\":\"simba\",\"layer\":{\"C\":16,\"K\":32,\"R\":1,\"S\":1,\"P\":7,\"Q\":7}}",
+                        "--load", wfile, "--eval-only", "--quiet", NULL};
+    o = run_agent(a2, &st);
+    cr_assert_eq(st, 0);
+    j = json_loads(o, 0, NULL);
+    cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 16);
+    cr_assert_null(json_object_get(j, "best_seen"));
+    cr_assert_gt(json_real_value(json_object_get(json_object_get(j, "greedy"), "total_energy_pj")), 0);
+    json_decref(j);
+    free(o);
+    const char *a3[] = {"--eval-only", NULL};
+    o = run_agent(a3, &st);
+    cr_assert_eq(st, 2, "--eval-only without --load is a usage error");
+    free(o);
+    hwtest_rmtree(dir);
+    cr_assert_eq(hwtest_server_stop(&srv), 0);
+}
+
+/* The CoSA-like baseline (envs/sched/sched_cosa.c): on every accelerator and a spread of ResNet-50
+ * and MobileNet-v3 layers it returns a table that passes sched_check, whose columns multiply to
+ * the layer, and that is no worse than the all-in-DRAM start under the energy objective. */
+#include "sched/sched.h"
+Test(rlsched, cosa_baseline_gives_valid_tables) {
+    const char *accs[] = {"eyeriss_v1", "eyeriss_v2", "tpu_v3", "simba"};
+    const char *models[] = {"resnet50", "mobilenet_v3"};
+    int checked = 0, better = 0;
+    for (int a = 0; a < 4; a++) {
+        sched_accel acc;
+        hw_err err = {0};
+        json_t *nm = json_string(accs[a]);
+        cr_assert_eq(sched_accel_resolve(nm, "accelerator", &acc, &err), 0, "%s", err.msg);
+        json_decref(nm);
+        for (int m = 0; m < 2; m++) {
+            sched_layer *ls = NULL;
+            int n = sched_model_layers(models[m], &ls, &err);
+            cr_assert_gt(n, 0, "%s", err.msg);
+            for (int i = 0; i < n; i += 9) {
+                sched_table t, t0;
+                sched_cost c, c0;
+                cr_assert_eq(sched_cosa(&acc, &ls[i], SOBJ_ENERGY, &t, &c, &err), 0, "%s", err.msg);
+                cr_assert_eq(sched_check(&acc, &ls[i], &t, &err), 0, "%s %s layer %d: %s", accs[a], models[m], i,
+                             err.msg);
+                for (int d = 0; d < SCHED_NDIM; d++) {
+                    long p = 1;
+                    for (int r = 0; r < SCHED_NROW; r++) p *= t.f[r][d];
+                    cr_assert_eq(p, ls[i].d[d]);
+                }
+                sched_table_init(&ls[i], &t0);
+                sched_cost_eval(&acc, &ls[i], &t0, &c0);
+                if (c.energy_pj < c0.energy_pj) better++;
+                checked++;
+            }
+            free(ls);
+        }
+    }
+    cr_log_info("cosa: %d tables valid, %d below the all-in-DRAM energy", checked, better);
+    cr_assert_gt(better, checked / 2);
+}
