@@ -48,7 +48,7 @@ int eg_run_population(eg_ctx *c) {
             }
         }
         c->gens++;
-        if (n < B) break; /* budget reached inside this generation */
+        if (n < B || ag_run_done(c->run)) break; /* the budget is spent: no evolution or learning after the last scores */
         eg_pop_evolve(c);
         if (pg) {
             learn(c, n); /* one gradient step per evaluation of this generation */
@@ -78,7 +78,7 @@ int eg_run_pg(eg_ctx *c) {
         }
         for (int k = 0; k < n; k++) sacd_add(c->pg, acts + (size_t)k * c->D, rew[k], true);
         c->gens++;
-        if (n < R) break;
+        if (n < R || ag_run_done(c->run)) break;
         learn(c, n);
     }
     free(acts);

@@ -210,7 +210,7 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
         for (int j = 0; j < H; j++) {
             double o = O[(size_t)i * H + j] + b[j];
             O[(size_t)i * H + j] = o;
-            Y[(size_t)i * H + j] = o > 0 ? o : expm1(o);
+            Y[(size_t)i * H + j] = o > 0 ? o : exp(o) - 1.0;
         }
     return Y;
 }
