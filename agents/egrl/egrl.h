@@ -28,6 +28,7 @@ typedef struct eg_params {
     /* ERL/CERL weight mutation (docs/egrl.md) */
     double mut_frac, mut_strength, super_prob, super_strength, reset_prob, weight_limit;
     bz_mut bz;
+    double updates_per_eval; /* gradient steps per evaluation (Table 2: 1) */
     double pg_noise; /* std of the Gaussian added to the PG learner's logits when it explores */
     sacd_cfg sac;
     gnn_cfg pol; /* population / PG policy GNN (in, n_out filled at set-up) */
@@ -56,6 +57,7 @@ typedef struct eg_ctx {
     sacd *pg;
     /* results */
     int64_t gens, updates, calls;
+    double upd_acc; /* fractional gradient steps carried to the next generation */
     double best_gnn_fit;
     double *best_gnn; /* params of the best GNN policy evaluated greedily (NULL: none yet) */
     sacd_stats last;

@@ -14,7 +14,10 @@ static void keep_best_gnn(eg_ctx *c, const gnn_net *n, double fit) {
     memcpy(c->best_gnn, n->params, sizeof(double) * n->nparams);
 }
 
-static int learn(eg_ctx *c, int ups) {
+static int learn(eg_ctx *c, int evals) {
+    c->upd_acc += evals * c->p.updates_per_eval;
+    int ups = (int)floor(c->upd_acc + 1e-9);
+    c->upd_acc -= ups;
     for (int u = 0; u < ups; u++)
         if (sacd_update(c->pg, c->rng, &c->last)) c->updates++;
     return 0;

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     int64_t pop = 20, tour = 3, rollouts = 1, hidden = 128, out = 128, heads = 4, depth = 4, chidden = 32, cdepth = 4,
             batch = 24, buffer = 100000;
     double bzf = 0.2, elite = 0.2, mutp = 0.9, cxp = 0.3, lr = 1e-3, alpha = 0.05, tau = 1e-3, rscale = 5, pgnoise = 1.0,
-           mutf = 0.1, muts = 0.1, gamma = 0.99;
+           mutf = 0.1, muts = 0.1, gamma = 0.99, upe = 1.0;
     bool eval = false;
     ag_optdef extra[] = {
         {"mode", AG_OPT_STRING, &mode, "egrl | ea | pg | greedy-dp (default egrl)"},
@@ -66,6 +66,7 @@ int main(int argc, char **argv) {
         {"critic-hidden", AG_OPT_INT, &chidden, "critic GNN hidden and output size (32)"},
         {"critic-depth", AG_OPT_INT, &cdepth, "critic GNN depth (4)"},
         {"batch", AG_OPT_INT, &batch, "SAC batch (24)"},
+        {"updates-per-eval", AG_OPT_DOUBLE, &upe, "SAC gradient steps per evaluation (1, Table 2)"},
         {"buffer", AG_OPT_INT, &buffer, "shared replay capacity (100000)"},
         {"lr", AG_OPT_DOUBLE, &lr, "actor and critic learning rate (1e-3)"},
         {"alpha", AG_OPT_DOUBLE, &alpha, "entropy coefficient (0.05)"},
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
     if (!(elite > 0 && elite < 1)) return usage(&o, "--elite-frac: expected (0, 1)");
     if (tour < 1 || rollouts < 0 || rollouts > 64 || batch < 1 || buffer < 1) return usage(&o, "--tournament, --pg-rollouts (0..64), --batch, --buffer: out of range");
     if (eval && !load) return usage(&o, "--eval-only needs --load FILE");
+    if (!(upe >= 0 && upe <= 64)) return usage(&o, "--updates-per-eval: expected 0 .. 64");
     eg_params *p = &c.p;
     p->mode = (eg_mode)m;
     p->pop = pop;
@@ -112,6 +114,7 @@ int main(int argc, char **argv) {
     p->weight_limit = 1e6;
     p->bz = bz_mut_default();
     p->pg_noise = pgnoise;
+    p->updates_per_eval = upe;
     p->pol = (gnn_cfg){1, (int)hidden, (int)out, (int)heads, (int)depth, 1, 0.5};
     p->sac = sacd_cfg_default();
     p->sac.critic = (gnn_cfg){1, (int)chidden, (int)chidden, (int)heads, (int)cdepth, 1, 0.5};

@@ -100,6 +100,8 @@ void gnn_free(gnn_net *n) {
         gnn_level *v = &n->lv[l];
         gnn_graph_free(v->g);
         free(v->perm.p);
+        free(v->ws.p);
+        free(v->ws.sc);
         dfree(&v->y), dfree(&v->th), dfree(&v->Xp), dfree(&v->dY);
     }
     struct gnn_scratch *s = n->sc;
@@ -291,10 +293,8 @@ const double *gnn_forward(gnn_net *n, const gnn_graph *g, const double *X) {
         double *y = dres(&v->y, (size_t)gp->n);
         cblas_dgemv(CblasRowMajor, CblasNoTrans, gp->n, Hd, 1.0 / pn, x, Hd, p, 1, 0.0, y, 1);
         gnn_ws_int_reserve(&v->perm, gp->n);
-        gnn_ws_int tmp = {0};
-        int m = gnn_pool_select(gp, y, n->cfg.ratio, v->perm.p, &tmp);
-        gnn_pool_graph(gp, v->perm.p, m, v->g, &tmp);
-        free(tmp.p);
+        int m = gnn_pool_select(gp, y, n->cfg.ratio, v->perm.p, &v->ws);
+        gnn_pool_graph(gp, v->perm.p, m, v->g, &v->ws);
         v->rows = m;
         double *th = dres(&v->th, (size_t)m), *Xp = dres(&v->Xp, (size_t)m * Hd);
         for (int r = 0; r < m; r++) {

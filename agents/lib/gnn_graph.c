@@ -128,8 +128,11 @@ int gnn_topk_rows(int n, double ratio) {
 
 int gnn_pool_select(const gnn_graph *g, const double *y, double ratio, int *perm, gnn_ws_int *ws) {
     int m = 0;
-    gnn_ws_int_reserve(ws, g->n);
-    scored *sc = malloc(sizeof(scored) * (size_t)(g->n ? g->n : 1));
+    if ((size_t)g->n + 1 > ws->sc_cap) {
+        ws->sc_cap = (size_t)g->n + 1;
+        ws->sc = xrealloc(ws->sc, sizeof(scored) * ws->sc_cap);
+    }
+    scored *sc = ws->sc;
     for (int s = 0; s < g->nseg; s++) {
         int a = g->seg[s], b = g->seg[s + 1], ns = b - a;
         if (ns <= 0) continue;
@@ -140,7 +143,6 @@ int gnn_pool_select(const gnn_graph *g, const double *y, double ratio, int *perm
         qsort(perm + m, (size_t)k, sizeof(int), cmp_int);
         m += k;
     }
-    free(sc);
     return m;
 }
 

@@ -9,6 +9,8 @@
 typedef struct gnn_ws_int {
     int *p;
     size_t cap;
+    void *sc; /* gnn_pool_select's (score, row) pairs */
+    size_t sc_cap;
 } gnn_ws_int;
 
 typedef struct gnn_dbuf {
@@ -35,6 +37,7 @@ struct gnn_level {
     gnn_ws_int perm;
     int rows;
     gnn_dbuf y, th, Xp, dY; /* scores of the previous level, tanh at perm, pooled input, dL/dY of the down conv */
+    gnn_ws_int ws;          /* pooling scratch, kept between forwards (no allocation per call) */
 };
 
 #endif
