@@ -30,8 +30,9 @@ int eg_workload(eg_ctx *c, hw_err *err) {
     c->nmem = (int)ch[0];
     for (int i = 1; i < c->D; i++)
         if (ch[i] != c->nmem) {
+            long long ci = (long long)ch[i];
             free(ch);
-            return hw_fail(err, HW_E_BAD_CONFIG, "action element %d has %lld choices, element 0 %d", i, (long long)ch[i], c->nmem);
+            return hw_fail(err, HW_E_BAD_CONFIG, "action element %d has %lld choices, element 0 %d", i, ci, c->nmem);
         }
     free(ch);
     if (c->nmem < 2 || 2 * c->nmem > 64) return hw_fail(err, HW_E_BAD_CONFIG, "%d memories (need 2..32)", c->nmem);
