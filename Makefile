@@ -147,6 +147,10 @@ bench: deps
 paper-marl: deps all
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-marl.sh
 
+.PHONY: paper-egrl
+paper-egrl: deps all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-egrl.sh
+
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
 	install -m 755 $(BINS) $(PREFIX)/bin

@@ -152,13 +152,15 @@ Test(sacd, replay_cycles_and_critic_fits_rewards) {
     cr_assert_float_eq(s->r_rew[0], 16.0, 0); /* the oldest four were overwritten */
     cr_assert_eq(s->r_act[0], (16 + 0) % 3);
     /* a constant reward: the critics' loss falls */
-    sacd *t = small_sacd(&g);
+    gnn_graph *g2;
+    sacd *t = small_sacd(&g2);
     for (int k = 0; k < 8; k++) sacd_add(t, a, 0.4, true);
     sacd_stats st0, st;
     sacd_update(t, r, &st0);
     for (int k = 0; k < 300; k++) sacd_update(t, r, &st);
     cr_assert(st.q_loss < 0.05 * st0.q_loss, "q loss %g -> %g", st0.q_loss, st.q_loss);
     sacd_free(t);
+    gnn_graph_free(g2);
     sacd_free(s);
     gnn_graph_free(g);
     gsl_rng_free(r);
