@@ -163,6 +163,10 @@ paper-rlsched: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-rlsched.sh
 
+.PHONY: paper-egrl
+paper-egrl: deps all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-egrl.sh
+
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
 	install -m 755 $(BINS) $(PREFIX)/bin

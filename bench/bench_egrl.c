@@ -1,0 +1,198 @@
+/* bench_egrl.c - hwgym-egrl's speed targets, measured in one run:
+ *  1. GNN policy forward on BERT-base (376 nodes) with Table 2's sizes (hidden/out 128,
+ *     4 heads, depth 4), one policy, one core: target < 2 ms; its backward too, and ResNet-50;
+ *  2. one SAC-discrete update (actor 128, twin critics of --critic-hidden 32, batch 24) on
+ *     BERT and ResNet-50;
+ *  3. a generation of 20 BERT mappings in one evaluate_batch over tcp against a spawned
+ *     hwgym-server vs the same batch in-process (--endpoint local): time per mapping and the
+ *     ratio (target: server within 2x of in-process).
+ * Medians over repetitions; 1 and 2 are this thread's CPU time (the build machine is shared),
+ * 3 is wall time (it includes the server process). Usage: bench_egrl [--reps N] (the server is BUILD/bin/hwgym-server). */
+#include <libgen.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_common.h"
+#include "gnn.h"
+#include "sac_discrete.h"
+
+extern char **environ;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* this thread's CPU time: what one core spends, whatever else the shared machine runs */
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmpd);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct wl {
+    ag_sess *s;
+    int N, E;
+    gnn_graph *g;
+    double *feat;
+} wl;
+
+static int load(wl *w, const char *ep, const char *name) {
+    hw_err err = {0};
+    json_t *cfg = json_pack("{ss}", "workload", name);
+    for (int i = 0; i < 50 && !w->s; i++) {
+        w->s = ag_sess_make(ep, "placement-v0", cfg, NULL, 0, &err);
+        if (!w->s) usleep(100000);
+    }
+    json_decref(cfg);
+    if (!w->s) {
+        fprintf(stderr, "bench_egrl: %s: %s\n", ep, err.msg);
+        return -1;
+    }
+    uint64_t sd = 1;
+    if (ag_sess_reset(w->s, &sd, &err)) return -1;
+    w->N = (int)json_integer_value(json_object_get(w->s->info, "nodes"));
+    w->E = (int)json_integer_value(json_object_get(w->s->info, "edges"));
+    int64_t *e = malloc(sizeof(int64_t) * (size_t)(2 * w->E + 1));
+    for (int k = 0; k < 2 * w->E; k++) e[k] = (int64_t)w->s->obs[k];
+    w->g = gnn_graph_from_edges(w->N, e, w->E, &err);
+    free(e);
+    w->feat = malloc(sizeof(double) * (size_t)w->N * 19);
+    const double *nf = w->s->obs + 2 * w->E + 2 * w->N;
+    for (int k = 0; k < w->N * 19; k++) w->feat[k] = log1p(nf[k] > 0 ? nf[k] : 0) / 10;
+    return 0;
+}
+
+static void wl_free(wl *w) {
+    ag_sess_free(w->s);
+    gnn_graph_free(w->g);
+    free(w->feat);
+}
+
+static void gnn_times(wl *w, const char *name, int reps) {
+    gnn_cfg c = gnn_cfg_default(19, 6);
+    gnn_net *n = gnn_new(&c);
+    gsl_rng *r = ag_rng_new(1);
+    gnn_init(n, r);
+    double *tf = malloc(sizeof(double) * (size_t)reps), *tb = malloc(sizeof(double) * (size_t)reps);
+    double *dY = malloc(sizeof(double) * (size_t)w->N * 6);
+    for (int i = 0; i < w->N * 6; i++) dY[i] = ag_rng_uniform(r) - 0.5;
+    gnn_forward(n, w->g, w->feat);
+    for (int k = 0; k < reps; k++) {
+        double a = cpu();
+        gnn_forward(n, w->g, w->feat);
+        double b = cpu();
+        gnn_zero_grad(n);
+        gnn_backward(n, dY, NULL);
+        double d = cpu();
+        tf[k] = (b - a) * 1e3;
+        tb[k] = (d - b) * 1e3;
+    }
+    printf("gnn %-10s N=%-4d params %zu  forward %.3f ms  backward %.3f ms (CPU time, median of %d)\n", name, w->N, n->nparams,
+           median(tf, reps), median(tb, reps), reps);
+    sacd_cfg sc = sacd_cfg_default();
+    sc.actor = c;
+    sc.critic = (gnn_cfg){1, 32, 32, 4, 4, 1, 0.5};
+    hw_err err = {0};
+    sacd *s = sacd_new(&sc, w->g, w->feat, 19, 2, 3, 1, &err);
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)w->N * 2);
+    for (int t = 0; t < 48; t++) {
+        for (int i = 0; i < 2 * w->N; i++) a[i] = ag_rng_int(r, 3);
+        sacd_add(s, a, ag_rng_uniform(r), true);
+    }
+    int ur = reps / 4 > 3 ? reps / 4 : 3;
+    for (int k = 0; k < ur; k++) {
+        double t0 = cpu();
+        sacd_update(s, r, NULL);
+        tf[k] = (cpu() - t0) * 1e3;
+    }
+    printf("sac %-10s one update (actor 128, critics 32, batch 24): %.2f ms (CPU time, median of %d)\n", name, median(tf, ur), ur);
+    free(a);
+    sacd_free(s);
+    free(tf), free(tb), free(dY);
+    gsl_rng_free(r);
+    gnn_free(n);
+}
+
+static double batch_ms(wl *w, int reps) {
+    gsl_rng *r = ag_rng_new(2);
+    double *t = malloc(sizeof(double) * (size_t)reps), rew[20];
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)w->N * 2);
+    for (int k = 0; k < reps; k++) {
+        json_t *pts = json_array();
+        for (int j = 0; j < 20; j++) {
+            for (int i = 0; i < 2 * w->N; i++) a[i] = ag_rng_int(r, 3);
+            json_array_append_new(pts, ag_json_i64(a, 2 * w->N));
+        }
+        hw_err err = {0};
+        double t0 = now();
+        if (ag_sess_evaluate_batch(w->s, pts, rew, NULL, &err)) fprintf(stderr, "bench_egrl: %s\n", err.msg);
+        t[k] = (now() - t0) * 1e3;
+        json_decref(pts);
+    }
+    double m = median(t, reps);
+    free(t);
+    free(a);
+    gsl_rng_free(r);
+    return m;
+}
+
+int main(int argc, char **argv) {
+    int reps = 40;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else {
+            printf("usage: bench_egrl [--reps N]\n");
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    if (reps < 3) reps = 3;
+    wl bert = {0}, r50 = {0};
+    if (load(&bert, "local", "bert_base") || load(&r50, "local", "resnet50")) return 1;
+    gnn_times(&bert, "bert_base", reps);
+    gnn_times(&r50, "resnet50", reps);
+    char exe[4096];
+    ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[ln > 0 ? ln : 0] = 0;
+    char bin[4200], ep[64];
+    snprintf(bin, sizeof bin, "%s/bin/hwgym-server", dirname(dirname(exe)));
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+    char *sargv[] = {bin, "--bind", ep, "--workers", "1", NULL};
+    pid_t srv;
+    if (posix_spawn(&srv, bin, NULL, NULL, sargv, environ) != 0) {
+        fprintf(stderr, "bench_egrl: cannot start %s\n", bin);
+        return 1;
+    }
+    wl remote = {0};
+    int rc = load(&remote, ep, "bert_base");
+    if (!rc) {
+        double ml = batch_ms(&bert, reps), mr = batch_ms(&remote, reps);
+        printf("evaluate_batch of 20 BERT mappings: in-process %.3f ms (%.1f us/mapping), tcp server %.3f ms (%.1f us/mapping), "
+               "ratio %.2f (target <= 2)\n",
+               ml, ml * 50, mr, mr * 50, mr / ml);
+    }
+    wl_free(&remote);
+    kill(srv, SIGTERM);
+    waitpid(srv, NULL, 0);
+    wl_free(&bert);
+    wl_free(&r50);
+    return rc ? 1 : 0;
+}
