@@ -33,6 +33,7 @@ static atomic_int cancel_all;
 void hw_deadline_set(double at) { deadline_at = at; }
 double hw_deadline_get(void) { return deadline_at; }
 void hw_deadline_cancel_all(void) { atomic_store(&cancel_all, 1); }
+void hw_deadline_reset_all(void) { atomic_store(&cancel_all, 0); }
 
 bool hw_deadline_passed(void) {
     if (atomic_load_explicit(&cancel_all, memory_order_relaxed)) return true;

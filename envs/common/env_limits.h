@@ -25,6 +25,7 @@ void hw_deadline_set(double at);
 double hw_deadline_get(void);
 /* Process-wide: every deadline counts as passed from now on (the server's drain deadline). */
 void hw_deadline_cancel_all(void);
+void hw_deadline_reset_all(void); /* a server starting in a process that ran one before */
 bool hw_deadline_passed(void);
 /* -1 with HW_E_TIMEOUT "<what>: the request exceeded the server's time limit" once passed. */
 int hw_deadline_check(const char *what, hw_err *err);

@@ -75,7 +75,7 @@ static void *diag_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *e
         hw_cfg_int(cfg, "episode_length", 16, 1, 1000000, &e->len, err) ||
         hw_cfg_enum(cfg, "obs", obs_names, 0, &e->dict_obs, err) ||
         hw_cfg_int(cfg, "target_seed", 0, 0, INT64_MAX, &tseed, err) ||
-        hw_cfg_int_capped(cfg, ctx, "step_us", 0, 0, 10000000, 100000, &e->step_us, err) || hw_cfg_bool(cfg, "action_mask", false, &mask, err)) {
+        hw_cfg_int_capped(cfg, ctx, "step_us", 0, 0, 10000000, 1000000, &e->step_us, err) || hw_cfg_bool(cfg, "action_mask", false, &mask, err)) {
         free(e);
         return NULL;
     }

@@ -552,7 +552,10 @@ mm_problem *mm_problem_parse(const char *data, size_t n, bool msgpack, hw_err *e
 mm_problem *mm_problem_load(const char *path, hw_err *err) {
     size_t n = 0;
     char *data = hw_files_read(&hw_files_local, path, path, &n, err); /* local tools; the env reads via its ctx */
-    if (!data) return NULL;
+    if (!data) {
+        if (err) err->code = HW_E_IO; /* a local file error (IO is the client-side code) */
+        return NULL;
+    }
     mm_problem *p = mm_problem_parse(data, n, is_msgpack_path(path), err);
     free(data);
     if (!p && strncmp(err ? err->msg : "", path, strlen(path)) != 0) hw_err_prefix(err, path);
