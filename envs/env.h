@@ -18,7 +18,15 @@
  *  - evaluate() scores one design point without touching episode state: `point` is either a
  *    JSON array (an action vector) or a family-specific object (e.g. {"directives": "..."}).
  *    It writes the reward and adds metrics (with "feasible": bool and, when infeasible,
- *    "reason": str) to `metrics`. NULL when the family has no one-shot evaluation. */
+ *    "reason": str) to `metrics`. NULL when the family has no one-shot evaluation.
+ *  - create_ctx() (optional, preferred) is create() with the caller's context: the file-access
+ *    policy every file a config names must be read through (envs/common/hw_files.h) and the
+ *    operator's limits on the knobs that scale work and memory (envs/common/env_limits.h).
+ *    The server always calls create_ctx with its policy; create() is create_ctx() with
+ *    hw_env_ctx_local (a local tool: any path, default limits). Families that read files or
+ *    have costly knobs must implement create_ctx; the others may leave it NULL.
+ *  - mem_bytes() (optional) estimates the bytes one env holds, for the server's per-session
+ *    memory budget at make; NULL means "small" (HW_ENV_MEM_DEFAULT). */
 #ifndef HW_ENV_H
 #define HW_ENV_H
 
@@ -36,6 +44,18 @@ typedef struct hw_step_out {
     bool terminated, truncated;
 } hw_step_out;
 
+struct hw_files;
+/* What the caller lets an env do. Never NULL inside create_ctx (the registry substitutes). */
+typedef struct hw_env_ctx {
+    const struct hw_files *files; /* file-access policy; NULL = read no files at all */
+    const json_t *limits;         /* operator limits for this family, {"count": 1000000, ...}; NULL = defaults */
+} hw_env_ctx;
+
+/* The context of a local tool (CLI, --endpoint local, tests): trusted files, default limits. */
+extern const hw_env_ctx hw_env_ctx_local;
+
+#define HW_ENV_MEM_DEFAULT ((size_t)64 << 10)
+
 typedef struct hw_env_family {
     const char *id;      /* "maestro-v0" */
     const char *summary; /* one line for `hwgym envs` */
@@ -50,6 +70,8 @@ typedef struct hw_env_family {
     int (*restore)(void *env, const void *snap, hw_err *err);
     void (*snapshot_free)(void *snap);
     int (*evaluate)(void *env, const json_t *point, double *reward, json_t *metrics, hw_err *err);
+    void *(*create_ctx)(const json_t *config, const hw_env_ctx *ctx, hw_err *err);
+    size_t (*mem_bytes)(const void *env);
 } hw_env_family;
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <string.h>
 
+#include "common/hw_files.h"
+
+const hw_env_ctx hw_env_ctx_local = {.files = &hw_files_local, .limits = NULL};
+
 #define FAMILY(sym) extern const hw_env_family sym __attribute__((weak));
 FAMILY(hw_family_diag)
 FAMILY(hw_family_maestro)
@@ -42,12 +46,23 @@ const hw_env_family *hw_registry_find(const char *id) {
 }
 
 void *hw_env_create(const char *id, const json_t *config, const hw_env_family **fam, hw_err *err) {
+    return hw_env_create_ctx(id, config, &hw_env_ctx_local, fam, err);
+}
+
+size_t hw_env_mem_bytes(const hw_env_family *fam, const void *env) {
+    size_t n = fam && fam->mem_bytes && env ? fam->mem_bytes(env) : 0;
+    return n ? n : HW_ENV_MEM_DEFAULT;
+}
+
+void *hw_env_create_ctx(const char *id, const json_t *config, const hw_env_ctx *ctx, const hw_env_family **fam, hw_err *err) {
+    static const hw_env_ctx none = {NULL, NULL};
+    if (!ctx) ctx = &none;
     const hw_env_family *f = hw_registry_find(id);
     if (!f) return hw_fail(err, HW_E_UNKNOWN_ENV, "unknown env '%s' (try the envs op or `hwgym envs`)", id ? id : "(null)"), NULL;
     if (config && !json_is_object(config) && !json_is_null(config))
         return hw_fail(err, HW_E_BAD_CONFIG, "config: expected an object"), NULL;
     if (json_is_null(config)) config = NULL;
-    void *env = f->create(config, err);
+    void *env = f->create_ctx ? f->create_ctx(config, ctx, err) : f->create(config, err);
     if (env && fam) *fam = f;
     return env;
 }

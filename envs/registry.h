@@ -10,5 +10,10 @@ const hw_env_family *hw_registry_at(int i);
 const hw_env_family *hw_registry_find(const char *id);
 /* Convenience used by the server, CLI and tests: look up + create, with clear errors. */
 void *hw_env_create(const char *id, const json_t *config, const hw_env_family **fam, hw_err *err);
+/* The same under an explicit context (the server's file policy and limits); ctx NULL means
+ * "no files, default limits". Families without create_ctx get create(). */
+void *hw_env_create_ctx(const char *id, const json_t *config, const hw_env_ctx *ctx, const hw_env_family **fam, hw_err *err);
+/* Bytes one env of this family holds (mem_bytes, or HW_ENV_MEM_DEFAULT). */
+size_t hw_env_mem_bytes(const hw_env_family *fam, const void *env);
 
 #endif

@@ -43,7 +43,15 @@ int64_t hw_array_get_i64(const hw_array *a, int64_t i) {
     case HW_DT_INT64: { int64_t v; memcpy(&v, p + 8 * i, 8); return v; }
     case HW_DT_UINT8: return ((const uint8_t *)p)[i];
     case HW_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return (int64_t)hw_array_get_f64(a, i);
+    default: {
+        /* converting a float outside int64's range is undefined behaviour: saturate (and NaN
+         * to 0); callers that need exactness check the float first (hw_space_check_action) */
+        double v = hw_array_get_f64(a, i);
+        if (v != v) return 0;
+        if (v >= 0x1p63) return INT64_MAX;
+        if (v < -0x1p63) return INT64_MIN;
+        return (int64_t)v;
+    }
     }
 }
 

@@ -334,7 +334,9 @@ static bool is_wire_array(const msgpack_object *o) {
     return d && d->type == MSGPACK_OBJECT_BIN && hw_mp_get(o, "dtype") && hw_mp_get(o, "shape");
 }
 
-json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) {
+static json_t *to_json(const msgpack_object *o, size_t *left, hw_err *err) {
+    if (*left == 0) return hw_fail(err, HW_E_LIMIT, "more JSON values than the limit allows"), NULL;
+    --*left;
     switch (o->type) {
     case MSGPACK_OBJECT_NIL: return json_null();
     case MSGPACK_OBJECT_BOOLEAN: return json_boolean(o->via.boolean);
@@ -351,7 +353,7 @@ json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) {
     case MSGPACK_OBJECT_ARRAY: {
         json_t *a = json_array();
         for (uint32_t i = 0; i < o->via.array.size; i++) {
-            json_t *x = hw_mp_to_json(&o->via.array.ptr[i], err);
+            json_t *x = to_json(&o->via.array.ptr[i], left, err);
             if (!x) {
                 json_decref(a);
                 return NULL;
@@ -363,9 +365,10 @@ json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) {
     case MSGPACK_OBJECT_MAP: {
         if (is_wire_array(o)) {
             hw_array arr;
-            if (hw_mp_array(o, "array", NULL, (size_t)1 << 24, &arr, err)) return NULL;
+            if (hw_mp_array(o, "array", NULL, *left, &arr, err)) return NULL;
             json_t *a = json_array();
             int64_t n = hw_array_numel(&arr);
+            *left -= (size_t)n;
             bool fl = arr.dtype == HW_DT_FLOAT32 || arr.dtype == HW_DT_FLOAT64;
             for (int64_t i = 0; i < n; i++) {
                 if (fl) {
@@ -384,13 +387,18 @@ json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) {
                 json_decref(m);
                 return hw_fail(err, HW_E_BAD_REQUEST, "map keys must be UTF-8 strings"), NULL;
             }
-            json_t *x = hw_mp_to_json(&o->via.map.ptr[i].val, err);
+            json_t *x = to_json(&o->via.map.ptr[i].val, left, err);
             if (!x) {
                 json_decref(m);
                 return NULL;
             }
             char key[256];
-            size_t kl = k->via.str.size < sizeof key - 1 ? k->via.str.size : sizeof key - 1;
+            size_t kl = k->via.str.size;
+            if (kl > sizeof key - 1) { /* never cut a key (it could end inside a UTF-8 character) */
+                json_decref(x);
+                json_decref(m);
+                return hw_fail(err, HW_E_LIMIT, "map key of %zu bytes exceeds the limit of %zu", kl, sizeof key - 1), NULL;
+            }
             memcpy(key, k->via.str.ptr, kl);
             key[kl] = 0;
             json_object_set_new(m, key, x);
@@ -401,6 +409,16 @@ json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) {
     default: return hw_fail(err, HW_E_BAD_REQUEST, "unsupported msgpack type"), NULL;
     }
 }
+
+json_t *hw_mp_to_json_max(const msgpack_object *o, size_t max_values, hw_err *err) {
+    size_t left = max_values;
+    json_t *j = to_json(o, &left, err);
+    if (!j && err && err->code == HW_E_LIMIT && strstr(err->msg, "more JSON values"))
+        hw_fail(err, HW_E_LIMIT, "more than %zu JSON values (numbers, strings, list and map entries)", max_values);
+    return j;
+}
+
+json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) { return hw_mp_to_json_max(o, hw_limits_default.max_total, err); }
 
 void hw_pack_cstr(msgpack_packer *pk, const char *s) {
     size_t n = strlen(s);

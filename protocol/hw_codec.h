@@ -60,6 +60,10 @@ int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, s
 /* msgpack -> JSON. Wire arrays become flat JSON number lists; bin elsewhere is an error;
  * map keys must be UTF-8 strings. */
 json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err);
+/* The same with a bound on the values created (each scalar, list, map and wire-array element
+ * counts one; default hw_limits_default.max_total): HW_E_LIMIT beyond it. Map keys longer
+ * than 255 bytes are refused with HW_E_LIMIT (never cut). */
+json_t *hw_mp_to_json_max(const msgpack_object *o, size_t max_values, hw_err *err);
 /* JSON -> msgpack (integers stay integers; reals are float64). */
 void hw_pack_json(msgpack_packer *pk, const json_t *j);
 

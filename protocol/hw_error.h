@@ -40,6 +40,10 @@ int hw_vfail(hw_err *e, hw_code code, const char *fmt, va_list ap);
 void hw_err_clear(hw_err *e);
 /* Prefixes the message with "prefix: " (used to add context such as "config.layer"). */
 void hw_err_prefix(hw_err *e, const char *prefix);
+/* Makes a NUL-terminated message valid UTF-8 in place: each byte that does not start a valid
+ * sequence (a cut multibyte character, Latin-1, ...) and each control character other than
+ * tab and newline becomes '?'. hw_fail/hw_vfail/hw_err_prefix apply it to every message. */
+void hw_utf8_sanitize(char *s);
 const char *hw_code_name(hw_code code);         /* "BAD_ACTION" */
 hw_code hw_code_from_name(const char *name);    /* HW_E_INTERNAL when unknown */
 

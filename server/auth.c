@@ -125,23 +125,28 @@ static void *zap_main(void *arg) {
                 return NULL;
             }
         }
-        bool ok = false;
-        if (n >= 7 && !strcmp(frames[5], "CURVE") && lens[6] == 32)
+        bool ok = false, curve = n >= 7 && !strcmp(frames[5], "CURVE") && lens[6] == 32;
+        if (curve && !a->has_allow) ok = true; /* no allow-list: any key; the handler only names it */
+        if (curve)
             for (int k = 0; k < a->nallow && !ok; k++) ok = memcmp(a->allow[k], frames[6], 32) == 0;
+        /* User-Id = the client's public key in hex: the router counts sessions per key with it */
+        char uid[65] = "";
+        if (curve && ok)
+            for (int k = 0; k < 32; k++) snprintf(uid + 2 * k, 3, "%02x", (unsigned char)frames[6][k]);
         const char *reqid = n > 1 ? frames[1] : "";
         zmq_send(a->zap, "1.0", 3, ZMQ_SNDMORE);
         zmq_send(a->zap, reqid, n > 1 ? (size_t)lens[1] : 0, ZMQ_SNDMORE);
         zmq_send(a->zap, ok ? "200" : "400", 3, ZMQ_SNDMORE);
         const char *text = ok ? "OK" : "client key not in the allow-list";
         zmq_send(a->zap, text, strlen(text), ZMQ_SNDMORE);
-        zmq_send(a->zap, "", 0, ZMQ_SNDMORE);
+        zmq_send(a->zap, uid, strlen(uid), ZMQ_SNDMORE);
         zmq_send(a->zap, "", 0, 0);
     }
 }
 
 int hw_auth_apply(hw_auth *a, void *ctx, void *sock) {
     a->ctx = ctx;
-    if (a->has_allow) {
+    { /* always: without an allow-list the handler accepts every key but still names it (User-Id) */
         a->zap = zmq_socket(ctx, ZMQ_REP);
         int linger = 0;
         zmq_setsockopt(a->zap, ZMQ_LINGER, &linger, sizeof linger);

@@ -7,6 +7,7 @@
 
 #include "auth.h"
 #include "hw_codec.h"
+#include "policy.h"
 #include "registry.h"
 #include "server.h"
 
@@ -25,7 +26,8 @@ static void usage(FILE *f) {
             "  --workers N          worker threads; each session is pinned to one (default 2)\n"
             "  --session-ttl SEC    reap sessions idle longer than this (default 600)\n"
             "  --max-sessions N     open sessions allowed (default 10000)\n"
-"  --max-sessions-per-client N  open sessions one client connection may hold (default 4096)\n"
+"  --max-sessions-per-client N  open sessions one client may hold: per CURVE key when CURVE is\n"
+"                       on, else per connection (default 4096)\n"
             "  --max-msg BYTES      largest request accepted (default 67108864)\n"
             "  --max-envs N         envs per vector session (default 4096)\n"
             "  --max-snapshots N    snapshots per session (default 1024)\n"
@@ -38,11 +40,26 @@ static void usage(FILE *f) {
             "  --curve-allow FILE   with --curve-secret: accept only the client public keys in FILE\n"
             "                       (one Z85 key per line, '#' comments)\n"
             "  --curve-keygen       print a new keypair as JSON {public, secret} and exit\n"
+            "\nFiles and limits (docs/security.md):\n"
+            "  --data-dir DIR       configs may name files under DIR (relative paths only; no '..', no\n"
+            "                       symlinks out, regular files only); repeatable; default: none, so\n"
+            "                       clients must send file content inline as {\"text\": ...}\n"
+            "  --max-file-mb MB     largest data file or inline file text (default 64)\n"
+            "  --env-limit ENV.KNOB=N  raise or lower a cap on an env knob that scales work or memory,\n"
+            "                       e.g. dram-v0.count=1000000, sched-v0.samples=100000,\n"
+            "                       diag-v0.step_us=1000000 (the defaults); repeatable\n"
+            "  --request-timeout SEC  abandon work on one request after SEC (TIMEOUT; default 60, 0 = never)\n"
+            "  --drain-timeout SEC  on SIGTERM, cancel work still running after SEC (default 30)\n"
+            "  --session-mem-mb MB  estimated memory one session's envs may hold, checked at make (default 4096)\n"
+            "  --max-config-values N  JSON values in one config, point or options (default 1048576)\n"
+            "  --max-queued-mb MB   request bytes queued at workers, whole server (default 512)\n"
+            "  --max-queued-session-mb MB  the same for one session (default 160)\n\n"
             "  --list-envs          print the registered envs and exit\n"
             "  -v, --verbose        log start, reaping and shutdown to stderr\n"
             "  --version            print the version and exit\n"
             "  -h, --help           this help\n\n"
-            "SIGTERM or SIGINT: finish the work in flight, then exit 0.\n");
+            "SIGTERM or SIGINT: finish the work in flight (cancelled after --drain-timeout), then exit 0.\n"
+            "Bound to a non-loopback address without CURVE, the server prints a warning at start.\n");
 }
 
 static int parse_num(const char *opt, const char *s, double lo, double hi, double *out) {
@@ -67,6 +84,11 @@ int main(int argc, char **argv) {
         {"list-envs", no_argument, 0, 'l'}, {"curve-secret", required_argument, 0, 'S'},
         {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"inline-us", required_argument, 0, 'i'},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
+        {"data-dir", required_argument, 0, 'D'},    {"env-limit", required_argument, 0, 'L'},
+        {"request-timeout", required_argument, 0, 'T'}, {"drain-timeout", required_argument, 0, 'G'},
+        {"session-mem-mb", required_argument, 0, 'M'}, {"max-config-values", required_argument, 0, 'C'},
+        {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
+        {"max-file-mb", required_argument, 0, 'F'},
         {0, 0, 0, 0}};
     int c;
     double x;
@@ -88,6 +110,15 @@ int main(int argc, char **argv) {
         case 'n': if (parse_num("--max-snapshots", optarg, 1, 1 << 20, &x)) return 2; o.max_snapshots = (int)x; break;
         case 'B': if (parse_num("--max-batch", optarg, 1, 1e7, &x)) return 2; o.max_batch = (int)x; break;
         case 'i': if (parse_num("--inline-us", optarg, 0, 1e6, &x)) return 2; o.inline_us = x; break;
+        case 'D': if (hw_policy_add_data_dir(&o, optarg)) return 2; break;
+        case 'L': if (hw_policy_add_env_limit(&o, optarg)) return 2; break;
+        case 'T': if (parse_num("--request-timeout", optarg, 0, 1e7, &x)) return 2; o.request_timeout_s = x; break;
+        case 'G': if (parse_num("--drain-timeout", optarg, 0, 1e7, &x)) return 2; o.drain_timeout_s = x; break;
+        case 'M': if (parse_num("--session-mem-mb", optarg, 1, 1 << 24, &x)) return 2; o.session_mem = (size_t)(x * 1048576.0); break;
+        case 'C': if (parse_num("--max-config-values", optarg, 16, 1 << 26, &x)) return 2; o.max_config_values = (size_t)x; break;
+        case 'Q': if (parse_num("--max-queued-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued = (size_t)(x * 1048576.0); break;
+        case 'q': if (parse_num("--max-queued-session-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_session = (size_t)(x * 1048576.0); break;
+        case 'F': if (parse_num("--max-file-mb", optarg, 0.001, 1 << 14, &x)) return 2; o.max_file = (size_t)(x * 1048576.0); break;
         case 'S': o.curve_secret = optarg; break;
         case 'A': o.curve_allow = optarg; break;
         case 'K': return hw_auth_keygen();
@@ -116,5 +147,11 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    return hw_server_run(&o, &stop_flag);
+    o.hard_exit = 1;
+    if (o.max_queued_session < o.max_msg)
+        fprintf(stderr, "hwgym-server: note: --max-queued-session-mb is below --max-msg: the largest requests will be refused\n");
+    int rc = hw_server_run(&o, &stop_flag);
+    json_decref(o.env_limits);
+    for (int i = 0; i < o.ndata_dirs; i++) free((char *)o.data_dirs[i]);
+    return rc;
 }

@@ -2,6 +2,7 @@
 #include "reply.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 
 msgpack_packer reply_begin(task *t, size_t nfields) {
     msgpack_sbuffer_destroy(&t->reply);
@@ -23,7 +24,12 @@ void reply_error(task *t, const hw_err *e) {
     msgpack_sbuffer_init(&t->reply);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &t->reply, msgpack_sbuffer_write);
-    hw_pack_error(&pk, t->id, e->code, e->msg);
+    /* every message on the wire is valid UTF-8, whoever wrote it; IO is a client-side code
+     * (PROTOCOL.md): a file the server could not use is the config's fault */
+    char msg[HW_ERR_MSG];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    hw_utf8_sanitize(msg);
+    hw_pack_error(&pk, t->id, e->code == HW_E_IO ? HW_E_BAD_CONFIG : e->code, msg);
     t->failed = true;
 }
 

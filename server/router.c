@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "common/env_limits.h"
+#include "policy.h"
 #include "registry.h"
 #include "reply.h"
 #include "server.h"
@@ -43,6 +45,13 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->max_snapshots = 1024;
     o->max_batch = 100000;
     o->inline_us = 25;
+    o->request_timeout_s = 60;
+    o->drain_timeout_s = 30;
+    o->session_mem = (size_t)4 << 30;
+    o->max_config_values = (size_t)1 << 20;
+    o->max_queued = (size_t)512 << 20;
+    o->max_queued_session = (size_t)160 << 20;
+    o->max_file = (size_t)64 << 20;
 }
 
 /* ---------------------------------------------------------------- session table */
@@ -73,6 +82,7 @@ typedef struct router {
     table_ent **buckets;
     size_t nbuckets, nsessions;
     int64_t inflight;         /* tasks out at workers */
+    size_t queued;            /* request bytes held by tasks out at workers (--max-queued-mb) */
     double start;
     uint64_t requests, errors, reaped, steps;
     hw_hist hist[OP_COUNT];
@@ -231,9 +241,29 @@ static void finish(router *r, task *t) {
     task_free(t);
 }
 
+static size_t task_bytes(const task *t) { return t->has_body ? zmq_msg_size((zmq_msg_t *)&t->body) : 0; }
+
+/* Bounded queues: refuses (LIMIT) a request whose bytes would push the bytes held by queued
+ * requests of its session or of the whole server over the operator's limits. */
+static bool queue_full(router *r, task *t, session *s) {
+    size_t n = task_bytes(t);
+    if (r->queued + n > r->o->max_queued) {
+        reply_fail(t, HW_E_LIMIT, "the server holds %zu bytes of queued requests (--max-queued-mb); retry later", r->queued);
+        return true;
+    }
+    if (s && s->queued + n > r->o->max_queued_session) {
+        reply_fail(t, HW_E_LIMIT, "this session holds %zu bytes of queued requests (--max-queued-session-mb); wait for replies", s->queued);
+        return true;
+    }
+    return false;
+}
+
 static void dispatch(router *r, task *t, int wi) {
+    size_t n = task_bytes(t);
+    r->queued += n;
     if (t->s) {
         t->s->inflight++;
+        t->s->queued += n;
         t->s->last_active = hw_now();
     }
     r->inflight++;
@@ -263,6 +293,10 @@ static void op_hello(router *r, task *t) {
                           "max_sessions", (json_int_t)r->o->max_sessions, "session_ttl_s", (json_int_t)r->o->session_ttl_s,
                           "max_envs", r->o->max_envs, "max_snapshots", r->o->max_snapshots, "max_batch", r->o->max_batch,
                           "max_sessions_per_client", (json_int_t)r->o->max_sessions_per_client);
+    json_object_set_new(l, "request_timeout_s", json_real(r->o->request_timeout_s));
+    json_object_set_new(l, "max_config_values", json_integer((json_int_t)r->o->max_config_values));
+    json_object_set_new(l, "max_file", json_integer((json_int_t)r->o->max_file));
+    json_object_set_new(l, "data_files", json_boolean(r->o->ndata_dirs > 0));
     hw_pack_json(&pk, l);
     json_decref(l);
 }
@@ -285,15 +319,19 @@ static void op_stats(router *r, task *t) {
         if (r->hist[i].count) json_object_set_new(ops, op_names[i], hw_hist_json(&r->hist[i]));
     if (r->hist_bad.count) json_object_set_new(ops, "(rejected)", hw_hist_json(&r->hist_bad));
     uint64_t env_steps = 0;
+    long long snaps = 0;
     json_t *per = json_array();
     for (int i = 0; i < r->nw; i++) {
         env_steps += atomic_load(&r->w[i].env_steps);
+        snaps += atomic_load(&r->w[i].nsnapshots);
         json_array_append_new(per, json_integer(r->wsessions[i]));
     }
     json_t *j = json_pack("{s:f, s:i, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "uptime_s", hw_now() - r->start, "workers", r->nw,
                           "sessions", (json_int_t)r->nsessions, "sessions_per_worker", per, "steps", (json_int_t)r->steps,
                           "env_steps", (json_int_t)env_steps, "requests", (json_int_t)r->requests, "errors", (json_int_t)r->errors,
                           "reaped", (json_int_t)r->reaped, "inflight", (json_int_t)r->inflight, "ops", ops);
+    json_object_set_new(j, "snapshots", json_integer(snaps));
+    json_object_set_new(j, "queued_bytes", json_integer((json_int_t)r->queued));
     msgpack_packer pk = reply_begin(t, json_object_size(j));
     const char *k;
     json_t *v;
@@ -311,20 +349,6 @@ static int least_loaded(router *r) {
     return best;
 }
 
-static int get_config(const msgpack_object *root, json_t **out, hw_err *err) {
-    const msgpack_object *c = hw_mp_get(root, "config");
-    *out = NULL;
-    if (!c || c->type == MSGPACK_OBJECT_NIL) return 0;
-    if (c->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_CONFIG, "config: expected a map, got another type");
-    *out = hw_mp_to_json(c, err);
-    if (!*out) {
-        hw_err_prefix(err, "config");
-        err->code = HW_E_BAD_CONFIG;
-        return -1;
-    }
-    return 0;
-}
-
 static void route_make(router *r, task *t) {
     hw_err err;
     char env_id[64];
@@ -340,27 +364,30 @@ static void route_make(router *r, task *t) {
         reply_fail(t, HW_E_LIMIT, "the server holds %zu sessions (--max-sessions); close some first", r->nsessions);
         return;
     }
-    uint64_t owner = t->nenv ? bytes_hash(zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0])) : 0;
+    /* the session cap counts per CURVE client key when CURVE is on (reconnecting does not reset
+     * it), else per connection (routing id) */
+    const char *uid = r->o->curve_secret && t->has_body ? zmq_msg_gets(&t->body, "User-Id") : NULL;
+    uint64_t owner = uid && *uid ? bytes_hash(uid, strlen(uid)) ^ 0x9e3779b97f4a7c15ull
+                     : t->nenv        ? bytes_hash(zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]))
+                                      : 0;
     owner_ent *oe = owner_get(r, owner, false);
     if (oe && oe->count >= r->o->max_sessions_per_client) {
         reply_fail(t, HW_E_LIMIT, "this client holds %zu sessions (--max-sessions-per-client); close some first", oe->count);
         return;
     }
-    json_t *cfg;
-    if (get_config(t->msg.root, &cfg, &err)) {
-        reply_error(t, &err);
+    if (queue_full(r, t, NULL)) return;
+    session *s = calloc(1, sizeof *s);
+    if (!s) {
+        reply_fail(t, HW_E_LIMIT, "out of memory");
         return;
     }
-    session *s = calloc(1, sizeof *s);
-    if (!s) abort();
     if (new_token(s->token)) {
         free(s);
-        json_decref(cfg);
         reply_fail(t, HW_E_INTERNAL, "getrandom failed: %s", strerror(errno));
         return;
     }
     snprintf(s->env_id, sizeof s->env_id, "%s", env_id);
-    s->config = cfg;
+    s->config = NULL; /* the worker converts the request's config (op_make) */
     for (int k = 0; k < OP_COUNT; k++) s->cost_us[k] = 1e9;
     s->worker = least_loaded(r);
     s->owner = owner;
@@ -399,11 +426,12 @@ static void route_batch(router *r, task *t) {
         b->config = json_incref(s->config);
         s->last_active = hw_now();
     } else {
-        if (hw_mp_str(t->msg.root, "env", NULL, b->env_id, sizeof b->env_id, &err) || get_config(t->msg.root, &b->config, &err)) {
+        if (hw_mp_str(t->msg.root, "env", NULL, b->env_id, sizeof b->env_id, &err)) {
             free(b);
             reply_error(t, &err);
             return;
         }
+        b->config_mp = hw_mp_get(t->msg.root, "config"); /* converted by the workers */
         if (!hw_registry_find(b->env_id)) {
             hw_fail(&err, HW_E_UNKNOWN_ENV, "unknown env '%s'", b->env_id);
             goto fail;
@@ -428,6 +456,8 @@ static void route_batch(router *r, task *t) {
         hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)b->n, r->o->max_batch);
         goto fail;
     }
+    if (queue_full(r, t, s)) goto fail_replied;
+    r->queued += task_bytes(t);
     b->parent = t;
     t->dispatched = true; /* held by the batch until every slice is back */
     b->rewards = calloc((size_t)b->n + 1, sizeof(double));
@@ -453,10 +483,30 @@ fail:
     json_decref(b->config);
     free(b);
     reply_error(t, &err);
+    return;
+fail_replied:
+    json_decref(b->config);
+    free(b);
 }
 
 static void batch_done(router *r, batch *b) {
     task *t = b->parent;
+    r->queued -= task_bytes(t);
+    if (b->timed_out) {
+        for (int64_t k = 0; k < b->n; k++) {
+            json_decref(b->metrics[k]);
+            json_decref(b->errors[k]);
+        }
+        free(b->rewards);
+        free(b->metrics);
+        free(b->errors);
+        json_decref(b->config);
+        free(b);
+        reply_fail(t, HW_E_TIMEOUT, "evaluate_batch: the request exceeded the server's time limit (--request-timeout %gs) and was abandoned",
+                   r->o->request_timeout_s);
+        finish(r, t);
+        return;
+    }
     msgpack_packer pk = reply_begin(t, 3);
     hw_array ra = {HW_DT_FLOAT64, 1, {b->n}, b->rewards};
     hw_pack_cstr(&pk, "reward");
@@ -559,6 +609,7 @@ static void on_request(router *r, task *t, bool draining) {
         }
         t->s = s;
         if (s && try_inline(r, t)) return;
+        if (queue_full(r, t, s)) break;
         if (s) dispatch(r, t, s->worker);
         else {
             dispatch(r, t, r->rr);
@@ -574,6 +625,7 @@ static void on_request(router *r, task *t, bool draining) {
         }
         t->s = s;
         if (try_inline(r, t)) return;
+        if (queue_full(r, t, s)) break;
         dispatch(r, t, s->worker);
         break;
     }
@@ -601,11 +653,17 @@ static void on_reply(router *r, task *t) {
     r->inflight--;
     if (t->op == OP_BATCH_SLICE) {
         batch *b = t->b;
+        if (t->failed) b->timed_out = true;
         task_free(t);
         if (--b->pending == 0) batch_done(r, b);
         return;
     }
-    if (t->s) t->s->inflight--;
+    size_t n = task_bytes(t);
+    r->queued -= n;
+    if (t->s) {
+        t->s->inflight--;
+        t->s->queued -= n;
+    }
     after_op(r, t);
 }
 
@@ -695,6 +753,8 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     router *r = &R;
     memset(r, 0, sizeof R);
     r->o = o;
+    hw_deadline_reset_all();
+    hw_policy_warn_binds(o);
     r->lim = hw_limits_default;
     r->lim.max_msg = o->max_msg;
     r->lim.max_bin = o->max_msg;
@@ -767,15 +827,29 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
         fprintf(stderr, "\n");
     }
 
-    bool draining = false;
+    bool draining = false, cancelled = false;
+    double drain_deadline = 0;
     int stopped = 0;
     double reap_every = o->session_ttl_s / 4;
     if (reap_every > 1.0) reap_every = 1.0;
     if (reap_every < 0.01) reap_every = 0.01;
     double next_reap = hw_now() + reap_every;
     for (;;) {
+        if (draining && !cancelled && hw_now() >= drain_deadline) {
+            /* the drain deadline: every env loop that checks the request deadline gives up now */
+            cancelled = true;
+            hw_deadline_cancel_all();
+            fprintf(stderr, "hwgym-server: drain deadline (%gs) passed with %lld tasks in flight: cancelling them\n", o->drain_timeout_s,
+                    (long long)r->inflight);
+        }
+        if (cancelled && o->hard_exit && hw_now() >= drain_deadline + 5) {
+            fprintf(stderr, "hwgym-server: %lld tasks still running 5 s after the drain deadline: exiting without them\n",
+                    (long long)r->inflight);
+            _exit(3);
+        }
         if (*stop && !draining) {
             draining = true;
+            drain_deadline = hw_now() + o->drain_timeout_s;
             if (o->verbose) fprintf(stderr, "hwgym-server: draining %lld tasks in flight\n", (long long)r->inflight);
             for (int i = 0; i < r->nw; i++) {
                 task *t = calloc(1, sizeof *t);

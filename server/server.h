@@ -4,10 +4,12 @@
 #ifndef HW_SERVER_H
 #define HW_SERVER_H
 
+#include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
 
 #define HW_MAX_BINDS 16
+#define HW_MAX_DATA_DIRS 16
 
 typedef struct hw_server_opts {
     const char *binds[HW_MAX_BINDS];
@@ -24,6 +26,18 @@ typedef struct hw_server_opts {
     const char *curve_secret;  /* file with the server's Z85 secret key: CURVE on */
     const char *curve_allow;   /* file with allowed client public keys (optional) */
     int verbose;
+    /* security and resource limits (docs/security.md; server/policy.h fills them from flags) */
+    const char *data_dirs[HW_MAX_DATA_DIRS]; /* canonical dirs configs may name files under; none = no files */
+    int ndata_dirs;
+    json_t *env_limits;        /* {"dram-v0": {"count": N}, ...}: operator caps on env knobs; NULL = defaults */
+    double request_timeout_s;  /* work on one request is abandoned after this (TIMEOUT); 0 = never */
+    double drain_timeout_s;    /* SIGTERM: work still running after this is cancelled */
+    size_t session_mem;        /* estimated bytes one session's envs may hold (checked at make) */
+    size_t max_config_values;  /* JSON values in one config / point / options */
+    size_t max_queued;         /* request bytes queued at workers, whole server */
+    size_t max_queued_session; /* request bytes queued at workers, one session */
+    size_t max_file;           /* largest data file or inline file text */
+    int hard_exit;             /* hwgym-server: _exit(3) when the drain outlives drain_timeout_s + 5 s */
 } hw_server_opts;
 
 void hw_server_default_opts(hw_server_opts *o);

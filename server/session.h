@@ -7,6 +7,7 @@
 #define HW_SESSION_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,8 +41,10 @@ typedef struct session {
     bool in_table;
     uint64_t owner;      /* hash of the routing id of the client that made it */
     char env_id[64];
-    json_t *config;      /* as given to make (router keeps it for evaluate_batch routing) */
+    json_t *config;      /* as given to make: converted by the worker in make (the router thread
+                          * never converts configs), then read by the router for evaluate_batch */
     bool dead;           /* set by the worker when the envs are gone */
+    size_t queued;       /* request bytes dispatched to the worker and not yet answered */
     double cost_us[OP_COUNT]; /* EWMA of this session's time per op; 1e9 until measured */
     /* worker-owned */
     sess_kind kind;
@@ -74,6 +77,8 @@ typedef struct session {
     snap_rec *snaps;
     int64_t next_snap;
     int max_snapshots;
+    atomic_llong *snap_ctr; /* the worker's snapshot count (stats), set at make */
+    size_t max_values;      /* bound on JSON values converted per request (options) */
 } session;
 
 #endif

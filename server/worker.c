@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/env_limits.h"
+#include "policy.h"
 #include "registry.h"
 #include "reply.h"
 
@@ -60,7 +62,8 @@ static void *cached_env(worker *w, const char *env_id, const json_t *config, con
         }
         if (w->cache[i].used < w->cache[victim].used) victim = i;
     }
-    void *env = hw_env_create(env_id, config, fam, err);
+    hw_env_ctx ctx = hw_policy_ctx(w->opts, &w->files, env_id);
+    void *env = hw_env_create_ctx(env_id, config, &ctx, fam, err);
     if (!env) {
         free(key);
         return NULL;
@@ -85,6 +88,7 @@ static void snap_free(session *s, snap_rec *r) {
 }
 
 void session_destroy_envs(session *s) {
+    if (s->snap_ctr) atomic_fetch_sub(s->snap_ctr, s->nsnaps);
     for (int k = 0; k < s->nsnaps; k++) snap_free(s, &s->snaps[k]);
     free(s->snaps);
     s->snaps = NULL;
@@ -242,11 +246,37 @@ static void op_make(worker *w, task *t) {
         s->kind = SK_MULTI;
         if (hw_mp_int(root, "agent_timeout_ms", false, 30000, 1, 86400000, &s->timeout_ms, &err)) goto fail;
     }
+    {   /* the config is converted here, not on the router thread, with a bound on its size */
+        const msgpack_object *c = hw_mp_get(root, "config");
+        if (c && c->type != MSGPACK_OBJECT_NIL) {
+            if (c->type != MSGPACK_OBJECT_MAP) {
+                hw_fail(&err, HW_E_BAD_CONFIG, "config: expected a map, got another type");
+                goto fail;
+            }
+            json_t *cfg = hw_mp_to_json_max(c, w->opts->max_config_values, &err);
+            if (!cfg) {
+                hw_err_prefix(&err, "config");
+                if (err.code != HW_E_LIMIT) err.code = HW_E_BAD_CONFIG;
+                goto fail;
+            }
+            s->config = cfg;
+        }
+    }
     s->num_envs = (int)num_envs;
     s->envs = xcalloc((size_t)num_envs, sizeof(void *));
+    hw_env_ctx ctx = hw_policy_ctx(w->opts, &w->files, s->env_id);
     for (int i = 0; i < num_envs; i++) {
-        s->envs[i] = hw_env_create(s->env_id, s->config, &s->fam, &err);
+        s->envs[i] = hw_env_create_ctx(s->env_id, s->config, &ctx, &s->fam, &err);
         if (!s->envs[i]) goto fail;
+        if (i == 0) { /* per-session memory budget, checked before the other envs exist */
+            double est = (double)hw_env_mem_bytes(s->fam, s->envs[0]) * (double)num_envs;
+            if (est > (double)w->opts->session_mem) {
+                hw_fail(&err, HW_E_LIMIT, "make: %lld envs of about %.1f MiB each exceed this server's per-session memory budget of %.0f MiB (--session-mem-mb)",
+                        (long long)num_envs, (double)hw_env_mem_bytes(s->fam, s->envs[0]) / 1048576.0, (double)w->opts->session_mem / 1048576.0);
+                goto fail;
+            }
+        }
+        if (hw_deadline_check("make", &err)) goto fail;
     }
     s->aspace = s->fam->action_space(s->envs[0]);
     s->ospace = s->fam->observation_space(s->envs[0]);
@@ -256,6 +286,8 @@ static void op_make(worker *w, task *t) {
     s->ibuf = xcalloc((size_t)(num_envs * (s->anumel + 1)), sizeof(int64_t));
     s->fbuf = xcalloc((size_t)(num_envs * (s->anumel + 1)), sizeof(double));
     s->max_snapshots = w->opts->max_snapshots;
+    s->snap_ctr = &w->nsnapshots;
+    s->max_values = w->opts->max_config_values;
     if (s->kind == SK_VECTOR) {
         s->rewards = xcalloc((size_t)num_envs, sizeof(double));
         s->terms = xcalloc((size_t)num_envs, 1);
@@ -314,12 +346,14 @@ static int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const c
     return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an integer seed", what);
 }
 
+static size_t max_values_of(const task *t) { return t->s && t->s->max_values ? t->s->max_values : ((size_t)1 << 20); }
+
 static int get_options(task *t, json_t **opts, hw_err *err) {
     const msgpack_object *o = hw_mp_get(t->msg.root, "options");
     *opts = NULL;
     if (!o || o->type == MSGPACK_OBJECT_NIL) return 0;
     if (o->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_REQUEST, "field 'options' must be a map");
-    *opts = hw_mp_to_json(o, err);
+    *opts = hw_mp_to_json_max(o, max_values_of(t), err);
     return *opts ? 0 : -1;
 }
 
@@ -751,6 +785,7 @@ static void op_snapshot(task *t) {
     s->snaps = realloc(s->snaps, (size_t)(s->nsnaps + 1) * sizeof *s->snaps);
     if (!s->snaps) abort();
     s->snaps[s->nsnaps++] = r;
+    if (s->snap_ctr) atomic_fetch_add(s->snap_ctr, 1);
     msgpack_packer pk = reply_begin(t, 1);
     hw_pack_cstr(&pk, "snapshot");
     msgpack_pack_int64(&pk, r.id);
@@ -792,6 +827,7 @@ static void op_drop_snapshot(task *t) {
     }
     snap_free(s, &s->snaps[k]);
     s->snaps[k] = s->snaps[--s->nsnaps];
+    if (s->snap_ctr) atomic_fetch_sub(s->snap_ctr, 1);
     reply_begin(t, 0);
 }
 
@@ -808,8 +844,11 @@ static void *task_env(worker *w, task *t, const hw_env_family **fam, hw_err *err
     json_t *cfg = NULL;
     if (c && c->type != MSGPACK_OBJECT_NIL) {
         if (c->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_CONFIG, "config: expected a map"), NULL;
-        cfg = hw_mp_to_json(c, err);
-        if (!cfg) return NULL;
+        cfg = hw_mp_to_json_max(c, w->opts->max_config_values, err);
+        if (!cfg) {
+            hw_err_prefix(err, "config");
+            return NULL;
+        }
     }
     void *env = cached_env(w, env_id, cfg, fam, err);
     json_decref(cfg);
@@ -831,9 +870,9 @@ static void op_spaces(worker *w, task *t) {
     pack_space(&pk, fam->observation_space(env));
 }
 
-static json_t *point_json(const msgpack_object *o, hw_err *err) {
+static json_t *point_json(worker *w, const msgpack_object *o, hw_err *err) {
     if (!o) return hw_fail(err, HW_E_BAD_REQUEST, "field 'point' is required"), NULL;
-    return hw_mp_to_json(o, err);
+    return hw_mp_to_json_max(o, w->opts->max_config_values, err);
 }
 
 static void op_evaluate(worker *w, task *t) {
@@ -848,7 +887,7 @@ static void op_evaluate(worker *w, task *t) {
         reply_fail(t, HW_E_NOT_SUPPORTED, "%s has no one-shot evaluate", fam->id);
         return;
     }
-    json_t *pt = point_json(hw_mp_get(t->msg.root, "point"), &err);
+    json_t *pt = point_json(w, hw_mp_get(t->msg.root, "point"), &err);
     if (!pt) {
         hw_err_prefix(&err, "point");
         reply_error(t, &err);
@@ -876,9 +915,22 @@ static void op_batch_slice(worker *w, task *t) {
     batch *b = t->b;
     hw_err err;
     const hw_env_family *fam;
-    void *env = cached_env(w, b->env_id, b->config, &fam, &err);
+    json_t *own_cfg = NULL;
+    void *env = NULL;
+    if (!b->config && b->config_mp && b->config_mp->type != MSGPACK_OBJECT_NIL) { /* converted here, not on the router */
+        if (b->config_mp->type != MSGPACK_OBJECT_MAP) hw_fail(&err, HW_E_BAD_CONFIG, "config: expected a map");
+        else if (!(own_cfg = hw_mp_to_json_max(b->config_mp, w->opts->max_config_values, &err))) hw_err_prefix(&err, "config");
+        if (own_cfg) env = cached_env(w, b->env_id, own_cfg, &fam, &err);
+    } else {
+        env = cached_env(w, b->env_id, b->config, &fam, &err);
+    }
+    json_decref(own_cfg);
     for (int64_t k = t->lo; k < t->hi; k++) {
         b->rewards[k] = NAN;
+        if (env && hw_deadline_passed()) { /* the request's deadline: the rest is abandoned */
+            t->failed = true;
+            break;
+        }
         if (!env) {
             b->errors[k] = err_json(&err);
             continue;
@@ -890,7 +942,7 @@ static void op_batch_slice(worker *w, task *t) {
         }
         json_t *pt;
         if (b->list) {
-            pt = hw_mp_to_json(&b->list->via.array.ptr[k], &err);
+            pt = hw_mp_to_json_max(&b->list->via.array.ptr[k], w->opts->max_config_values, &err);
         } else {
             pt = json_array();
             int64_t m = b->grid.shape[1];
@@ -921,8 +973,19 @@ static void op_batch_slice(worker *w, task *t) {
 /* ---------------------------------------------------------------- loop */
 
 static bool handle_op(worker *w, task *t);
+static bool worker_handle_timed(worker *w, task *t);
 
 bool worker_handle(worker *w, task *t) {
+    /* the request's deadline (env loops check it through env_limits.h); internal tasks that
+     * free resources never time out */
+    double dl = w->opts->request_timeout_s > 0 && t->op != OP_DESTROY && t->op != OP_CLOSE ? t->t0 + w->opts->request_timeout_s : 0;
+    hw_deadline_set(dl);
+    bool held = worker_handle_timed(w, t);
+    hw_deadline_set(0);
+    return held;
+}
+
+static bool worker_handle_timed(worker *w, task *t) {
     session *s = t->s;
     /* multi-agent parts may hand `t` (and the other parts) back inside handle_op, after which
      * the router owns them: touch neither afterwards. Those sessions never run inline anyway. */
@@ -1011,6 +1074,7 @@ static void *worker_main(void *arg) {
 
 int worker_start(worker *w, int index, void *zctx, const hw_server_opts *opts) {
     w->index = index;
+    hw_policy_files(opts, &w->files);
     w->zctx = zctx;
     w->opts = opts;
     char ep[64];

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "common/hw_files.h"
 #include "server.h"
 #include "session.h"
 #include "task.h"
@@ -21,7 +22,9 @@ typedef struct batch {
     const msgpack_object *list;  /* points as a msgpack array, or */
     hw_array grid;               /* points as a 2-D wire array */
     char env_id[64];
-    json_t *config;
+    json_t *config;              /* the session's config, or NULL: then each slice converts config_mp */
+    const msgpack_object *config_mp; /* session-less: the request's "config" (NULL/nil = none) */
+    bool timed_out;              /* a slice hit the request deadline (router-owned) */
     double *rewards;
     json_t **metrics;
     json_t **errors;
@@ -35,6 +38,7 @@ typedef struct worker {
     void *pull;                  /* tasks from the router */
     void *push;                  /* tasks back to the router */
     const hw_server_opts *opts;
+    hw_files files;              /* the server's file policy for env configs (policy.h) */
     struct {
         char *key;
         const hw_env_family *fam;
@@ -45,6 +49,7 @@ typedef struct worker {
     session *barriers;           /* sessions with an open multi-agent barrier */
     atomic_ullong env_steps;
     atomic_int nsessions;
+    atomic_llong nsnapshots;     /* snapshots held by this worker's sessions (stats) */
 } worker;
 
 /* Binds/connects the inproc sockets (call from the router thread) and starts the thread. */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hw_files.h"
+
 static json_t *get(const json_t *cfg, const char *key) {
     if (!cfg || !json_is_object(cfg)) return NULL;
     json_t *v = json_object_get(cfg, key);
@@ -112,9 +114,4 @@ int hw_cfg_check_keys(const json_t *cfg, const char *const *allowed, hw_err *err
     return 0;
 }
 
-json_t *hw_json_load_file(const char *path, hw_err *err) {
-    json_error_t je;
-    json_t *j = json_load_file(path, JSON_DECODE_ANY, &je);
-    if (!j) hw_fail(err, HW_E_IO, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    return j;
-}
+json_t *hw_json_load_file(const char *path, hw_err *err) { return hw_files_load_json(&hw_files_local, path, path, err); }

@@ -20,7 +20,8 @@ int hw_cfg_str(const json_t *cfg, const char *key, const char *def, const char *
 int hw_cfg_enum(const json_t *cfg, const char *key, const char *const *choices, int def, int *out, hw_err *err);
 /* Rejects keys not in `allowed` (NULL-terminated): "config.foo: unknown field (known: a, b)". */
 int hw_cfg_check_keys(const json_t *cfg, const char *const *allowed, hw_err *err);
-/* Reads a whole JSON file; errors name the file, line and column. */
+/* Reads a whole JSON file as a local tool (trusted: any path); errors name the file, line and
+ * column. Envs must not call it on config paths: use hw_files.h with their ctx. */
 json_t *hw_json_load_file(const char *path, hw_err *err);
 
 #endif

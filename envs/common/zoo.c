@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hw_files.h"
 #include "zoo_internal.h"
 
 #define ZOO_MAX_LAYERS 100000
@@ -307,45 +308,43 @@ static void base_name(const char *path, char *out, size_t cap) {
     out[n] = 0;
 }
 
+static hw_model *parse_owned(char *buf, size_t len, const char *path, hw_err *err);
+
 hw_model *hw_zoo_load_file(const char *path, hw_err *err) {
     if (!path || !*path) {
         hw_fail(err, HW_E_BAD_CONFIG, "zoo file: no path given");
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        hw_fail(err, HW_E_BAD_CONFIG, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    hw_layer *L = NULL;
-    size_t cap = 0, len = 0;
-    int n = 0, lcap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) goto oom;
-            buf = nb;
-        }
-        size_t r = fread(buf + len, 1, cap - len - 1, f);
-        len += r;
-        if ((long)len > ZOO_MAX_FILE) {
-            fclose(f);
-            free(buf);
-            hw_fail(err, HW_E_BAD_CONFIG, "%s: larger than %ld bytes", path, ZOO_MAX_FILE);
-            return NULL;
-        }
-        if (r == 0) break;
-    }
-    if (ferror(f)) {
-        fclose(f);
+    size_t len = 0;
+    char *buf = hw_files_read(&hw_files_local, path, path, &len, err); /* local tools; envs use hw_zoo_parse */
+    if (!buf) return NULL;
+    if ((long)len > ZOO_MAX_FILE) {
         free(buf);
-        hw_fail(err, HW_E_BAD_CONFIG, "%s: read error", path);
+        hw_fail(err, HW_E_BAD_CONFIG, "%s: larger than %ld bytes", path, ZOO_MAX_FILE);
         return NULL;
     }
-    fclose(f);
-    f = NULL;
+    return parse_owned(buf, len, path, err);
+}
+
+hw_model *hw_zoo_parse(const char *text, size_t len, const char *name, hw_err *err) {
+    if ((long)len > ZOO_MAX_FILE) {
+        hw_fail(err, HW_E_LIMIT, "%s: larger than %ld bytes", name, ZOO_MAX_FILE);
+        return NULL;
+    }
+    char *buf = malloc(len + 1);
+    if (!buf) {
+        hw_fail(err, HW_E_LIMIT, "%s: out of memory", name);
+        return NULL;
+    }
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    return parse_owned(buf, len, name, err);
+}
+
+/* Parses (and frees) buf, len bytes; `path` names the model and prefixes errors. */
+static hw_model *parse_owned(char *buf, size_t len, const char *path, hw_err *err) {
+    hw_layer *L = NULL;
+    int n = 0, lcap = 0;
     buf[len] = 0;
     if (memchr(buf, 0, len)) {
         free(buf);
@@ -529,7 +528,6 @@ hw_model *hw_zoo_load_file(const char *path, hw_err *err) {
     return &o->m;
 #undef LFAIL
 oom:
-    if (f) fclose(f);
     free(buf);
     free(L);
     hw_fail(err, HW_E_INTERNAL, "%s: out of memory", path);

@@ -11,6 +11,8 @@
 #ifndef HW_ZOO_H
 #define HW_ZOO_H
 
+#include <stddef.h>
+
 #include "hw_error.h"
 
 typedef enum hw_op {
@@ -62,6 +64,9 @@ long long hw_layer_input_elems(const hw_layer *l);
 long long hw_layer_output_elems(const hw_layer *l);
 /* A user's model file (format in docs/zoo.md); free with hw_zoo_free. */
 hw_model *hw_zoo_load_file(const char *path, hw_err *err);
+/* The same format from text (an env reads the file through hw_files.h first, or gets it inline);
+ * `name` names the model (up to the first '.') and prefixes errors. */
+hw_model *hw_zoo_parse(const char *text, size_t len, const char *name, hw_err *err);
 void hw_zoo_free(hw_model *m);
 
 /* (added) Elementary operation count: MACs for CONV/DWCONV/FC/MATMUL; for the other ops one op

@@ -1,4 +1,5 @@
 /* diag.c - see diag.h */
+#include "common/env_limits.h"
 #include "diag.h"
 
 #include <gsl/gsl_rng.h>
@@ -40,13 +41,15 @@ typedef struct diag_snap {
     gsl_rng *rng;
 } diag_snap;
 
-static void burn(int64_t us) {
-    if (us <= 0) return;
+/* Spins for `us` microseconds; gives up with HW_E_TIMEOUT at the server's request deadline. */
+static int burn(int64_t us, hw_err *err) {
+    if (us <= 0) return 0;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &b);
-        if ((b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000 >= us) return;
+        if ((b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000 >= us) return 0;
+        if (hw_deadline_check("diag step_us", err)) return -1;
     }
 }
 
@@ -59,7 +62,7 @@ static void diag_destroy(void *p) {
     free(e);
 }
 
-static void *diag_create(const json_t *cfg, hw_err *err) {
+static void *diag_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"action_space", "dims", "choices", "episode_length", "obs", "target_seed",
                                        "step_us", "action_mask", NULL};
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
@@ -72,7 +75,7 @@ static void *diag_create(const json_t *cfg, hw_err *err) {
         hw_cfg_int(cfg, "episode_length", 16, 1, 1000000, &e->len, err) ||
         hw_cfg_enum(cfg, "obs", obs_names, 0, &e->dict_obs, err) ||
         hw_cfg_int(cfg, "target_seed", 0, 0, INT64_MAX, &tseed, err) ||
-        hw_cfg_int(cfg, "step_us", 0, 0, 10000000, &e->step_us, err) || hw_cfg_bool(cfg, "action_mask", false, &mask, err)) {
+        hw_cfg_int_capped(cfg, ctx, "step_us", 0, 0, 10000000, 1000000, &e->step_us, err) || hw_cfg_bool(cfg, "action_mask", false, &mask, err)) {
         free(e);
         return NULL;
     }
@@ -189,7 +192,7 @@ static int diag_step(void *p, const hw_act *act, hw_step_out *out, json_t *info,
     diag_env *e = p;
     if (!e->st.started) return hw_fail(err, HW_E_BAD_STATE, "step before reset");
     if (e->st.t >= e->len) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
-    burn(e->step_us);
+    if (burn(e->step_us, err)) return -1;
     double a[64] = {0}, dist;
     act_to_double(e, act, a);
     out->reward = score(e, a, &dist);
@@ -249,7 +252,7 @@ static int diag_evaluate(void *p, const json_t *point, double *reward, json_t *m
             return hw_fail(err, HW_E_BAD_ACTION, "point[%lld] (p%lld): %g out of range [%g, %g]", (long long)i, (long long)i, a[i], lo, hi);
         if (e->as != AS_BOX && a[i] != floor(a[i])) return hw_fail(err, HW_E_BAD_ACTION, "point[%lld]: %g is not an integer", (long long)i, a[i]);
     }
-    burn(e->step_us);
+    if (burn(e->step_us, err)) return -1;
     double dist;
     *reward = score(e, a, &dist);
     if (metrics) {
@@ -258,6 +261,8 @@ static int diag_evaluate(void *p, const json_t *point, double *reward, json_t *m
     }
     return 0;
 }
+
+static void *diag_create(const json_t *cfg, hw_err *err) { return diag_create_ctx(cfg, &hw_env_ctx_local, err); }
 
 const hw_env_family hw_family_diag = {
     .id = "diag-v0",
@@ -272,4 +277,5 @@ const hw_env_family hw_family_diag = {
     .restore = diag_restore,
     .snapshot_free = diag_snap_free,
     .evaluate = diag_evaluate,
+    .create_ctx = diag_create_ctx,
 };

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/env_limits.h"
+#include "common/hw_files.h"
 #include "dram_model.h"
 #include "env.h"
 
@@ -121,20 +123,26 @@ static void destroy(void *p) {
     free(e);
 }
 
-static int load_memspec(dram_env *e, const json_t *cfg, hw_err *err) {
+static int load_memspec(dram_env *e, const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     json_t *m = json_object_get(cfg, "memspec");
-    const char *file = NULL;
-    if (hw_cfg_str(cfg, "memspec_file", NULL, &file, err)) return -1;
-    if (file && m) return hw_fail(err, HW_E_BAD_CONFIG, "config.memspec_file: give memspec or memspec_file, not both");
-    if (file) {
-        json_t *j = hw_json_load_file(file, err);
-        if (!j) {
-            hw_err_prefix(err, "config.memspec_file");
-            return -1;
-        }
+    char *text = NULL;
+    size_t len = 0;
+    bool from_file;
+    if (hw_files_cfg_text(ctx->files, cfg, "memspec_file", &text, &len, &from_file, err)) return -1;
+    if (text && m) {
+        free(text);
+        return hw_fail(err, HW_E_BAD_CONFIG, "config.memspec_file: give memspec or memspec_file, not both");
+    }
+    if (text) {
+        json_t *j = hw_files_parse_json(ctx->files, "config.memspec_file", text, len, from_file, err);
+        free(text);
+        if (!j) return -1;
         int rc = dram_memspec_from_json(j, &e->ms, err);
         json_decref(j);
-        if (rc) hw_err_prefix(err, "config.memspec_file");
+        if (rc) {
+            hw_err_prefix(err, "config.memspec_file");
+            hw_files_redact(ctx->files, from_file, "config.memspec_file", "memspec", err);
+        }
         return rc;
     }
     if (!m || json_is_null(m)) return dram_memspec_builtin("DDR4-2400", &e->ms, err);
@@ -175,13 +183,13 @@ static int read_targets(dram_env *e, const json_t *cfg, hw_err *err) {
     return 0;
 }
 
-static int read_workload(dram_env *e, const json_t *cfg, hw_err *err) {
+static int read_workload(dram_env *e, const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     int64_t count, interval;
     double rr, span, base, sf, clk;
     if (hw_cfg_enum(cfg, "workload", wl_names, WL_STREAM, &e->workload, err)) return -1;
     bool ag = e->workload == WL_AG_STREAM || e->workload == WL_AG_RANDOM;
     if (ag) e->workload = e->workload == WL_AG_STREAM ? WL_STREAM : WL_RANDOM;
-    if (hw_cfg_int(cfg, "count", 10000, 1, 10000000, &count, err) ||
+    if (hw_cfg_int_capped(cfg, ctx, "count", 10000, 1, 10000000, 1000000, &count, err) ||
         hw_cfg_num(cfg, "read_ratio", ag ? 1.0 : 2.0 / 3.0, 0, 1, &rr, err) ||
         hw_cfg_num(cfg, "span", 1073741824.0, 64, 1.8e19, &span, err) ||
         hw_cfg_num(cfg, "base", 0, 0, 1.8e19, &base, err) ||
@@ -198,24 +206,33 @@ static int read_workload(dram_env *e, const json_t *cfg, hw_err *err) {
         e->fixed_trace = true;
         e->fixed_seed = (uint64_t)json_integer_value(ts);
     }
-    const char *file = NULL;
-    if (hw_cfg_str(cfg, "trace_file", NULL, &file, err)) return -1;
+    char *file = NULL;
+    size_t flen = 0;
+    if (hw_files_cfg_text(ctx->files, cfg, "trace_file", &file, &flen, NULL, err)) return -1;
     if (e->workload == WL_FILE) {
         if (!file) return hw_fail(err, HW_E_BAD_CONFIG, "config.trace_file: required when workload is \"file\"");
         dram_trace_init(&e->trace, clk);
-        if (dram_trace_load(file, &e->trace, err)) {
+        int rc = dram_trace_parse(file, flen, &e->trace, err);
+        free(file);
+        if (rc) { /* trace errors give line numbers only, never content */
             hw_err_prefix(err, "config.trace_file");
             return -1;
         }
-        if (e->trace.n == 0) return hw_fail(err, HW_E_BAD_CONFIG, "config.trace_file: %s has no requests", file);
+        if (e->trace.n == 0) return hw_fail(err, HW_E_BAD_CONFIG, "config.trace_file: the trace has no requests");
+        int64_t cap = hw_env_limit(ctx, "count", 1000000);
+        if (e->trace.n > cap)
+            return hw_fail(err, HW_E_LIMIT, "config.trace_file: %lld requests exceed this server's limit of %lld (the 'count' limit)",
+                           (long long)e->trace.n, (long long)cap);
         e->have_trace = 1;
         e->fixed_trace = true;
-    } else if (file)
+    } else if (file) {
+        free(file);
         return hw_fail(err, HW_E_BAD_CONFIG, "config.trace_file: only with workload \"file\"");
+    }
     return 0;
 }
 
-static void *create(const json_t *cfg, hw_err *err) {
+static void *create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"memspec", "memspec_file", "address_mapping", "workload", "count", "read_ratio",
                                        "span", "base", "interval", "stream_frac", "trace_clk_mhz", "trace_seed",
                                        "trace_file", "action_space", "ranges", "objective", "latency_metric", "targets",
@@ -225,7 +242,7 @@ static void *create(const json_t *cfg, hw_err *err) {
     if (!e) abort();
     dram_ctrl_default(&e->base);
     bool jedec;
-    if (load_memspec(e, cfg, err)) goto fail;
+    if (load_memspec(e, cfg, ctx, err)) goto fail;
     json_t *am = json_object_get(cfg, "address_mapping");
     if (am && !json_is_null(am)) {
         if (dram_addrmap_from_json(am, &e->ms, &e->am, err)) {
@@ -241,7 +258,7 @@ static void *create(const json_t *cfg, hw_err *err) {
         hw_cfg_enum(cfg, "latency_metric", lat_names, LAT_MEAN, &e->lat_metric, err) ||
         hw_cfg_num(cfg, "reward_cap", 1e4, 1e-9, 1e300, &e->reward_cap, err) ||
         hw_cfg_int(cfg, "episode_length", 10, 1, 1000000, &e->episode_length, err) ||
-        hw_cfg_bool(cfg, "jedec_act_act", false, &jedec, err) || read_targets(e, cfg, err) || read_workload(e, cfg, err))
+        hw_cfg_bool(cfg, "jedec_act_act", false, &jedec, err) || read_targets(e, cfg, err) || read_workload(e, cfg, ctx, err))
         goto fail;
     e->base.jedec_act_act = jedec;
     build_params(e);
@@ -463,6 +480,16 @@ static int evaluate(void *p, const json_t *point, double *reward, json_t *metric
     return run_design(e, &c, obs, reward, metrics, err);
 }
 
+static void *create(const json_t *cfg, hw_err *err) { return create_ctx(cfg, &hw_env_ctx_local, err); }
+
+/* the trace (given or generated): cycle + address + flag per request, plus the simulator's
+ * per-request scratch (about as much again) */
+static size_t mem_bytes(const void *p) {
+    const dram_env *e = p;
+    int64_t n = e->have_trace ? e->trace.n : e->gen.count;
+    return sizeof *e + (size_t)n * 2 * (2 * sizeof(uint64_t) + 1);
+}
+
 const hw_env_family hw_family_dram = {
     .id = "dram-v0",
     .summary = "DRAM memory-controller tuning (MARL-DRAM / DRAM-Gym) on a native DRAMSys-like DDR3/DDR4 model",
@@ -476,4 +503,6 @@ const hw_env_family hw_family_dram = {
     .restore = restore,
     .snapshot_free = snap_free,
     .evaluate = evaluate,
+    .create_ctx = create_ctx,
+    .mem_bytes = mem_bytes,
 };

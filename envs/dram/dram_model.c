@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hw_files.h"
+
 /* Built-in memspecs, DRAMSys JSON format. Values are the JEDEC/Micron datasheet figures used
  * by the reference runs (DDR4) and by ArchGym's DRAM-Gym (DDR3). Written for hwgym. */
 static const char ddr4_2400_json[] =
@@ -350,16 +352,10 @@ int dram_trace_parse(const char *s, size_t len, dram_trace *t, hw_err *err) {
 }
 
 int dram_trace_load(const char *path, dram_trace *t, hw_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return hw_fail(err, HW_E_BAD_CONFIG, "trace %s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (!buf) abort();
-    size_t got = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    int rc = dram_trace_parse(buf, got, t, err);
+    size_t n;
+    char *buf = hw_files_read(&hw_files_local, "trace", path, &n, err); /* local tools only; envs use hw_files_cfg_text */
+    if (!buf) return -1;
+    int rc = dram_trace_parse(buf, n, t, err);
     free(buf);
     if (rc) hw_err_prefix(err, path);
     return rc;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/env_limits.h"
 #include "dram_model.h"
 
 #define INF INT64_MAX
@@ -793,8 +794,10 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
     s->cq_cap = c->max_active_transactions + 2;
     s->cq = malloc((size_t)s->cq_cap * sizeof(int64_t));
     if (!s->ts || !s->gen || !s->end || !s->cas_t || !s->resp_ready || !s->row || !s->bank || !s->wr || !s->acted ||
-        !s->rq || !s->rq_t || !s->pr || !s->pr_ready || !s->q || !s->cq)
-        abort();
+        !s->rq || !s->rq_t || !s->pr || !s->pr_ready || !s->q || !s->cq) {
+        hw_fail(err, HW_E_LIMIT, "dram model: out of memory for %lld requests", (long long)n);
+        goto fail;
+    }
     /* decode addresses and convert issue times: trace clock period rounded to ps as SystemC does */
     int64_t period_ps = llround(1e6 / tr->clk_mhz), tck = ms->tck_ps;
     /* fields whose bits are contiguous and ascending decode with one shift and mask */
@@ -870,7 +873,9 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
         t = s->p_time;
     }
     if (c->refresh == DRAM_REF_ALLBANK) t = min64(t, s->ref_trigger);
+    int64_t iter = 0;
     while (s->done < n) {
+        if ((++iter & 0xffff) == 0 && hw_deadline_check("dram simulation", err)) goto fail; /* server's request deadline */
         t = idle_skip(s, t);
         if (c->arbiter != DRAM_ARB_SIMPLE) {
             if (s->r_next == t) arb_end_resp(s, t);
@@ -917,7 +922,12 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
             else sumr += (double)l;
         }
         int64_t *hist = calloc((size_t)maxlat + 1, sizeof *hist), *histr = calloc((size_t)maxlat + 1, sizeof *histr);
-        if (!hist || !histr) abort();
+        if (!hist || !histr) {
+            free(hist);
+            free(histr);
+            hw_fail(err, HW_E_LIMIT, "dram model: out of memory for the latency histogram");
+            goto fail;
+        }
         for (int64_t i = 0; i < n; i++) {
             int64_t l = s->end[i] - s->gen[i];
             hist[l]++;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/hw_files.h"
 #include "common/zoo.h"
 #include "env.h"
 #include "maestro.h"
@@ -99,7 +100,7 @@ static const struct {
     {"hw_accelerator_1", 256, 100, 3000, 1000, 50},
 };
 
-static int hw_from_config(const json_t *cfg, maestro_hw *h, hw_err *err) {
+static int hw_from_config(const json_t *cfg, const hw_env_ctx *ctx, maestro_hw *h, hw_err *err) {
     maestro_hw_default(h);
     json_t *v = cfg ? json_object_get(cfg, "hardware") : NULL;
     if (!v || json_is_string(v)) {
@@ -111,11 +112,15 @@ static int hw_from_config(const json_t *cfg, maestro_hw *h, hw_err *err) {
                 return 0;
             }
         if (strchr(s, '/') || strstr(s, ".m")) {
-            if (maestro_load_hw(s, h, err)) {
+            char *text = hw_files_read(ctx->files, "config.hardware", s, NULL, err);
+            if (!text) return -1;
+            int rc = maestro_parse_hw(text, h, err);
+            free(text);
+            if (rc) {
                 hw_err_prefix(err, "config.hardware");
-                return -1;
+                hw_files_redact(ctx->files, true, "config.hardware", "MAESTRO HW", err);
             }
-            return 0;
+            return rc;
         }
         return hw_fail(err, HW_E_BAD_CONFIG,
                        "config.hardware: unknown preset '%s' (hw_256pe_bw32, hw_1024pe_bw64, hw_168pe_bw16, "
@@ -193,20 +198,32 @@ bad:
     return -1;
 }
 
-static int layer_from_config(const json_t *cfg, maestro_layer *l, hw_err *err) {
+static int layer_from_config(const json_t *cfg, const hw_env_ctx *ctx, maestro_layer *l, hw_err *err) {
     json_t *dims = cfg ? json_object_get(cfg, "layer_dims") : NULL;
     if (dims) return layer_from_dims(dims, l, err);
-    const char *model, *model_file;
-    bool pad;
-    if (hw_cfg_str(cfg, "model", "mobilenet_v2", &model, err) || hw_cfg_str(cfg, "model_file", NULL, &model_file, err) ||
-        hw_cfg_bool(cfg, "pad_input", false, &pad, err))
+    const char *model;
+    bool pad, from_file = false;
+    char *mtext = NULL;
+    size_t mlen = 0;
+    if (hw_cfg_str(cfg, "model", "mobilenet_v2", &model, err) || hw_cfg_bool(cfg, "pad_input", false, &pad, err) ||
+        hw_files_cfg_text(ctx->files, cfg, "model_file", &mtext, &mlen, &from_file, err))
         return -1;
-    const hw_model *m = model_file ? NULL : hw_zoo_find(model);
+    const hw_model *m = mtext ? NULL : hw_zoo_find(model);
     hw_model *owned = NULL;
-    if (model_file || (!m && (strchr(model, '/') || strchr(model, '.')))) {
-        owned = hw_zoo_load_file(model_file ? model_file : model, err);
+    const char *mkey = mtext ? "config.model_file" : "config.model";
+    if (!mtext && !m && hw_files_is_path(model)) {
+        mtext = hw_files_read(ctx->files, "config.model", model, &mlen, err);
+        if (!mtext) return -1;
+        from_file = true;
+    }
+    if (mtext) {
+        json_t *mf = cfg ? json_object_get(cfg, "model_file") : NULL;
+        const char *name = mf && json_is_string(mf) ? json_string_value(mf) : mf ? "model" : model;
+        owned = hw_zoo_parse(mtext, mlen, name, err);
+        free(mtext);
         if (!owned) {
-            hw_err_prefix(err, model_file ? "config.model_file" : "config.model");
+            hw_err_prefix(err, mkey);
+            hw_files_redact(ctx->files, from_file, mkey, "model (zoo CSV)", err);
             return -1;
         }
         m = owned;
@@ -455,9 +472,9 @@ static void build_spaces(menv *e) {
     for (int i = 0; i < 4; i++) hw_space_set_name(e->ospace, i, on[i]);
 }
 
-static void *m_create_cfg(const json_t *cfg, hw_err *err);
+static void *m_create_cfg(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err);
 
-static void *m_create(const json_t *cfg, hw_err *err) {
+static void *m_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"model", "model_file", "layer", "layer_dims", "pad_input", "hardware", "objective",
                                        "episode_length", "action_space", "max_pes", "l1_size", "l2_size",
                                        "enforce_buffers", "preset", NULL};
@@ -476,20 +493,20 @@ static void *m_create(const json_t *cfg, hw_err *err) {
                                           (json_int_t)1 << 30, "noc_bw", 64, "offchip_bw", 64));
         cfg = merged;
     }
-    void *env = m_create_cfg(cfg, err);
+    void *env = m_create_cfg(cfg, ctx, err);
     json_decref(merged);
     return env;
 }
 
-static void *m_create_cfg(const json_t *cfg, hw_err *err) {
+static void *m_create_cfg(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     menv *e = calloc(1, sizeof *e);
     if (!e) abort();
     int64_t l1, l2;
     if (hw_cfg_enum(cfg, "action_space", as_names, AS_MARL10, &e->as, err) ||
         hw_cfg_enum(cfg, "objective", obj_names, OBJ_LATENCY, &e->objective, err) ||
         hw_cfg_int(cfg, "episode_length", 16, 1, 100000000, &e->episode_length, err) ||
-        hw_cfg_bool(cfg, "enforce_buffers", true, &e->enforce_buffers, err) || hw_from_config(cfg, &e->hw, err) ||
-        layer_from_config(cfg, &e->layer, err) ||
+        hw_cfg_bool(cfg, "enforce_buffers", true, &e->enforce_buffers, err) || hw_from_config(cfg, ctx, &e->hw, err) ||
+        layer_from_config(cfg, ctx, &e->layer, err) ||
         hw_cfg_int(cfg, "max_pes", e->hw.num_pes, 1, 1 << 20, &e->max_pes, err) ||
         hw_cfg_int(cfg, "l1_size", e->hw.l1_size, 1, INT64_C(1) << 40, &l1, err) ||
         hw_cfg_int(cfg, "l2_size", e->hw.l2_size, 1, INT64_C(1) << 40, &l2, err)) {
@@ -619,6 +636,8 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
     return 0;
 }
 
+static void *m_create(const json_t *cfg, hw_err *err) { return m_create_ctx(cfg, &hw_env_ctx_local, err); }
+
 const hw_env_family hw_family_maestro = {
     .id = "maestro-v0",
     .summary = "map a DNN layer onto a MAESTRO-style accelerator (native MAESTRO cost model; marl10/gamma17 actions)",
@@ -632,4 +651,5 @@ const hw_env_family hw_family_maestro = {
     .restore = m_restore,
     .snapshot_free = m_snap_free,
     .evaluate = m_evaluate,
+    .create_ctx = m_create_ctx,
 };

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hw_files.h"
 #include "maestro.h"
 
 #define TOK_MAX 48
@@ -360,36 +361,8 @@ static int parse_network_body(lexer *plx, maestro_net *net, hw_err *err) {
 #undef lx
 }
 
-static char *slurp(const char *path, hw_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        hw_fail(err, HW_E_IO, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf) {
-        hw_fail(err, HW_E_INTERNAL, "out of memory");
-        return NULL;
-    }
-    buf[n] = 0;
-    return buf;
-}
+/* local tools only (the hwgym maestro command); the env reads files through hw_files.h */
+static char *slurp(const char *path, hw_err *err) { return hw_files_read(&hw_files_local, "file", path, NULL, err); }
 
 int maestro_load_network(const char *path, maestro_net *net, hw_err *err) {
     char *t = slurp(path, err);

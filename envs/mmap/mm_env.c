@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/hw_files.h"
 #include "env.h"
 #include "mmap.h"
 
@@ -56,20 +57,48 @@ static void mm_env_destroy(void *pv) {
     free(e);
 }
 
-static void *mm_env_create(const json_t *cfg, hw_err *err) {
+/* config.problem: a dataset name, a .json/.msgpack path (read under the caller's file policy),
+ * {"text": "<problem JSON>"} or the problem document itself as an object. */
+static mm_problem *open_problem(const json_t *cfg, const hw_env_ctx *ctx, const char *name, uint64_t seed, hw_err *err) {
+    json_t *v = cfg ? json_object_get(cfg, "problem") : NULL;
+    if (v && json_is_object(v) && !json_object_get(v, "text")) return mm_problem_from_json(v, err);
+    if (v && json_is_object(v)) {
+        char *text = NULL;
+        size_t n = 0;
+        if (hw_files_cfg_text(ctx->files, cfg, "problem", &text, &n, NULL, err)) return NULL;
+        mm_problem *p = mm_problem_parse(text, n, false, err);
+        free(text);
+        return p;
+    }
+    if (!mm_problem_is_path(name)) return mm_problem_open(name, seed, err);
+    size_t n = 0;
+    char *data = hw_files_read(ctx->files, "file", name, &n, err);
+    if (!data) return NULL;
+    mm_problem *p = mm_problem_parse(data, n, mm_problem_is_msgpack_path(name), err);
+    free(data);
+    if (!p) hw_files_redact(ctx->files, true, "file", "mmap problem", err);
+    return p;
+}
+
+static void *mm_env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"problem", "seed", "k", "l", "profile_len", "map_size", "map_window", "supply_window",
                                        "memory_map", NULL};
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
     const char *prob;
     int64_t seed, k, l, prof, map, win, sw;
     bool use_map;
-    if (hw_cfg_str(cfg, "problem", "alexnet_train_batch_32", &prob, err) || hw_cfg_int(cfg, "seed", 0, 0, INT64_MAX, &seed, err) ||
+    json_t *pv = cfg ? json_object_get(cfg, "problem") : NULL;
+    prob = "alexnet_train_batch_32";
+    if (pv && json_is_string(pv)) prob = json_string_value(pv);
+    else if (pv && !json_is_null(pv) && !json_is_object(pv))
+        return hw_fail(err, HW_E_BAD_CONFIG, "config.problem: expected a name, a path, {\"text\": ...} or a problem object"), NULL;
+    if ( hw_cfg_int(cfg, "seed", 0, 0, INT64_MAX, &seed, err) ||
         hw_cfg_int(cfg, "k", 5, 0, 64, &k, err) || hw_cfg_int(cfg, "l", 5, 0, 64, &l, err) ||
         hw_cfg_int(cfg, "profile_len", 256, 1, MM_MAX_GRANULES, &prof, err) || hw_cfg_int(cfg, "map_size", 128, 8, 512, &map, err) ||
         hw_cfg_int(cfg, "map_window", 128, 1, 1 << 20, &win, err) || hw_cfg_int(cfg, "supply_window", 64, 1, 1 << 16, &sw, err) ||
         hw_cfg_bool(cfg, "memory_map", true, &use_map, err))
         return NULL;
-    mm_problem *p = mm_problem_open(prob, (uint64_t)seed, err);
+    mm_problem *p = open_problem(cfg, ctx, prob, (uint64_t)seed, err);
     if (!p) {
         hw_err_prefix(err, "config.problem");
         if (err) err->code = HW_E_BAD_CONFIG;
@@ -429,7 +458,7 @@ static int parse_actions(const json_t *v, uint8_t **out, int32_t *n, hw_err *err
         for (size_t i = 0; i < len; i++) {
             if (s[i] < '0' || s[i] > '2') {
                 free(*out);
-                return hw_fail(err, HW_E_BAD_ACTION, "point.actions[%zu]: '%c' is not 0 (Copy), 1 (NoCopy) or 2 (Drop)", i, s[i]);
+                return hw_fail(err, HW_E_BAD_ACTION, "point.actions[%zu]: character %zu is not 0 (Copy), 1 (NoCopy) or 2 (Drop)", i, i);
             }
             (*out)[i] = (uint8_t)(s[i] - '0');
         }
@@ -522,6 +551,8 @@ static int mm_env_evaluate(void *pv, const json_t *point, double *reward, json_t
 /* Accessors for tools (renderer CLI, tests, benches). */
 const mm_game *mm_env_game(const void *pv) { return ((const mm_env *)pv)->g; }
 
+static void *mm_env_create(const json_t *cfg, hw_err *err) { return mm_env_create_ctx(cfg, &hw_env_ctx_local, err); }
+
 const hw_env_family hw_family_mmap = {
     .id = "mmap-v0",
     .summary = "MMapGame (MMap-MuZero): map a program's buffers to fast CMEM with Copy/NoCopy/Drop (Appendix A rules)",
@@ -535,4 +566,5 @@ const hw_env_family hw_family_mmap = {
     .restore = mm_env_restore,
     .snapshot_free = mm_env_snap_free,
     .evaluate = mm_env_evaluate,
+    .create_ctx = mm_env_create_ctx,
 };

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hw_files.h"
 #include "mm_internal.h"
 
 static void *xcalloc(size_t n, size_t s) {
@@ -527,37 +528,37 @@ static bool is_msgpack_path(const char *path) {
     return dot && (strcmp(dot, ".msgpack") == 0 || strcmp(dot, ".mpk") == 0);
 }
 
-mm_problem *mm_problem_load(const char *path, hw_err *err) {
-    json_t *doc = NULL;
-    if (is_msgpack_path(path)) {
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            hw_fail(err, HW_E_IO, "%s: cannot open", path);
-            return NULL;
-        }
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        char *data = malloc(n > 0 ? (size_t)n : 1);
-        if (!data) abort();
-        size_t got = n > 0 ? fread(data, 1, (size_t)n, f) : 0;
-        fclose(f);
-        if (n <= 0 || got != (size_t)n) {
-            free(data);
-            hw_fail(err, HW_E_IO, "%s: cannot read", path);
-            return NULL;
-        }
-        doc = mm_msgpack_to_json(data, (size_t)n, err);
-        free(data);
+bool mm_problem_is_msgpack_path(const char *path) { return is_msgpack_path(path); }
+
+bool mm_problem_is_path(const char *s) {
+    return strchr(s, '/') || strstr(s, ".json") || strstr(s, ".msgpack") || strstr(s, ".mpk");
+}
+
+mm_problem *mm_problem_parse(const char *data, size_t n, bool msgpack, hw_err *err) {
+    json_t *doc;
+    if (msgpack) {
+        doc = mm_msgpack_to_json(data, n, err);
     } else {
         json_error_t je;
-        doc = json_load_file(path, 0, &je);
-        if (!doc) hw_fail(err, HW_E_IO, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        doc = json_loadb(data, n, 0, &je);
+        if (!doc) hw_fail(err, HW_E_BAD_CONFIG, "line %d, column %d: %s", je.line, je.column, je.text);
     }
     if (!doc) return NULL;
     mm_problem *p = mm_problem_from_json(doc, err);
     json_decref(doc);
-    if (!p) hw_err_prefix(err, path);
+    return p;
+}
+
+mm_problem *mm_problem_load(const char *path, hw_err *err) {
+    size_t n = 0;
+    char *data = hw_files_read(&hw_files_local, path, path, &n, err); /* local tools; the env reads via its ctx */
+    if (!data) {
+        if (err) err->code = HW_E_IO; /* a local file error (IO is the client-side code) */
+        return NULL;
+    }
+    mm_problem *p = mm_problem_parse(data, n, is_msgpack_path(path), err);
+    free(data);
+    if (!p && strncmp(err ? err->msg : "", path, strlen(path)) != 0) hw_err_prefix(err, path);
     return p;
 }
 

@@ -74,6 +74,11 @@ mm_problem *mm_problem_from_json(const json_t *doc, hw_err *err);
 json_t *mm_problem_to_json(const mm_problem *p);
 /* File by extension: .json, .msgpack / .mpk (same document in msgpack). */
 mm_problem *mm_problem_load(const char *path, hw_err *err);
+/* A problem from bytes (JSON text, or msgpack when `msgpack`); the env reads files through
+ * envs/common/hw_files.h and parses them here. */
+mm_problem *mm_problem_parse(const char *data, size_t n, bool msgpack, hw_err *err);
+bool mm_problem_is_path(const char *name_or_path);
+bool mm_problem_is_msgpack_path(const char *path);
 int mm_problem_save(const mm_problem *p, const char *path, hw_err *err);
 /* msgpack <-> JSON document (used by load/save). Caller frees the returned buffer/json. */
 json_t *mm_msgpack_to_json(const char *data, size_t len, hw_err *err);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "common/config.h"
+#include "common/hw_files.h"
 #include "common/zoo.h"
 
 typedef struct pl_env {
@@ -52,34 +53,36 @@ static void env_destroy(void *p) {
     free(e);
 }
 
-/* A JSON object given inline (key) or as a file (key_file); NULL when neither. */
-static json_t *obj_or_file(const json_t *cfg, const char *key, const char *fkey, int *failed, hw_err *err) {
+/* A JSON object given inline (key) or as a file (key_file: a path read under the caller's
+ * file policy, or {"text": "<JSON>"}); NULL when neither. *from_file: read from a file. */
+static json_t *obj_or_file(const json_t *cfg, const hw_env_ctx *ctx, const char *key, const char *fkey, int *failed, bool *from_file,
+                           hw_err *err) {
     *failed = 0;
+    *from_file = false;
     json_t *v = cfg ? json_object_get(cfg, key) : NULL;
-    const char *path = NULL;
-    if (hw_cfg_str(cfg, fkey, NULL, &path, err)) {
+    char *text = NULL;
+    size_t len = 0;
+    char what[48];
+    snprintf(what, sizeof what, "config.%s", fkey);
+    if (hw_files_cfg_text(ctx->files, cfg, fkey, &text, &len, from_file, err)) {
         *failed = 1;
         return NULL;
     }
-    if (v && !json_is_null(v) && path) {
+    if (v && !json_is_null(v) && text) {
+        free(text);
         *failed = 1;
         hw_fail(err, HW_E_BAD_CONFIG, "config.%s: give either %s or %s, not both", fkey, key, fkey);
         return NULL;
     }
     if (v && !json_is_null(v)) return json_incref(v);
-    if (!path) return NULL;
-    json_t *j = hw_json_load_file(path, err);
-    if (!j) {
-        *failed = 1;
-        char pre[48];
-        snprintf(pre, sizeof pre, "config.%s", fkey);
-        hw_err_prefix(err, pre);
-        if (err) err->code = HW_E_BAD_CONFIG;
-    }
+    if (!text) return NULL;
+    json_t *j = hw_files_parse_json(ctx->files, what, text, len, *from_file, err);
+    free(text);
+    if (!j) *failed = 1;
     return j;
 }
 
-static void *env_create(const json_t *cfg, hw_err *err) {
+static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"workload", "zoo_file", "graph", "graph_file", "hw", "hw_file", "episode_steps",
                                        "features", "invalid_reward_scale", "invalid_reward", NULL};
     static const char *const feats[] = {"raw", "log1p", "normalized", NULL};
@@ -106,17 +109,22 @@ static void *env_create(const json_t *cfg, hw_err *err) {
         }
     }
     int failed;
+    bool hw_ff, g_ff, z_ff;
     pl_hw hw;
-    json_t *hj = obj_or_file(cfg, "hw", "hw_file", &failed, err);
+    json_t *hj = obj_or_file(cfg, ctx, "hw", "hw_file", &failed, &hw_ff, err);
     if (failed) return NULL;
     int rc = pl_hw_from_json(hj, json_object_get(cfg, "hw") ? "config.hw" : "config.hw_file", &hw, err);
     json_decref(hj);
-    if (rc) return NULL;
+    if (rc) {
+        hw_files_redact(ctx->files, hw_ff, "config.hw_file", "placement hw JSON", err);
+        return NULL;
+    }
     pl_graph g;
-    json_t *gj = obj_or_file(cfg, "graph", "graph_file", &failed, err);
+    json_t *gj = obj_or_file(cfg, ctx, "graph", "graph_file", &failed, &g_ff, err);
     if (failed) return NULL;
-    const char *zoo_file;
-    if (hw_cfg_str(cfg, "zoo_file", NULL, &zoo_file, err)) {
+    char *zoo_file = NULL;
+    size_t zlen = 0;
+    if (hw_files_cfg_text(ctx->files, cfg, "zoo_file", &zoo_file, &zlen, &z_ff, err)) {
         json_decref(gj);
         return NULL;
     }
@@ -124,13 +132,17 @@ static void *env_create(const json_t *cfg, hw_err *err) {
                (cfg && json_object_get(cfg, "workload") && !json_is_null(json_object_get(cfg, "workload")));
     if (nsrc > 1) {
         json_decref(gj);
+        free(zoo_file);
         return hw_fail(err, HW_E_BAD_CONFIG, "config.workload: give one of workload, zoo_file, graph or graph_file"), NULL;
     }
     if (zoo_file) {
-        hw_model *zm = hw_zoo_load_file(zoo_file, err);
+        json_t *zv = json_object_get(cfg, "zoo_file");
+        hw_model *zm = hw_zoo_parse(zoo_file, zlen, json_is_string(zv) ? json_string_value(zv) : "zoo_file", err);
+        free(zoo_file);
         if (!zm) {
             hw_err_prefix(err, "config.zoo_file");
-            if (err) err->code = HW_E_BAD_CONFIG;
+            if (err && err->code != HW_E_LIMIT) err->code = HW_E_BAD_CONFIG;
+            hw_files_redact(ctx->files, z_ff, "config.zoo_file", "model (zoo CSV)", err);
             return NULL;
         }
         rc = pl_graph_from_hw_model(zm, &g, err);
@@ -138,6 +150,7 @@ static void *env_create(const json_t *cfg, hw_err *err) {
     } else if (gj) {
         rc = pl_graph_from_json(gj, json_object_get(cfg, "graph") ? "config.graph" : "config.graph_file", &g, err);
         json_decref(gj);
+        if (rc) hw_files_redact(ctx->files, g_ff, "config.graph_file", "graph JSON", err);
     } else {
         rc = pl_graph_from_zoo(workload, &g, err);
     }
@@ -451,6 +464,8 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     return 0;
 }
 
+static void *env_create(const json_t *cfg, hw_err *err) { return env_create_ctx(cfg, &hw_env_ctx_local, err); }
+
 const hw_env_family hw_family_placement = {
     .id = "placement-v0",
     .summary = "tensor placement on DRAM/LLC/SRAM with compiler rectification (EGRL paper, NNP-I-like model)",
@@ -464,4 +479,5 @@ const hw_env_family hw_family_placement = {
     .restore = env_restore,
     .snapshot_free = env_snap_free,
     .evaluate = env_evaluate,
+    .create_ctx = env_create_ctx,
 };

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/env_limits.h"
+#include "common/hw_files.h"
 #include "common/config.h"
 #include "sched.h"
 #include "sched_internal.h"
@@ -30,6 +32,7 @@ typedef struct sched_env {
     int nlayers, mode, obj, dict_obs;
     int64_t steps;
     double penalty;
+    int64_t max_samples; /* operator cap on evaluate's "samples" (env_limits.h) */
     hw_space *aspace, *ospace;
     sched_state st;
     float obs[OBS_N];
@@ -126,7 +129,30 @@ static int load_layers(sched_env *e, const json_t *cfg, hw_err *err) {
     return 0;
 }
 
-static void *env_create(const json_t *cfg, hw_err *err) {
+/* config.accelerator under the caller's file policy: a path string is read here (hw_files.h)
+ * and handed to sched_accel_resolve as an object; {"text": ...} is parsed inline. */
+static int resolve_accel(sched_env *e, const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
+    json_t *v = cfg ? json_object_get(cfg, "accelerator") : NULL;
+    const char *s = v && json_is_string(v) ? json_string_value(v) : NULL;
+    size_t n = s ? strlen(s) : 0;
+    bool is_text = v && json_is_object(v) && json_object_size(v) == 1 && json_object_get(v, "text");
+    if (!is_text && !(s && (strchr(s, '/') || (n > 5 && !strcmp(s + n - 5, ".json")))))
+        return sched_accel_resolve(v, "config.accelerator", &e->acc, err);
+    char *text = NULL;
+    size_t len = 0;
+    bool from_file;
+    if (hw_files_cfg_text(ctx->files, cfg, "accelerator", &text, &len, &from_file, err)) return -1;
+    json_t *j = hw_files_parse_json(ctx->files, "config.accelerator", text, len, from_file, err);
+    free(text);
+    if (!j) return -1;
+    int rc = json_is_object(j) ? sched_accel_resolve(j, "config.accelerator", &e->acc, err)
+                               : hw_fail(err, HW_E_BAD_CONFIG, "config.accelerator: the file must hold a JSON object");
+    json_decref(j);
+    if (rc) hw_files_redact(ctx->files, from_file, "config.accelerator", "accelerator JSON", err);
+    return rc;
+}
+
+static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"accelerator", "model", "layer", "layers", "mode", "objective",
                                        "steps_per_layer", "penalty", "obs", NULL};
     if (cfg && !json_is_object(cfg)) {
@@ -135,12 +161,13 @@ static void *env_create(const json_t *cfg, hw_err *err) {
     }
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
     sched_env *e = calloc(1, sizeof *e);
-    if (!e) abort();
+    if (!e) return hw_fail(err, HW_E_LIMIT, "out of memory"), NULL;
+    e->max_samples = hw_env_limit(ctx, "samples", 100000);
     if (hw_cfg_enum(cfg, "mode", mode_names, MODE_LAYER, &e->mode, err) ||
         hw_cfg_enum(cfg, "objective", obj_names, SOBJ_ENERGY, &e->obj, err) ||
         hw_cfg_int(cfg, "steps_per_layer", 16, 1, 100000, &e->steps, err) ||
         hw_cfg_num(cfg, "penalty", 0.01, 0, 1e6, &e->penalty, err) || hw_cfg_enum(cfg, "obs", obs_names, 0, &e->dict_obs, err) ||
-        sched_accel_resolve(cfg ? json_object_get(cfg, "accelerator") : NULL, "config.accelerator", &e->acc, err) ||
+        resolve_accel(e, cfg, ctx, err) ||
         load_layers(e, cfg, err)) {
         env_destroy(e);
         return NULL;
@@ -426,6 +453,9 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
         const char *m = strncmp(e3.msg, "config.", 7) ? e3.msg : e3.msg + 7;
         return hw_fail(err, HW_E_BAD_ACTION, "point.%s", m);
     }
+    if (samples > e->max_samples)
+        return hw_fail(err, HW_E_LIMIT, "point.samples: %lld exceeds this server's limit of %lld (hwgym-server --env-limit sched-v0.samples=N)",
+                       (long long)samples, (long long)e->max_samples);
     int first = e->mode == MODE_NETWORK ? 0 : li, last = e->mode == MODE_NETWORK ? e->nlayers : li + 1;
     double E = 0, C = 0, R = 0;
     json_t *per = json_array();
@@ -459,6 +489,13 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     return 0;
 }
 
+static void *env_create(const json_t *cfg, hw_err *err) { return env_create_ctx(cfg, &hw_env_ctx_local, err); }
+
+static size_t env_mem_bytes(const void *p) {
+    const sched_env *e = p;
+    return sizeof *e + (size_t)e->nlayers * sizeof *e->layers;
+}
+
 const hw_env_family hw_family_sched = {
     .id = "sched-v0",
     .summary = "RL-Scheduling scheduling table: pick 2-3 rows, brute-force their refactorisation (Timeloop-style model)",
@@ -472,4 +509,6 @@ const hw_env_family hw_family_sched = {
     .restore = env_restore,
     .snapshot_free = env_snap_free,
     .evaluate = env_evaluate,
+    .create_ctx = env_create_ctx,
+    .mem_bytes = env_mem_bytes,
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/env_limits.h"
 #include "sched.h"
 #include "sched_internal.h"
 #include "sched_tl.h"
@@ -324,6 +325,10 @@ int sched_baseline(const sched_accel *a, const sched_layer *l, int which, uint64
         sched_table cand;
         int valid = 0;
         for (long att = 0; att < 50L * samples && valid < samples; att++) {
+            if ((att & 1023) == 1023 && hw_deadline_check("sched baseline", err)) { /* the server's request deadline */
+                gsl_rng_free(rng);
+                return -1;
+            }
             random_table(a, l, rng, &cand);
             if (sched_check(a, l, &cand, NULL)) continue;
             valid++;
