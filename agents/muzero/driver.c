@@ -146,6 +146,7 @@ void mz_agent_free(mz_agent *A) {
 
 bool mz_agent_out_of_budget(const mz_agent *A) {
     if (A->env_steps >= A->ao->budget) return true;
+    if (A->o.max_games > 0 && A->games_done >= A->o.max_games) return true;
     return A->o.time_limit > 0 && ag_now() - A->t0 >= A->o.time_limit;
 }
 

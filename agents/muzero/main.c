@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
     const char *mode = "muzero";
     int64_t games = 8, sims = o->mcts.sims, batch = 128, replay = 20000, rsims = 25, train_every = 8, K = o->train.K,
             td = o->train.td_steps, decay = 400000, rollout = 16, embed = 32, hidden = 64, rhidden = 128,
-            support = 15, gm = 3;
+            support = 15, gm = 3, maxg = 0;
     double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, lr = o->train.lr, wd = o->train.weight_decay,
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = o->mcts.minmax_floor, sigma = 0.5, eslr = 0.5;
@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
         {"no-demo", AG_OPT_FLAG, &no_demo, "do not seed the replay with the heuristic's game"},
         {"no-backup", AG_OPT_FLAG, &no_backup, "no Drop-backup: a lost game ends with return 0"},
         {"rollout", AG_OPT_INT, &rollout, "search mode: random rollout depth at a leaf (16)"},
+        {"max-games", AG_OPT_INT, &maxg, "stop after this many complete games as well (0: only --budget)"},
         {"time-limit", AG_OPT_DOUBLE, &tl, "stop after this many seconds as well (0: only --budget)"},
         {"es-sigma", AG_OPT_DOUBLE, &sigma, "ES noise scale (0.5)"},
         {"es-lr", AG_OPT_DOUBLE, &eslr, "ES step size (0.5)"},
@@ -127,6 +128,7 @@ int main(int argc, char **argv) {
     o->backup = !no_backup;
     o->rollout = (int)rollout;
     o->time_limit = tl;
+    o->max_games = maxg;
     o->es_sigma = sigma;
     o->es_lr = eslr;
     o->net = mz_net_cfg_default(0);

@@ -7,69 +7,7 @@
 
 #include "mmap/mmap.h"
 #include "mz_agent.h"
-
-/* ------------------------------------------------------------------ learned-model evaluator */
-typedef struct lm_ctx {
-    mz_net *net;
-    int E, cap, ntrees;
-    double *pool;             /* ntrees x cap x E embeddings, by node */
-    double *in, *out, *rew, *logit, *val;
-    int *act, room;
-} lm_ctx;
-
-static void lm_reserve(lm_ctx *c, int ntrees, int cap) {
-    if (ntrees <= c->ntrees && cap <= c->cap) return;
-    c->ntrees = ntrees > c->ntrees ? ntrees : c->ntrees;
-    c->cap = cap > c->cap ? cap : c->cap;
-    free(c->pool);
-    c->pool = malloc(sizeof(double) * (size_t)c->ntrees * (size_t)c->cap * (size_t)c->E);
-    if (c->room < c->ntrees) {
-        c->room = c->ntrees;
-        free(c->in);
-        free(c->out);
-        free(c->rew);
-        free(c->logit);
-        free(c->val);
-        free(c->act);
-        c->in = malloc(sizeof(double) * (size_t)c->room * (size_t)c->E);
-        c->out = malloc(sizeof(double) * (size_t)c->room * (size_t)c->E);
-        c->rew = malloc(sizeof(double) * (size_t)c->room);
-        c->logit = malloc(sizeof(double) * (size_t)c->room * MZ_NACT);
-        c->val = malloc(sizeof(double) * (size_t)c->room);
-        c->act = malloc(sizeof(int) * (size_t)c->room);
-    }
-}
-
-static void lm_free(lm_ctx *c) {
-    free(c->pool);
-    free(c->in);
-    free(c->out);
-    free(c->rew);
-    free(c->logit);
-    free(c->val);
-    free(c->act);
-}
-
-static double *lm_emb(lm_ctx *c, int tree, int node) {
-    return c->pool + ((size_t)tree * (size_t)c->cap + (size_t)node) * (size_t)c->E;
-}
-
-static void lm_eval(void *ctx, mcts_leaf *L, int n) {
-    lm_ctx *c = ctx;
-    for (int i = 0; i < n; i++) {
-        memcpy(c->in + (size_t)i * (size_t)c->E, lm_emb(c, L[i].tree, L[i].parent), sizeof(double) * (size_t)c->E);
-        c->act[i] = L[i].action;
-    }
-    mz_net_recurrent(c->net, c->in, c->act, n, c->out, c->rew, c->logit, c->val);
-    for (int i = 0; i < n; i++) {
-        memcpy(lm_emb(c, L[i].tree, L[i].node), c->out + (size_t)i * (size_t)c->E, sizeof(double) * (size_t)c->E);
-        L[i].reward = c->rew[i];
-        L[i].value = c->val[i];
-        mz_softmax(c->logit + (size_t)i * MZ_NACT, MZ_NACT, L[i].prior);
-        L[i].mask = 7;
-        L[i].terminal = false;
-    }
-}
+#include "mz_search.h"
 
 typedef struct learn_state {
     lm_ctx lm;
@@ -277,15 +215,7 @@ int mz_play_demo(mz_agent *A, hw_err *err) {
 /* ------------------------------------------------------------------ search only (true game) */
 typedef struct search_state {
     mm_problem *p;
-    mm_game **gm;        /* one per tree */
-    mcts_tree **trees;
-    uint8_t **path;      /* prefix + path scratch per tree */
-    const uint8_t **prefix;
-    int *plen;
-    gsl_rng *rng;
-    int rollout;
-    double rscale;
-    double *rootret;     /* return at the root (per tree) */
+    ts_ctx *ts;
 } search_state;
 
 int mz_setup_search(mz_agent *A, hw_err *err) {
@@ -295,93 +225,19 @@ int mz_setup_search(mz_agent *A, hw_err *err) {
     json_t *sd = json_object_get(A->ao->config, "seed");
     s->p = mm_problem_open(prob ? prob : "alexnet_train_batch_32", json_is_integer(sd) ? (uint64_t)json_integer_value(sd) : 0, err);
     if (!s->p) return -1;
-    if (s->p->nbuf != A->nbuf) return hw_fail(err, HW_E_BAD_CONFIG, "search mode: the local copy of the problem has %d buffers, the env %d", s->p->nbuf, A->nbuf);
-    s->gm = calloc((size_t)A->G, sizeof(mm_game *));
-    s->trees = calloc((size_t)A->G, sizeof(mcts_tree *));
-    s->path = calloc((size_t)A->G, sizeof(uint8_t *));
-    s->prefix = calloc((size_t)A->G, sizeof(uint8_t *));
-    s->plen = calloc((size_t)A->G, sizeof(int));
-    s->rootret = calloc((size_t)A->G, sizeof(double));
-    for (int i = 0; i < A->G; i++) {
-        s->gm[i] = mm_game_new(s->p);
-        mm_game_reset(s->gm[i]);
-        s->trees[i] = mcts_tree_new(A->o.mcts.sims + 2);
-        s->path[i] = malloc((size_t)A->nbuf + 1);
-    }
-    s->rng = A->rng;
-    s->rollout = A->o.rollout;
-    s->rscale = A->rscale;
+    if (s->p->nbuf != A->nbuf)
+        return hw_fail(err, HW_E_BAD_CONFIG, "search mode: the local copy of the problem has %d buffers, the env %d", s->p->nbuf, A->nbuf);
+    s->ts = ts_new(s->p, A->G, A->o.mcts.sims + 2, A->o.rollout, A->rscale, A->rng);
     return 0;
 }
 
 void mz_free_search(mz_agent *A) {
     search_state *s = A->mode_state;
     if (!s) return;
-    for (int i = 0; i < A->G && s->gm; i++) {
-        mm_game_free(s->gm[i]);
-        mcts_tree_free(s->trees[i]);
-        free(s->path[i]);
-    }
-    free(s->gm);
-    free(s->trees);
-    free(s->path);
-    free(s->prefix);
-    free(s->plen);
-    free(s->rootret);
+    ts_free(s->ts);
     mm_problem_free(s->p);
     free(s);
     A->mode_state = NULL;
-}
-
-static uint8_t game_mask(const mm_game *g) {
-    uint8_t m = 0;
-    for (int a = 0; a < MZ_NACT; a++)
-        if (mm_game_legal(g, a)) m |= (uint8_t)(1u << a);
-    return m;
-}
-
-static void ts_eval(void *ctx, mcts_leaf *L, int n) {
-    search_state *s = ctx;
-    for (int i = 0; i < n; i++) {
-        int t = L[i].tree;
-        mm_game *g = s->gm[t];
-        uint8_t *path = s->path[t];
-        memcpy(path, s->prefix[t], (size_t)s->plen[t]);
-        int d = mcts_path(s->trees[t], L[i].node, path + s->plen[t], s->p->nbuf - s->plen[t]);
-        mm_game_goto(g, path, s->plen[t] + d);
-        double r = g->t > 0 ? g->reward[g->t - 1] : 0;
-        L[i].prior[0] = L[i].prior[1] = L[i].prior[2] = 1.0 / 3;
-        L[i].value = 0;
-        if (g->lost) {
-            /* local negative signal: lose what was gained since the search root */
-            L[i].reward = -(g->retp[g->t - 1] - s->rootret[t]) * s->rscale;
-            L[i].terminal = true;
-            L[i].mask = 7;
-            continue;
-        }
-        L[i].reward = r * s->rscale;
-        if (g->done) {
-            L[i].terminal = true;
-            L[i].mask = 7;
-            continue;
-        }
-        L[i].mask = game_mask(g);
-        /* random legal rollout, then undo */
-        double v = 0, gm = 1;
-        int k = 0;
-        for (; k < s->rollout && !g->done; k++) {
-            double rr = mm_game_step(g, mm_policy_random(g, s->rng));
-            if (g->lost) { /* a rollout that loses is worth nothing */
-                v = 0;
-                k++;
-                break;
-            }
-            v += gm * rr * s->rscale;
-            gm *= 0.9999;
-        }
-        for (int j = 0; j < k; j++) mm_game_undo(g);
-        L[i].value = v;
-    }
 }
 
 void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
@@ -389,13 +245,11 @@ void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, do
     double pr[MZ_NACT] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
     mcts_cfg c = A->o.mcts;
     for (int i = 0; i < n; i++) {
-        s->prefix[i] = g[i]->prefix;
-        s->plen[i] = g[i]->env->st.buffer;
-        mm_game_goto(s->gm[i], g[i]->prefix, s->plen[i]);
-        s->rootret[i] = mm_game_return(s->gm[i]);
-        mcts_root(s->trees[i], &c, pr, 0, g[i]->env->st.mask, A->rng);
+        ts_root(s->ts, i, g[i]->prefix, g[i]->env->st.buffer);
+        mcts_root(s->ts->trees[i], &c, pr, 0, g[i]->env->st.mask, A->rng);
     }
-    mcts_run(s->trees, n, &c, ts_eval, s);
+    mcts_run(s->ts->trees, n, &c, ts_eval, s->ts);
     A->sims += (int64_t)n * c.sims;
-    for (int i = 0; i < n; i++) act[i] = mcts_act(s->trees[i], &c, mz_agent_temperature(A), A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
+    for (int i = 0; i < n; i++)
+        act[i] = mcts_act(s->ts->trees[i], &c, mz_agent_temperature(A), A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
 }

@@ -36,6 +36,7 @@ typedef struct mz_opts {
     bool backup;          /* Drop-backup (on unless --no-backup) */
     int rollout;          /* search-only: random rollout depth at leaves */
     double time_limit;    /* seconds (0: none) */
+    int64_t max_games;    /* stop after this many complete games (0: none) */
     int es_pop;           /* ES population (mirrored pairs x 2) */
     double es_sigma, es_lr;
     mz_net_cfg net;
