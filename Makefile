@@ -147,6 +147,11 @@ bench: deps
 paper-marl: deps all
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-marl.sh
 
+.PHONY: paper-mmap
+# reproduce the MMap-MuZero paper's Table 2 / Figure 5, Table 3 and Figure 7 into docs/results/mmap.md
+paper-mmap: deps all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-mmap.sh
+
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
 	install -m 755 $(BINS) $(PREFIX)/bin

@@ -114,8 +114,18 @@ static void take(mz_env *e, hwc_result *r) {
 static void take_local(mz_env *e, const hw_obs *obs, json_t *info) {
     int64_t k = 0;
     for (int f = 0; f < obs->n; f++) {
-        int64_t n = hw_array_numel(&obs->arr[f]);
-        for (int64_t i = 0; i < n && k < e->L.obs_dim; i++) e->st.obs[k++] = hw_array_get_f64(&obs->arr[f], i);
+        const hw_array *a = &obs->arr[f];
+        int64_t n = hw_array_numel(a);
+        if (n > e->L.obs_dim - k) n = e->L.obs_dim - k;
+        if (a->dtype == HW_DT_UINT8) { /* fast paths for the map (16k cells) and the vectors */
+            const uint8_t *u = a->data;
+            for (int64_t i = 0; i < n; i++) e->st.obs[k++] = u[i];
+        } else if (a->dtype == HW_DT_FLOAT32) {
+            const float *u = a->data;
+            for (int64_t i = 0; i < n; i++) e->st.obs[k++] = u[i];
+        } else {
+            for (int64_t i = 0; i < n; i++) e->st.obs[k++] = hw_array_get_f64(a, i);
+        }
     }
     json_decref(e->info);
     e->info = info;

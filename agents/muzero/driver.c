@@ -86,6 +86,11 @@ int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err 
 
 int mz_agent_init(mz_agent *A, hw_err *err) {
     A->best = -INFINITY;
+    if (A->o.curve) {
+        A->curve = fopen(A->o.curve, "w");
+        if (!A->curve) return hw_fail(err, HW_E_BAD_REQUEST, "--curve: cannot write %s", A->o.curve);
+        fprintf(A->curve, "seconds,env_steps,return,best\n");
+    }
     A->t0 = ag_now();
     A->games = calloc((size_t)A->G, sizeof(mz_game *));
     for (int i = 0; i < A->G; i++) {
@@ -139,6 +144,7 @@ void mz_agent_free(mz_agent *A) {
         free(g);
     }
     free(A->games);
+    if (A->curve) fclose(A->curve);
     free(A->heur_actions);
     free(A->best_actions);
     json_decref(A->best_metrics);
@@ -185,6 +191,10 @@ static void complete(mz_agent *A, mz_game *g) {
         A->best_actions[A->nbuf] = 0;
         json_decref(A->best_metrics);
         A->best_metrics = json_deep_copy(g->env->info);
+    }
+    if (A->curve) {
+        fprintf(A->curve, "%.3f,%lld,%.17g,%.17g\n", ag_now() - A->t0, (long long)A->env_steps, ret, A->best);
+        fflush(A->curve);
     }
     if (A->on_done) A->on_done(A, g, ret);
 }

@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = o->mcts.minmax_floor, sigma = 0.5, eslr = 0.5;
     bool gumbel = false, no_demo = false, no_backup = false;
-    const char *save = NULL, *worker = NULL;
+    const char *save = NULL, *worker = NULL, *curve = NULL;
     ag_optdef extra[] = {
         {"mode", AG_OPT_STRING, &mode, "muzero | prod (agent vs heuristic, keep the better) | search (MCTS over the true game, no learning) | learn (no MCTS) | es | random (muzero)"},
         {"games", AG_OPT_INT, &games, "games in flight, one batched network call per simulation step for all (8; es: the population)"},
@@ -62,6 +62,7 @@ int main(int argc, char **argv) {
         {"time-limit", AG_OPT_DOUBLE, &tl, "stop after this many seconds as well (0: only --budget)"},
         {"es-sigma", AG_OPT_DOUBLE, &sigma, "ES noise scale (0.5)"},
         {"es-lr", AG_OPT_DOUBLE, &eslr, "ES step size (0.5)"},
+        {"curve", AG_OPT_STRING, &curve, "write every complete game (seconds, env_steps, return, best) to this CSV"},
         {"save", AG_OPT_STRING, &save, "write the trained networks to this file"},
         {"worker", AG_OPT_STRING, &worker, "worker label of the logged trials (\"0\")"},
         {NULL, 0, NULL, NULL}};
@@ -138,6 +139,7 @@ int main(int argc, char **argv) {
     o->net.S = (int)support;
     o->save = save;
     o->worker = worker;
+    o->curve = curve;
     A.ao = &ao;
     A.quiet = ao.quiet;
     ao.quiet = true; /* the agent prints its own progress line (best complete game, not best step) */

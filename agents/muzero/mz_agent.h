@@ -11,6 +11,7 @@
 #include <gsl/gsl_rng.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "agent_common.h"
 #include "mcts.h"
@@ -42,6 +43,7 @@ typedef struct mz_opts {
     mz_net_cfg net;
     const char *save;
     const char *worker;
+    const char *curve;    /* CSV of complete games: seconds, env_steps, return, best */
 } mz_opts;
 
 /* ---- one game in flight ---- */
@@ -106,6 +108,7 @@ struct mz_agent {
     void *mode_state;
     bool quiet;
     double last_print;
+    FILE *curve;
 };
 
 /* driver.c */
