@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,8 +162,11 @@ int main(void) {
         pclose(f);
     }
     double wall = now() - t0;
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    double cpus = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
     json_t *j = json_loads(line, 0, NULL);
-    printf("  full game, transformer_big_train (15,974 buffers), 50 sims/move, 1 game, whole agent: %.1f s wall", wall);
+    printf("  full game, transformer_big_train (15,974 buffers), 50 sims/move, 1 game, whole agent: %.1f s wall, %.1f s CPU", wall, cpus);
     if (j)
         printf("  (%lld env steps incl. %lld restores, %lld train steps, return %.4g vs heuristic %.4g)",
                (long long)json_integer_value(json_object_get(j, "env_steps")),
