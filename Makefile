@@ -167,6 +167,11 @@ paper-rlsched: deps
 paper-egrl: deps all
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-egrl.sh
 
+.PHONY: paper-mmap
+# reproduce the MMap-MuZero paper's Table 2 / Figure 5, Table 3 and Figure 7 into docs/results/mmap.md
+paper-mmap: deps all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-mmap.sh
+
 install: all
 	install -d $(PREFIX)/bin $(PREFIX)/lib $(PREFIX)/include/hwgym
 	install -m 755 $(BINS) $(PREFIX)/bin

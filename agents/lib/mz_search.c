@@ -1,0 +1,158 @@
+/* mz_search.c - see mz_search.h. */
+#include "mz_search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void lm_reserve(lm_ctx *c, int ntrees, int cap) {
+    if (ntrees <= c->ntrees && cap <= c->cap) return;
+    c->ntrees = ntrees > c->ntrees ? ntrees : c->ntrees;
+    c->cap = cap > c->cap ? cap : c->cap;
+    free(c->pool);
+    c->pool = malloc(sizeof(double) * (size_t)c->ntrees * (size_t)c->cap * (size_t)c->E);
+    if (c->room < c->ntrees) {
+        c->room = c->ntrees;
+        free(c->in);
+        free(c->out);
+        free(c->rew);
+        free(c->logit);
+        free(c->val);
+        free(c->act);
+        c->in = malloc(sizeof(double) * (size_t)c->room * (size_t)c->E);
+        c->out = malloc(sizeof(double) * (size_t)c->room * (size_t)c->E);
+        c->rew = malloc(sizeof(double) * (size_t)c->room);
+        c->logit = malloc(sizeof(double) * (size_t)c->room * MZ_NACT);
+        c->val = malloc(sizeof(double) * (size_t)c->room);
+        c->act = malloc(sizeof(int) * (size_t)c->room);
+    }
+}
+
+void lm_free(lm_ctx *c) {
+    free(c->pool);
+    free(c->in);
+    free(c->out);
+    free(c->rew);
+    free(c->logit);
+    free(c->val);
+    free(c->act);
+}
+
+double *lm_emb(lm_ctx *c, int tree, int node) {
+    return c->pool + ((size_t)tree * (size_t)c->cap + (size_t)node) * (size_t)c->E;
+}
+
+void lm_eval(void *ctx, mcts_leaf *L, int n) {
+    lm_ctx *c = ctx;
+    for (int i = 0; i < n; i++) {
+        memcpy(c->in + (size_t)i * (size_t)c->E, lm_emb(c, L[i].tree, L[i].parent), sizeof(double) * (size_t)c->E);
+        c->act[i] = L[i].action;
+    }
+    mz_net_recurrent(c->net, c->in, c->act, n, c->out, c->rew, c->logit, c->val);
+    for (int i = 0; i < n; i++) {
+        memcpy(lm_emb(c, L[i].tree, L[i].node), c->out + (size_t)i * (size_t)c->E, sizeof(double) * (size_t)c->E);
+        L[i].reward = c->rew[i];
+        L[i].value = c->val[i];
+        mz_softmax(c->logit + (size_t)i * MZ_NACT, MZ_NACT, L[i].prior);
+        L[i].mask = 7;
+        L[i].terminal = false;
+    }
+}
+
+
+ts_ctx *ts_new(const mm_problem *p, int n, int cap, int rollout, double rscale, gsl_rng *rng) {
+    ts_ctx *s = calloc(1, sizeof *s);
+    s->p = p;
+    s->n = n;
+    s->gm = calloc((size_t)n, sizeof(mm_game *));
+    s->trees = calloc((size_t)n, sizeof(mcts_tree *));
+    s->path = calloc((size_t)n, sizeof(uint8_t *));
+    s->prefix = calloc((size_t)n, sizeof(uint8_t *));
+    s->plen = calloc((size_t)n, sizeof(int));
+    s->rootret = calloc((size_t)n, sizeof(double));
+    for (int i = 0; i < n; i++) {
+        s->gm[i] = mm_game_new(p);
+        mm_game_reset(s->gm[i]);
+        s->trees[i] = mcts_tree_new(cap);
+        s->path[i] = malloc((size_t)p->nbuf + 1);
+    }
+    s->rng = rng;
+    s->rollout = rollout;
+    s->rscale = rscale;
+    return s;
+}
+
+void ts_free(ts_ctx *s) {
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) {
+        mm_game_free(s->gm[i]);
+        mcts_tree_free(s->trees[i]);
+        free(s->path[i]);
+    }
+    free(s->gm);
+    free(s->trees);
+    free(s->path);
+    free(s->prefix);
+    free(s->plen);
+    free(s->rootret);
+    free(s);
+}
+
+static uint8_t game_mask(const mm_game *g) {
+    uint8_t m = 0;
+    for (int a = 0; a < MCTS_NACT; a++)
+        if (mm_game_legal(g, a)) m |= (uint8_t)(1u << a);
+    return m;
+}
+
+uint8_t ts_root(ts_ctx *s, int i, const uint8_t *prefix, int len) {
+    s->prefix[i] = prefix;
+    s->plen[i] = len;
+    mm_game_goto(s->gm[i], prefix, len);
+    s->rootret[i] = mm_game_return(s->gm[i]);
+    return game_mask(s->gm[i]);
+}
+
+void ts_eval(void *ctx, mcts_leaf *L, int n) {
+    ts_ctx *s = ctx;
+    for (int i = 0; i < n; i++) {
+        int t = L[i].tree;
+        mm_game *g = s->gm[t];
+        uint8_t *path = s->path[t];
+        memcpy(path, s->prefix[t], (size_t)s->plen[t]);
+        int d = mcts_path(s->trees[t], L[i].node, path + s->plen[t], s->p->nbuf - s->plen[t]);
+        mm_game_goto(g, path, s->plen[t] + d);
+        double r = g->t > 0 ? g->reward[g->t - 1] : 0;
+        L[i].prior[0] = L[i].prior[1] = L[i].prior[2] = 1.0 / 3;
+        L[i].value = 0;
+        if (g->lost) {
+            /* local negative signal: lose what was gained since the search root */
+            L[i].reward = -(g->retp[g->t - 1] - s->rootret[t]) * s->rscale;
+            L[i].terminal = true;
+            L[i].mask = 7;
+            continue;
+        }
+        L[i].reward = r * s->rscale;
+        if (g->done) {
+            L[i].terminal = true;
+            L[i].mask = 7;
+            continue;
+        }
+        L[i].mask = game_mask(g);
+        /* random legal rollout, then undo */
+        double v = 0, gm = 1;
+        int k = 0;
+        for (; k < s->rollout && !g->done; k++) {
+            double rr = mm_game_step(g, mm_policy_random(g, s->rng));
+            if (g->lost) { /* a rollout that loses is worth nothing */
+                v = 0;
+                k++;
+                break;
+            }
+            v += gm * rr * s->rscale;
+            gm *= 0.9999;
+        }
+        for (int j = 0; j < k; j++) mm_game_undo(g);
+        L[i].value = v;
+    }
+}
+

@@ -1,0 +1,319 @@
+/* driver.c - the games in flight: stepping, trial logging, Drop-backup (section 4.3.2),
+ * trajectories into the replay, and the best complete game. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mz_agent.h"
+
+static void traj_reserve(mz_game *g, int n) {
+    if (n <= g->cap) return;
+    int cap = g->cap ? g->cap : 64;
+    while (cap < n) cap *= 2;
+    g->feat = realloc(g->feat, sizeof(double) * (size_t)cap * (size_t)g->F);
+    g->act = realloc(g->act, (size_t)cap);
+    g->mask = realloc(g->mask, (size_t)cap);
+    g->rew = realloc(g->rew, sizeof(double) * (size_t)cap);
+    g->pol = realloc(g->pol, sizeof(double) * (size_t)cap * MZ_NACT);
+    g->val = realloc(g->val, sizeof(double) * (size_t)cap);
+    g->cap = cap;
+}
+
+static void encode(mz_agent *A, mz_game *g) { mzf_encode(&g->env->L, g->env->st.obs, A->nbuf, A->rscale, g->cur_feat); }
+
+/* Appends trajectory positions [a, b) to the replay as one segment; done marks the last. For the
+ * learning-only mode the policy weight is 1 where the TD-n return beat the stored value. */
+static void flush(mz_agent *A, mz_game *g, int a, int b, bool done) {
+    if (!A->store || !A->rb || b <= a) return;
+    int n = b - a;
+    mz_pos *p = calloc((size_t)n, sizeof *p);
+    for (int i = 0; i < n; i++) {
+        int j = a + i;
+        p[i].feat = g->feat + (size_t)j * (size_t)g->F;
+        p[i].action = g->act[j];
+        p[i].mask = g->mask[j];
+        p[i].reward = g->rew[j];
+        memcpy(p[i].policy, g->pol + (size_t)j * MZ_NACT, sizeof p[i].policy);
+        p[i].value = g->val[j];
+        p[i].pweight = 1;
+        p[i].done = done && i == n - 1;
+    }
+    if (A->o.mode == MODE_LEARN) {
+        for (int i = 0; i < n; i++) {
+            double z = 0, gm = 1;
+            int k = i, m = 0;
+            for (; m < A->o.train.td_steps && k < n; m++, k++) {
+                z += gm * p[k].reward;
+                gm *= A->o.train.gamma;
+                if (p[k].done) break;
+            }
+            if (k < n && !p[k].done) z += gm * p[k].value;
+            p[i].pweight = z > p[i].value ? 1 : 0;
+        }
+    }
+    mz_replay_add(A->rb, p, n, false);
+    free(p);
+}
+
+static int new_backup(mz_agent *A, mz_game *g, hw_err *err) {
+    if (!A->o.backup) return 0;
+    int64_t id;
+    if (mz_env_snapshot(g->env, &id, err)) return -1;
+    if (g->backup >= 0 && mz_env_drop(g->env, g->backup, err)) return -1;
+    g->backup = id;
+    g->backup_len = g->n;
+    return 0;
+}
+
+static int game_reset(mz_agent *A, mz_game *g, hw_err *err) {
+    if (mz_env_reset(g->env, err)) return -1;
+    g->episode++;
+    g->n = g->flushed = g->backup_len = 0;
+    g->nforced = 0;
+    encode(A, g);
+    return new_backup(A, g, err);
+}
+
+int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err *err) {
+    json_t *aj = json_integer(action);
+    int rc = ag_run_step(A->run, worker, g->episode, g->env->st.buffer - 1 >= 0 ? g->env->st.buffer - 1 : 0, 0, aj, NULL,
+                         g->env->reward, g->env->terminated, 0, g->env->info, err);
+    json_decref(aj);
+    A->env_steps++;
+    return rc;
+}
+
+int mz_agent_init(mz_agent *A, hw_err *err) {
+    A->best = -INFINITY;
+    if (A->o.curve) {
+        A->curve = fopen(A->o.curve, "w");
+        if (!A->curve) return hw_fail(err, HW_E_BAD_REQUEST, "--curve: cannot write %s", A->o.curve);
+        fprintf(A->curve, "seconds,env_steps,return,best\n");
+    }
+    A->t0 = ag_now();
+    A->games = calloc((size_t)A->G, sizeof(mz_game *));
+    for (int i = 0; i < A->G; i++) {
+        mz_game *g = calloc(1, sizeof *g);
+        A->games[i] = g;
+        g->idx = i;
+        g->backup = -1;
+        g->episode = -1;
+        g->env = mz_env_open(A->ao->endpoint, A->ao->config, err);
+        if (!g->env) return -1;
+    }
+    mz_env *e = A->games[0]->env;
+    if (mz_env_reset(e, err)) return -1;
+    A->nbuf = e->st.nbuf;
+    A->F = mzf_dim(&e->L);
+    /* the heuristic's game: reward scale, MuZero-prod and the demonstration */
+    json_t *pt = json_pack("{ss}", "policy", "heuristic"), *m = NULL;
+    double r = 0;
+    int rc = mz_env_evaluate(e, pt, &r, &m, err);
+    json_decref(pt);
+    if (rc) return -1;
+    A->heur_return = json_number_value(json_object_get(m, "return"));
+    A->heur_latency = json_number_value(json_object_get(m, "program_latency"));
+    const char *acts = json_string_value(json_object_get(m, "actions"));
+    A->heur_actions = strdup(acts ? acts : "");
+    json_decref(m);
+    A->rscale = A->heur_return > 0 ? 100.0 / A->heur_return : 1.0;
+    for (int i = 0; i < A->G; i++) {
+        mz_game *g = A->games[i];
+        g->F = A->F;
+        g->prefix = calloc((size_t)A->nbuf + 1, 1);
+        g->cur_feat = calloc((size_t)A->F, sizeof(double));
+    }
+    return 0;
+}
+
+void mz_agent_free(mz_agent *A) {
+    for (int i = 0; i < A->G && A->games; i++) {
+        mz_game *g = A->games[i];
+        if (!g) continue;
+        mz_env_free(g->env);
+        free(g->feat);
+        free(g->act);
+        free(g->mask);
+        free(g->rew);
+        free(g->pol);
+        free(g->val);
+        free(g->prefix);
+        free(g->forced);
+        free(g->cur_feat);
+        free(g);
+    }
+    free(A->games);
+    if (A->curve) fclose(A->curve);
+    free(A->heur_actions);
+    free(A->best_actions);
+    json_decref(A->best_metrics);
+}
+
+bool mz_agent_out_of_budget(const mz_agent *A) {
+    if (A->env_steps >= A->ao->budget) return true;
+    if (A->o.max_games > 0 && A->games_done >= A->o.max_games) return true;
+    return A->o.time_limit > 0 && ag_now() - A->t0 >= A->o.time_limit;
+}
+
+double mz_agent_temperature(const mz_agent *A) {
+    if (A->o.temp_decay <= 0) return A->o.temp1;
+    double f = (double)A->env_steps / (double)A->o.temp_decay;
+    if (f > 1) f = 1;
+    return A->o.temp0 + (A->o.temp1 - A->o.temp0) * f;
+}
+
+static bool is_forced(const mz_game *g) {
+    if (!(g->env->st.mask >> 2 & 1)) return false;
+    for (int i = 0; i < g->nforced; i++)
+        if (g->forced[i] == g->env->st.alias_cur) return true;
+    return false;
+}
+
+static void add_forced(mz_game *g, int alias) {
+    for (int i = 0; i < g->nforced; i++)
+        if (g->forced[i] == alias) return;
+    if (g->nforced == g->capforced) {
+        g->capforced = g->capforced ? 2 * g->capforced : 8;
+        g->forced = realloc(g->forced, sizeof(int) * (size_t)g->capforced);
+    }
+    g->forced[g->nforced++] = alias;
+}
+
+static void complete(mz_agent *A, mz_game *g) {
+    double ret = json_number_value(json_object_get(g->env->info, "return"));
+    A->games_done++;
+    if (ret > A->best) {
+        A->best = ret;
+        free(A->best_actions);
+        A->best_actions = malloc((size_t)A->nbuf + 1);
+        for (int i = 0; i < A->nbuf; i++) A->best_actions[i] = (char)('0' + g->prefix[i]);
+        A->best_actions[A->nbuf] = 0;
+        json_decref(A->best_metrics);
+        A->best_metrics = json_deep_copy(g->env->info);
+    }
+    if (A->curve) {
+        fprintf(A->curve, "%.3f,%lld,%.17g,%.17g\n", ag_now() - A->t0, (long long)A->env_steps, ret, A->best);
+        fflush(A->curve);
+    }
+    if (A->on_done) A->on_done(A, g, ret);
+}
+
+/* After one env step of g: Drop-backup on a lost game, completion, new backup, flushing. */
+static int after_step(mz_agent *A, mz_game *g, int alias_prev, hw_err *err) {
+    mz_env *e = g->env;
+    if (e->terminated && e->lost) {
+        A->losses++;
+        if (A->o.backup && g->backup >= 0) {
+            /* the discarded stretch becomes a short terminal segment whose last reward cancels the
+             * stretch's rewards: the negative signal stays local */
+            double s = 0;
+            for (int i = g->backup_len; i < g->n - 1; i++) s += g->rew[i];
+            g->rew[g->n - 1] = -s;
+            flush(A, g, g->backup_len, g->n, true);
+            add_forced(g, alias_prev);
+            add_forced(g, e->st.alias_cur);
+            g->n = g->backup_len;
+            if (mz_env_restore(e, g->backup, err)) return -1;
+            g->restores++;
+            A->restores++;
+            encode(A, g);
+            return 0;
+        }
+        flush(A, g, g->flushed, g->n, true);
+        if (A->on_done) A->on_done(A, g, 0);
+        return game_reset(A, g, err);
+    }
+    if (e->terminated) {
+        complete(A, g);
+        flush(A, g, g->flushed, g->n, true);
+        return game_reset(A, g, err);
+    }
+    encode(A, g);
+    if (A->o.backup && e->st.backup_safe && new_backup(A, g, err)) return -1;
+    if (!A->o.backup) g->backup_len = g->n;
+    if (g->backup_len - g->flushed >= 256) {
+        flush(A, g, g->flushed, g->backup_len, false);
+        int k = g->backup_len;
+        int rest = g->n - k;
+        memmove(g->feat, g->feat + (size_t)k * (size_t)g->F, sizeof(double) * (size_t)rest * (size_t)g->F);
+        memmove(g->act, g->act + k, (size_t)rest);
+        memmove(g->mask, g->mask + k, (size_t)rest);
+        memmove(g->rew, g->rew + k, sizeof(double) * (size_t)rest);
+        memmove(g->pol, g->pol + (size_t)k * MZ_NACT, sizeof(double) * (size_t)rest * MZ_NACT);
+        memmove(g->val, g->val + k, sizeof(double) * (size_t)rest);
+        g->n = rest;
+        g->backup_len = 0;
+        g->flushed = 0;
+    }
+    return 0;
+}
+
+void mz_progress(mz_agent *A, bool force) {
+    if (A->quiet) return;
+    double now = ag_now();
+    if (!force && now - A->last_print < 0.5) return;
+    A->last_print = now;
+    double el = now - A->t0, rate = el > 0 ? (double)A->env_steps / el : 0;
+    double left = (double)(A->ao->budget - A->env_steps), eta = rate > 0 && left > 0 ? left / rate : 0;
+    if (A->o.time_limit > 0 && A->o.time_limit - el < eta) eta = A->o.time_limit - el > 0 ? A->o.time_limit - el : 0;
+    char best[32];
+    if (isfinite(A->best)) snprintf(best, sizeof best, "%.6g", A->best);
+    else snprintf(best, sizeof best, "-");
+    fprintf(stderr, "[hwgym-muzero] steps %lld/%lld (%.1f%%)  games %lld  best %s (heuristic %.6g)  restores %lld  train %lld  rate %.1f/s  eta %.1fs\n",
+            (long long)A->env_steps, (long long)A->ao->budget, A->ao->budget > 0 ? 100.0 * (double)A->env_steps / (double)A->ao->budget : 0.0,
+            (long long)A->games_done, best, A->heur_return, (long long)A->restores, (long long)A->train_steps, rate, eta);
+}
+
+int mz_agent_play(mz_agent *A, hw_err *err) {
+    int G = A->G;
+    for (int i = 0; i < G; i++)
+        if (game_reset(A, A->games[i], err)) return -1;
+    int *act = calloc((size_t)G, sizeof(int));
+    double *pol = calloc((size_t)G * MZ_NACT, sizeof(double)), *val = calloc((size_t)G, sizeof(double));
+    int rc = 0;
+    const char *worker = A->o.worker ? A->o.worker : "0";
+    while (!mz_agent_out_of_budget(A)) {
+        A->decide(A, A->games, G, act, pol, val);
+        for (int i = 0; i < G && !mz_agent_out_of_budget(A); i++) {
+            mz_game *g = A->games[i];
+            mz_env *e = g->env;
+            int a = act[i];
+            if (a < 0) continue;
+            if (is_forced(g)) {
+                a = 2;
+                pol[i * MZ_NACT] = pol[i * MZ_NACT + 1] = 0;
+                pol[i * MZ_NACT + 2] = 1;
+            }
+            if (!(e->st.mask >> a & 1)) /* never send an illegal action */
+                for (a = MZ_NACT - 1; a > 0 && !(e->st.mask >> a & 1); a--) {
+                }
+            int alias_prev = e->st.alias_cur, buf = e->st.buffer;
+            traj_reserve(g, g->n + 1);
+            memcpy(g->feat + (size_t)g->n * (size_t)g->F, g->cur_feat, sizeof(double) * (size_t)g->F);
+            g->act[g->n] = (uint8_t)a;
+            g->mask[g->n] = e->st.mask;
+            memcpy(g->pol + (size_t)g->n * MZ_NACT, pol + (size_t)i * MZ_NACT, sizeof(double) * MZ_NACT);
+            g->val[g->n] = val[i];
+            if (mz_env_step(e, a, err)) {
+                rc = -1;
+                goto out;
+            }
+            g->rew[g->n] = e->reward * A->rscale;
+            g->n++;
+            if (buf >= 0 && buf < A->nbuf) g->prefix[buf] = (uint8_t)a;
+            if (mz_log_step(A, g, worker, a, err) || after_step(A, g, alias_prev, err)) {
+                rc = -1;
+                goto out;
+            }
+        }
+        mz_train_maybe(A);
+        mz_progress(A, false);
+    }
+    mz_progress(A, true);
+out:
+    free(act);
+    free(pol);
+    free(val);
+    return rc;
+}

@@ -1,0 +1,221 @@
+/* hwgym-muzero - the MMap-MuZero agent (paper section 4.3, Appendix C) on mmap-v0, with its
+ * ablations and baselines in one binary (--mode). docs/muzero.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mz_agent.h"
+
+int64_t mz_es_generations(const mz_agent *A);
+
+static const char *const MODES[] = {"muzero", "prod", "search", "learn", "es", "random", NULL};
+
+int main(int argc, char **argv) {
+    mz_agent A;
+    memset(&A, 0, sizeof A);
+    mz_opts *o = &A.o;
+    o->mcts = mcts_cfg_default();
+    o->train = mz_train_cfg_default();
+    const char *mode = "muzero";
+    int64_t games = 8, sims = o->mcts.sims, batch = 128, replay = 20000, rsims = 25, train_every = 8, K = o->train.K,
+            td = o->train.td_steps, decay = 400000, rollout = 16, embed = 32, hidden = 64, rhidden = 128,
+            support = 15, gm = 3, maxg = 0;
+    double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, lr = o->train.lr, wd = o->train.weight_decay,
+           gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
+           alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = o->mcts.minmax_floor, sigma = 0.5, eslr = 0.5;
+    bool gumbel = false, no_demo = false, no_backup = false;
+    const char *save = NULL, *worker = NULL, *curve = NULL;
+    ag_optdef extra[] = {
+        {"mode", AG_OPT_STRING, &mode, "muzero | prod (agent vs heuristic, keep the better) | search (MCTS over the true game, no learning) | learn (no MCTS) | es | random (muzero)"},
+        {"games", AG_OPT_INT, &games, "games in flight, one batched network call per simulation step for all (8; es: the population)"},
+        {"simulations", AG_OPT_INT, &sims, "MCTS simulations per move (400)"},
+        {"gumbel", AG_OPT_FLAG, &gumbel, "Gumbel root with sequential halving instead of PUCT + Dirichlet noise at the root"},
+        {"gumbel-m", AG_OPT_INT, &gm, "actions sampled at the Gumbel root (3)"},
+        {"c1", AG_OPT_DOUBLE, &c1, "PUCT c1 (1.25)"},
+        {"c2", AG_OPT_DOUBLE, &c2, "PUCT c2 (19652)"},
+        {"dirichlet-alpha", AG_OPT_DOUBLE, &alpha, "root noise alpha (0.03)"},
+        {"noise-fraction", AG_OPT_DOUBLE, &frac, "root noise fraction (0.25)"},
+        {"minmax-floor", AG_OPT_DOUBLE, &floor_, "floor on the min-max value range, scaled units (0.01)"},
+        {"temp-init", AG_OPT_DOUBLE, &t0, "initial action temperature (1.0)"},
+        {"temp-final", AG_OPT_DOUBLE, &t1, "final action temperature (0.2)"},
+        {"temp-decay-steps", AG_OPT_INT, &decay, "env steps of the linear temperature decay (400000)"},
+        {"discount", AG_OPT_DOUBLE, &gamma, "discount (0.9999)"},
+        {"batch", AG_OPT_INT, &batch, "training batch (128; the paper: 512)"},
+        {"lr", AG_OPT_DOUBLE, &lr, "Adam learning rate (2e-4)"},
+        {"weight-decay", AG_OPT_DOUBLE, &wd, "L2 weight decay (1e-4)"},
+        {"unroll", AG_OPT_INT, &K, "unroll steps K (5)"},
+        {"td-steps", AG_OPT_INT, &td, "n of the TD-n value targets (10)"},
+        {"dynamics-grad-scale", AG_OPT_DOUBLE, &gscale, "gradient scale into the dynamics function (0.5)"},
+        {"replay", AG_OPT_INT, &replay, "replay size in positions (20000)"},
+        {"reanalyse", AG_OPT_DOUBLE, &reanalyse, "fraction of each batch with targets from Reanalyse (0.5)"},
+        {"reanalyse-simulations", AG_OPT_INT, &rsims, "MCTS simulations of a Reanalyse search (25)"},
+        {"train-every", AG_OPT_INT, &train_every, "env steps per training step (8)"},
+        {"embed", AG_OPT_INT, &embed, "embedding size (32)"},
+        {"hidden", AG_OPT_INT, &hidden, "dynamics/prediction hidden units, 2 layers (64)"},
+        {"repr-hidden", AG_OPT_INT, &rhidden, "representation hidden units, 2 layers (128)"},
+        {"support", AG_OPT_INT, &support, "value/reward support half-width S, 2S+1 bins (15)"},
+        {"no-demo", AG_OPT_FLAG, &no_demo, "do not seed the replay with the heuristic's game"},
+        {"no-backup", AG_OPT_FLAG, &no_backup, "no Drop-backup: a lost game ends with return 0"},
+        {"rollout", AG_OPT_INT, &rollout, "search mode: random rollout depth at a leaf (16)"},
+        {"max-games", AG_OPT_INT, &maxg, "stop after this many complete games as well (0: only --budget)"},
+        {"time-limit", AG_OPT_DOUBLE, &tl, "stop after this many seconds as well (0: only --budget)"},
+        {"es-sigma", AG_OPT_DOUBLE, &sigma, "ES noise scale (0.5)"},
+        {"es-lr", AG_OPT_DOUBLE, &eslr, "ES step size (0.5)"},
+        {"curve", AG_OPT_STRING, &curve, "write every complete game (seconds, env_steps, return, best) to this CSV"},
+        {"save", AG_OPT_STRING, &save, "write the trained networks to this file"},
+        {"worker", AG_OPT_STRING, &worker, "worker label of the logged trials (\"0\")"},
+        {NULL, 0, NULL, NULL}};
+    ag_opts ao;
+    int code;
+    if (ag_parse_args(argc, argv, "hwgym-muzero",
+                      "MMap-MuZero on mmap-v0: learned-model MCTS with batched leaves, Drop-backup, Reanalyse;\n"
+                      "ablations (search, learn) and baselines (es, random) via --mode.\n"
+                      "--budget counts env steps; every step is a trial; best_reward is the best complete game's return.",
+                      extra, &ao, &code))
+        return code;
+    if (ao.env && strcmp(ao.env, "mmap-v0")) {
+        fprintf(stderr, "hwgym-muzero: --env: only mmap-v0 is supported, not '%s'\n", ao.env);
+        ag_opts_free(&ao);
+        return 2;
+    }
+    if (!ao.env) ao.env = "mmap-v0";
+    int m = -1;
+    for (int i = 0; MODES[i]; i++)
+        if (!strcmp(mode, MODES[i])) m = i;
+    const char *bad = NULL;
+    if (m < 0) bad = "--mode: expected muzero, prod, search, learn, es or random";
+    else if (games < 1 || games > 1024) bad = "--games: must be in [1, 1024]";
+    else if (sims < 1) bad = "--simulations: must be >= 1";
+    else if (batch < 1 || batch > 4096) bad = "--batch: must be in [1, 4096]";
+    else if (replay < 16) bad = "--replay: must be >= 16";
+    else if (K < 1 || K > 16) bad = "--unroll: must be in [1, 16]";
+    else if (td < 1) bad = "--td-steps: must be >= 1";
+    else if (reanalyse < 0 || reanalyse > 1) bad = "--reanalyse: must be in [0, 1]";
+    else if (embed < 1 || hidden < 1 || rhidden < 1 || support < 1 || support > 100) bad = "--embed/--hidden/--repr-hidden/--support: out of range";
+    else if (train_every < 1 || rsims < 1) bad = "--train-every/--reanalyse-simulations: must be >= 1";
+    if (bad) {
+        fprintf(stderr, "hwgym-muzero: %s\n", bad);
+        ag_opts_free(&ao);
+        return 2;
+    }
+    o->mode = (mz_mode)m;
+    o->games = (int)games;
+    if (o->mode == MODE_ES) o->games = (int)(games < 2 ? 2 : games + (games & 1));
+    o->mcts.sims = (int)sims;
+    o->mcts.gumbel = gumbel;
+    o->mcts.gumbel_m = (int)gm;
+    o->mcts.c1 = c1;
+    o->mcts.c2 = c2;
+    o->mcts.dir_alpha = alpha;
+    o->mcts.dir_frac = frac;
+    o->mcts.minmax_floor = floor_;
+    o->mcts.gamma = gamma;
+    o->train.K = (int)K;
+    o->train.td_steps = (int)td;
+    o->train.gamma = gamma;
+    o->train.grad_scale = gscale;
+    o->train.lr = lr;
+    o->train.weight_decay = wd;
+    o->batch = (int)batch;
+    o->replay = (int)replay;
+    o->reanalyse = reanalyse;
+    o->reanalyse_sims = (int)rsims;
+    o->train_every = (int)train_every;
+    o->temp0 = t0;
+    o->temp1 = t1;
+    o->temp_decay = decay;
+    o->demo = !no_demo;
+    o->backup = !no_backup;
+    o->rollout = (int)rollout;
+    o->time_limit = tl;
+    o->max_games = maxg;
+    o->es_sigma = sigma;
+    o->es_lr = eslr;
+    o->net = mz_net_cfg_default(0);
+    o->net.E = (int)embed;
+    o->net.H = (int)hidden;
+    o->net.Hr = (int)rhidden;
+    o->net.S = (int)support;
+    o->save = save;
+    o->worker = worker;
+    o->curve = curve;
+    A.ao = &ao;
+    A.quiet = ao.quiet;
+    ao.quiet = true; /* the agent prints its own progress line (best complete game, not best step) */
+    A.G = o->games;
+    A.rng = ag_rng_new(ao.seed);
+    hw_err err = {0};
+    int rc = 1;
+    json_t *acfg = ag_opts_to_json(&ao, extra);
+    A.run = ag_run_begin(&ao, "hwgym-muzero", acfg, &err);
+    if (!A.run) goto out;
+    if (mz_agent_init(&A, &err)) goto out;
+    bool learning = o->mode == MODE_MUZERO || o->mode == MODE_PROD || o->mode == MODE_LEARN;
+    if (learning) {
+        if (mz_setup_learning(&A, &err)) goto out;
+        A.decide = o->mode == MODE_LEARN ? mz_decide_learn : mz_decide_muzero;
+        if (o->demo && mz_play_demo(&A, &err)) goto out;
+    } else if (o->mode == MODE_SEARCH) {
+        if (mz_setup_search(&A, &err)) goto out;
+        A.decide = mz_decide_search;
+    } else if (o->mode == MODE_ES) {
+        if (mz_setup_es(&A, &err)) goto out;
+    } else {
+        A.decide = mz_decide_random;
+    }
+    if (mz_agent_play(&A, &err)) goto out;
+    if (save && A.net && mz_net_save(A.net, save, &err)) goto out;
+    rc = 0;
+out:
+    if (rc && err.msg[0]) fprintf(stderr, "hwgym-muzero: %s: %s\n", hw_code_name(err.code), err.msg);
+    if (A.run) {
+        json_t *x = json_object();
+        bool have = isfinite(A.best);
+        double agent_best = have ? A.best : NAN;
+        double agent_lat = have ? json_number_value(json_object_get(A.best_metrics, "program_latency")) : NAN;
+        json_object_set_new(x, "mode", json_string(MODES[o->mode]));
+        json_object_set_new(x, "env_steps", json_integer(A.env_steps));
+        json_object_set_new(x, "demo_steps", json_integer(A.demo_steps));
+        json_object_set_new(x, "games_completed", json_integer(A.games_done));
+        json_object_set_new(x, "losses_restored", json_integer(A.restores));
+        json_object_set_new(x, "simulations_per_move", json_integer(o->mcts.sims));
+        json_object_set_new(x, "simulations", json_integer(A.sims));
+        json_object_set_new(x, "train_steps", json_integer(A.train_steps));
+        json_object_set_new(x, "num_buffers", json_integer(A.nbuf));
+        json_object_set_new(x, "heuristic_return", json_real(A.heur_return));
+        json_object_set_new(x, "heuristic_latency", json_real(A.heur_latency));
+        json_object_set_new(x, "agent_return", have ? json_real(agent_best) : json_null());
+        json_object_set_new(x, "agent_latency", have ? json_real(agent_lat) : json_null());
+        /* MuZero-prod: the better mapping of the two by program latency (the production metric) */
+        bool agent_wins = have && agent_lat < A.heur_latency;
+        json_object_set_new(x, "prod_source", json_string(agent_wins ? "agent" : "heuristic"));
+        json_object_set_new(x, "prod_latency", json_real(agent_wins ? agent_lat : A.heur_latency));
+        json_object_set_new(x, "prod_speedup_over_heuristic", json_real(agent_wins ? A.heur_latency / agent_lat : 1.0));
+        if (A.train_steps > 0) {
+            json_t *l = json_pack("{sfsfsf}", "policy", A.last_loss[0], "value", A.last_loss[1], "reward", A.last_loss[2]);
+            json_object_set_new(x, "last_loss", l);
+        }
+        if (o->mode == MODE_ES) json_object_set_new(x, "es_generations", json_integer(mz_es_generations(&A)));
+        /* best_reward: the best complete game's return (prod: the better of agent and heuristic) */
+        if (o->mode == MODE_PROD && !agent_wins) {
+            json_object_set_new(x, "best_reward", json_real(A.heur_return));
+            json_object_set_new(x, "best_action", json_string(A.heur_actions ? A.heur_actions : ""));
+            json_object_set_new(x, "best_metrics", json_pack("{sssfsf}", "source", "heuristic", "program_latency", A.heur_latency, "return", A.heur_return));
+        } else {
+            json_object_set_new(x, "best_reward", have ? json_real(agent_best) : json_null());
+            json_object_set_new(x, "best_action", have ? json_string(A.best_actions) : json_null());
+            json_object_set_new(x, "best_metrics", have ? json_incref(A.best_metrics) : json_null());
+        }
+        if (ag_run_end(A.run, x, rc ? NULL : &err)) rc = 1;
+        json_decref(x);
+    }
+    if (A.o.mode == MODE_SEARCH) mz_free_search(&A);
+    else if (A.o.mode == MODE_ES) mz_free_es(&A);
+    else if (A.net) mz_free_learning(&A);
+    mz_agent_free(&A);
+    if (A.rng) gsl_rng_free(A.rng);
+    json_decref(acfg);
+    ag_opts_free(&ao);
+    return rc;
+}

@@ -1,0 +1,255 @@
+/* muzero.c - the MuZero modes of hwgym-muzero: learned-model MCTS with batched leaves
+ * (muzero, prod), learning without search (learn), search over the true game without learning
+ * (search), training with Reanalyse, and the heuristic's game as a demonstration. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mmap/mmap.h"
+#include "mz_agent.h"
+#include "mz_search.h"
+
+typedef struct learn_state {
+    lm_ctx lm;
+    mcts_tree **trees;   /* acting */
+    mcts_tree **rtrees;  /* reanalyse */
+    int nrtrees;
+    double *feat, *emb, *logit, *val;
+    int room;
+    int *idx;
+} learn_state;
+
+int mz_setup_learning(mz_agent *A, hw_err *err) {
+    (void)err;
+    mz_net_cfg nc = A->o.net;
+    nc.F = A->F;
+    A->net = mz_net_new(&nc, A->rng);
+    A->tr = mz_trainer_new(A->net, &A->o.train);
+    A->rb = mz_replay_new(A->o.replay, A->F);
+    A->batch = mz_batch_new(A->o.batch, A->o.train.K, A->F, A->net->V);
+    A->store = true;
+    learn_state *s = calloc(1, sizeof *s);
+    A->mode_state = s;
+    s->lm.net = A->net;
+    s->lm.E = nc.E;
+    int cap = A->o.mcts.sims + 2;
+    s->trees = calloc((size_t)A->G, sizeof(mcts_tree *));
+    for (int i = 0; i < A->G; i++) s->trees[i] = mcts_tree_new(cap);
+    int nr = (int)lround(A->o.batch * A->o.reanalyse);
+    s->nrtrees = nr;
+    s->rtrees = calloc((size_t)(nr > 0 ? nr : 1), sizeof(mcts_tree *));
+    for (int i = 0; i < nr; i++) s->rtrees[i] = mcts_tree_new(A->o.reanalyse_sims + 2);
+    int room = A->G > A->o.batch ? A->G : A->o.batch;
+    s->room = room;
+    s->feat = malloc(sizeof(double) * (size_t)room * (size_t)A->F);
+    s->emb = malloc(sizeof(double) * (size_t)room * (size_t)nc.E);
+    s->logit = malloc(sizeof(double) * (size_t)room * MZ_NACT);
+    s->val = malloc(sizeof(double) * (size_t)room);
+    s->idx = malloc(sizeof(int) * (size_t)room);
+    int maxcap = cap > A->o.reanalyse_sims + 2 ? cap : A->o.reanalyse_sims + 2;
+    lm_reserve(&s->lm, room, maxcap);
+    return 0;
+}
+
+void mz_free_learning(mz_agent *A) {
+    learn_state *s = A->mode_state;
+    if (s) {
+        for (int i = 0; i < A->G; i++) mcts_tree_free(s->trees[i]);
+        for (int i = 0; i < s->nrtrees; i++) mcts_tree_free(s->rtrees[i]);
+        free(s->trees);
+        free(s->rtrees);
+        free(s->feat);
+        free(s->emb);
+        free(s->logit);
+        free(s->val);
+        free(s->idx);
+        lm_free(&s->lm);
+        free(s);
+        A->mode_state = NULL;
+    }
+    mz_batch_free(A->batch);
+    mz_replay_free(A->rb);
+    mz_trainer_free(A->tr);
+    mz_net_free(A->net);
+}
+
+/* Root inference for n feature rows, MCTS with the learned model, policy targets and values. */
+static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *feat, const uint8_t *mask, int sims,
+                           bool noise, double temp, int *act, double *pol, double *val) {
+    learn_state *s = A->mode_state;
+    int E = s->lm.E;
+    mz_net_initial(A->net, feat, n, s->emb, s->logit, s->val);
+    mcts_cfg c = A->o.mcts;
+    c.sims = sims;
+    if (!noise) c.dir_frac = 0;
+    for (int i = 0; i < n; i++) {
+        double p[MZ_NACT];
+        mz_softmax(s->logit + (size_t)i * MZ_NACT, MZ_NACT, p);
+        mcts_root(trees[i], &c, p, s->val[i], mask[i], A->rng);
+        memcpy(lm_emb(&s->lm, i, 0), s->emb + (size_t)i * (size_t)E, sizeof(double) * (size_t)E);
+    }
+    mcts_run(trees, n, &c, lm_eval, &s->lm);
+    A->sims += (int64_t)n * sims;
+    for (int i = 0; i < n; i++) {
+        int a = mcts_act(trees[i], &c, temp, A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
+        if (act) act[i] = a;
+    }
+}
+
+void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
+    learn_state *s = A->mode_state;
+    uint8_t mask[1024];
+    for (int i = 0; i < n; i++) {
+        memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
+        mask[i] = g[i]->env->st.mask;
+    }
+    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, mz_agent_temperature(A), act, pol, val);
+}
+
+void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
+    learn_state *s = A->mode_state;
+    for (int i = 0; i < n; i++) memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
+    mz_net_initial(A->net, s->feat, n, s->emb, s->logit, val);
+    double T = mz_agent_temperature(A);
+    for (int i = 0; i < n; i++) {
+        double p[MZ_NACT], z[MZ_NACT], sum = 0;
+        uint8_t m = g[i]->env->st.mask;
+        for (int a = 0; a < MZ_NACT; a++) z[a] = s->logit[(size_t)i * MZ_NACT + (size_t)a] / (T > 0.05 ? T : 0.05);
+        mz_softmax(z, MZ_NACT, p);
+        for (int a = 0; a < MZ_NACT; a++) sum += p[a] = (m >> a & 1) ? p[a] : 0;
+        double u = gsl_rng_uniform(A->rng) * sum;
+        int pick = 2;
+        for (int a = 0; a < MZ_NACT; a++) {
+            if (p[a] <= 0) continue;
+            pick = a;
+            if (u < p[a]) break;
+            u -= p[a];
+        }
+        act[i] = pick;
+        for (int a = 0; a < MZ_NACT; a++) pol[(size_t)i * MZ_NACT + (size_t)a] = a == pick;
+    }
+}
+
+/* One training step: sample, reanalyse a fraction with fresh MCTS, unrolled loss, Adam. */
+static void train_step(mz_agent *A) {
+    learn_state *s = A->mode_state;
+    mz_replay *rb = A->rb;
+    int B = A->o.batch;
+    for (int i = 0; i < B; i++) s->idx[i] = (int)ag_rng_int(A->rng, rb->n);
+    int nr = A->o.mode == MODE_LEARN ? 0 : s->nrtrees;
+    if (nr > 0) {
+        uint8_t mask[4096];
+        for (int i = 0; i < nr; i++) {
+            int j = s->idx[i];
+            for (int f = 0; f < A->F; f++) s->feat[(size_t)i * (size_t)A->F + (size_t)f] = rb->feat[(size_t)j * (size_t)A->F + (size_t)f];
+            mask[i] = rb->mask[j];
+        }
+        double *pol = malloc(sizeof(double) * (size_t)nr * MZ_NACT), *val = malloc(sizeof(double) * (size_t)nr);
+        search_learned(A, s->rtrees, nr, s->feat, mask, A->o.reanalyse_sims, false, 1.0, NULL, pol, val);
+        for (int i = 0; i < nr; i++) {
+            int j = s->idx[i];
+            for (int a = 0; a < MZ_NACT; a++) rb->pol[j * MZ_NACT + a] = (float)pol[(size_t)i * MZ_NACT + (size_t)a];
+            rb->val[j] = (float)val[i];
+            rb->pw[j] = 1;
+        }
+        free(pol);
+        free(val);
+    }
+    for (int i = 0; i < B; i++) mz_batch_fill(A->batch, i, rb, s->idx[i], &A->o.train);
+    mz_loss_grad(A->tr, A->batch, A->last_loss);
+    mz_trainer_apply(A->tr);
+    A->train_steps++;
+}
+
+void mz_train_maybe(mz_agent *A) {
+    if (!A->rb || A->rb->n < 2 * A->o.train.K) return;
+    while (A->env_steps - A->last_train_at >= A->o.train_every) {
+        A->last_train_at += A->o.train_every;
+        train_step(A);
+    }
+}
+
+/* The heuristic's game played through game 0's env: positions with one-hot policies and Monte
+ * Carlo return-to-go values go to the replay as a demonstration segment. */
+int mz_play_demo(mz_agent *A, hw_err *err) {
+    mz_game *g = A->games[0];
+    mz_env *e = g->env;
+    int n = (int)strlen(A->heur_actions);
+    if (n == 0) return 0;
+    if (mz_env_reset(e, err)) return -1;
+    mz_pos *p = calloc((size_t)n, sizeof *p);
+    double *feat = malloc(sizeof(double) * (size_t)n * (size_t)A->F);
+    int k = 0;
+    for (; k < n && !mz_agent_out_of_budget(A); k++) {
+        int a = A->heur_actions[k] - '0';
+        mzf_encode(&e->L, e->st.obs, A->nbuf, A->rscale, feat + (size_t)k * (size_t)A->F);
+        p[k].feat = feat + (size_t)k * (size_t)A->F;
+        p[k].action = a;
+        p[k].mask = e->st.mask;
+        p[k].policy[a] = 1;
+        p[k].pweight = 1;
+        if (mz_env_step(e, a, err) || mz_log_step(A, g, "demo", a, err)) {
+            free(p);
+            free(feat);
+            return -1;
+        }
+        A->demo_steps++;
+        p[k].reward = e->reward * A->rscale;
+        if (e->terminated) {
+            p[k].done = true;
+            k++;
+            break;
+        }
+    }
+    double z = 0;
+    for (int i = k - 1; i >= 0; i--) p[i].value = z = p[i].reward + A->o.train.gamma * z;
+    if (k > 0) {
+        int first = mz_replay_add(A->rb, p, k, true);
+        (void)first;
+    }
+    free(p);
+    free(feat);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ search only (true game) */
+typedef struct search_state {
+    mm_problem *p;
+    ts_ctx *ts;
+} search_state;
+
+int mz_setup_search(mz_agent *A, hw_err *err) {
+    search_state *s = calloc(1, sizeof *s);
+    A->mode_state = s;
+    const char *prob = json_string_value(json_object_get(A->ao->config, "problem"));
+    json_t *sd = json_object_get(A->ao->config, "seed");
+    s->p = mm_problem_open(prob ? prob : "alexnet_train_batch_32", json_is_integer(sd) ? (uint64_t)json_integer_value(sd) : 0, err);
+    if (!s->p) return -1;
+    if (s->p->nbuf != A->nbuf)
+        return hw_fail(err, HW_E_BAD_CONFIG, "search mode: the local copy of the problem has %d buffers, the env %d", s->p->nbuf, A->nbuf);
+    s->ts = ts_new(s->p, A->G, A->o.mcts.sims + 2, A->o.rollout, A->rscale, A->rng);
+    return 0;
+}
+
+void mz_free_search(mz_agent *A) {
+    search_state *s = A->mode_state;
+    if (!s) return;
+    ts_free(s->ts);
+    mm_problem_free(s->p);
+    free(s);
+    A->mode_state = NULL;
+}
+
+void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
+    search_state *s = A->mode_state;
+    double pr[MZ_NACT] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+    mcts_cfg c = A->o.mcts;
+    for (int i = 0; i < n; i++) {
+        ts_root(s->ts, i, g[i]->prefix, g[i]->env->st.buffer);
+        mcts_root(s->ts->trees[i], &c, pr, 0, g[i]->env->st.mask, A->rng);
+    }
+    mcts_run(s->ts->trees, n, &c, ts_eval, s->ts);
+    A->sims += (int64_t)n * c.sims;
+    for (int i = 0; i < n; i++)
+        act[i] = mcts_act(s->ts->trees[i], &c, mz_agent_temperature(A), A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
+}

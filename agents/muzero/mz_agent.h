@@ -1,0 +1,141 @@
+/* mz_agent.h - hwgym-muzero internals: the options, the game driver (many games in flight,
+ * Drop-backup, trajectories, trial logging) and the move policies of each --mode.
+ *   driver.c    games, Drop-backup, trajectories -> replay, best complete game
+ *   muzero.c    MuZero acting (learned-model MCTS), search-only (true-game MCTS), learning-only,
+ *               training with Reanalyse, the heuristic demonstration
+ *   baselines.c ES (Salimans et al. 2017) over action preferences, random legal play
+ *   main.c      command line and summary */
+#ifndef HWGYM_MZ_AGENT_H
+#define HWGYM_MZ_AGENT_H
+
+#include <gsl/gsl_rng.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "agent_common.h"
+#include "mcts.h"
+#include "muzero_net.h"
+#include "muzero_train.h"
+#include "mz_env.h"
+
+typedef enum { MODE_MUZERO = 0, MODE_PROD, MODE_SEARCH, MODE_LEARN, MODE_ES, MODE_RANDOM } mz_mode;
+
+typedef struct mz_opts {
+    mz_mode mode;
+    int games;            /* games in flight */
+    mcts_cfg mcts;
+    mz_train_cfg train;
+    int batch;
+    int replay;
+    double reanalyse;     /* fraction of each batch with fresh targets */
+    int reanalyse_sims;
+    int train_every;      /* env steps per training step */
+    double temp0, temp1;  /* temperature schedule: temp0 -> temp1 linearly over decay steps */
+    int64_t temp_decay;
+    bool demo;            /* seed the replay with the heuristic's game */
+    bool backup;          /* Drop-backup (on unless --no-backup) */
+    int rollout;          /* search-only: random rollout depth at leaves */
+    double time_limit;    /* seconds (0: none) */
+    int64_t max_games;    /* stop after this many complete games (0: none) */
+    int es_pop;           /* ES population (mirrored pairs x 2) */
+    double es_sigma, es_lr;
+    mz_net_cfg net;
+    const char *save;
+    const char *worker;
+    const char *curve;    /* CSV of complete games: seconds, env_steps, return, best */
+} mz_opts;
+
+/* ---- one game in flight ---- */
+typedef struct mz_game {
+    mz_env *env;
+    int idx;
+    int64_t episode;
+    int64_t backup;       /* snapshot id of the last backup_safe state (-1: none) */
+    int backup_len;       /* trajectory length at that state */
+    int flushed;          /* trajectory positions already in the replay */
+    /* trajectory of the current game (positions since the last flush are kept) */
+    int n, cap, F;
+    double *feat;
+    uint8_t *act, *mask;
+    double *rew, *pol, *val;
+    /* actions that made the current state (prefix), nbuf long */
+    uint8_t *prefix;
+    /* alias groups to drop after a restore */
+    int *forced;
+    int nforced, capforced;
+    int restores;
+    double *cur_feat;     /* features of the current state */
+    void *user;           /* per-mode state (ES candidate) */
+} mz_game;
+
+typedef struct mz_agent mz_agent;
+/* decides the moves of n games; writes actions (-1: this game waits this round), the policy
+ * target (3 per game) and root value (scaled). Forced Drops are applied by the driver after. */
+typedef void (*mz_decide_fn)(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
+/* a game just completed (feasible); ret = its return */
+typedef void (*mz_done_fn)(mz_agent *A, mz_game *g, double ret);
+
+struct mz_agent {
+    mz_opts o;
+    ag_opts *ao;
+    ag_run *run;
+    gsl_rng *rng;
+    int G;
+    mz_game **games;
+    int nbuf, F;
+    double rscale;        /* reward scale: 100 / heuristic return */
+    double heur_return, heur_latency;
+    char *heur_actions;
+    /* best complete game of the agent */
+    double best;
+    char *best_actions;
+    json_t *best_metrics;
+    int64_t games_done, restores, losses;
+    int64_t env_steps, demo_steps;
+    double t0;
+    /* learning */
+    mz_net *net;
+    mz_trainer *tr;
+    mz_replay *rb;
+    mz_batch *batch;
+    int64_t train_steps, last_train_at, sims;
+    double last_loss[3];
+    /* mode hooks */
+    mz_decide_fn decide;
+    mz_done_fn on_done;
+    bool store;           /* trajectories go to the replay */
+    void *mode_state;
+    bool quiet;
+    double last_print;
+    FILE *curve;
+};
+
+/* driver.c */
+int mz_agent_init(mz_agent *A, hw_err *err);
+void mz_agent_free(mz_agent *A);
+/* Plays until the budget (env steps) or the time limit is spent. */
+int mz_agent_play(mz_agent *A, hw_err *err);
+bool mz_agent_out_of_budget(const mz_agent *A);
+void mz_progress(mz_agent *A, bool force);
+double mz_agent_temperature(const mz_agent *A);
+/* Logs one env step of game g (already applied) as a trial. */
+int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err *err);
+
+/* muzero.c */
+int mz_setup_learning(mz_agent *A, hw_err *err);
+void mz_free_learning(mz_agent *A);
+int mz_play_demo(mz_agent *A, hw_err *err);
+void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
+void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
+int mz_setup_search(mz_agent *A, hw_err *err);
+void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
+void mz_free_search(mz_agent *A);
+void mz_train_maybe(mz_agent *A);
+
+/* baselines.c */
+int mz_setup_es(mz_agent *A, hw_err *err);
+void mz_free_es(mz_agent *A);
+void mz_decide_random(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
+
+#endif

@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""paper-mmap-report.py OUT T T3 MZARGS SECONDS - writes OUT.md (docs/results/mmap.md) and the
+SVG figures in OUT/ from the summaries (OUT/data/*.json) and curves (OUT/data/*.csv.gz) of
+scripts/paper-mmap.sh. Standard library only."""
+import glob
+import gzip
+import json
+import os
+import sys
+
+out, T, T3, MZ, SECS = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+D = os.path.join(out, "data")
+T2P = ["alexnet_train_batch_32", "wavenet_coherent_batch32", "alphatensor_like", "tensor2tensor_transformer_bf16"]
+PAPER_T2 = {"alexnet_train_batch_32": (300, 0.5834, 0.5426, 0.4100), "wavenet_coherent_batch32": (3020, 0.7099, 0.7004, 0.4804),
+            "alphatensor_like": (9084, 0.7680, 0.5357, 0.2481), "tensor2tensor_transformer_bf16": (9888, 0.7002, 0.6263, 0.3227)}
+T3P = ["mlp_train_batch_16", "alexnet_train_batch_32", "inference_resnet", "inference_lstm", "rnn_2", "mobilenet_v2_train_batch_128",
+       "wavenet_coherent_batch32", "rnn_6", "resnet50_train_batch_32", "mlperf_nmt_1_shard_batch_64", "alphatensor_like",
+       "tensor2tensor_transformer_bf16", "bert_base_train_batch_16", "transformer_big_train"]
+
+
+def load(name):
+    p = os.path.join(D, name + ".json")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        txt = f.read().strip()
+    return json.loads(txt) if txt else None
+
+
+def curve(name):
+    p = os.path.join(D, name + ".csv.gz")
+    if not os.path.exists(p):
+        return []
+    pts = []
+    with gzip.open(p, "rt") as f:
+        next(f, None)
+        for line in f:
+            s, _, _, best = line.strip().split(",")
+            pts.append((float(s), float(best)))
+    return pts
+
+
+def rel(j):
+    if not j or j.get("best_reward") is None or not j.get("heuristic_return"):
+        return None
+    return j["best_reward"] / j["heuristic_return"]
+
+
+def fmt(x, d=3):
+    return "—" if x is None else f"{x:.{d}f}"
+
+
+COL = {"muzero": "#1f77b4", "es": "#ff7f0e", "random": "#7f7f7f", "search": "#2ca02c", "learn": "#d62728"}
+
+
+def panel(x0, y0, w, h, title, series, tmax, heur):
+    """series: [(label, pts)], y = best return / heuristic return."""
+    ys = [b / heur for _, pts in series for _, b in pts] + [1.0]
+    ymin, ymax = min(ys + [0.0]), max(ys) * 1.05
+    sx = lambda t: x0 + 40 + (w - 50) * t / tmax
+    sy = lambda v: y0 + h - 25 - (h - 45) * (v - ymin) / (ymax - ymin if ymax > ymin else 1)
+    o = [f'<text x="{x0 + w / 2}" y="{y0 + 14}" text-anchor="middle" font-size="12">{title}</text>',
+         f'<line x1="{sx(0)}" y1="{sy(ymin)}" x2="{sx(tmax)}" y2="{sy(ymin)}" stroke="black"/>',
+         f'<line x1="{sx(0)}" y1="{sy(ymin)}" x2="{sx(0)}" y2="{sy(ymax)}" stroke="black"/>',
+         f'<line x1="{sx(0)}" y1="{sy(1)}" x2="{sx(tmax)}" y2="{sy(1)}" stroke="#999" stroke-dasharray="4 3"/>',
+         f'<text x="{sx(tmax)}" y="{sy(1) - 3}" text-anchor="end" font-size="9" fill="#666">heuristic</text>',
+         f'<text x="{x0 + 4}" y="{sy(ymax) + 8}" font-size="9">{ymax:.2f}</text>',
+         f'<text x="{x0 + 4}" y="{sy(ymin)}" font-size="9">{ymin:.2f}</text>',
+         f'<text x="{sx(tmax)}" y="{y0 + h - 8}" text-anchor="end" font-size="9">{tmax:.0f} s</text>']
+    for i, (lab, pts) in enumerate(series):
+        c = COL.get(lab, "black")
+        o.append(f'<text x="{x0 + 50 + 70 * i}" y="{y0 + 28}" font-size="10" fill="{c}">{lab}</text>')
+        if not pts:
+            continue
+        path = [(0.0, pts[0][1])] if False else []
+        prev = None
+        for s, b in pts:
+            if prev is not None:
+                path.append((s, prev))
+            path.append((s, b))
+            prev = b
+        path.append((tmax, prev))
+        d = " ".join(f"{sx(s):.1f},{sy(b / heur):.1f}" for s, b in path)
+        o.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{d}"/>')
+    return o
+
+
+def svg(path, panels, w, h):
+    with open(path, "w") as f:
+        f.write(f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif">\n')
+        f.write('<rect width="100%" height="100%" fill="white"/>\n')
+        for p in panels:
+            f.write("\n".join(p) + "\n")
+        f.write("</svg>\n")
+
+
+L = []
+L.append("# MMap-MuZero on mmap-v0: our reproduction of Table 2 / Figure 5, Table 3 and Figure 7\n")
+L.append(f"Produced by `make paper-mmap` (scripts/paper-mmap.sh, {SECS} s of runs on this 2-core machine shared with "
+         "other jobs). Every run is `hwgym-muzero` with `--endpoint local`, a wall-clock limit and an unbounded step "
+         "budget, so agents are compared at equal time, as the paper's Figure 5 does. Data beside this page: "
+         "`mmap/data/*.json` (each run's JSON summary, with the best mapping as a digit string) and "
+         "`mmap/data/*.csv.gz` (every complete game: seconds, env steps, return, best so far).\n")
+L.append(f"MuZero settings for these time-budgeted runs: `{MZ}` (plus the Appendix C values that are defaults: "
+         "discount 0.9999, c1 1.25, c2 19652, Dirichlet 0.03/0.25 when not Gumbel, replay 20000, Reanalyse 0.5, "
+         "Adam 2e-4 with weight decay 1e-4, K = 5, TD-10). ES: `--games 8` (population 8, mirrored), sigma 0.5, step 0.5. "
+         "Random: 8 games in flight. All three play with Drop-backup (section 4.3.2), so a lost game is restored rather than "
+         "scored 0.\n")
+
+# ---------------- Table 2
+L.append(f"## Table 2 / Figure 5: final reward at equal wall-clock ({T:.0f} s per agent and program)\n")
+L.append("Reward = the best complete game's return divided by the heuristic's return on the same program (the paper "
+         "normalises differently; its values are not comparable in absolute terms, only in ordering).\n")
+L.append("| program | buffers (ours / paper) | MuZero | ES | Random | games MuZero / ES / Random | paper MuZero / ES / Random |")
+L.append("|---|---|---|---|---|---|---|")
+panels = []
+for i, p in enumerate(T2P):
+    js = {m: load(f"t2-{p}-{m}-s1") for m in ("muzero", "es", "random")}
+    nb = next((j["num_buffers"] for j in js.values() if j), None)
+    pp = PAPER_T2[p]
+    vals = {m: rel(j) for m, j in js.items()}
+    best = max((v for v in vals.values() if v is not None), default=None)
+    cell = lambda m: ("**" + fmt(vals[m]) + "**") if vals[m] is not None and vals[m] == best else fmt(vals[m])
+    games = " / ".join(str(js[m]["games_completed"]) if js[m] else "—" for m in ("muzero", "es", "random"))
+    L.append(f"| {p} | {nb} / {pp[0]} | {cell('muzero')} | {cell('es')} | {cell('random')} | {games} | {pp[1]} / {pp[2]} / {pp[3]} |")
+    heur = next((j["heuristic_return"] for j in js.values() if j), 1.0)
+    series = [(m, curve(f"t2-{p}-{m}-s1")) for m in ("muzero", "es", "random")]
+    panels.append(panel((i % 2) * 360, (i // 2) * 220, 350, 210, p, series, T, heur))
+svg(os.path.join(out, "figure5.svg"), panels, 720, 440)
+L.append("\n![Figure 5](mmap/figure5.svg)\n")
+L.append("Figure 5 (ours): best return so far / heuristic return against seconds; the dashed line is the heuristic.\n")
+
+# ---------------- Table 3
+L.append(f"## Table 3: speedup over the heuristic ({T3:.0f} s of MuZero per program)\n")
+L.append("Speedup = heuristic program latency / agent program latency, both from the env's cost model "
+         "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. A program where MuZero "
+         "completed no game in the time counts as not improved for MuZero and as 1.0 for MuZero-prod.\n")
+L.append("| program | buffers | MuZero games | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
+L.append("|---|---|---|---|---|---|")
+ag, pr = [], []
+for p in T3P:
+    j = load(f"t3-{p}-prod-s1")
+    if not j:
+        L.append(f"| {p} | — | — | — | — | — |")
+        continue
+    sp = j["heuristic_latency"] / j["agent_latency"] if j.get("agent_latency") else None
+    rr = j["agent_return"] / j["heuristic_return"] if j.get("agent_return") else None
+    ag.append(sp)
+    pr.append(j["prod_speedup_over_heuristic"])
+    L.append(f"| {p} | {j['num_buffers']} | {j['games_completed']} | {fmt(rr)} | {fmt(sp, 4)} | {fmt(j['prod_speedup_over_heuristic'], 4)} |")
+L.append("")
+agv = [x for x in ag if x is not None]
+L.append("| agent | mean | max | min | models improved | paper mean / max / min / improved |")
+L.append("|---|---|---|---|---|---|")
+if agv:
+    L.append(f"| MuZero (programs with a complete game: {len(agv)}/{len(ag)}) | {sum(agv) / len(agv):.4f} | {max(agv):.4f} | {min(agv):.4f} | "
+             f"{sum(1 for x in agv if x > 1)}/{len(ag)} | 1.0059 / 1.8787 / 0.4853 / 33/60 |")
+if pr:
+    L.append(f"| MuZero-prod | {sum(pr) / len(pr):.4f} | {max(pr):.4f} | {min(pr):.4f} | {sum(1 for x in pr if x > 1)}/{len(pr)} | "
+             "1.0405 / 1.8787 / 1.0 / 33/60 |")
+L.append("")
+
+# ---------------- Figure 7
+L.append(f"## Figure 7: ablation on inference_resnet ({T:.0f} s each)\n")
+L.append("| agent | best return / heuristic | games | env steps | simulations | train steps |")
+L.append("|---|---|---|---|---|---|")
+series = []
+heur = 1.0
+for m, lab in (("muzero", "MuZero (search + learning)"), ("search", "search only (MCTS over the true game, no learning)"),
+               ("learn", "learning only (no MCTS)")):
+    j = load(f"f7-inference_resnet-{m}-s1")
+    if j:
+        heur = j["heuristic_return"]
+        L.append(f"| {lab} | {fmt(rel(j))} | {j['games_completed']} | {j['env_steps']} | {j['simulations']} | {j['train_steps']} |")
+    series.append((m, curve(f"f7-inference_resnet-{m}-s1")))
+svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T, heur)], 420, 240)
+L.append("\n![Figure 7](mmap/figure7.svg)\n")
+
+with open(os.path.join(os.path.dirname(out.rstrip("/")) or ".", os.path.basename(out.rstrip("/")) + ".md"), "w") as f:
+    f.write("\n".join(L) + "\n")
+    notes = out.rstrip("/") + "-notes.md"
+    if os.path.exists(notes):
+        with open(notes) as n:
+            f.write("\n" + n.read())

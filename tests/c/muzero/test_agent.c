@@ -1,0 +1,163 @@
+/* test_agent.c - hwgym-muzero at the user's boundary: usage errors; Drop-backup against the env
+ * (a program where random legal play loses: the agent restores, completes games, and its best
+ * mapping replays through `hwgym eval` to the same return, feasible); an end-to-end run through
+ * a real hwgym-server with a trial DB (one trial per env step, budget respected) that is
+ * deterministic for a seed; the search-only and ES modes through the server. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../common/hwtest.h"
+
+static void need(const char *name, char *path, size_t cap) {
+    if (!hwtest_bin(name, path, cap)) cr_skip_test("BUILD/bin/%s is not built", name);
+}
+
+static json_t *summary(const char *out) {
+    cr_assert(out && *out, "no stdout");
+    const char *nl = strchr(out, '\n');
+    cr_assert(nl && nl[1] == 0, "stdout must be one line: %s", out);
+    json_t *j = json_loads(out, 0, NULL);
+    cr_assert(json_is_object(j), "%s", out);
+    const char *keys[] = {"agent", "samples", "best_reward", "best_action", "env_steps", "games_completed", "losses_restored",
+                          "heuristic_return", "prod_latency", "mode"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) cr_assert(json_object_get(j, keys[i]), "summary lacks %s: %s", keys[i], out);
+    return j;
+}
+
+static double db_count(const char *db, const char *sql) {
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+    double v = NAN;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+Test(muzero_agent, help_and_usage_errors) {
+    char bin[512];
+    need("hwgym-muzero", bin, sizeof bin);
+    char *out = NULL, *err = NULL;
+    const char *h[] = {bin, "--help", NULL};
+    cr_assert_eq(hwtest_run(h, &out, &err), 0);
+    cr_assert(strstr(out, "--simulations") && strstr(out, "--mode") && strstr(out, "--gumbel") && strstr(out, "--budget"), "%s", out);
+    free(out);
+    free(err);
+    const char *bad[] = {bin, "--endpoint", "local", "--mode", "alphazero", NULL};
+    cr_assert_eq(hwtest_run(bad, NULL, &err), 2);
+    cr_assert(strstr(err, "--mode"), "%s", err);
+    free(err);
+    const char *env[] = {bin, "--endpoint", "local", "--env", "diag-v0", NULL};
+    cr_assert_eq(hwtest_run(env, NULL, &err), 2);
+    cr_assert(strstr(err, "mmap-v0"), "%s", err);
+    free(err);
+    const char *cfg[] = {bin, "--endpoint", "local", "--config", "{\"problem\":\"nope\"}", "--budget", "10", NULL};
+    cr_assert_eq(hwtest_run(cfg, NULL, &err), 1);
+    cr_assert(strstr(err, "config.problem"), "%s", err);
+    free(err);
+}
+
+Test(muzero_agent, drop_backup_completes_games_and_the_best_mapping_replays) {
+    char bin[512], cli[512];
+    need("hwgym-muzero", bin, sizeof bin);
+    need("hwgym", cli, sizeof cli);
+    const char *CFG = "{\"problem\":\"alexnet_train_batch_32\"}";
+    char *out = NULL, *err = NULL;
+    const char *a[] = {bin, "--endpoint", "local", "--config", CFG, "--mode", "random", "--games", "2", "--budget", "2500",
+                       "--seed", "3", "--quiet", NULL};
+    cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
+    json_t *j = summary(out);
+    cr_assert(json_integer_value(json_object_get(j, "losses_restored")) > 0, "random play on alexnet training loses without backup: %s", out);
+    cr_assert(json_integer_value(json_object_get(j, "games_completed")) >= 5, "%s", out);
+    cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 2500);
+    double best = json_number_value(json_object_get(j, "best_reward"));
+    cr_assert(best > 0);
+    const char *acts = json_string_value(json_object_get(j, "best_action"));
+    cr_assert(acts && strlen(acts) == 167, "one action per buffer");
+    /* the mapping replays in the env to the same return, feasible */
+    char point[400];
+    snprintf(point, sizeof point, "\"%s\"", acts);
+    char *o2 = NULL, *e2 = NULL;
+    const char *ev[] = {cli, "eval", "mmap-v0", "--config", CFG, "--action", point, NULL};
+    cr_assert_eq(hwtest_run(ev, &o2, &e2), 0, "%s", e2);
+    json_t *m = json_loads(o2, 0, NULL);
+    cr_assert(json_is_object(m), "%s", o2);
+    json_t *met = json_object_get(m, "metrics");
+    cr_assert(json_is_true(json_object_get(met, "feasible")), "%s", o2);
+    cr_assert(fabs(json_number_value(json_object_get(met, "return")) - best) <= 1e-9 * best, "%s", o2);
+    json_decref(m);
+    json_decref(j);
+    free(out);
+    free(err);
+    free(o2);
+    free(e2);
+    /* without Drop-backup, random play on this program mostly loses (return 0) */
+    const char *nb[] = {bin, "--endpoint", "local", "--config", CFG, "--mode", "random", "--games", "2", "--budget", "2500",
+                        "--seed", "3", "--quiet", "--no-backup", NULL};
+    cr_assert_eq(hwtest_run(nb, &out, &err), 0, "%s", err);
+    j = summary(out);
+    cr_assert_eq(json_integer_value(json_object_get(j, "losses_restored")), 0);
+    json_decref(j);
+    free(out);
+    free(err);
+}
+
+Test(muzero_agent, end_to_end_through_a_server_with_trials_and_determinism) {
+    char bin[512];
+    need("hwgym-muzero", bin, sizeof bin);
+    hwtest_server srv;
+    int rc = hwtest_server_start(&srv, NULL);
+    if (rc == -1) cr_skip_test("hwgym-server is not built");
+    cr_assert_eq(rc, 0);
+    char db[256], res[2][4096];
+    snprintf(db, sizeof db, "%s/t.db", srv.dir);
+    for (int k = 0; k < 2; k++) {
+        char *out = NULL, *err = NULL;
+        const char *a[] = {bin, "--endpoint", srv.endpoint, "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--mode", "muzero",
+                           "--games", "2", "--simulations", "8", "--budget", "600", "--batch", "16", "--reanalyse-simulations", "4",
+                           "--seed", "7", k == 0 ? "--db" : "--quiet", k == 0 ? db : "--quiet", NULL};
+        cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
+        if (k == 0) cr_assert(strstr(err, "[hwgym-muzero] steps"), "progress line on stderr: %s", err);
+        json_t *j = summary(out);
+        cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 600);
+        cr_assert_eq(json_integer_value(json_object_get(j, "env_steps")), 600);
+        cr_assert_eq(json_integer_value(json_object_get(j, "demo_steps")), 152, "the heuristic's game seeds the replay");
+        cr_assert(json_integer_value(json_object_get(j, "games_completed")) >= 1, "%s", out);
+        cr_assert(json_integer_value(json_object_get(j, "train_steps")) > 0, "%s", out);
+        cr_assert(json_integer_value(json_object_get(j, "simulations")) > 0);
+        json_t *keep = json_pack("{sOsO}", "r", json_object_get(j, "best_reward"), "a", json_object_get(j, "best_action"));
+        char *s = json_dumps(keep, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        snprintf(res[k], sizeof res[k], "%s", s);
+        free(s);
+        json_decref(keep);
+        json_decref(j);
+        free(out);
+        free(err);
+    }
+    cr_assert_str_eq(res[0], res[1], "same seed, same result");
+    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials"), 600, "one trial per env step");
+    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials WHERE worker='demo'"), 152);
+    /* search-only and ES through the same server */
+    const char *modes[][2] = {{"search", "4"}, {"es", "4"}};
+    for (int i = 0; i < 2; i++) {
+        char *out = NULL, *err = NULL;
+        const char *a[] = {bin, "--endpoint", srv.endpoint, "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--mode", modes[i][0],
+                           "--games", modes[i][1], "--simulations", "16", "--budget", "700", "--quiet", NULL};
+        cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
+        json_t *j = summary(out);
+        cr_assert(json_number_value(json_object_get(j, "best_reward")) > 0, "%s", out);
+        cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 700);
+        json_decref(j);
+        free(out);
+        free(err);
+    }
+    cr_assert_eq(hwtest_server_stop(&srv), 0);
+}

@@ -1,0 +1,145 @@
+/* test_mcts.c - mcts.h on a tiny known game: the search finds the optimal first action where
+ * the greedy one is worse, respects legal masks (never visits an illegal child), batches one
+ * evaluator call per simulation step for all trees, and the Gumbel root finds the optimum too;
+ * Dirichlet noise stays on legal actions; min-max normalisation with its floor. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "agent_common.h"
+#include "mcts.h"
+
+/* Depth-2 game. First move: Copy(0) +1, NoCopy(1) +0, Drop(2) +0.5. Second move: after NoCopy,
+ * NoCopy gives +3; everything else +0. Optimum: NoCopy, NoCopy (3) vs greedy Copy (1). */
+typedef struct ctx {
+    mcts_tree **trees;
+    int calls, maxn;
+} ctx;
+
+static void eval(void *c_, mcts_leaf *L, int n) {
+    ctx *c = c_;
+    c->calls++;
+    if (n > c->maxn) c->maxn = n;
+    for (int i = 0; i < n; i++) {
+        uint8_t p[8];
+        int d = mcts_path(c->trees[L[i].tree], L[i].node, p, 8);
+        double r = 0;
+        if (d == 1) r = p[0] == 0 ? 1 : p[0] == 1 ? 0 : 0.5;
+        if (d == 2) r = (p[0] == 1 && p[1] == 1) ? 3 : 0;
+        L[i].reward = r;
+        L[i].value = 0;
+        L[i].prior[0] = L[i].prior[1] = L[i].prior[2] = 1.0 / 3;
+        L[i].mask = 7;
+        L[i].terminal = d >= 2;
+    }
+}
+
+static int search(mcts_cfg *c, uint8_t mask, int G, int *calls, int *maxn, double pol[3]) {
+    gsl_rng *r = ag_rng_new(4);
+    mcts_tree *t[8];
+    double prior[3] = {0.4, 0.3, 0.3}; /* leaning toward the greedy action */
+    for (int g = 0; g < G; g++) {
+        t[g] = mcts_tree_new(4);
+        mcts_root(t[g], c, prior, 0, mask, r);
+    }
+    ctx x = {t, 0, 0};
+    mcts_run(t, G, c, eval, &x);
+    int a = mcts_act(t[0], c, 0, r, pol, NULL);
+    for (int g = 1; g < G; g++) cr_assert_eq(mcts_act(t[g], c, 0, r, NULL, NULL), a, "every tree finds the same move");
+    if (calls) *calls = x.calls;
+    if (maxn) *maxn = x.maxn;
+    if (!(mask >> 1 & 1))
+        for (int g = 0; g < G; g++) cr_assert_eq(t[g]->nodes[0].child[1], -1, "an illegal action is never expanded");
+    for (int g = 0; g < G; g++) mcts_tree_free(t[g]);
+    gsl_rng_free(r);
+    return a;
+}
+
+Test(mcts, finds_the_optimal_first_move_with_batched_leaves) {
+    mcts_cfg c = mcts_cfg_default();
+    c.sims = 200;
+    c.gamma = 1.0;
+    c.dir_frac = 0;
+    int calls = 0, maxn = 0;
+    double pol[3];
+    cr_assert_eq(search(&c, 7, 4, &calls, &maxn, pol), 1);
+    cr_assert(pol[1] > 0.5, "visit share of the optimum %g", pol[1]);
+    /* terminal leaves back up without evaluation, so calls <= sims; never more than 4 leaves */
+    cr_assert(calls <= c.sims && calls >= 8, "%d evaluator calls", calls);
+    cr_assert_eq(maxn, 4, "one call evaluates the leaves of all 4 trees");
+}
+
+Test(mcts, legal_mask_and_gumbel_root) {
+    mcts_cfg c = mcts_cfg_default();
+    c.sims = 100;
+    c.gamma = 1.0;
+    double pol[3];
+    cr_assert_eq(search(&c, 5, 2, NULL, NULL, pol), 0, "without NoCopy, Copy (+1) beats Drop (+0.5)");
+    cr_assert_eq(pol[1], 0);
+    c.gumbel = true;
+    c.sims = 60;
+    cr_assert_eq(search(&c, 7, 3, NULL, NULL, pol), 1, "the Gumbel root finds the optimum");
+    cr_assert(pol[1] > pol[0] && pol[1] > pol[2]);
+    cr_assert(fabs(pol[0] + pol[1] + pol[2] - 1) < 1e-12);
+    cr_assert_eq(search(&c, 5, 1, NULL, NULL, pol), 0);
+    cr_assert_eq(pol[1], 0, "the Gumbel policy target puts no mass on illegal actions");
+}
+
+Test(mcts, dirichlet_noise_only_on_legal_actions) {
+    mcts_cfg c = mcts_cfg_default();
+    gsl_rng *r = ag_rng_new(1);
+    mcts_tree *t = mcts_tree_new(8);
+    double prior[3] = {0.2, 0.5, 0.3};
+    double maxdev = 0;
+    for (int k = 0; k < 50; k++) {
+        mcts_root(t, &c, prior, 0, 3 /* Copy, NoCopy */, r);
+        const mcts_node *n = &t->nodes[0];
+        cr_assert_eq(n->prior[2], 0);
+        cr_assert(fabs(n->prior[0] + n->prior[1] - 1) < 1e-12);
+        /* masked prior renormalised: 0.2/0.7, 0.5/0.7, then 0.75 of that plus 0.25 noise */
+        cr_assert(n->prior[0] >= 0.75 * 0.2 / 0.7 - 1e-12 && n->prior[1] >= 0.75 * 0.5 / 0.7 - 1e-12);
+        double d = fabs(n->prior[0] - 0.2 / 0.7);
+        if (d > maxdev) maxdev = d;
+    }
+    cr_assert(maxdev > 0.05, "noise moves the prior");
+    c.dir_frac = 0;
+    mcts_root(t, &c, prior, 0, 7, r);
+    cr_assert(fabs(t->nodes[0].prior[1] - 0.5) < 1e-12, "no noise with fraction 0");
+    mcts_tree_free(t);
+    gsl_rng_free(r);
+}
+
+/* All children equal up to 1e-4: with the floor (0.01) the normalised values stay close, so the
+ * prior decides; without it (floor 1e-9) the tiny difference dominates. */
+static void flat_eval(void *c_, mcts_leaf *L, int n) {
+    ctx *c = c_;
+    for (int i = 0; i < n; i++) {
+        uint8_t p[8];
+        int d = mcts_path(c->trees[L[i].tree], L[i].node, p, 8);
+        L[i].reward = d == 1 && p[0] == 2 ? 1e-4 : 0;
+        L[i].value = 0;
+        L[i].prior[0] = L[i].prior[1] = L[i].prior[2] = 1.0 / 3;
+        L[i].mask = 7;
+        L[i].terminal = true;
+    }
+}
+
+Test(mcts, min_max_floor) {
+    double prior[3] = {0.8, 0.1, 0.1};
+    int share[2];
+    for (int k = 0; k < 2; k++) {
+        mcts_cfg c = mcts_cfg_default();
+        c.sims = 60;
+        c.dir_frac = 0;
+        c.minmax_floor = k == 0 ? 0.01 : 1e-9;
+        gsl_rng *r = ag_rng_new(1);
+        mcts_tree *t = mcts_tree_new(4);
+        mcts_root(t, &c, prior, 0, 7, r);
+        ctx x = {&t, 0, 0};
+        mcts_run(&t, 1, &c, flat_eval, &x);
+        share[k] = t->nodes[t->nodes[0].child[2]].N;
+        mcts_tree_free(t);
+        gsl_rng_free(r);
+    }
+    cr_assert(share[0] < share[1], "with the floor Drop gets %d visits, without %d", share[0], share[1]);
+}

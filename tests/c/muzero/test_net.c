@@ -1,0 +1,215 @@
+/* test_net.c - muzero_net / muzero_train: h and h^-1, two-hot encoding, finite-difference
+ * gradient checks of the whole K-step unrolled loss (all three networks), the 0.5 dynamics
+ * gradient scale, TD-n targets and unroll targets from the replay, and training lowering the loss. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "agent_common.h"
+#include "muzero_net.h"
+#include "muzero_train.h"
+
+Test(muzero_net, h_round_trip_and_two_hot) {
+    double xs[] = {0, 1e-4, -0.3, 1, 2.5, -7, 42, 99.5, -1234.5, 1e5};
+    for (size_t i = 0; i < sizeof xs / sizeof *xs; i++) {
+        double x = xs[i];
+        cr_assert(fabs(mz_hinv(mz_h(x)) - x) <= 1e-9 * (1 + fabs(x)), "h^-1(h(%g)) = %.12g", x, mz_hinv(mz_h(x)));
+    }
+    cr_assert(fabs(mz_h(3) - (1 + 0.003)) < 1e-12); /* sqrt(4) - 1 + 1e-3 * 3 */
+    int S = 15, V = 31;
+    double cat[31], logits[31];
+    double vals[] = {0, 0.37, 5, -2.2, 80};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        mz_to_cat(vals[i], S, cat);
+        double s = 0, e = 0;
+        for (int j = 0; j < V; j++) s += cat[j], e += cat[j] * (j - S);
+        cr_assert(fabs(s - 1) < 1e-12);
+        cr_assert(fabs(e - mz_h(vals[i])) < 1e-12, "two-hot mean is h(x)");
+        /* logits = log(cat) decode back to the value (expectation in h space, then h^-1) */
+        for (int j = 0; j < V; j++) logits[j] = cat[j] > 0 ? log(cat[j]) : -1e9;
+        cr_assert(fabs(mz_from_logits(logits, S, NULL) - vals[i]) < 1e-6 * (1 + fabs(vals[i])));
+    }
+    mz_to_cat(1e9, S, cat); /* clipped at the top bin */
+    cr_assert_eq(cat[V - 1], 1.0);
+}
+
+static mz_batch *random_batch(gsl_rng *r, int B, int K, int F, int V) {
+    mz_batch *b = mz_batch_new(B, K, F, V);
+    for (int i = 0; i < B * F; i++) b->feat[i] = ag_rng_uniform(r) * 2 - 1;
+    for (int i = 0; i < B * K; i++) b->act[i] = (int)ag_rng_int(r, 3);
+    for (int i = 0; i < B * (K + 1); i++) {
+        double p[3] = {ag_rng_uniform(r), ag_rng_uniform(r), ag_rng_uniform(r)}, s = p[0] + p[1] + p[2];
+        for (int a = 0; a < 3; a++) b->pol[i * 3 + a] = p[a] / s;
+        b->polw[i] = i % 5 == 4 ? 0 : 1;
+        b->val[i] = (ag_rng_uniform(r) - 0.3) * 20;
+        b->valw[i] = 1;
+        b->rew[i] = ag_rng_uniform(r) * 3;
+        b->reww[i] = i % (K + 1) == 0 ? 0 : 1;
+    }
+    return b;
+}
+
+static void gradcheck(double gscale) {
+    gsl_rng *r = ag_rng_new(11);
+    mz_net_cfg c = {7, 5, 6, 6, 4};
+    mz_net *n = mz_net_new(&c, r);
+    mz_train_cfg tc = mz_train_cfg_default();
+    tc.K = 3;
+    tc.grad_scale = gscale;
+    mz_trainer *t = mz_trainer_new(n, &tc);
+    mz_batch *b = random_batch(r, 3, 3, c.F, n->V);
+    double parts[3];
+    double L = mz_loss_grad(t, b, parts);
+    cr_assert(fabs(L - mz_loss(t, b)) < 1e-12, "loss with and without gradient agree");
+    cr_assert(parts[0] > 0 && parts[1] > 0 && parts[2] > 0);
+    nnet_mlp *nets[3] = {n->repr, n->dyn, n->pred};
+    double worst = 0;
+    for (int k = 0; k < 3; k++) {
+        nnet_mlp *m = nets[k];
+        double *g = malloc(sizeof(double) * m->nparams);
+        memcpy(g, m->grads, sizeof(double) * m->nparams);
+        for (size_t i = 0; i < m->nparams; i++) {
+            double p0 = m->params[i], eps = 1e-6;
+            m->params[i] = p0 + eps;
+            double lp = mz_loss(t, b);
+            m->params[i] = p0 - eps;
+            double lm = mz_loss(t, b);
+            m->params[i] = p0;
+            double fd = (lp - lm) / (2 * eps), err = fabs(fd - g[i]) / (1e-6 + fabs(fd) + fabs(g[i]));
+            if (err > worst) worst = err;
+            if (gscale == 1.0) cr_assert(err < 1e-4, "net %d param %zu: analytic %.9g vs FD %.9g", k, i, g[i], fd);
+        }
+        free(g);
+    }
+    if (gscale != 1.0) cr_assert(worst > 1e-3, "a 0.5 dynamics gradient scale must differ from the exact gradient");
+    mz_batch_free(b);
+    mz_trainer_free(t);
+    mz_net_free(n);
+    gsl_rng_free(r);
+}
+
+Test(muzero_net, unrolled_loss_gradient_matches_finite_differences) { gradcheck(1.0); }
+Test(muzero_net, dynamics_gradient_scale_changes_only_upstream) {
+    gradcheck(0.5);
+    /* with the scale, the prediction net's gradient is unchanged and the representation's halves
+     * its contribution through the unroll: compare the two runs */
+    gsl_rng *r1 = ag_rng_new(5), *r2 = ag_rng_new(5);
+    mz_net_cfg c = {7, 5, 6, 6, 4};
+    mz_net *a = mz_net_new(&c, r1), *bn = mz_net_new(&c, r2);
+    mz_train_cfg t1 = mz_train_cfg_default(), t2 = t1;
+    t1.K = t2.K = 2;
+    t1.grad_scale = 1.0;
+    t2.grad_scale = 0.5;
+    mz_trainer *ta = mz_trainer_new(a, &t1), *tb = mz_trainer_new(bn, &t2);
+    mz_batch *b = random_batch(r1, 2, 2, c.F, a->V);
+    mz_loss_grad(ta, b, NULL);
+    mz_loss_grad(tb, b, NULL);
+    for (size_t i = 0; i < a->pred->nparams; i++) cr_assert_eq(a->pred->grads[i], bn->pred->grads[i]);
+    int differ = 0;
+    for (size_t i = 0; i < a->repr->nparams; i++) differ += fabs(a->repr->grads[i] - bn->repr->grads[i]) > 1e-12;
+    cr_assert(differ > 0);
+    mz_batch_free(b);
+    mz_trainer_free(ta);
+    mz_trainer_free(tb);
+    mz_net_free(a);
+    mz_net_free(bn);
+    gsl_rng_free(r1);
+    gsl_rng_free(r2);
+}
+
+Test(muzero_net, inference_matches_the_training_forward) {
+    gsl_rng *r = ag_rng_new(2);
+    mz_net_cfg c = {6, 4, 8, 8, 5};
+    mz_net *n = mz_net_new(&c, r);
+    double f[12], e0[8], e1[8], pl[6], v[2], rw[2], pl1[6], v1[2];
+    for (int i = 0; i < 12; i++) f[i] = ag_rng_normal(r);
+    mz_net_initial(n, f, 2, e0, pl, v);
+    int act[2] = {1, 2};
+    mz_net_recurrent(n, e0, act, 2, e1, rw, pl1, v1);
+    for (int i = 0; i < 8; i++) cr_assert(fabs(e1[i]) < 1 && fabs(e0[i]) < 1, "embeddings are tanh-bounded");
+    /* batch of 1 gives the same as row 1 of the batch of 2 */
+    double e0b[4], plb[3], vb, e1b[4], rwb, pl1b[3], v1b;
+    mz_net_initial(n, f + 6, 1, e0b, plb, &vb);
+    mz_net_recurrent(n, e0b, act + 1, 1, e1b, &rwb, pl1b, &v1b);
+    cr_assert(fabs(vb - v[1]) < 1e-12 && fabs(rwb - rw[1]) < 1e-12 && fabs(v1b - v1[1]) < 1e-12);
+    mz_net_free(n);
+    gsl_rng_free(r);
+}
+
+static void add_seg(mz_replay *rb, int n, double r0, bool done, double val) {
+    double feat[2] = {0, 0};
+    mz_pos p[16];
+    memset(p, 0, sizeof p);
+    for (int i = 0; i < n; i++) {
+        p[i].feat = feat;
+        p[i].action = i % 3;
+        p[i].reward = r0 + i;
+        p[i].value = val;
+        p[i].pweight = 1;
+        p[i].policy[i % 3] = 1;
+    }
+    p[n - 1].done = done;
+    mz_replay_add(rb, p, n, false);
+}
+
+Test(muzero_train, td_n_targets_and_unroll_targets) {
+    mz_replay *rb = mz_replay_new(32, 2);
+    add_seg(rb, 5, 1, true, 100);   /* rewards 1..5, terminal */
+    add_seg(rb, 4, 10, false, 7);   /* rewards 10..13, truncated, stored values 7 */
+    mz_train_cfg c = mz_train_cfg_default();
+    c.gamma = 0.5;
+    c.td_steps = 2;
+    /* position 0: 1 + 0.5*2 + 0.25*v(2)=100 */
+    cr_assert(fabs(mz_replay_target(rb, 0, &c) - (1 + 1 + 25)) < 1e-9);
+    /* position 3: 4 + 0.5*5, terminal after 4 -> no bootstrap */
+    cr_assert(fabs(mz_replay_target(rb, 3, &c) - 6.5) < 1e-9);
+    /* position 4 (last, terminal): 5 */
+    cr_assert(fabs(mz_replay_target(rb, 4, &c) - 5) < 1e-9);
+    /* second segment: position 5+2=7: 12 + 0.5 * (truncated at 8: bootstrap v(8)=7) */
+    cr_assert(fabs(mz_replay_target(rb, 7, &c) - (12 + 0.5 * 7)) < 1e-9);
+    cr_assert(fabs(mz_replay_target(rb, 8, &c) - 7) < 1e-9, "the last stored position of a truncated segment bootstraps from itself");
+    cr_assert_eq(mz_replay_next(rb, 4, 1), -1, "segments do not join");
+    /* unroll from position 3 with K=3: step1 reward 4 (a=0), step 2 absorbing */
+    mz_batch *b = mz_batch_new(1, 3, 2, 31);
+    mz_batch_fill(b, 0, rb, 3, &c);
+    cr_assert_eq(b->act[0], 3 % 3);
+    cr_assert_eq(b->rew[1], 4);
+    cr_assert_eq(b->reww[1], 1);
+    cr_assert_eq(b->rew[2], 5);
+    cr_assert_eq(b->valw[2], 1);
+    cr_assert_eq(b->valw[3], 1);
+    cr_assert_eq(b->val[3], 0, "past a terminal: absorbing, value 0");
+    cr_assert_eq(b->polw[3], 0);
+    /* unroll from the truncated segment's end: no targets past it */
+    mz_batch_fill(b, 0, rb, 8, &c);
+    cr_assert_eq(b->valw[1], 0);
+    cr_assert_eq(b->reww[1], 1, "the last stored action's reward is known");
+    cr_assert_eq(b->reww[2], 0);
+    mz_batch_free(b);
+    /* wrap: the ring overwrites old positions */
+    for (int i = 0; i < 10; i++) add_seg(rb, 5, 0, true, 0);
+    cr_assert_eq(rb->n, 32);
+    mz_replay_free(rb);
+}
+
+Test(muzero_train, adam_steps_lower_the_loss) {
+    gsl_rng *r = ag_rng_new(9);
+    mz_net_cfg c = {7, 8, 16, 16, 5};
+    mz_net *n = mz_net_new(&c, r);
+    mz_train_cfg tc = mz_train_cfg_default();
+    tc.K = 2;
+    tc.lr = 3e-3;
+    mz_trainer *t = mz_trainer_new(n, &tc);
+    mz_batch *b = random_batch(r, 8, 2, c.F, n->V);
+    double L0 = mz_loss(t, b);
+    for (int i = 0; i < 200; i++) {
+        mz_loss_grad(t, b, NULL);
+        mz_trainer_apply(t);
+    }
+    double L1 = mz_loss(t, b);
+    cr_assert(L1 < 0.8 * L0, "loss %g -> %g", L0, L1);
+    mz_batch_free(b);
+    mz_trainer_free(t);
+    mz_net_free(n);
+    gsl_rng_free(r);
+}
