@@ -11,7 +11,7 @@ BarrierTimeout naming the missing agents after the session's ``agent_timeout_ms`
 owns its own :class:`hwgym.Client` (a barrier blocks its socket until the others arrive).
 """
 
-from .client import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT, Client, _close_timeout
+from .client import DEFAULT_TIMEOUT, Client, _close_timeout, resolve_endpoint
 from .env import encode_action
 from .errors import HwgymError
 from .spaces import space_from_json
@@ -22,13 +22,13 @@ __all__ = ["MultiAgentSession", "MultiAgentWorker", "make_multiagent", "join"]
 class MultiAgentSession:
     """The owner's handle of a multi-agent session (create with :func:`make_multiagent`)."""
 
-    def __init__(self, env_id, agents, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, config=None,
+    def __init__(self, env_id, agents, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None,
                  agent_timeout_ms=None, client=None):
         if isinstance(agents, dict):
             agents = [{"name": k, "dims": list(v)} for k, v in agents.items()]
         self.env_id = env_id
         self.config = dict(config or {})
-        self.endpoint = endpoint
+        self.endpoint = endpoint = resolve_endpoint(endpoint)
         self.timeout = timeout
         self._own_client = client is None
         self.client = client if client is not None else Client(endpoint, timeout=timeout)
@@ -77,7 +77,7 @@ class MultiAgentSession:
 class MultiAgentWorker:
     """One agent's part of a multi-agent session (create with :func:`join`)."""
 
-    def __init__(self, session, agent, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, client=None):
+    def __init__(self, session, agent, endpoint=None, timeout=DEFAULT_TIMEOUT, client=None):
         self.session = session
         self.agent = agent
         self._own_client = client is None
@@ -127,7 +127,7 @@ class MultiAgentWorker:
         return "<MultiAgentWorker %s dims=%s session=%s>" % (self.agent, self.dims, self.session[:8])
 
 
-def make_multiagent(env_id, agents, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, *, agent_timeout_ms=None,
+def make_multiagent(env_id, agents, endpoint=None, timeout=DEFAULT_TIMEOUT, *, agent_timeout_ms=None,
                     config=None, client=None, **kwargs):
     """Create a multi-agent session. ``agents`` is ``{"name": [dims...]}`` or a list of
     ``{"name", "dims"}``; the dims must partition the action elements."""
@@ -137,6 +137,6 @@ def make_multiagent(env_id, agents, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_T
                              agent_timeout_ms=agent_timeout_ms, client=client)
 
 
-def join(session, agent, endpoint=DEFAULT_ENDPOINT, timeout=60.0, client=None):
+def join(session, agent, endpoint=None, timeout=60.0, client=None):
     """Join ``session`` (its token) as ``agent``; returns a :class:`MultiAgentWorker`."""
     return MultiAgentWorker(session, agent, endpoint=endpoint, timeout=timeout, client=client)

@@ -339,7 +339,8 @@ class _LocalWrapBase:
 if HAVE_GYMNASIUM:
     import gymnasium.vector
     _WrapBase = gymnasium.Wrapper
-    _VecWrapBase = gymnasium.vector.VectorWrapper
+    # 1.x: VectorWrapper; 0.29: VectorEnvWrapper (same role)
+    _VecWrapBase = getattr(gymnasium.vector, "VectorWrapper", None) or gymnasium.vector.VectorEnvWrapper
 else:
     _WrapBase = _VecWrapBase = _LocalWrapBase
 
