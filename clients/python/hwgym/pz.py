@@ -22,7 +22,8 @@ from .client import DEFAULT_TIMEOUT, Client, request_all, resolve_endpoint
 from .env import _space_repr, check_seed, encode_action
 from .errors import BadAction, BadRequest, HwgymError
 from .multiagent import MultiAgentSession
-from .spaces import _kind
+from .spaces import Discrete, _kind
+from .wire import encode_array
 
 __all__ = ["HwParallelEnv", "parallel_env", "aec_env", "default_agents"]
 
@@ -132,7 +133,20 @@ class HwParallelEnv(_PZBase):
             obs_space = self._obs_t.space
         self._obs_space = obs_space
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: self._workers[a].action_space for a in self.possible_agents}
+        # an agent owning one MultiDiscrete element gets a Discrete space (what PettingZoo and RL
+        # libraries expect); its action is sent as the one-element part
+        self._scalar = set()
+        self.action_spaces = {}
+        for a in self.possible_agents:
+            sp = self._workers[a].action_space
+            if _kind(sp) == "MultiDiscrete" and tuple(sp.shape) == (1,):
+                d = Discrete(int(sp.nvec[0]))
+                d.names = getattr(sp, "names", None)
+                d.name = d.names[0] if d.names else None
+                d.labels = (getattr(sp, "labels", None) or [None])[0]
+                sp = d
+                self._scalar.add(a)
+            self.action_spaces[a] = sp
         self.dims = {a: list(self._workers[a].dims) for a in self.possible_agents}
 
     def observation_space(self, agent):
@@ -172,7 +186,9 @@ class HwParallelEnv(_PZBase):
         for a in self.agents:  # check every part before sending any: a bad part would stall the barrier
             sp = self.action_spaces[a]
             wire = encode_action(sp, actions[a], "action of agent %r" % a)
-            if not sp.contains(np.asarray(actions[a])):
+            if a in self._scalar:
+                wire = encode_array(np.asarray([wire]), "int64")
+            if not sp.contains(actions[a] if a in self._scalar else np.asarray(actions[a])):
                 raise BadAction("BAD_ACTION", "action of agent %r: %r is outside %s" % (a, actions[a], _space_repr(sp)), "step")
             calls.append((self._workers[a].client, "step", {"session": self.session, "agent": a, "action": wire}))
         reps = request_all(calls)
