@@ -64,14 +64,34 @@ try:
     assert isinstance(venv.action_space, gymnasium.spaces.MultiDiscrete) and venv.action_space.shape == (3, 3)
     assert isinstance(lg.wrap(venv), gymnasium.vector.VectorWrapper)
     venv.close(); venv.close()
-    assert hwgym.register_envs(srv.endpoint, env_ids=["diag-v0"]) == ["hwgym/diag-v0"]
-    spec = gymnasium.envs.registration.registry["hwgym/diag-v0"]
-    assert spec.vector_entry_point == "hwgym.vector:make_vec"
+    # registered at import, without a server: every server env id, endpoint read when made
+    reg = gymnasium.envs.registration.registry
+    for eid in hwgym.ENV_IDS:
+        spec = reg["hwgym/" + eid]
+        assert spec.entry_point == "hwgym.env:make" and spec.kwargs == {"env_id": eid}, spec
+        assert spec.vector_entry_point == "hwgym.registry:_vector_entry"
+    import os
+    os.environ["HWGYM_ENDPOINT"] = srv.endpoint
     e = gymnasium.envs.registration.make_from_registry("hwgym/diag-v0", dims=3)
-    assert isinstance(e, hwgym.HwEnv) and e.config == {"dims": 3}
+    assert isinstance(e, hwgym.HwEnv) and e.config == {"dims": 3} and e.client.endpoint == srv.endpoint
     e.close()
+    from hwgym.registry import _vector_entry
+    v = _vector_entry(num_envs=2, env_id="diag-v0", endpoint=srv.endpoint, dims=3, autoreset_mode="same_step")
+    assert v.num_envs == 2 and v.metadata["autoreset_mode"] is gymnasium.vector.AutoresetMode.SAME_STEP
+    v.close()
+    assert hwgym.register_envs(srv.endpoint, env_ids=["diag-v0"]) == ["hwgym/diag-v0"]
+    assert reg["hwgym/diag-v0"].kwargs["endpoint"] == srv.endpoint
 finally:
     srv.close()
+print("OK")
+'''
+
+OLD_GYM = r'''
+try:
+    import hwgym
+    raise SystemExit("importing hwgym under Gymnasium 0.28 must fail")
+except ImportError as e:
+    assert "Gymnasium 0.29.x or 1.x" in str(e) and "0.28.1" in str(e) and "HWGYM_NO_GYMNASIUM" in str(e), e
 print("OK")
 '''
 
@@ -99,6 +119,15 @@ class TestGymnasiumPath(unittest.TestCase):
 
     def test_with_gymnasium(self):
         self.run_script(SCRIPT, [os.path.join(HERE, "fake_gymnasium")])
+
+    def test_unsupported_version_is_refused(self):
+        import tempfile
+        d = tempfile.mkdtemp(prefix="hwgym-oldgym-")
+        os.makedirs(os.path.join(d, "gymnasium", "spaces"))
+        with open(os.path.join(d, "gymnasium", "__init__.py"), "w") as f:
+            f.write('__version__ = "0.28.1"\n')
+        open(os.path.join(d, "gymnasium", "spaces", "__init__.py"), "w").close()
+        self.run_script(OLD_GYM, [d])
 
     def test_forced_fallback(self):
         self.run_script(FALLBACK, [os.path.join(HERE, "fake_gymnasium")], HWGYM_NO_GYMNASIUM="1")

@@ -33,3 +33,6 @@ class VectorWrapper(VectorEnv):
     def __init__(self, env):
         assert isinstance(env, VectorEnv)
         self.env = env
+
+    def close(self, **kwargs):
+        return self.env.close(**kwargs)
