@@ -60,7 +60,9 @@ class TestDeadServer(unittest.TestCase):
             vec = hwgym.make_vec("diag-v0", 2, endpoint=srv.endpoint, dims=2)
             srv.proc.send_signal(signal.SIGKILL)
             srv.proc.wait()
-            time.sleep(0.2)  # let the sockets see the disconnect
+            deadline = time.monotonic() + 10  # let the sockets see the disconnect
+            while any(e.client.connected() for e in envs + [vec]) and time.monotonic() < deadline:
+                time.sleep(0.05)
             t0 = time.monotonic()
             for e in envs + [vec]:
                 e.close()
