@@ -85,6 +85,12 @@ class TestSessions(ServerTestCase):
         del env, vec
         gc.collect()
         self.assertEqual(self.sessions(), base)
+        pz = hwgym.parallel_env("diag-v0", agents=2, endpoint=self.endpoint, dims=2)
+        ma = hwgym.make_multiagent("diag-v0", {"a": [0], "b": [1]}, endpoint=self.endpoint, dims=2)
+        self.assertEqual(self.sessions(), base + 2)
+        del pz, ma
+        gc.collect()
+        self.assertEqual(self.sessions(), base)
 
     def test_registry_ids_are_the_servers(self):
         with hwgym.Client(self.endpoint, timeout=10) as c:

@@ -11,9 +11,10 @@ BarrierTimeout naming the missing agents after the session's ``agent_timeout_ms`
 owns its own :class:`hwgym.Client` (a barrier blocks its socket until the others arrive).
 """
 
-from .client import DEFAULT_TIMEOUT, Client, _close_timeout, resolve_endpoint
-from .env import encode_action
-from .errors import HwgymError
+import weakref
+
+from .client import DEFAULT_TIMEOUT, Client, resolve_endpoint
+from .env import _finalize_session, encode_action
 from .spaces import space_from_json
 
 __all__ = ["MultiAgentSession", "MultiAgentWorker", "make_multiagent", "join"]
@@ -43,6 +44,7 @@ class MultiAgentSession:
             raise
         self._closed = False
         self.session = rep["session"]
+        self._finalizer = weakref.finalize(self, _finalize_session, self.client, self.session, self._own_client)
         self.action_space = space_from_json(rep["action_space"])
         self.observation_space = space_from_json(rep["observation_space"])
         self.agents = {}
@@ -56,16 +58,12 @@ class MultiAgentSession:
                                 timeout=self.timeout if timeout is None else timeout)
 
     def close(self):
+        """Close the session (and the client if this object made it); does not wait on a dead
+        server. A session object dropped without close() is closed by a finalizer."""
         if self._closed:
             return
         self._closed = True
-        try:
-            self.client.close_session(self.session, timeout=_close_timeout(self.client))
-        except HwgymError:
-            pass
-        finally:
-            if self._own_client:
-                self.client.close()
+        self._finalizer()
 
     def __enter__(self):
         return self

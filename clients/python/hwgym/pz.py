@@ -104,17 +104,12 @@ class HwParallelEnv(_PZBase):
         endpoint = resolve_endpoint(endpoint)
         self.metadata = dict(type(self).metadata, name="hwgym/%s" % env_id)
         self._closed = True
-        probe = Client(endpoint, timeout=timeout, connect_timeout=connect_timeout)
-        try:
+        with Client(endpoint, timeout=timeout, connect_timeout=connect_timeout) as probe:
             probe.hello()
             from .spaces import space_from_json
             full = space_from_json(probe.spaces(env=env_id, config=self.config)["action_space"])
-        except BaseException:
-            probe.close()
-            raise
         owner = MultiAgentSession(env_id, default_agents(full, agents), endpoint=endpoint, timeout=timeout,
-                                  config=self.config, agent_timeout_ms=agent_timeout_ms, client=probe)
-        owner._own_client = True
+                                  config=self.config, agent_timeout_ms=agent_timeout_ms)
         self._owner = owner
         self.session = owner.session
         workers = []
