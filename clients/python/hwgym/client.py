@@ -124,11 +124,18 @@ class Client:
             raise TransportError("IO", "cannot encode %s request: %s" % (op, e), op) from None
         deadline = None if tmo is None else time.monotonic() + tmo
         try:
-            wait = None if deadline is None else int(tmo * 1000) + 1
-            if not self._sock.poll(wait, zmq.POLLOUT):  # no live connection within the timeout
-                raise ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
-                                    % (op, self.endpoint, tmo), op)
-            self._sock.send(buf, copy=len(buf) < 65536)
+            while True:  # non-blocking send: the connection may drop between poll and send
+                wait = None if deadline is None else int(max(0.0, deadline - time.monotonic()) * 1000) + 1
+                if not self._sock.poll(wait, zmq.POLLOUT):  # no live connection within the timeout
+                    raise ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
+                                        % (op, self.endpoint, tmo), op)
+                try:
+                    self._sock.send(buf, zmq.NOBLOCK, copy=len(buf) < 65536)
+                    break
+                except zmq.Again:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
+                                            % (op, self.endpoint, tmo), op) from None
         except zmq.ZMQError as e:
             raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e), op) from None
         return op, rid, deadline, tmo
