@@ -10,6 +10,8 @@ CC ?= cc
 OPT ?= -O2
 SAN ?=
 PREFIX ?= /usr/local
+# extra flags for the pip install of the Python client in `make install` (e.g. --user, --no-deps)
+PIP_FLAGS ?=
 
 PKGS := libzmq msgpack sqlite3 jansson nlopt openblas lapacke yaml-0.1
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) gsl 2>/dev/null)
@@ -177,6 +179,7 @@ install: all
 	install -m 755 $(BINS) $(PREFIX)/bin
 	install -m 644 $(LIB_CLIENT) $(SO_CLIENT) $(PREFIX)/lib
 	install -m 644 clients/c/*.h protocol/*.h $(PREFIX)/include/hwgym
+	PIP_BREAK_SYSTEM_PACKAGES=1 $(PYTHON) -m pip install --no-build-isolation $(PIP_FLAGS) ./clients/python
 
 clean:
 	rm -rf build

@@ -430,8 +430,45 @@ static void op_reset_vector(task *t) {
         reply_error(t, &err);
         return;
     }
+    /* options.reset_mask (Gymnasium 1.x): N booleans; only the envs marked true are reset, the
+     * others keep their state and last obs (and answer an empty info). */
+    json_t *rm = opts ? json_object_get(opts, "reset_mask") : NULL;
+    if (rm) {
+        bool any = false;
+        if (!json_is_array(rm) || (int)json_array_size(rm) != s->num_envs) {
+            json_decref(opts);
+            reply_fail(t, HW_E_BAD_REQUEST, "options.reset_mask: expected a list of num_envs=%d booleans", s->num_envs);
+            return;
+        }
+        for (int i = 0; i < s->num_envs; i++) {
+            json_t *b = json_array_get(rm, (size_t)i);
+            if (!json_is_boolean(b)) {
+                json_decref(opts);
+                reply_fail(t, HW_E_BAD_REQUEST, "options.reset_mask[%d]: expected a boolean", i);
+                return;
+            }
+            any |= json_is_true(b);
+            if (!json_is_true(b) && !s->started[i]) {
+                json_decref(opts);
+                reply_fail(t, HW_E_BAD_STATE, "options.reset_mask[%d] is false but env %d has never been reset", i, i);
+                return;
+            }
+        }
+        if (!any) {
+            json_decref(opts);
+            reply_fail(t, HW_E_BAD_REQUEST, "options.reset_mask: no env selected (all false)");
+            return;
+        }
+        json_incref(rm);
+        json_object_del(opts, "reset_mask"); /* the envs see the other options only */
+    }
     hw_obs first = {0}, obs;
+    bool have_first = false;
     for (int i = 0; i < s->num_envs; i++) {
+        if (rm && !json_is_true(json_array_get(rm, (size_t)i))) {
+            s->infos[i] = json_object();
+            continue;
+        }
         uint64_t seed = base + (uint64_t)i;
         bool this_seeded = seeded;
         if (seeded && sd->type == MSGPACK_OBJECT_ARRAY) {
@@ -441,6 +478,7 @@ static void op_reset_vector(task *t) {
         s->infos[i] = json_object();
         if (s->fam->reset(s->envs[i], this_seeded ? &seed : NULL, opts, &obs, s->infos[i], &err) || stack_obs(s, i, &obs, &err)) {
             json_decref(opts);
+            json_decref(rm);
             reply_error(t, &err);
             for (int k = 0; k <= i; k++) {
                 json_decref(s->infos[k]);
@@ -448,11 +486,12 @@ static void op_reset_vector(task *t) {
             }
             return;
         }
-        if (i == 0) first = obs;
+        if (!have_first) first = obs, have_first = true;
         s->started[i] = true;
         s->needs_reset[i] = false;
     }
     json_decref(opts);
+    json_decref(rm);
     msgpack_packer pk = reply_begin(t, 2);
     hw_pack_cstr(&pk, "obs");
     pack_stacked_obs(&pk, s, &first);

@@ -64,14 +64,75 @@ try:
     assert isinstance(venv.action_space, gymnasium.spaces.MultiDiscrete) and venv.action_space.shape == (3, 3)
     assert isinstance(lg.wrap(venv), gymnasium.vector.VectorWrapper)
     venv.close(); venv.close()
-    assert hwgym.register_envs(srv.endpoint, env_ids=["diag-v0"]) == ["hwgym/diag-v0"]
-    spec = gymnasium.envs.registration.registry["hwgym/diag-v0"]
-    assert spec.vector_entry_point == "hwgym.vector:make_vec"
+    # registered at import, without a server: every server env id, endpoint read when made
+    reg = gymnasium.envs.registration.registry
+    for eid in hwgym.ENV_IDS:
+        spec = reg["hwgym/" + eid]
+        assert spec.entry_point == "hwgym.env:make" and spec.kwargs == {"env_id": eid}, spec
+        assert spec.vector_entry_point == "hwgym.registry:_vector_entry"
+    import os
+    os.environ["HWGYM_ENDPOINT"] = srv.endpoint
     e = gymnasium.envs.registration.make_from_registry("hwgym/diag-v0", dims=3)
-    assert isinstance(e, hwgym.HwEnv) and e.config == {"dims": 3}
+    assert isinstance(e, hwgym.HwEnv) and e.config == {"dims": 3} and e.client.endpoint == srv.endpoint
     e.close()
+    from hwgym.registry import _vector_entry
+    v = _vector_entry(num_envs=2, env_id="diag-v0", endpoint=srv.endpoint, dims=3, autoreset_mode="same_step")
+    assert v.num_envs == 2 and v.metadata["autoreset_mode"] is gymnasium.vector.AutoresetMode.SAME_STEP
+    v.close()
+    assert hwgym.register_envs(srv.endpoint, env_ids=["diag-v0"]) == ["hwgym/diag-v0"]
+    assert reg["hwgym/diag-v0"].kwargs["endpoint"] == srv.endpoint
 finally:
     srv.close()
+print("OK")
+'''
+
+V0_SCRIPT = r'''
+import numpy as np
+import gymnasium
+assert gymnasium.__version__.startswith("0.29") and not hasattr(gymnasium.vector, "VectorWrapper")
+import hwgym
+from hwgym._compat import GYM_V0
+from tests.python._support import ServerProcess
+assert GYM_V0 and hwgym.SAME_STEP == "SameStep"
+srv = ServerProcess()
+try:
+    z = np.zeros((2, 2), np.int64)
+    v = hwgym.make_vec("diag-v0", 2, endpoint=srv.endpoint, dims=2, episode_length=2)
+    assert v.metadata["autoreset_mode"] == "SameStep"  # 0.29's vector API autoresets in the same step
+    lg = hwgym.TrialLogger(__import__("tempfile").mktemp(suffix=".db"), agent="t", env="diag-v0", handle_sigterm=False)
+    w = lg.wrap(v)
+    assert isinstance(w, gymnasium.vector.VectorEnvWrapper)
+    first, _ = w.reset(seed=0)
+    w.step(z)
+    obs, r, te, tr, inf = w.step(z)
+    assert (te | tr).all()
+    assert inf["final_observation"].dtype == object and inf["_final_observation"].all(), inf
+    assert inf["final_observation"][0].shape == v.single_observation_space.shape
+    assert inf["final_info"][1]["t"] == 2, inf["final_info"]
+    obs, r, te, tr, inf = w.step(z)  # the reset happened in the previous step: a real step
+    assert inf["t"].tolist() == [1, 1] and "autoreset" not in inf, inf
+    lg.close()
+    try:
+        hwgym.make_vec("diag-v0", 2, endpoint=srv.endpoint, autoreset_mode="next_step")
+        raise SystemExit("NEXT_STEP must be refused under 0.29")
+    except ValueError as e:
+        assert "1.0" in str(e)
+    spec = gymnasium.envs.registration.registry["hwgym/diag-v0"]
+    v2 = spec.vector_entry_point(num_envs=2, max_episode_steps=None, endpoint=srv.endpoint, dims=2)  # make_vec(custom)
+    assert v2.env_id == "diag-v0" and v2.num_envs == 2
+    v2.close()
+    w.close()
+finally:
+    srv.stop()
+print("OK")
+'''
+
+OLD_GYM = r'''
+try:
+    import hwgym
+    raise SystemExit("importing hwgym under Gymnasium 0.28 must fail")
+except ImportError as e:
+    assert "Gymnasium 0.29.x or 1.x" in str(e) and "0.28.1" in str(e) and "HWGYM_NO_GYMNASIUM" in str(e), e
 print("OK")
 '''
 
@@ -99,6 +160,22 @@ class TestGymnasiumPath(unittest.TestCase):
 
     def test_with_gymnasium(self):
         self.run_script(SCRIPT, [os.path.join(HERE, "fake_gymnasium")])
+
+    def test_gymnasium_029_vector_api(self):
+        from ._support import server_binary
+        path, why = server_binary()
+        if path is None:
+            self.skipTest(why)
+        self.run_script(V0_SCRIPT, [os.path.join(HERE, "fake_gymnasium")], FAKE_GYMNASIUM_VERSION="0.29.1")
+
+    def test_unsupported_version_is_refused(self):
+        import tempfile
+        d = tempfile.mkdtemp(prefix="hwgym-oldgym-")
+        os.makedirs(os.path.join(d, "gymnasium", "spaces"))
+        with open(os.path.join(d, "gymnasium", "__init__.py"), "w") as f:
+            f.write('__version__ = "0.28.1"\n')
+        open(os.path.join(d, "gymnasium", "spaces", "__init__.py"), "w").close()
+        self.run_script(OLD_GYM, [d])
 
     def test_forced_fallback(self):
         self.run_script(FALLBACK, [os.path.join(HERE, "fake_gymnasium")], HWGYM_NO_GYMNASIUM="1")

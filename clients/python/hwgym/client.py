@@ -11,14 +11,36 @@ import time
 
 import zmq
 
-from . import __version__
-from .errors import ClientTimeout, HwgymError, TransportError, UnsupportedVersion
+from ._version import __version__
+from .errors import ClientTimeout, HwgymError, NoServer, TransportError, UnsupportedVersion
 from .wire import PROTOCOL_VERSION, from_wire, pack, unpack
 
-__all__ = ["Client", "DEFAULT_ENDPOINT", "DEFAULT_TIMEOUT"]
+__all__ = ["Client", "DEFAULT_ENDPOINT", "DEFAULT_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "resolve_endpoint"]
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
 DEFAULT_TIMEOUT = 30.0
+#: How long the first request (hello) waits for a server to accept the connection and answer.
+DEFAULT_CONNECT_TIMEOUT = 2.0
+#: How long closing a session waits for the server's reply (only while a connection is up).
+CLOSE_TIMEOUT = 1.0
+
+
+def resolve_endpoint(endpoint=None):
+    """``endpoint``, else ``$HWGYM_ENDPOINT``, else DEFAULT_ENDPOINT."""
+    return endpoint or os.environ.get("HWGYM_ENDPOINT") or DEFAULT_ENDPOINT
+
+
+def _connect_timeout(value):
+    if value is not None:
+        return float(value)
+    env = os.environ.get("HWGYM_CONNECT_TIMEOUT")
+    return float(env) if env else DEFAULT_CONNECT_TIMEOUT
+
+
+def no_server_message(endpoint, waited):
+    return ("no hwgym-server answers at %s (waited %.3g s). Start one with `hwgym-server --bind %s` "
+            "(built as build/bin/hwgym-server by `make`), or point the client at a running one with "
+            "endpoint=... or HWGYM_ENDPOINT." % (endpoint, waited, endpoint))
 
 
 def _opt(d, **kw):
@@ -32,15 +54,20 @@ class Client:
     """A connection to one hwgym-server.
 
     ``timeout`` (seconds) bounds every request unless the call gives its own ``timeout=``; a request
-    without a reply in time raises :class:`hwgym.errors.ClientTimeout` (code ``"IO"``).  Replies
+    without a reply in time raises :class:`hwgym.errors.ClientTimeout` (code ``"IO"``).
+    ``connect_timeout`` (default 2 s, or ``$HWGYM_CONNECT_TIMEOUT``) bounds :meth:`hello`: with
+    nothing answering at ``endpoint`` it raises :class:`hwgym.errors.NoServer` saying so.
+    ``endpoint`` defaults to ``$HWGYM_ENDPOINT``, else ``tcp://127.0.0.1:5555``.  Replies
     whose ``id`` does not match the request (e.g. late replies to timed-out requests) are dropped.
     Errors the server reports are raised as :class:`hwgym.HwgymError` subclasses.
     """
 
-    def __init__(self, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, context=None,
-                 client_name=None, version=PROTOCOL_VERSION):
+    def __init__(self, endpoint=None, timeout=DEFAULT_TIMEOUT, context=None,
+                 client_name=None, version=PROTOCOL_VERSION, connect_timeout=None):
+        endpoint = resolve_endpoint(endpoint)
         self.endpoint = endpoint
         self.timeout = float(timeout) if timeout is not None else None
+        self.connect_timeout = _connect_timeout(connect_timeout)
         self.client_name = client_name or "hwgym-python/%s" % __version__
         self.version = int(version)
         self._ctx = context or zmq.Context.instance()
@@ -51,6 +78,9 @@ class Client:
         self._pid = os.getpid()
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
+        # Queue messages only to live connections: a send then waits (bounded below) for a server
+        # instead of piling up for nobody, and a dead server is seen at once (close() does not wait).
+        self._sock.setsockopt(zmq.IMMEDIATE, 1)
         server_key = os.environ.get("HWGYM_CURVE_SERVERKEY")
         if server_key:  # the server runs with --curve-secret (PROTOCOL.md, "Security")
             pub = os.environ.get("HWGYM_CURVE_PUBLICKEY")
@@ -71,41 +101,63 @@ class Client:
     def request(self, op, timeout=None, **fields):
         """Send ``{"op": op, "v": 1, "id": n, **fields}`` (``None`` fields are left out) and return
         the reply map with wire arrays decoded to numpy; raise HwgymError on an error reply."""
+        with self._lock:
+            pending = self._send(op, timeout, fields)
+            rep = self._recv(pending)
+        return _result(rep, op)
+
+    def _send(self, op, timeout, fields):
+        """(lock held) Encode and send one request; returns what _recv needs."""
         msg = _opt({}, **fields)
         msg["op"] = op
         msg["v"] = self.version
         tmo = self.timeout if timeout is None else timeout
-        with self._lock:
-            if self._closed:
-                raise TransportError("IO", "client is closed", op)
-            if os.getpid() != self._pid:  # ZeroMQ sockets do not survive fork()
-                raise TransportError("IO", "this Client was created in process %d; make a new one after fork()" % self._pid, op)
-            rid = next(self._ids)
-            msg["id"] = rid
-            try:
-                buf = pack(msg)
-            except (TypeError, ValueError, OverflowError) as e:
-                raise TransportError("IO", "cannot encode %s request: %s" % (op, e), op) from None
-            deadline = None if tmo is None else time.monotonic() + tmo
-            try:
-                self._sock.send(buf, copy=len(buf) < 65536)
-                while True:
-                    wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    if not self._sock.poll(None if wait is None else int(wait * 1000) + 1, zmq.POLLIN):
-                        raise ClientTimeout("IO", "no reply to %r from %s within %.3g s" % (op, self.endpoint, tmo), op)
-                    frames = self._sock.recv_multipart(copy=True)
-                    try:
-                        rep = unpack(frames[-1])
-                    except Exception:  # garbage on the wire: not ours, drop it
-                        continue
-                    if not isinstance(rep, dict) or rep.get("id") != rid:
-                        continue  # a stale reply to an earlier (timed-out) request
+        if self._closed:
+            raise TransportError("IO", "client is closed", op)
+        if os.getpid() != self._pid:  # ZeroMQ sockets do not survive fork()
+            raise TransportError("IO", "this Client was created in process %d; make a new one after fork()" % self._pid, op)
+        rid = next(self._ids)
+        msg["id"] = rid
+        try:
+            buf = pack(msg)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise TransportError("IO", "cannot encode %s request: %s" % (op, e), op) from None
+        deadline = None if tmo is None else time.monotonic() + tmo
+        try:
+            while True:  # non-blocking send: the connection may drop between poll and send
+                wait = None if deadline is None else int(max(0.0, deadline - time.monotonic()) * 1000) + 1
+                if not self._sock.poll(wait, zmq.POLLOUT):  # no live connection within the timeout
+                    raise ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
+                                        % (op, self.endpoint, tmo), op)
+                try:
+                    self._sock.send(buf, zmq.NOBLOCK, copy=len(buf) < 65536)
                     break
-            except zmq.ZMQError as e:
-                raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e), op) from None
-        if not rep.get("ok", False):
-            raise HwgymError.from_wire(rep.get("error"), op)
-        return from_wire(rep)
+                except zmq.Again:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
+                                            % (op, self.endpoint, tmo), op) from None
+        except zmq.ZMQError as e:
+            raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e), op) from None
+        return op, rid, deadline, tmo
+
+    def _recv(self, pending):
+        """(lock held) Wait for the reply to a request sent by _send; returns the raw reply map."""
+        op, rid, deadline, tmo = pending
+        try:
+            while True:
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not self._sock.poll(None if wait is None else int(wait * 1000) + 1, zmq.POLLIN):
+                    raise ClientTimeout("IO", "no reply to %r from %s within %.3g s" % (op, self.endpoint, tmo), op)
+                frames = self._sock.recv_multipart(copy=True)
+                try:
+                    rep = unpack(frames[-1])
+                except Exception:  # garbage on the wire: not ours, drop it
+                    continue
+                if not isinstance(rep, dict) or rep.get("id") != rid:
+                    continue  # a stale reply to an earlier (timed-out) request
+                return rep
+        except zmq.ZMQError as e:
+            raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e), op) from None
 
     def close(self):
         """Close the socket (idempotent). Sessions on the server are not closed: use close_session."""
@@ -129,9 +181,26 @@ class Client:
         return "Client(%r%s)" % (self.endpoint, ", closed" if self._closed else "")
 
     # -- ops ----------------------------------------------------------------------------------
+    def connected(self, wait=0.0):
+        """True when a connection to a server is up (waiting up to ``wait`` seconds for one)."""
+        with self._lock:
+            if self._closed or os.getpid() != self._pid:
+                return False
+            try:
+                return bool(self._sock.poll(int(wait * 1000), zmq.POLLOUT))
+            except zmq.ZMQError:
+                return False
+
     def hello(self, timeout=None):
-        """Version handshake. Raises UnsupportedVersion when the server does not speak ours."""
-        rep = self.request("hello", timeout=timeout, client=self.client_name)
+        """Version handshake. Raises UnsupportedVersion when the server does not speak ours, and
+        :class:`hwgym.errors.NoServer` when nothing answers within ``timeout`` (default: the
+        client's ``connect_timeout``, at most its ``timeout``)."""
+        if timeout is None:
+            timeout = self.connect_timeout if self.timeout is None else min(self.connect_timeout, self.timeout)
+        try:
+            rep = self.request("hello", timeout=timeout, client=self.client_name)
+        except ClientTimeout:
+            raise NoServer("IO", no_server_message(self.endpoint, timeout), "hello") from None
         protos = rep.get("protocols", [rep.get("protocol")])
         if self.version not in protos:
             raise UnsupportedVersion("UNSUPPORTED_VERSION", "client speaks protocol %d, server speaks %s"
@@ -191,6 +260,15 @@ class Client:
         """The ``close`` op."""
         self.request("close", timeout=timeout, session=session)
 
+    def close_session_quietly(self, session):
+        """Close ``session`` without raising and without waiting on a dead server: when no
+        connection is up nothing is sent; otherwise the reply is awaited for at most 1 s."""
+        try:
+            if self.connected():
+                self.close_session(session, timeout=_close_timeout(self))
+        except HwgymError:
+            pass  # already gone (reaped, server down): nothing left to release
+
     def join(self, session, agent):
         return self.request("join", session=session, agent=agent)
 
@@ -198,6 +276,47 @@ class Client:
         return self.request("stats")
 
 
+def _result(rep, op):
+    if not rep.get("ok", False):
+        raise HwgymError.from_wire(rep.get("error"), op)
+    return from_wire(rep)
+
+
+def request_all(calls, timeout=None):
+    """Send one request on each of several clients, then collect every reply: ``calls`` is a list
+    of ``(client, op, fields)``; returns the replies in order.  Used for multi-agent barriers,
+    where each agent's request only completes once all are in (so they must all be sent first).
+    When some fail, the first error is raised after every reply (or timeout) has been collected."""
+    clients = [c for c, _, _ in calls]
+    if len(set(map(id, clients))) != len(clients):
+        raise ValueError("request_all needs a distinct client per call")
+    for c in clients:
+        c._lock.acquire()
+    try:
+        pending, out, first_err = [], [], None
+        for c, op, fields in calls:
+            try:
+                pending.append(c._send(op, timeout, fields))
+            except HwgymError as e:
+                pending.append(None)
+                first_err = first_err or e
+        for c, p in zip(clients, pending):
+            if p is None:
+                out.append(None)
+                continue
+            try:
+                out.append(_result(c._recv(p), p[0]))
+            except HwgymError as e:
+                out.append(None)
+                first_err = first_err or e
+        if first_err is not None:
+            raise first_err
+        return out
+    finally:
+        for c in clients:
+            c._lock.release()
+
+
 def _close_timeout(client):
     """Closing a session should not hang on a dead server for the full request timeout."""
-    return 5.0 if client.timeout is None else min(5.0, client.timeout)
+    return CLOSE_TIMEOUT if client.timeout is None else min(CLOSE_TIMEOUT, client.timeout)

@@ -1,16 +1,19 @@
 """HwEnv: one server session behind the Gymnasium Env API (a gymnasium.Env when importable)."""
 
 import dataclasses
+import weakref
 
 import numpy as np
 
 from ._compat import HAVE_GYMNASIUM, gymnasium
-from .client import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT, Client, _close_timeout
-from .errors import HwgymError
+from .client import DEFAULT_TIMEOUT, Client
+from .errors import BadAction, BadRequest
 from .spaces import _kind, space_from_json
 from .wire import encode_array
 
-__all__ = ["HwEnv", "make", "EnvSpec", "encode_action", "register_envs"]
+__all__ = ["HwEnv", "make", "EnvSpec", "encode_action", "check_seed"]
+
+SEED_MAX = 2 ** 64 - 1
 
 if HAVE_GYMNASIUM:
     from gymnasium.envs.registration import EnvSpec
@@ -102,22 +105,82 @@ def _np_random_for(seed):
     return _local_np_random(seed)
 
 
-def encode_action(space, action):
+def check_seed(seed, what="seed"):
+    """``seed`` as a Python int, or a BadRequest (a ValueError) saying seeds are 0..2**64-1."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise BadRequest("BAD_REQUEST", "%s must be an integer in 0..2**64-1 or None, got %r (%s)"
+                         % (what, seed, type(seed).__name__), "reset")
+    v = int(seed)
+    if not 0 <= v <= SEED_MAX:
+        raise BadRequest("BAD_REQUEST", "%s must be an integer in 0..2**64-1, got %d" % (what, v), "reset")
+    return v
+
+
+def _space_repr(space):
+    k = _kind(space)
+    if k == "Discrete":
+        return "Discrete(%d)" % int(space.n)
+    if k == "MultiDiscrete":
+        return "MultiDiscrete(%s)" % np.asarray(space.nvec).tolist() if np.size(space.nvec) <= 12 else \
+            "MultiDiscrete of shape %s" % (tuple(space.shape),)
+    return "%s of shape %s" % (k, tuple(space.shape))
+
+
+def _bad(space, what, msg):
+    return BadAction("BAD_ACTION", "%s for %s: %s" % (what, _space_repr(space), msg), "step")
+
+
+def encode_action(space, action, what="action"):
     """An action (int, list, numpy array, or dict for Dict spaces) -> its wire form for ``space``.
-    Integral values for integer spaces travel as int64; anything else is sent as given so that the
-    server can name what is wrong with it."""
+
+    Shapes and kinds are checked here (raising :class:`hwgym.BadAction`, a ValueError, that names
+    the expected shape): a Discrete action is one integer (not a bool, not ``[3]``), integer spaces
+    take integer arrays of exactly the space's shape, Box takes numbers of its shape.  Ranges are
+    checked by the server.  Integer values travel as int64."""
     kind = _kind(space)
     if kind == "Dict":
-        return {k: encode_action(space.spaces[k], action[k]) for k in action}
-    if kind == "Discrete" and np.ndim(action) == 0 and isinstance(action, (int, np.integer)) \
-            and not isinstance(action, (bool, np.bool_)):
-        return int(action)
-    a = np.asarray(action)
-    if kind in ("Discrete", "MultiDiscrete", "MultiBinary") and a.dtype.kind in "iub":
+        if not hasattr(action, "keys") or set(action.keys()) != set(space.spaces):
+            raise _bad(space, what, "expected a dict with the keys %s, got %r" % (sorted(space.spaces), action))
+        return {k: encode_action(space.spaces[k], action[k], "%s[%r]" % (what, k)) for k in action}
+    if kind == "Discrete":
+        if isinstance(action, (bool, np.bool_)):
+            raise _bad(space, what, "expected one integer, got the bool %r" % (action,))
+        if isinstance(action, (int, np.integer)):
+            return int(action)
+        a = np.asarray(action) if not isinstance(action, (str, bytes)) else None
+        if a is not None and a.shape == () and a.dtype.kind in "iu":
+            return int(a)
+        desc = "an array of shape %s and dtype %s" % (a.shape, a.dtype) if a is not None else repr(action)
+        raise _bad(space, what, "expected one integer (shape ()), got %s" % desc)
+    try:
+        a = np.asarray(action)
+    except (ValueError, TypeError) as e:
+        raise _bad(space, what, "not an array (%s)" % e) from None
+    shape = tuple(space.shape)
+    if a.shape != shape:
+        raise _bad(space, what, "expected shape %s, got shape %s" % (shape, a.shape))
+    if kind in ("MultiDiscrete", "MultiBinary"):
+        if a.dtype.kind == "b" and kind == "MultiBinary":
+            return encode_array(a, "int64")
+        if a.dtype.kind not in "iu":
+            raise _bad(space, what, "expected integers, got dtype %s" % a.dtype)
         return encode_array(a, "int64")
-    if kind == "Box" and a.dtype.kind in "iub":
+    if a.dtype.kind not in "iuf":  # Box
+        raise _bad(space, what, "expected numbers, got dtype %s" % a.dtype)
+    if a.dtype.kind in "iu":
         return encode_array(a, "float64")
     return encode_array(a)
+
+
+def _finalize_session(client, session, own_client):
+    """Close a session whose env was dropped without close() (weakref finalizer; must not hold the env)."""
+    try:
+        client.close_session_quietly(session)
+    finally:
+        if own_client:
+            client.close()
 
 
 class HwEnv(_EnvBase):
@@ -126,11 +189,13 @@ class HwEnv(_EnvBase):
     metadata = {"render_modes": []}
     render_mode = None
 
-    def __init__(self, env_id, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, config=None, client=None):
+    def __init__(self, env_id, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None, client=None,
+                 connect_timeout=None, normalize_obs=False):
         self.env_id = env_id
         self.config = dict(config or {})
+        self._closed = True
         self._own_client = client is None
-        self.client = client if client is not None else Client(endpoint, timeout=timeout)
+        self.client = client if client is not None else Client(endpoint, timeout=timeout, connect_timeout=connect_timeout)
         self.session = None
         try:
             self.client.ensure_hello()
@@ -140,37 +205,45 @@ class HwEnv(_EnvBase):
                 self.client.close()
             raise
         self.session = rep["session"]
+        self._finalizer = weakref.finalize(self, _finalize_session, self.client, self.session, self._own_client)
+        self._closed = False
         self.kind = rep.get("kind", "single")
         self.action_space = space_from_json(rep["action_space"])
         self.observation_space = space_from_json(rep["observation_space"])
-        self.spec = EnvSpec(id=env_id, entry_point="hwgym:make",
-                            kwargs=dict(self.config, env_id=env_id, endpoint=self.client.endpoint))
-        self._closed = False
+        self._obs_t = None
+        if normalize_obs:
+            from .obs import LogScale
+            self._obs_t = LogScale(self.observation_space)
+            self.observation_space = self._obs_t.space
+        kw = dict(self.config, env_id=env_id, endpoint=self.client.endpoint)
+        if normalize_obs:
+            kw["normalize_obs"] = True
+        self.spec = EnvSpec(id=env_id, entry_point="hwgym:make", kwargs=kw)
+
+    def _obs(self, obs):
+        return obs if self._obs_t is None else self._obs_t(obs)
 
     # -- Gymnasium API --------------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
         """Reset the episode: returns ``(obs, info)``. ``seed`` also seeds ``np_random``."""
+        seed = check_seed(seed)
         super().reset(seed=seed)
-        rep = self.client.reset(self.session, seed=None if seed is None else int(seed), options=options)
-        return rep["obs"], rep.get("info", {})
+        rep = self.client.reset(self.session, seed=seed, options=options)
+        return self._obs(rep["obs"]), rep.get("info", {})
 
     def step(self, action):
         """Returns ``(obs, reward, terminated, truncated, info)``."""
         rep = self.client.step(self.session, encode_action(self.action_space, action))
-        return rep["obs"], float(rep["reward"]), bool(rep["terminated"]), bool(rep["truncated"]), rep.get("info", {})
+        return (self._obs(rep["obs"]), float(rep["reward"]), bool(rep["terminated"]), bool(rep["truncated"]),
+                rep.get("info", {}))
 
     def close(self):
-        """Close the session and (if this env made it) the client. Safe to call more than once."""
+        """Close the session and (if this env made it) the client. Safe to call more than once; does
+        not wait on a dead server.  An env dropped without close() is closed by a finalizer."""
         if getattr(self, "_closed", True):
             return
         self._closed = True
-        try:
-            self.client.close_session(self.session, timeout=_close_timeout(self.client))
-        except HwgymError:
-            pass  # already gone (reaped, server down): nothing left to release
-        finally:
-            if self._own_client:
-                self.client.close()
+        self._finalizer()
 
     @property
     def closed(self):
@@ -211,32 +284,20 @@ def _points(points):
     return [_point(p) for p in points]
 
 
-def make(env_id, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, *, config=None, client=None, **kwargs):
-    """Open a session of ``env_id`` on the server at ``endpoint``.
+def make(env_id, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, client=None, connect_timeout=None,
+         normalize_obs=False, render_mode=None, **kwargs):
+    """Open a session of ``env_id`` on the server at ``endpoint`` (default ``$HWGYM_ENDPOINT``,
+    else ``tcp://127.0.0.1:5555``).
 
     The env config is ``config`` (a dict) updated with the other keyword arguments, e.g.
-    ``hwgym.make("diag-v0", dims=3, episode_length=8)``.  ``timeout`` bounds every request (s).
+    ``hwgym.make("diag-v0", dims=3, episode_length=8)``.  ``timeout`` bounds every request (s);
+    ``connect_timeout`` (default 2 s) bounds the wait for a server to answer at all.
+    ``normalize_obs=True`` maps Box observations through sign(x)*log1p(|x|) (see hwgym.obs).
     Pass ``client=`` to share one :class:`hwgym.Client` between envs.
     """
+    if render_mode is not None:
+        raise ValueError("hwgym envs do not render (render_mode=%r); their state is in obs and info" % (render_mode,))
     cfg = dict(config or {})
     cfg.update(kwargs)
-    return HwEnv(env_id, endpoint=endpoint, timeout=timeout, config=cfg, client=client)
-
-
-def register_envs(endpoint=DEFAULT_ENDPOINT, env_ids=None, namespace="hwgym", timeout=DEFAULT_TIMEOUT):
-    """Register the server's envs in Gymnasium's registry as ``"<namespace>/<id>"`` so that
-    ``gymnasium.make("hwgym/diag-v0", dims=3)`` and ``gymnasium.make_vec(..., vectorization_mode=
-    "vector_entry_point")`` open sessions on ``endpoint``.  ``env_ids`` defaults to every env the
-    server lists.  Returns the registered ids.  Needs Gymnasium."""
-    if not HAVE_GYMNASIUM:
-        raise RuntimeError("register_envs needs gymnasium; use hwgym.make without it")
-    if env_ids is None:
-        with Client(endpoint, timeout=timeout) as c:
-            env_ids = [e["id"] for e in c.envs()]
-    out = []
-    for eid in env_ids:
-        gid = "%s/%s" % (namespace, eid) if namespace else eid
-        gymnasium.register(id=gid, entry_point="hwgym.env:make", vector_entry_point="hwgym.vector:make_vec",
-                           kwargs={"env_id": eid, "endpoint": endpoint, "timeout": timeout})
-        out.append(gid)
-    return out
+    return HwEnv(env_id, endpoint=endpoint, timeout=timeout, config=cfg, client=client,
+                 connect_timeout=connect_timeout, normalize_obs=normalize_obs)

@@ -11,7 +11,7 @@ __all__ = [
     "HwgymError", "BadRequest", "UnsupportedVersion", "UnknownOp", "UnknownSession", "UnknownEnv",
     "BadConfig", "BadAction", "BadState", "LimitExceeded", "BarrierTimeout", "NotSupported",
     "UnknownAgent", "UnknownSnapshot", "Superseded", "ShuttingDown", "InternalError",
-    "TransportError", "ClientTimeout", "error_class", "ERROR_CODES",
+    "TransportError", "ClientTimeout", "NoServer", "error_class", "ERROR_CODES",
 ]
 
 _BY_CODE = {}
@@ -56,7 +56,7 @@ def _register(code, name, doc, bases=()):
     return cls
 
 
-BadRequest = _register("BAD_REQUEST", "BadRequest", "Malformed request (the message names the field).")
+BadRequest = _register("BAD_REQUEST", "BadRequest", "Malformed request (the message names the field).", (ValueError,))
 UnsupportedVersion = _register("UNSUPPORTED_VERSION", "UnsupportedVersion", "Protocol version not spoken by the peer.")
 UnknownOp = _register("UNKNOWN_OP", "UnknownOp", "The op names no operation.")
 UnknownSession = _register("UNKNOWN_SESSION", "UnknownSession", "Session token unknown, closed or reaped.")
@@ -77,6 +77,13 @@ TransportError = _register("IO", "TransportError", "Client side: transport failu
 
 class ClientTimeout(TransportError, TimeoutError):
     """Client side: no reply within the request's timeout (code ``"IO"``)."""
+
+    code = "IO"
+
+
+class NoServer(ClientTimeout, ConnectionError):
+    """Client side: nothing answered the first request (hello) at the endpoint within the connect
+    timeout (code ``"IO"``); the message says how to start a server."""
 
     code = "IO"
 

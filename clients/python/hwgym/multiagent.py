@@ -11,9 +11,10 @@ BarrierTimeout naming the missing agents after the session's ``agent_timeout_ms`
 owns its own :class:`hwgym.Client` (a barrier blocks its socket until the others arrive).
 """
 
-from .client import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT, Client, _close_timeout
-from .env import encode_action
-from .errors import HwgymError
+import weakref
+
+from .client import DEFAULT_TIMEOUT, Client, resolve_endpoint
+from .env import _finalize_session, encode_action
 from .spaces import space_from_json
 
 __all__ = ["MultiAgentSession", "MultiAgentWorker", "make_multiagent", "join"]
@@ -22,13 +23,13 @@ __all__ = ["MultiAgentSession", "MultiAgentWorker", "make_multiagent", "join"]
 class MultiAgentSession:
     """The owner's handle of a multi-agent session (create with :func:`make_multiagent`)."""
 
-    def __init__(self, env_id, agents, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, config=None,
+    def __init__(self, env_id, agents, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None,
                  agent_timeout_ms=None, client=None):
         if isinstance(agents, dict):
             agents = [{"name": k, "dims": list(v)} for k, v in agents.items()]
         self.env_id = env_id
         self.config = dict(config or {})
-        self.endpoint = endpoint
+        self.endpoint = endpoint = resolve_endpoint(endpoint)
         self.timeout = timeout
         self._own_client = client is None
         self.client = client if client is not None else Client(endpoint, timeout=timeout)
@@ -43,6 +44,7 @@ class MultiAgentSession:
             raise
         self._closed = False
         self.session = rep["session"]
+        self._finalizer = weakref.finalize(self, _finalize_session, self.client, self.session, self._own_client)
         self.action_space = space_from_json(rep["action_space"])
         self.observation_space = space_from_json(rep["observation_space"])
         self.agents = {}
@@ -56,16 +58,12 @@ class MultiAgentSession:
                                 timeout=self.timeout if timeout is None else timeout)
 
     def close(self):
+        """Close the session (and the client if this object made it); does not wait on a dead
+        server. A session object dropped without close() is closed by a finalizer."""
         if self._closed:
             return
         self._closed = True
-        try:
-            self.client.close_session(self.session, timeout=_close_timeout(self.client))
-        except HwgymError:
-            pass
-        finally:
-            if self._own_client:
-                self.client.close()
+        self._finalizer()
 
     def __enter__(self):
         return self
@@ -77,7 +75,7 @@ class MultiAgentSession:
 class MultiAgentWorker:
     """One agent's part of a multi-agent session (create with :func:`join`)."""
 
-    def __init__(self, session, agent, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, client=None):
+    def __init__(self, session, agent, endpoint=None, timeout=DEFAULT_TIMEOUT, client=None):
         self.session = session
         self.agent = agent
         self._own_client = client is None
@@ -127,7 +125,7 @@ class MultiAgentWorker:
         return "<MultiAgentWorker %s dims=%s session=%s>" % (self.agent, self.dims, self.session[:8])
 
 
-def make_multiagent(env_id, agents, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_TIMEOUT, *, agent_timeout_ms=None,
+def make_multiagent(env_id, agents, endpoint=None, timeout=DEFAULT_TIMEOUT, *, agent_timeout_ms=None,
                     config=None, client=None, **kwargs):
     """Create a multi-agent session. ``agents`` is ``{"name": [dims...]}`` or a list of
     ``{"name", "dims"}``; the dims must partition the action elements."""
@@ -137,6 +135,6 @@ def make_multiagent(env_id, agents, endpoint=DEFAULT_ENDPOINT, timeout=DEFAULT_T
                              agent_timeout_ms=agent_timeout_ms, client=client)
 
 
-def join(session, agent, endpoint=DEFAULT_ENDPOINT, timeout=60.0, client=None):
+def join(session, agent, endpoint=None, timeout=60.0, client=None):
     """Join ``session`` (its token) as ``agent``; returns a :class:`MultiAgentWorker`."""
     return MultiAgentWorker(session, agent, endpoint=endpoint, timeout=timeout, client=client)

@@ -414,9 +414,10 @@ def space_from_json(j):
     elif t == "Box":
         dt = np.dtype(j.get("dtype", "float32"))
         shape = tuple(int(d) for d in j["shape"])
-        bdt = dt if dt.kind in "iu" else np.float64
-        lo = np.array([_bound(v, dt) for v in j["low"]], dtype=bdt).reshape(shape)
-        hi = np.array([_bound(v, dt) for v in j["high"]], dtype=bdt).reshape(shape)
+        # bounds built in the declared dtype (float64 bounds for a float32 Box make Gymnasium warn
+        # "precision lowered"); _bound maps values beyond the dtype's range to ±inf / its limits
+        lo = np.array([_bound(v, dt) for v in j["low"]], dtype=dt).reshape(shape)
+        hi = np.array([_bound(v, dt) for v in j["high"]], dtype=dt).reshape(shape)
         s = Box(lo, hi, shape=shape, dtype=dt)
     elif t == "MultiBinary":
         s = MultiBinary(int(j["n"]))

@@ -339,7 +339,8 @@ class _LocalWrapBase:
 if HAVE_GYMNASIUM:
     import gymnasium.vector
     _WrapBase = gymnasium.Wrapper
-    _VecWrapBase = gymnasium.vector.VectorWrapper
+    # 1.x: VectorWrapper; 0.29: VectorEnvWrapper (same role)
+    _VecWrapBase = getattr(gymnasium.vector, "VectorWrapper", None) or gymnasium.vector.VectorEnvWrapper
 else:
     _WrapBase = _VecWrapBase = _LocalWrapBase
 
@@ -396,17 +397,32 @@ class TrialLogVectorWrapper(_VecWrapBase):
         self._ended[:] = False
         return obs, info
 
+    def _same_step(self):
+        mode = getattr(self.env, "metadata", None) or {}
+        mode = mode.get("autoreset_mode") if isinstance(mode, dict) else None
+        return getattr(mode, "value", mode) == "SameStep"
+
     def step(self, actions):
         obs, rew, term, trunc, info = self.env.step(actions)
         n = self._n
+        same = self._same_step()  # same-step autoreset: every step is a trial; obs of ended envs is the reset one
         for i in range(n):
-            if self._ended[i]:
+            if self._ended[i] and not same:
                 self.logger.begin_episode(None, self._w(i))
                 continue
             o = {k: v[i] for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
             inf = {k: v[i] for k, v in info.items()
                    if not k.startswith("_") and not isinstance(v, dict) and info.get("_" + k, np.ones(n, bool))[i]}
             a = {k: v[i] for k, v in actions.items()} if isinstance(actions, dict) else np.asarray(actions)[i]
+            if same and (term[i] or trunc[i]):  # log the final obs / info, not the reset ones
+                if "final_obs" in info:
+                    o, fi = info["final_obs"][i], info.get("final_info", {})
+                    inf = {k: v[i] for k, v in fi.items() if not k.startswith("_") and not isinstance(v, dict)
+                           and fi.get("_" + k, np.ones(n, bool))[i]}
+                elif "final_observation" in info:
+                    o, inf = info["final_observation"][i], dict(info["final_info"][i] or {})
             self.logger.log_step(a, o, rew[i], term[i], trunc[i], inf, worker=self._w(i))
+            if same and (term[i] or trunc[i]):
+                self.logger.begin_episode(None, self._w(i))
         self._ended = np.asarray(term, dtype=bool) | np.asarray(trunc, dtype=bool)
         return obs, rew, term, trunc, info

@@ -4,6 +4,8 @@ where the real package is not installed."""
 from .core import Env, Wrapper  # noqa: F401
 from . import spaces, vector, utils, envs  # noqa: F401
 
-__version__ = "1.1.0-fake"
+import os as _os
+# FAKE_GYMNASIUM_VERSION=0.29.1 makes the stub look like 0.29 (no VectorWrapper / AutoresetMode)
+__version__ = _os.environ.get("FAKE_GYMNASIUM_VERSION", "1.1.0-fake")
 FAKE = True
 from .envs.registration import register, registry  # noqa: E402,F401

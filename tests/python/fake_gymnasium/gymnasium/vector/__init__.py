@@ -1,3 +1,4 @@
+import os
 from enum import Enum
 
 from ..utils import seeding
@@ -33,3 +34,14 @@ class VectorWrapper(VectorEnv):
     def __init__(self, env):
         assert isinstance(env, VectorEnv)
         self.env = env
+
+    def close(self, **kwargs):
+        return self.env.close(**kwargs)
+
+
+class VectorEnvWrapper(VectorWrapper):
+    """Gymnasium 0.29's name for the vector wrapper base."""
+
+
+if os.environ.get("FAKE_GYMNASIUM_VERSION", "").startswith("0."):
+    del AutoresetMode, VectorWrapper
