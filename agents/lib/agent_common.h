@@ -12,7 +12,8 @@
  *   Common options: --endpoint EP (default tcp://127.0.0.1:5555; "local" runs the env in this
  *   process through the env vtable, no server), --env ID (required unless the agent says so),
  *   --config JSON|@file (env config object), --seed N (default 0), --budget N (samples,
- *   default 1000), --db PATH (trial DB; none: no logging), --run-name NAME, --quiet, --help.
+ *   default 1000), --db PATH (trial DB; none: no logging), --run-name NAME, --quiet, --help,
+ *   --checkpoint FILE, --checkpoint-every N, --resume (checkpoint.h).
  *   Extra options are "--name VALUE" (flags: "--name"); "--name=VALUE" also works.
  *   ag_opts_to_json(&o, extra) gives the agent config object logged with the run.
  *
@@ -87,6 +88,10 @@ typedef struct ag_opts {
     bool quiet;
     int64_t attach_run_id; /* > 0: log into this existing run (set by the agent) */
     const char *prog;      /* program name given to ag_parse_args */
+    /* preemption and resume (checkpoint.h, docs/cluster.md) */
+    const char *checkpoint;   /* --checkpoint FILE (NULL: DB path + ".ckpt" when needed) */
+    int64_t checkpoint_every; /* --checkpoint-every N samples (0: off unless --resume) */
+    bool resume;              /* --resume: continue from the checkpoint and the trial DB */
 } ag_opts;
 
 /* Parses argv. Returns 0 to go on; otherwise 1 with *exit_code set (0 after --help, 2 after a
