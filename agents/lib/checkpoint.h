@@ -127,6 +127,16 @@ int ag_run_ckpt_put(ag_run *r, ag_ckpt *c, hw_err *err);
  * fewer than keep (the checkpoint is ahead of the log: refuse to continue). */
 int ag_trials_truncate(struct sqlite3 *db, int64_t run_id, const char *worker, int64_t keep, hw_err *err);
 
+/* ---- savers of agents/lib modules (ppo_ckpt.c): entries "<pre>.<field>" ---- */
+struct ppo;
+struct ag_rms;
+/* PPO: weights, Adam moments/steps/lr, log std, minibatch RNG, update count, the rollout. */
+void ppo_ckpt_put(ag_ckpt *c, const char *pre, const struct ppo *p);
+int ppo_ckpt_get(const ag_ckpt *c, const char *pre, struct ppo *p, hw_err *err);
+/* Running observation normaliser. */
+void ag_rms_ckpt_put(ag_ckpt *c, const char *pre, const struct ag_rms *r);
+int ag_rms_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_rms *r, hw_err *err);
+
 /* First key (dotted path) where a and b differ, into buf; returns false when equal. */
 bool ag_json_first_diff(const json_t *a, const json_t *b, char *buf, size_t cap);
 
