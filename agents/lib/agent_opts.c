@@ -177,6 +177,11 @@ int ag_parse_args(int argc, char **argv, const char *prog, const char *summary, 
             goto bad;
         }
     }
+    if ((o->resume || o->checkpoint_every > 0) && !o->checkpoint && !o->db) {
+        fprintf(stderr, "%s: --%s needs --checkpoint FILE or --db PATH (the checkpoint goes to PATH.ckpt)\n", prog,
+                o->resume ? "resume" : "checkpoint-every");
+        goto bad;
+    }
     if (config_text) {
         hw_err err = {0};
         o->config = ag_json_arg(config_text, "--config", &err);

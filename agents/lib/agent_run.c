@@ -288,8 +288,8 @@ ag_run *ag_run_resume(const ag_opts *o, const char *agent, const json_t *agent_c
         run_discard(r);
         return NULL;
     }
-    if (!r->quiet)
-        fprintf(stderr, "[%s] resuming run %lld at sample %lld (best %.6g)\n", r->agent, (long long)id,
+    /* always said (also with --quiet): a resumed run must be visible in the job's log */
+    fprintf(stderr, "[%s] resuming run %lld at sample %lld (best %.6g)\n", r->agent, (long long)id,
                 (long long)samples, best);
     return r;
 }
