@@ -60,6 +60,7 @@
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hw_error.h"
@@ -142,6 +143,14 @@ int ag_sess_evaluate(ag_sess *s, const json_t *point, double *reward, json_t **m
 int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, json_t **metrics, hw_err *err);
 /* Closes the server session when this process made it (not a joined agent), frees. NULL ok. */
 void ag_sess_free(ag_sess *s);
+/* Several servers: an endpoint "EP1,EP2,..." makes the session on every one; reset/step/evaluate
+ * use the one at ag_sess_spread_index(n) (HWGYM_SPREAD_INDEX, else SLURM_ARRAY_TASK_ID, else
+ * SLURM_PROCID, modulo n; 0 when none is set), evaluate_batch splits its points into contiguous
+ * chunks, one per server, evaluated concurrently and gathered in order (same results as one
+ * server). Multi-agent sessions use the first endpoint only. */
+int ag_endpoint_count(const char *endpoint);
+int ag_endpoint_nth(const char *endpoint, int k, char *out, size_t cap); /* 0, or -1 when absent */
+int ag_sess_spread_index(int n);
 /* Number of choices per action element (integer spaces); out has act_dim entries. 0 on Box. */
 int ag_sess_choices(const ag_sess *s, int64_t *out);
 
