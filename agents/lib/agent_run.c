@@ -29,6 +29,11 @@ struct ag_run {
 };
 
 ag_run *ag_run_begin(const ag_opts *o, const char *agent, const json_t *agent_config, hw_err *err) {
+    if ((o->checkpoint_every > 0 || o->resume) && !ag_ckpt_claimed()) {
+        hw_fail(err, HW_E_NOT_SUPPORTED, "%s does not checkpoint yet: --checkpoint-every/--resume are not supported",
+                agent ? agent : "this agent");
+        return NULL;
+    }
     ag_run *r = calloc(1, sizeof *r);
     r->agent = strdup(agent ? agent : "agent");
     r->env = strdup(o->env ? o->env : "");

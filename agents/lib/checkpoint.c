@@ -404,8 +404,12 @@ bool ag_json_first_diff(const json_t *a, const json_t *b, char *buf, size_t cap)
     return true;
 }
 
+static bool claimed; /* this process's agent handles --checkpoint-every/--resume */
+bool ag_ckpt_claimed(void) { return claimed; }
+
 int ag_ckpt_ctl_init(ag_ckpt_ctl *ctl, const ag_opts *o, const char *owner, const json_t *config, int64_t at_samples,
                      hw_err *err) {
+    claimed = true;
     memset(ctl, 0, sizeof *ctl);
     ctl->last = -1;
     snprintf(ctl->owner, sizeof ctl->owner, "%s", owner ? owner : "main");

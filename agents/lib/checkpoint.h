@@ -107,6 +107,9 @@ typedef struct ag_ckpt_ctl {
 int ag_ckpt_ctl_init(ag_ckpt_ctl *ctl, const ag_opts *o, const char *owner, const json_t *config, int64_t at_samples,
                      hw_err *err);
 void ag_ckpt_ctl_free(ag_ckpt_ctl *ctl);
+/* True once ag_ckpt_ctl_init ran in this process. ag_run_begin refuses --checkpoint-every and
+ * --resume in an agent that never calls it (it would silently not checkpoint). */
+bool ag_ckpt_claimed(void);
 bool ag_ckpt_on(const ag_ckpt_ctl *ctl);
 /* True when checkpoints are on and none was written yet, or samples - last >= every > 0. */
 bool ag_ckpt_due(const ag_ckpt_ctl *ctl, int64_t samples);

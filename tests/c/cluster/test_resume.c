@@ -174,4 +174,13 @@ Test(resume, config_mismatch_is_refused) {
     cr_assert_eq(hwtest_run(p3, NULL, &err), 2);
     cr_assert(strstr(err, "--resume needs --checkpoint"), "%s", err);
     free(err);
+    /* an agent without checkpoints refuses the options instead of silently ignoring them */
+    char sac[4096];
+    if (hwtest_bin("hwgym-sac", sac, sizeof sac)) {
+        const char *p4[] = {sac, "--endpoint", "local", "--env", "diag-v0", "--budget", "10", "--db", db, "--resume",
+                            "--quiet", NULL};
+        cr_assert_eq(hwtest_run(p4, NULL, &err), 1);
+        cr_assert(strstr(err, "does not checkpoint"), "%s", err);
+        free(err);
+    }
 }
