@@ -7,7 +7,8 @@ stamp() { [ -z "${HWGYM_DEPS_STAMP:-}" ] || touch "$HWGYM_DEPS_STAMP"; }
 PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlite3 libcriterion-dev
       libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev libyaml-dev
       python3 python3-zmq python3-msgpack python3-numpy
-      python3-pip python3-setuptools python3-wheel)
+      python3-pip python3-setuptools python3-wheel
+      slurm-wlm munge iproute2)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,7 +12,8 @@
  *   Common options: --endpoint EP (default tcp://127.0.0.1:5555; "local" runs the env in this
  *   process through the env vtable, no server), --env ID (required unless the agent says so),
  *   --config JSON|@file (env config object), --seed N (default 0), --budget N (samples,
- *   default 1000), --db PATH (trial DB; none: no logging), --run-name NAME, --quiet, --help.
+ *   default 1000), --db PATH (trial DB; none: no logging), --run-name NAME, --quiet, --help,
+ *   --checkpoint FILE, --checkpoint-every N, --resume (checkpoint.h).
  *   Extra options are "--name VALUE" (flags: "--name"); "--name=VALUE" also works.
  *   ag_opts_to_json(&o, extra) gives the agent config object logged with the run.
  *
@@ -59,6 +60,7 @@
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hw_error.h"
@@ -87,6 +89,10 @@ typedef struct ag_opts {
     bool quiet;
     int64_t attach_run_id; /* > 0: log into this existing run (set by the agent) */
     const char *prog;      /* program name given to ag_parse_args */
+    /* preemption and resume (checkpoint.h, docs/cluster.md) */
+    const char *checkpoint;   /* --checkpoint FILE (NULL: DB path + ".ckpt" when needed) */
+    int64_t checkpoint_every; /* --checkpoint-every N samples (0: off unless --resume) */
+    bool resume;              /* --resume: continue from the checkpoint and the trial DB */
 } ag_opts;
 
 /* Parses argv. Returns 0 to go on; otherwise 1 with *exit_code set (0 after --help, 2 after a
@@ -137,6 +143,14 @@ int ag_sess_evaluate(ag_sess *s, const json_t *point, double *reward, json_t **m
 int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, json_t **metrics, hw_err *err);
 /* Closes the server session when this process made it (not a joined agent), frees. NULL ok. */
 void ag_sess_free(ag_sess *s);
+/* Several servers: an endpoint "EP1,EP2,..." makes the session on every one; reset/step/evaluate
+ * use the one at ag_sess_spread_index(n) (HWGYM_SPREAD_INDEX, else SLURM_ARRAY_TASK_ID, else
+ * SLURM_PROCID, modulo n; 0 when none is set), evaluate_batch splits its points into contiguous
+ * chunks, one per server, evaluated concurrently and gathered in order (same results as one
+ * server). Multi-agent sessions use the first endpoint only. */
+int ag_endpoint_count(const char *endpoint);
+int ag_endpoint_nth(const char *endpoint, int k, char *out, size_t cap); /* 0, or -1 when absent */
+int ag_sess_spread_index(int n);
 /* Number of choices per action element (integer spaces); out has act_dim entries. 0 on Box. */
 int ag_sess_choices(const ag_sess *s, int64_t *out);
 

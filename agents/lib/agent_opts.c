@@ -45,6 +45,10 @@ static void usage(FILE *f, const char *prog, const char *summary, const ag_optde
                "  --db PATH         log every trial to this SQLite trial DB\n"
                "  --run-name NAME   a name stored with the run and in the summary\n"
                "  --quiet           no progress line on stderr\n"
+               "  --checkpoint FILE checkpoint file (default: the --db path + .ckpt)\n"
+               "  --checkpoint-every N  checkpoint the whole agent state every N samples\n"
+               "  --resume          continue from the checkpoint and the trial DB (a fresh start\n"
+               "                    when there is none yet: one command line for every requeue)\n"
                "  --help            this text\n");
     if (extra && extra[0].name) {
         fprintf(f, "%s options:\n", prog);
@@ -109,6 +113,10 @@ int ag_parse_args(int argc, char **argv, const char *prog, const char *summary, 
             o->quiet = true;
             continue;
         }
+        if (!strcmp(name, "resume")) {
+            o->resume = true;
+            continue;
+        }
         const ag_optdef *d = NULL;
         if (extra)
             for (const ag_optdef *x = extra; x->name; x++)
@@ -130,6 +138,14 @@ int ag_parse_args(int argc, char **argv, const char *prog, const char *summary, 
         else if (!strcmp(name, "config")) config_text = val;
         else if (!strcmp(name, "db")) o->db = val;
         else if (!strcmp(name, "run-name")) o->run_name = val;
+        else if (!strcmp(name, "checkpoint")) o->checkpoint = val;
+        else if (!strcmp(name, "checkpoint-every")) {
+            if (parse_i64(val, &iv) || iv < 0) {
+                fprintf(stderr, "%s: --checkpoint-every: expected a non-negative integer, got '%s'\n", prog, val);
+                goto bad;
+            }
+            o->checkpoint_every = iv;
+        }
         else if (!strcmp(name, "seed")) {
             if (parse_i64(val, &iv) || iv < 0) {
                 fprintf(stderr, "%s: --seed: expected a non-negative integer, got '%s'\n", prog, val);
@@ -160,6 +176,11 @@ int ag_parse_args(int argc, char **argv, const char *prog, const char *summary, 
             fprintf(stderr, "%s: unknown option --%s (see --help)\n", prog, name);
             goto bad;
         }
+    }
+    if ((o->resume || o->checkpoint_every > 0) && !o->checkpoint && !o->db) {
+        fprintf(stderr, "%s: --%s needs --checkpoint FILE or --db PATH (the checkpoint goes to PATH.ckpt)\n", prog,
+                o->resume ? "resume" : "checkpoint-every");
+        goto bad;
     }
     if (config_text) {
         hw_err err = {0};

@@ -2,11 +2,14 @@
  * JSON summary on stdout (agent_common.h). */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "hwgym_trials.h"
 
 struct ag_run {
@@ -21,10 +24,16 @@ struct ag_run {
     double best;
     json_t *best_action, *best_metrics;
     double t0, last_print;
+    int64_t kill_at; /* HWGYM_TEST_KILL_AT (checkpoint.h) */
     pthread_mutex_t mu; /* best/progress state may be shared by threads */
 };
 
 ag_run *ag_run_begin(const ag_opts *o, const char *agent, const json_t *agent_config, hw_err *err) {
+    if ((o->checkpoint_every > 0 || o->resume) && !ag_ckpt_claimed()) {
+        hw_fail(err, HW_E_NOT_SUPPORTED, "%s does not checkpoint yet: --checkpoint-every/--resume are not supported",
+                agent ? agent : "this agent");
+        return NULL;
+    }
     ag_run *r = calloc(1, sizeof *r);
     r->agent = strdup(agent ? agent : "agent");
     r->env = strdup(o->env ? o->env : "");
@@ -36,6 +45,7 @@ ag_run *ag_run_begin(const ag_opts *o, const char *agent, const json_t *agent_co
     r->best = -INFINITY;
     r->t0 = ag_now();
     r->last_print = r->t0;
+    r->kill_at = ag_test_kill_at();
     pthread_mutex_init(&r->mu, NULL);
     if (o->db) {
         r->db = hwt_open(o->db, NULL, err);
@@ -84,6 +94,7 @@ static void track(ag_run *r, const json_t *action, double reward, const json_t *
         r->best_metrics = metrics ? json_deep_copy(metrics) : json_null();
     }
     progress_locked(r, false);
+    if (r->kill_at > 0 && r->samples == r->kill_at) raise(SIGKILL); /* test hook: a preemption */
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -208,4 +219,94 @@ int ag_run_end(ag_run *r, const json_t *extra, hw_err *err) {
     free(r->endpoint);
     free(r);
     return rc;
+}
+
+/* ---------------------------------------------------------------- checkpoints (checkpoint.h) */
+int ag_trials_truncate(struct sqlite3 *db, int64_t run_id, const char *worker, int64_t keep, hw_err *err) {
+    sqlite3_stmt *st = NULL;
+    int64_t have = -1;
+    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM trials WHERE run_id=? AND worker=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_text(st, 2, worker, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) have = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (have < 0) return hw_fail(err, HW_E_IO, "resume: cannot count the trials of run %lld: %s", (long long)run_id, sqlite3_errmsg(db));
+    if (have < keep)
+        return hw_fail(err, HW_E_BAD_STATE,
+                       "resume: the trial DB holds %lld trials of run %lld worker '%s', the checkpoint counts %lld "
+                       "(a checkpoint from another DB?)",
+                       (long long)have, (long long)run_id, worker, (long long)keep);
+    if (have == keep) return 0;
+    int rc = 0;
+    const char *q = "DELETE FROM trials WHERE run_id=?1 AND worker=?2 AND id NOT IN "
+                    "(SELECT id FROM trials WHERE run_id=?1 AND worker=?2 ORDER BY id LIMIT ?3)";
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) rc = -1;
+    else {
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_text(st, 2, worker, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, keep);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
+    }
+    sqlite3_finalize(st);
+    if (rc) return hw_fail(err, HW_E_IO, "resume: cannot drop the trials after the checkpoint: %s", sqlite3_errmsg(db));
+    return 0;
+}
+
+static void run_discard(ag_run *r) {
+    hwt_close(r->db, NULL);
+    json_decref(r->best_action);
+    json_decref(r->best_metrics);
+    pthread_mutex_destroy(&r->mu);
+    free(r->agent);
+    free(r->env);
+    free(r->run_name);
+    free(r->endpoint);
+    free(r);
+}
+
+ag_run *ag_run_resume(const ag_opts *o, const char *agent, const json_t *agent_config, const ag_ckpt *ck,
+                      const char *worker, hw_err *err) {
+    if (!ck) return ag_run_begin(o, agent, agent_config, err);
+    int64_t id = 0, samples = 0;
+    double best = -INFINITY;
+    if (ag_ckpt_get_int(ck, "run.id", &id, err) || ag_ckpt_get_int(ck, "run.samples", &samples, err) ||
+        ag_ckpt_get_real(ck, "run.best", &best, err))
+        return NULL;
+    ag_opts o2 = *o;
+    o2.attach_run_id = id > 0 ? id : 0;
+    ag_run *r = ag_run_begin(&o2, agent, agent_config, err);
+    if (!r) return NULL;
+    r->attached = false; /* the resumed run is ours: ag_run_end ends it */
+    if (r->db && id > 0 && ag_trials_truncate(hwt_sqlite(r->db), id, worker ? worker : "0", samples, err)) {
+        run_discard(r);
+        return NULL;
+    }
+    r->samples = samples;
+    r->best = best;
+    hw_err e2 = {0};
+    r->best_action = ag_ckpt_get_json(ck, "run.best_action", &e2);
+    r->best_metrics = ag_ckpt_get_json(ck, "run.best_metrics", &e2);
+    if (!r->best_action || !r->best_metrics) {
+        *err = e2;
+        run_discard(r);
+        return NULL;
+    }
+    /* always said (also with --quiet): a resumed run must be visible in the job's log */
+    fprintf(stderr, "[%s] resuming run %lld at sample %lld (best %.6g)\n", r->agent, (long long)id,
+                (long long)samples, best);
+    return r;
+}
+
+int ag_run_ckpt_put(ag_run *r, ag_ckpt *c, hw_err *err) {
+    if (r->db && hwt_flush(r->db, err)) return -1;
+    pthread_mutex_lock(&r->mu);
+    ag_ckpt_put_int(c, "run.id", r->db ? r->run_id : 0);
+    ag_ckpt_put_int(c, "run.samples", r->samples);
+    ag_ckpt_put_real(c, "run.best", r->best);
+    ag_ckpt_put_json(c, "run.best_action", r->best_action);
+    ag_ckpt_put_json(c, "run.best_metrics", r->best_metrics);
+    pthread_mutex_unlock(&r->mu);
+    return 0;
 }

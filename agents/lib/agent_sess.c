@@ -1,6 +1,10 @@
 /* agent_sess.c - the agent session (agent_common.h): the same calls over libhwgym (a server)
- * or over an env created in this process ("local" endpoint). */
+ * or over an env created in this process ("local" endpoint). With several endpoints
+ * ("tcp://a:5555,tcp://b:5555") the session is made on every server: reset/step/evaluate go to
+ * one of them (ag_sess_spread_index), evaluate_batch is split into contiguous chunks, one per
+ * server, sent at the same time (one thread per server) and gathered in order. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +25,46 @@ typedef struct sess_impl {
     /* joined agent: positions of its choices inside the full env's flat action mask */
     int64_t *mask_map;
     int64_t mask_map_len;
+    /* several endpoints: one client + session per server (sub[primary] is cli/hs above) */
+    int nsub, primary;
+    hwc_client **sub_cli;
+    hwc_session *sub_hs;
 } sess_impl;
+
+int ag_endpoint_count(const char *endpoint) {
+    if (!endpoint || !*endpoint) return 0;
+    int n = 1;
+    for (const char *p = endpoint; *p; p++) n += *p == ',';
+    return n;
+}
+
+int ag_endpoint_nth(const char *endpoint, int k, char *out, size_t cap) {
+    const char *p = endpoint;
+    for (int i = 0; i < k && p; i++) {
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    if (!p) return -1;
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n == 0 || n >= cap) return -1;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return 0;
+}
+
+int ag_sess_spread_index(int n) {
+    const char *vars[] = {"HWGYM_SPREAD_INDEX", "SLURM_ARRAY_TASK_ID", "SLURM_PROCID", NULL};
+    if (n <= 1) return 0;
+    for (int i = 0; vars[i]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) {
+            long long x = strtoll(v, NULL, 10);
+            return (int)((x % n + n) % n);
+        }
+    }
+    return 0;
+}
 
 static bool is_local(const char *ep) { return ep && (!strcmp(ep, "local") || !strcmp(ep, "inproc")); }
 
@@ -90,6 +133,30 @@ static int finish_spaces(ag_sess *s, const json_t *as, const json_t *os, hw_err 
     return 0;
 }
 
+static int make_spread(ag_sess *s, const char *endpoint, int n, const char *env, const json_t *config, hw_err *err) {
+    sess_impl *im = s->impl;
+    im->sub_cli = calloc((size_t)n, sizeof *im->sub_cli);
+    im->sub_hs = calloc((size_t)n, sizeof *im->sub_hs);
+    im->nsub = n;
+    im->primary = ag_sess_spread_index(n);
+    for (int k = 0; k < n; k++) {
+        char ep[1024];
+        if (ag_endpoint_nth(endpoint, k, ep, sizeof ep) || is_local(ep))
+            return hw_fail(err, HW_E_BAD_CONFIG, "--endpoint: item %d of '%s' is not a server endpoint", k + 1, endpoint);
+        im->sub_cli[k] = hwc_connect(NULL, ep, 120000, err);
+        if (!im->sub_cli[k]) return -1;
+        if (hwc_make(im->sub_cli[k], env, config, NULL, &im->sub_hs[k], err)) {
+            char m[sizeof err->msg];
+            snprintf(m, sizeof m, "%s", err->msg);
+            return hw_fail(err, err->code, "%s: %s", ep, m);
+        }
+    }
+    /* the primary's client and session are the ones reset/step/evaluate use */
+    im->cli = im->sub_cli[im->primary];
+    im->hs = im->sub_hs[im->primary];
+    return 0;
+}
+
 ag_sess *ag_sess_make(const char *endpoint, const char *env, const json_t *config, const json_t *agents,
                       int agent_timeout_ms, hw_err *err) {
     if (!env) {
@@ -116,12 +183,22 @@ ag_sess *ag_sess_make(const char *endpoint, const char *env, const json_t *confi
         s->info = json_object();
         return s;
     }
-    im->cli = hwc_connect(NULL, endpoint, 120000, err);
-    if (!im->cli) goto fail;
-    hwc_make_opts mo = {0};
-    mo.agents = agents;
-    mo.agent_timeout_ms = agent_timeout_ms;
-    if (hwc_make(im->cli, env, config, &mo, &im->hs, err)) goto fail;
+    int nep = agents ? 1 : ag_endpoint_count(endpoint);
+    if (nep > 1) {
+        if (make_spread(s, endpoint, nep, env, config, err)) goto fail;
+    } else {
+        char ep1[1024];
+        if (ag_endpoint_nth(endpoint, 0, ep1, sizeof ep1)) {
+            hw_fail(err, HW_E_BAD_CONFIG, "--endpoint: '%s' is not an endpoint", endpoint ? endpoint : "");
+            goto fail;
+        }
+        im->cli = hwc_connect(NULL, ep1, 120000, err);
+        if (!im->cli) goto fail;
+        hwc_make_opts mo = {0};
+        mo.agents = agents;
+        mo.agent_timeout_ms = agent_timeout_ms;
+        if (hwc_make(im->cli, env, config, &mo, &im->hs, err)) goto fail;
+    }
     im->owner = true;
     snprintf(s->token, sizeof s->token, "%s", im->hs.token);
     s->make_reply = json_incref(im->hs.reply);
@@ -140,7 +217,12 @@ ag_sess *ag_sess_join(const char *endpoint, const char *token, const char *agent
     }
     ag_sess *s = alloc_sess();
     sess_impl *im = s->impl;
-    im->cli = hwc_connect(NULL, endpoint, 120000, err);
+    char ep1[1024];
+    if (ag_endpoint_nth(endpoint, 0, ep1, sizeof ep1)) {
+        hw_fail(err, HW_E_BAD_CONFIG, "--endpoint: '%s' is not an endpoint", endpoint ? endpoint : "");
+        goto fail;
+    }
+    im->cli = hwc_connect(NULL, ep1, 120000, err);
     if (!im->cli) goto fail;
     if (hwc_join(im->cli, token, agent, &im->hs, err)) goto fail;
     snprintf(s->token, sizeof s->token, "%s", im->hs.token);
@@ -191,6 +273,18 @@ void ag_sess_free(ag_sess *s) {
     if (!s) return;
     sess_impl *im = s->impl;
     if (im) {
+        if (im->nsub > 0) {
+            for (int k = 0; k < im->nsub; k++) {
+                if (!im->sub_cli[k]) continue;
+                hw_err e;
+                if (im->sub_hs[k].token[0]) hwc_close(im->sub_cli[k], &im->sub_hs[k], &e);
+                hwc_session_free(&im->sub_hs[k]);
+                hwc_disconnect(im->sub_cli[k]);
+            }
+            free(im->sub_cli);
+            free(im->sub_hs);
+            im->cli = NULL;
+        }
         if (im->cli) {
             if (im->owner) {
                 hw_err e;
@@ -322,6 +416,70 @@ int ag_sess_evaluate(ag_sess *s, const json_t *point, double *reward, json_t **m
     return hwc_evaluate(im->cli, s->token, NULL, NULL, point, reward, metrics, err);
 }
 
+typedef struct chunk {
+    hwc_client *cli;
+    const char *token;
+    json_t *points;
+    hwc_batch b;
+    hw_err err;
+    int rc;
+} chunk;
+
+static void *chunk_run(void *arg) {
+    chunk *c = arg;
+    c->rc = hwc_evaluate_batch(c->cli, c->token, NULL, NULL, c->points, &c->b, &c->err);
+    return NULL;
+}
+
+/* Contiguous chunks, one per server (sizes differ by at most one), evaluated concurrently. */
+static int batch_spread(ag_sess *s, const json_t *points, double *rewards, json_t **metrics, hw_err *err) {
+    sess_impl *im = s->impl;
+    size_t n = json_array_size(points);
+    int k = im->nsub < (int)n ? im->nsub : (int)n;
+    chunk *cs = calloc((size_t)k, sizeof *cs);
+    pthread_t *th = calloc((size_t)k, sizeof *th);
+    size_t at = 0;
+    for (int i = 0; i < k; i++) {
+        size_t len = n / (size_t)k + ((size_t)i < n % (size_t)k ? 1 : 0);
+        int srv = (im->primary + i) % im->nsub;
+        cs[i].cli = im->sub_cli[srv];
+        cs[i].token = im->sub_hs[srv].token;
+        cs[i].points = json_array();
+        for (size_t j = 0; j < len; j++) json_array_append(cs[i].points, json_array_get(points, at + j));
+        at += len;
+        if (pthread_create(&th[i], NULL, chunk_run, &cs[i])) chunk_run(&cs[i]), th[i] = 0;
+    }
+    int rc = 0;
+    json_t *list = metrics ? json_array() : NULL;
+    at = 0;
+    for (int i = 0; i < k; i++) {
+        if (th[i]) pthread_join(th[i], NULL);
+        size_t len = json_array_size(cs[i].points);
+        if (cs[i].rc && !rc) {
+            *err = cs[i].err;
+            rc = -1;
+        }
+        for (size_t j = 0; j < len; j++) {
+            rewards[at + j] = !cs[i].rc && j < cs[i].b.n ? cs[i].b.reward[j] : NAN;
+            if (list) {
+                json_t *m = cs[i].rc ? NULL : json_array_get(cs[i].b.metrics, j);
+                json_array_append(list, m ? m : json_null());
+            }
+        }
+        at += len;
+        hwc_batch_free(&cs[i].b);
+        json_decref(cs[i].points);
+    }
+    free(cs);
+    free(th);
+    if (rc) {
+        json_decref(list);
+        return -1;
+    }
+    if (metrics) *metrics = list;
+    return 0;
+}
+
 int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, json_t **metrics, hw_err *err) {
     sess_impl *im = s->impl;
     size_t n = json_array_size(points);
@@ -344,6 +502,7 @@ int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, js
         else json_decref(list);
         return 0;
     }
+    if (im->nsub > 1 && n > 1) return batch_spread(s, points, rewards, metrics, err);
     hwc_batch b = {0};
     if (hwc_evaluate_batch(im->cli, s->token, NULL, NULL, points, &b, err)) return -1;
     for (size_t i = 0; i < n; i++) rewards[i] = i < b.n ? b.reward[i] : NAN;

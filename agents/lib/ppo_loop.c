@@ -1,6 +1,8 @@
 /* ppo_loop.c - see ppo_loop.h. */
 #include "ppo_loop.h"
 
+#include "checkpoint.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,36 @@ ppo_train_opts ppo_train_opts_default(void) {
     return o;
 }
 
+/* run == NULL: restore from ctl->resume; else write a checkpoint (checkpoint.h). */
+static int ppo_loop_ckpt(ag_ckpt_ctl *ctl, ag_run *run, ppo *p, gsl_rng *rng, ag_rms *rms, int64_t *steps,
+                         int64_t *episode, double *returns, int *nret, ppo_stats *st, hw_err *err) {
+    double sv[9] = {st->pg_loss, st->v_loss,   st->entropy, st->approx_kl, st->old_approx_kl,
+                    st->clipfrac, st->explained_var, st->lr, st->grad_norm};
+    int64_t cnt[4] = {*steps, *episode, *nret, st->epochs_run};
+    if (run) {
+        ag_ckpt *c = ag_ckpt_new();
+        ppo_ckpt_put(c, "ppo", p);
+        ag_ckpt_put_rng(c, "loop.rng", rng);
+        if (rms) ag_rms_ckpt_put(c, "loop.rms", rms);
+        ag_ckpt_put_i64(c, "loop.counts", cnt, 4);
+        ag_ckpt_put_f64(c, "loop.returns", returns, 10);
+        ag_ckpt_put_f64(c, "loop.stats", sv, 9);
+        int rc = ag_ckpt_commit(ctl, c, run, *steps, err);
+        ag_ckpt_free(c);
+        return rc;
+    }
+    const ag_ckpt *c = ctl->resume;
+    if (ppo_ckpt_get(c, "ppo", p, err) || ag_ckpt_get_rng(c, "loop.rng", rng, err) ||
+        (rms && ag_rms_ckpt_get(c, "loop.rms", rms, err)) || ag_ckpt_get_i64(c, "loop.counts", cnt, 4, err) ||
+        ag_ckpt_get_f64(c, "loop.returns", returns, 10, err) || ag_ckpt_get_f64(c, "loop.stats", sv, 9, err))
+        return -1;
+    *steps = cnt[0];
+    *episode = cnt[1];
+    *nret = (int)cnt[2];
+    *st = (ppo_stats){sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], (int)cnt[3]};
+    return 0;
+}
+
 int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, int64_t budget, json_t **result,
               ppo **out_ppo, hw_err *err) {
     if (result) *result = NULL;
@@ -78,7 +110,14 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
     int nret = 0;
     ppo_stats st;
     memset(&st, 0, sizeof st);
+    if (o->ckpt && o->ckpt->resume && ppo_loop_ckpt(o->ckpt, NULL, p, rng, rms, &steps, &episode, returns, &nret, &st, err))
+        rc = -1;
     while (steps < budget && !rc) {
+        if (ag_ckpt_due(o->ckpt, steps) &&
+            ppo_loop_ckpt(o->ckpt, run, p, rng, rms, &steps, &episode, returns, &nret, &st, err)) {
+            rc = -1;
+            break;
+        }
         uint64_t rs = ag_rng_derive(seed, 1 + (uint64_t)episode) & ((1ULL << 53) - 1);
         if (ag_sess_reset(s, &rs, err)) {
             rc = -1;

@@ -33,6 +33,7 @@ typedef struct ppo_train_opts {
     bool norm_obs;          /* default true */
     const char *worker;     /* trial worker label (NULL: "0") */
     const char *save_path;  /* save the final weights here (NULL: no) */
+    struct ag_ckpt_ctl *ckpt; /* checkpoints before an episode's reset / resume (checkpoint.h); NULL: off */
 } ppo_train_opts;
 
 ppo_train_opts ppo_train_opts_default(void);

@@ -4,11 +4,13 @@
  * and steps through the server's barriers. Usually started by hwgym-marl (docs/marl.md). */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "checkpoint.h"
 #include "hwgym_client.h"
 #include "hwgym_trials.h"
 #include "policy.h"
@@ -22,6 +24,10 @@ static const char *usage =
     "  --policy-config JSON PPO hyper-parameters (docs/marl.md)\n"
     "  --db PATH --run ID   log this worker's trials (worker = NAME) into run ID of the trial DB\n"
     "  --timeout-ms T       client timeout per call (60000; larger than the session's agent_timeout_ms)\n"
+    "  --checkpoint FILE    checkpoint file (owner = NAME); with --checkpoint-every N the whole\n"
+    "                       policy state is saved before the first reset after every N samples\n"
+    "  --resume-at S        continue from this agent's checkpoint at S samples (0: start afresh),\n"
+    "                       dropping its trials logged after S (hwgym-marl --resume picks S)\n"
     "  --quiet              no progress on stderr\n"
     "Prints a JSON summary on stdout: agent, samples, episodes, best_reward, best_action, updates.\n"
     "Exit status: 0 ok, 1 the run failed (e.g. TIMEOUT: another agent stopped), 2 bad usage.\n";
@@ -53,7 +59,8 @@ static int parse_ll(const char *s, long long *out) {
 
 int main(int argc, char **argv) {
     const char *endpoint = NULL, *token = NULL, *agent = NULL, *policy = "ppo", *pcfg_text = NULL, *dbpath = NULL;
-    long long seed = 0, budget = -1, run = 0, timeout_ms = 60000;
+    long long seed = 0, budget = -1, run = 0, timeout_ms = 60000, ck_every = 0, resume_at = -1;
+    const char *ck_path = NULL;
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -73,7 +80,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--policy")) policy = v;
         else if (!strcmp(a, "--policy-config")) pcfg_text = v;
         else if (!strcmp(a, "--db")) dbpath = v;
-        else if (!strcmp(a, "--seed")) {
+        else if (!strcmp(a, "--checkpoint")) ck_path = v;
+        else if (!strcmp(a, "--checkpoint-every")) {
+            if (parse_ll(v, &ck_every) || ck_every < 0) return bad("--checkpoint-every: '%s' is not a count", v);
+        } else if (!strcmp(a, "--resume-at")) {
+            if (parse_ll(v, &resume_at) || resume_at < 0) return bad("--resume-at: '%s' is not a sample count", v);
+        } else if (!strcmp(a, "--seed")) {
             if (parse_ll(v, &seed)) return bad("--seed: '%s' is not an integer", v);
         } else if (!strcmp(a, "--budget")) {
             if (parse_ll(v, &budget) || budget < 1) return bad("--budget: '%s' is not a positive integer", v);
@@ -89,6 +101,7 @@ int main(int argc, char **argv) {
     if (!agent) return bad("missing %s", "--agent");
     if (budget < 1) return bad("missing %s", "--budget");
     if (dbpath && !run) return bad("%s needs --run ID", "--db");
+    if ((ck_every > 0 || resume_at >= 0) && !ck_path) return bad("%s", "--checkpoint-every/--resume-at need --checkpoint FILE");
 
     hw_err err = {0};
     json_t *pcfg = NULL;
@@ -111,6 +124,8 @@ int main(int argc, char **argv) {
     const char *phase = "connect";
     long long samples = 0, episode = 0;
     double best = -INFINITY;
+    ag_ckpt_ctl ctl = {0};
+    int64_t kill_at = ag_test_kill_at();
 
     c = hwc_connect(NULL, endpoint, (int)timeout_ms, &err);
     if (!c) goto fail;
@@ -142,8 +157,49 @@ int main(int argc, char **argv) {
         if (!db) goto fail;
     }
     act = calloc((size_t)D, sizeof *act);
+    if (ck_path) {
+        phase = "checkpoint";
+        ag_opts ko = {0};
+        ko.checkpoint = ck_path;
+        ko.checkpoint_every = ck_every;
+        ko.resume = resume_at >= 0;
+        json_t *ident = json_pack("{s:s, s:O?, s:I, s:I}", "policy", policy, "policy_config", pcfg, "seed",
+                                  (json_int_t)seed, "budget", (json_int_t)budget);
+        int e = ag_ckpt_ctl_init(&ctl, &ko, agent, ident, resume_at, &err);
+        json_decref(ident);
+        if (e) goto fail;
+        if (ctl.resume) {
+            int64_t v[2];
+            if (marl_policy_ckpt_get(pol, ctl.resume, &err) || ag_ckpt_get_i64(ctl.resume, "worker.counts", v, 2, &err) ||
+                ag_ckpt_get_real(ctl.resume, "worker.best", &best, &err) ||
+                !(best_joint = ag_ckpt_get_json(ctl.resume, "worker.best_action", &err)))
+                goto fail;
+            samples = v[0];
+            episode = v[1];
+            if (json_is_null(best_joint)) {
+                json_decref(best_joint);
+                best_joint = NULL;
+            }
+        }
+        if (db && resume_at >= 0 && ag_trials_truncate(hwt_sqlite(db), run, agent, samples, &err)) goto fail;
+        if (!quiet && resume_at >= 0)
+            fprintf(stderr, "[%s] resuming at sample %lld (episode %lld)\n", agent, samples, episode);
+    }
     double t0 = hwt_now(), last = t0;
     while (samples < budget) {
+        if (ag_ckpt_due(&ctl, samples)) {
+            phase = "checkpoint";
+            if (db && hwt_flush(db, &err)) goto fail;
+            ag_ckpt *ck = ag_ckpt_new();
+            int64_t v[2] = {samples, episode};
+            marl_policy_ckpt_put(pol, ck);
+            ag_ckpt_put_i64(ck, "worker.counts", v, 2);
+            ag_ckpt_put_real(ck, "worker.best", best);
+            ag_ckpt_put_json(ck, "worker.best_action", best_joint);
+            int e = ag_ckpt_commit(&ctl, ck, NULL, samples, &err);
+            ag_ckpt_free(ck);
+            if (e) goto fail;
+        }
         int64_t rs = seed + episode;
         phase = "reset";
         hwc_result_free(&r);
@@ -194,6 +250,7 @@ int main(int argc, char **argv) {
                 if (lr) goto fail;
             }
             samples++;
+            if (kill_at > 0 && samples == kill_at) raise(SIGKILL); /* test hook: a preemption */
             double now = hwt_now();
             if (!quiet && now - last > 2.0) {
                 last = now;
@@ -236,5 +293,6 @@ out:
     free(best_action);
     json_decref(best_joint);
     json_decref(pcfg);
+    ag_ckpt_ctl_free(&ctl);
     return rc;
 }

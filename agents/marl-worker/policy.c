@@ -1,6 +1,7 @@
 /* policy.c - random and PPO policies of a MARL worker (policy.h). */
 #include "policy.h"
 
+#include "checkpoint.h"
 #include "ppo.h"
 
 #include <gsl/gsl_randist.h>
@@ -403,4 +404,84 @@ void marl_policy_observe(marl_policy *p, double reward, bool done) {
     p->rew[t] = sr;
     p->done[t] = done;
     p->n++;
+}
+
+/* ---------------------------------------------------------------- checkpoints (checkpoint.h) */
+void marl_policy_ckpt_put(const marl_policy *p, ag_ckpt *c) {
+    ag_ckpt_put_rng(c, "policy.rng", p->rng);
+    int64_t cnt[5] = {p->steps_done, p->t_adam, p->updates, p->n, p->mlp_full};
+    ag_ckpt_put_i64(c, "policy.counts", cnt, 5);
+    if (p->random) return;
+    double sc[5] = {p->count, p->ret_acc, p->rmean, p->rvar, p->rcount};
+    ag_ckpt_put_f64(c, "policy.scalars", sc, 5);
+    ag_ckpt_put_f64(c, "policy.obs_mean", p->mean, (size_t)p->F);
+    ag_ckpt_put_f64(c, "policy.obs_var", p->var, (size_t)p->F);
+    if (p->mlp) {
+        ppo_ckpt_put(c, "policy.ppo", p->mlp);
+        /* the pending transition (act() fills row 0, observe() stores it) */
+        ag_ckpt_put_f64(c, "policy.x0", p->X, (size_t)p->F);
+        ag_ckpt_put_i64(c, "policy.a0", p->acts, (size_t)p->D);
+        double lv[2] = {p->logp[0], p->val[0]};
+        ag_ckpt_put_f64(c, "policy.lv0", lv, 2);
+        return;
+    }
+    size_t n = (size_t)p->n;
+    ag_ckpt_put_f64(c, "policy.theta", p->theta, (size_t)p->P);
+    ag_ckpt_put_f64(c, "policy.adam_m", p->m, (size_t)p->P);
+    ag_ckpt_put_f64(c, "policy.adam_v", p->v, (size_t)p->P);
+    ag_ckpt_put_f64(c, "policy.X", p->X, n * (size_t)p->F);
+    ag_ckpt_put_i64(c, "policy.acts", p->acts, n * (size_t)p->D);
+    ag_ckpt_put_f64(c, "policy.logp", p->logp, n);
+    ag_ckpt_put_f64(c, "policy.val", p->val, n);
+    ag_ckpt_put_f64(c, "policy.rew", p->rew, n);
+    uint8_t *d = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) d[i] = p->done[i];
+    ag_ckpt_put_u8(c, "policy.done", d, n);
+    free(d);
+}
+
+int marl_policy_ckpt_get(marl_policy *p, const ag_ckpt *c, hw_err *err) {
+    int64_t cnt[5];
+    if (ag_ckpt_get_rng(c, "policy.rng", p->rng, err) || ag_ckpt_get_i64(c, "policy.counts", cnt, 5, err)) return -1;
+    p->steps_done = cnt[0];
+    p->t_adam = (int)cnt[1];
+    p->updates = (int)cnt[2];
+    p->mlp_full = cnt[4] != 0;
+    if (p->random) return 0;
+    if (cnt[3] < 0 || cnt[3] > p->c.rollout)
+        return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: rollout of %lld steps, the policy's is %d", (long long)cnt[3],
+                       p->c.rollout);
+    p->n = (int)cnt[3];
+    double sc[5];
+    if (ag_ckpt_get_f64(c, "policy.scalars", sc, 5, err) || ag_ckpt_get_f64(c, "policy.obs_mean", p->mean, (size_t)p->F, err) ||
+        ag_ckpt_get_f64(c, "policy.obs_var", p->var, (size_t)p->F, err))
+        return -1;
+    p->count = sc[0];
+    p->ret_acc = sc[1];
+    p->rmean = sc[2];
+    p->rvar = sc[3];
+    p->rcount = sc[4];
+    if (p->mlp) {
+        double lv[2];
+        if (ppo_ckpt_get(c, "policy.ppo", p->mlp, err) || ag_ckpt_get_f64(c, "policy.x0", p->X, (size_t)p->F, err) ||
+            ag_ckpt_get_i64(c, "policy.a0", p->acts, (size_t)p->D, err) || ag_ckpt_get_f64(c, "policy.lv0", lv, 2, err))
+            return -1;
+        p->logp[0] = lv[0];
+        p->val[0] = lv[1];
+        return 0;
+    }
+    size_t n = (size_t)p->n;
+    uint8_t *d = malloc(n + 1);
+    int rc = 0;
+    if (ag_ckpt_get_f64(c, "policy.theta", p->theta, (size_t)p->P, err) ||
+        ag_ckpt_get_f64(c, "policy.adam_m", p->m, (size_t)p->P, err) ||
+        ag_ckpt_get_f64(c, "policy.adam_v", p->v, (size_t)p->P, err) ||
+        ag_ckpt_get_f64(c, "policy.X", p->X, n * (size_t)p->F, err) ||
+        ag_ckpt_get_i64(c, "policy.acts", p->acts, n * (size_t)p->D, err) ||
+        ag_ckpt_get_f64(c, "policy.logp", p->logp, n, err) || ag_ckpt_get_f64(c, "policy.val", p->val, n, err) ||
+        ag_ckpt_get_f64(c, "policy.rew", p->rew, n, err) || ag_ckpt_get_u8(c, "policy.done", d, n, err))
+        rc = -1;
+    for (size_t i = 0; !rc && i < n; i++) p->done[i] = d[i] != 0;
+    free(d);
+    return rc;
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "hwgym_client.h"
 #include "hwgym_trials.h"
 
@@ -47,6 +48,12 @@ static const char *usage =
     "  --print-commands       do not start workers: print their command lines (run them on any\n"
     "                         host that reaches EP; with --db on a shared file system), then wait\n"
     "                         for the run's trials in --db (without --db: exit at once)\n"
+    "  --checkpoint-every N   every worker checkpoints its whole state before the first reset after\n"
+    "                         every N samples (docs/cluster.md)\n"
+    "  --checkpoint FILE      checkpoint file shared by the workers (default: the --db path + .ckpt)\n"
+    "  --resume               continue the run of the checkpoint: same run id in --db, each worker\n"
+    "                         from the newest sample count every worker has (a fresh start when\n"
+    "                         there is no checkpoint yet: one command line for every requeue)\n"
     "  --quiet                no progress on stderr\n"
     "Prints a JSON summary on stdout: best_reward, best_action, samples, agents, wall_s, run_id.\n"
     "Exit status: 0 ok, 1 the run failed (a worker failed or timed out), 2 bad usage.\n";
@@ -187,12 +194,48 @@ static void shell_quote(FILE *f, const char *s) {
     fputc('\'', f);
 }
 
+/* --resume: the launcher's checkpoint (run id, config) and the newest sample count every agent
+ * has a checkpoint at (*resume_at; -1 without --resume). *run_id stays 0 when there is none. */
+static int launcher_resume(const char *path, bool resume, const json_t *ident, const json_t *agents, int64_t *run_id,
+                           int64_t *resume_at, hw_err *err) {
+    *resume_at = -1;
+    if (!resume) return 0;
+    bool missing = false;
+    json_t *stored = NULL;
+    ag_ckpt *lc = ag_ckpt_load(path, "launcher", -1, &stored, &missing, err);
+    if (!lc) {
+        if (!missing) return -1;
+        *resume_at = 0; /* nothing yet: start afresh (workers drop nothing) */
+        return 0;
+    }
+    char key[256];
+    int rc = 0;
+    if (stored && ag_json_first_diff(stored, ident, key, sizeof key))
+        rc = hw_fail(err, HW_E_BAD_CONFIG, "--resume: %s was written by a run with another %s", path, key);
+    else if (ag_ckpt_get_int(lc, "run.id", run_id, err))
+        rc = -1;
+    json_decref(stored);
+    ag_ckpt_free(lc);
+    if (rc) return rc;
+    size_t n = json_array_size(agents);
+    const char **names = calloc(n + 1, sizeof *names);
+    for (size_t i = 0; i < n; i++) names[i] = json_string_value(json_object_get(json_array_get(agents, i), "name"));
+    int64_t s = ag_ckpt_common_samples(path, names, (int)n, err);
+    free(names);
+    if (s < 0) return -1;
+    *resume_at = s;
+    fprintf(stderr, "hwgym-marl: resuming run %lld: every agent continues from sample %lld\n", (long long)*run_id,
+            (long long)s);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "report")) return marl_report_main(argc - 1, argv + 1);
     const char *endpoint = "tcp://127.0.0.1:5555", *env = NULL, *cfg_text = NULL, *split = "decentralized",
                *policy = "ppo", *pcfg_text = NULL, *dbpath = NULL, *logmode = "lead", *worker_bin = NULL;
-    long long seed = 0, budget = 1000, agent_timeout = 30000;
-    bool print_cmds = false, quiet = false, keep_session = false;
+    long long seed = 0, budget = 1000, agent_timeout = 30000, ck_every = 0;
+    const char *ck_arg = NULL;
+    bool print_cmds = false, quiet = false, keep_session = false, resume = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -207,6 +250,10 @@ int main(int argc, char **argv) {
             quiet = true;
             continue;
         }
+        if (!strcmp(a, "--resume")) {
+            resume = true;
+            continue;
+        }
         if (i + 1 >= argc) return bad("%s: missing value (or unknown option)", a);
         const char *v = argv[++i];
         if (!strcmp(a, "--endpoint")) endpoint = v;
@@ -218,6 +265,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--db")) dbpath = v;
         else if (!strcmp(a, "--log")) logmode = v;
         else if (!strcmp(a, "--worker-bin")) worker_bin = v;
+        else if (!strcmp(a, "--checkpoint")) ck_arg = v;
+        else if (!strcmp(a, "--checkpoint-every")) {
+            if (parse_ll(v, &ck_every) || ck_every < 0) return bad("--checkpoint-every: '%s' is not a count", v);
+        }
         else if (!strcmp(a, "--seed")) {
             if (parse_ll(v, &seed)) return bad("--seed: '%s' is not an integer", v);
         } else if (!strcmp(a, "--budget")) {
@@ -234,6 +285,10 @@ int main(int argc, char **argv) {
     /* many worker processes on few cores: one BLAS thread each (unless the user says otherwise) */
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
     if (strcmp(logmode, "lead") && strcmp(logmode, "all")) return bad("--log: '%s' is not lead or all", logmode);
+    char ck_path[PATH_MAX] = "";
+    if (ck_arg) snprintf(ck_path, sizeof ck_path, "%s", ck_arg);
+    else if (dbpath && (ck_every > 0 || resume)) snprintf(ck_path, sizeof ck_path, "%s.ckpt", dbpath);
+    if ((ck_every > 0 || resume) && !ck_path[0]) return bad("%s", "--checkpoint-every/--resume need --checkpoint FILE or --db");
 
     char wbin[PATH_MAX];
     if (worker_bin) snprintf(wbin, sizeof wbin, "%s", worker_bin);
@@ -262,7 +317,7 @@ int main(int argc, char **argv) {
     worker *ws = NULL;
     hwc_session s = {0};
     hwt_db *db = NULL;
-    int64_t run_id = 0;
+    int64_t run_id = 0, resume_at = -1;
     char tmpdir[64] = "";
     double t0 = hwt_now();
     hwc_client *c = hwc_connect(NULL, endpoint, (int)agent_timeout + 10000, &err);
@@ -312,13 +367,47 @@ int main(int argc, char **argv) {
         snprintf(aname, sizeof aname, "hwgym-marl --agents %s", strchr(split, '/') ? "FILE" : split);
         hwt_run run = {.agent = aname, .agent_config = acfg, .env = env, .env_config = cfg, .has_seed = true,
                        .seed = seed, .endpoint = endpoint};
-        run_id = hwt_begin_run(db, &run, &err);
+        json_t *ident = json_pack("{s:O, s:s, s:O?, s:I}", "agent_config", acfg, "env", env, "env_config", cfg,
+                                  "seed", (json_int_t)seed);
+        if (ck_path[0] && launcher_resume(ck_path, resume, ident, agents, &run_id, &resume_at, &err)) {
+            fprintf(stderr, "hwgym-marl: %s\n", err.msg);
+            json_decref(ident);
+            json_decref(acfg);
+            goto out;
+        }
+        if (run_id <= 0) {
+            run_id = hwt_begin_run(db, &run, &err);
+            if (run_id > 0 && ck_path[0]) {
+                /* the run id, so that --resume finds it even when no worker checkpointed yet */
+                ag_ckpt *lc = ag_ckpt_new();
+                ag_ckpt_put_int(lc, "run.id", run_id);
+                if (ag_ckpt_save(ck_path, "launcher", 0, ident, lc, &err)) run_id = -1;
+                ag_ckpt_free(lc);
+            }
+        }
+        json_decref(ident);
         json_decref(acfg);
         if (run_id < 0) {
             fprintf(stderr, "hwgym-marl: --db: %s\n", err.msg);
             goto out;
         }
         hwt_flush(db, NULL);
+    } else if (ck_path[0]) {
+        json_t *ident = json_pack("{s:s, s:O?, s:I, s:I}", "env", env, "env_config", cfg, "seed", (json_int_t)seed,
+                                  "budget", (json_int_t)budget);
+        int64_t dummy = 0;
+        int e = launcher_resume(ck_path, resume, ident, agents, &dummy, &resume_at, &err);
+        if (!e && dummy <= 0) {
+            ag_ckpt *lc = ag_ckpt_new();
+            ag_ckpt_put_int(lc, "run.id", 0);
+            e = ag_ckpt_save(ck_path, "launcher", 0, ident, lc, &err);
+            ag_ckpt_free(lc);
+        }
+        json_decref(ident);
+        if (e) {
+            fprintf(stderr, "hwgym-marl: %s\n", err.msg);
+            goto out;
+        }
     }
     if (!quiet)
         fprintf(stderr, "hwgym-marl: %s, %d agents (%s), budget %lld samples, policy %s%s\n", env, nw, split, budget,
@@ -336,7 +425,7 @@ int main(int argc, char **argv) {
     for (int w = 0; w < nw; w++) {
         worker *k = &ws[w];
         k->name = json_string_value(json_object_get(json_array_get(agents, (size_t)w), "name"));
-        char **av = calloc(32, sizeof *av);
+        char **av = calloc(40, sizeof *av);
         int ac = 0;
         char num[64];
         av[ac++] = strdup(wbin);
@@ -367,6 +456,18 @@ int main(int argc, char **argv) {
             av[ac++] = strdup("--run");
             snprintf(num, sizeof num, "%lld", (long long)run_id);
             av[ac++] = strdup(num);
+        }
+        if (ck_path[0]) {
+            av[ac++] = strdup("--checkpoint");
+            av[ac++] = strdup(ck_path);
+            av[ac++] = strdup("--checkpoint-every");
+            snprintf(num, sizeof num, "%lld", ck_every);
+            av[ac++] = strdup(num);
+            if (resume_at >= 0) {
+                av[ac++] = strdup("--resume-at");
+                snprintf(num, sizeof num, "%lld", (long long)resume_at);
+                av[ac++] = strdup(num);
+            }
         }
         if (quiet || w > 0) av[ac++] = strdup("--quiet");
         av[ac] = NULL;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "ppo_loop.h"
 
 int main(int argc, char **argv) {
@@ -63,8 +64,11 @@ int main(int argc, char **argv) {
     json_t *acfg = ag_opts_to_json(&o, extra), *res = NULL;
     ag_sess *s = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
     ag_run *run = NULL;
+    ag_ckpt_ctl ctl = {0};
     if (!s) goto out;
-    run = ag_run_begin(&o, "hwgym-ppo", acfg, &err);
+    if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, -1, &err)) goto out;
+    t.ckpt = ag_ckpt_on(&ctl) ? &ctl : NULL;
+    run = ag_run_resume(&o, "hwgym-ppo", acfg, ctl.resume, worker ? worker : "0", &err);
     if (!run) goto out;
     if (ppo_train(s, run, &t, o.seed, o.budget, &res, NULL, &err)) {
         fprintf(stderr, "hwgym-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
@@ -78,6 +82,7 @@ out:
     if (rc && err.msg[0] && !res) fprintf(stderr, "hwgym-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
     json_decref(res);
     json_decref(acfg);
+    ag_ckpt_ctl_free(&ctl);
     ag_sess_free(s);
     ag_opts_free(&o);
     return rc;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "search.h"
 
 typedef struct obs_ud {
@@ -12,11 +13,12 @@ typedef struct obs_ud {
     const hs_space *space;
     int fail;
     hw_err err;
+    int64_t skip; /* samples replayed from a checkpoint: already in the trial DB */
 } obs_ud;
 
 static void observe(void *ud, int64_t index, const double *x, double reward, const json_t *metrics) {
     obs_ud *u = ud;
-    if (u->fail) return;
+    if (u->fail || index < u->skip) return;
     json_t *pt = hs_point_json(u->space, x);
     if (ag_run_eval(u->run, "0", index, pt, reward, metrics, &u->err)) u->fail = 1;
     json_decref(pt);
@@ -77,6 +79,8 @@ int hs_main(int argc, char **argv) {
     hs_space *space = NULL;
     ag_run *run = NULL;
     json_t *acfg = NULL;
+    ag_ckpt_ctl ctl = {0};
+    hs_ckpt_obj ck = {0};
     hs_opts so = {0};
     hs_params_default(&so.p);
     int a = hs_algo_from_name(algo);
@@ -120,13 +124,15 @@ int hs_main(int argc, char **argv) {
     json_object_set_new(acfg, "hyperparameters", hs_params_json(&so.p, so.algo));
     char agent[64];
     snprintf(agent, sizeof agent, "hwgym-search --algo %s", hs_algo_name(so.algo));
-    run = ag_run_begin(&o, agent, acfg, &err);
+    if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, -1, &err)) goto out;
+    run = ag_run_resume(&o, agent, acfg, ctl.resume, "0", &err);
     if (!run) goto out;
-    obs_ud ud = {run, space, 0, {0}};
+    hs_sess_obj so_obj = {sess, space};
+    if (hs_ckpt_obj_init(&ck, hs_sess_objective(&so_obj), space, &ctl, run, &err)) goto out;
+    obs_ud ud = {run, space, 0, {0}, ck.replay_n};
     so.observer = observe;
     so.observer_ud = &ud;
-    hs_sess_obj so_obj = {sess, space};
-    hs_objective obj = hs_sess_objective(&so_obj);
+    hs_objective obj = hs_ckpt_objective(&ck);
     hs_result res;
     int src = hs_run(&so, space, &obj, &res, &err);
     if (ud.fail) {
@@ -160,6 +166,8 @@ out:
     fprintf(stderr, "hwgym-search: %s\n", err.msg);
 done:
     if (run) ag_run_end(run, NULL, &err);
+    hs_ckpt_obj_free(&ck);
+    ag_ckpt_ctl_free(&ctl);
     json_decref(acfg);
     hs_space_free(space);
     ag_sess_free(sess);

@@ -110,6 +110,24 @@ typedef struct hs_sess_obj {
 } hs_sess_obj;
 hs_objective hs_sess_objective(hs_sess_obj *o);
 
+/* Checkpoints and resume (resume.c): wraps an objective; replays the first replay_n samples
+ * from the checkpoint, then checkpoints (ctl) before live calls once `every` samples passed. */
+struct ag_ckpt_ctl;
+struct ag_run;
+typedef struct hs_ckpt_obj {
+    hs_objective inner;
+    const hs_space *space;
+    struct ag_ckpt_ctl *ctl;
+    struct ag_run *run;
+    int64_t done, cap, replay_n;
+    double *rewards;      /* every sample's reward so far (NaN kept) */
+    uint64_t hash, replay_hash;
+} hs_ckpt_obj;
+int hs_ckpt_obj_init(hs_ckpt_obj *o, hs_objective inner, const hs_space *space, struct ag_ckpt_ctl *ctl,
+                     struct ag_run *run, hw_err *err);
+void hs_ckpt_obj_free(hs_ckpt_obj *o);
+hs_objective hs_ckpt_objective(hs_ckpt_obj *o);
+
 /* The command line (main() calls this; tests call it in-process). */
 int hs_main(int argc, char **argv);
 

@@ -1,0 +1,186 @@
+/* Preemption and resume (docs/cluster.md): each agent is run once uninterrupted, and once
+ * killed with SIGKILL after a sample chosen by a seeded RNG (HWGYM_TEST_KILL_AT: the process
+ * raises SIGKILL on itself, so unflushed trials are lost as in a real preemption) and resumed
+ * with the same command line (--resume). The resumed run must have exactly the budget's trials,
+ * the same trial sequence (worker, episode, step, action, reward, in log order per worker) and
+ * the same best as the uninterrupted one. hwgym-search's six algorithms and hwgym-ppo run
+ * in-process (--endpoint local); hwgym-marl against a real server. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/hwtest.h"
+
+static char tmp[64];
+
+static void mk(void) { hwtest_tmpdir(tmp, sizeof tmp); }
+static void rm(void) { hwtest_rmtree(tmp); }
+
+TestSuite(resume, .init = mk, .fini = rm, .timeout = 120);
+
+/* The run's trials as one string, per worker in log order. */
+static char *trials(const char *db, long long *count) {
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "%s", db);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(h,
+                                    "SELECT worker, episode, step, action, quote(reward), run_id FROM trials "
+                                    "ORDER BY worker, id",
+                                    -1, &st, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(h));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    buf[0] = 0;
+    *count = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char line[4096];
+        int k = snprintf(line, sizeof line, "%s|%lld|%lld|%s|%s|%lld\n", sqlite3_column_text(st, 0),
+                         (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2),
+                         sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), (long long)sqlite3_column_int64(st, 5));
+        while (n + (size_t)k + 1 > cap) buf = realloc(buf, cap *= 2);
+        memcpy(buf + n, line, (size_t)k + 1);
+        n += (size_t)k;
+        ++*count;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return buf;
+}
+
+static double best_of(const char *out) {
+    json_error_t je;
+    json_t *j = json_loads(out, JSON_DISABLE_EOF_CHECK, &je);
+    cr_assert(j, "summary is not JSON: %s", out);
+    double b = json_number_value(json_object_get(j, "best_reward"));
+    cr_assert(json_is_number(json_object_get(j, "best_reward")), "no best_reward: %s", out);
+    json_decref(j);
+    return b;
+}
+
+/* Runs prefix + args + --db FULL; then prefix + args + --db KILLED --checkpoint-every every
+ * --resume with HWGYM_TEST_KILL_AT=kill (must die by SIGKILL), then the same again (must finish),
+ * and compares. extra_ok: the killed attempt's exit status (137 for one process; a launcher
+ * whose workers were killed exits 1). */
+static void kill_and_resume(const char *const *prefix, const char *tag, long long budget, long long kill,
+                            const char *every, int killed_status) {
+    char full[256], part[256];
+    snprintf(full, sizeof full, "%s/%s-full.db", tmp, tag);
+    snprintf(part, sizeof part, "%s/%s-part.db", tmp, tag);
+    char *out = NULL, *err = NULL;
+    int rc = hwtest_run_args(prefix, (const char *[]){"--db", full, NULL}, &out, &err);
+    cr_assert_eq(rc, 0, "%s uninterrupted: exit %d: %s", tag, rc, err);
+    double best_full = best_of(out);
+    free(out);
+    free(err);
+
+    char k[32];
+    snprintf(k, sizeof k, "%lld", kill);
+    setenv("HWGYM_TEST_KILL_AT", k, 1);
+    rc = hwtest_run_args(prefix, (const char *[]){"--db", part, "--checkpoint-every", every, "--resume", NULL}, &out, &err);
+    unsetenv("HWGYM_TEST_KILL_AT");
+    cr_assert_eq(rc, killed_status, "%s: the attempt to be killed at sample %lld exited %d: %s", tag, kill, rc, err);
+    free(out);
+    free(err);
+    long long n_part;
+    free(trials(part, &n_part));
+    cr_assert_lt(n_part, budget, "%s: the killed attempt logged %lld of %lld trials", tag, n_part, budget);
+
+    rc = hwtest_run_args(prefix, (const char *[]){"--db", part, "--checkpoint-every", every, "--resume", NULL}, &out, &err);
+    cr_assert_eq(rc, 0, "%s resumed: exit %d: %s", tag, rc, err);
+    cr_assert(strstr(err, "resum"), "%s: the second attempt did not say it resumed: %s", tag, err);
+    double best_res = best_of(out);
+    free(out);
+    free(err);
+
+    long long n_full, n_res;
+    char *a = trials(full, &n_full), *b = trials(part, &n_res);
+    cr_assert_eq(n_full, n_res, "%s: %lld trials uninterrupted, %lld after resume", tag, n_full, n_res);
+    if (strcmp(a, b)) {
+        size_t i = 0;
+        while (a[i] && a[i] == b[i]) i++;
+        size_t s = i > 200 ? i - 200 : 0;
+        cr_assert_fail("%s: trial sequences differ (killed at %lld) near:\n%.400s\n---\n%.400s", tag, kill, a + s, b + s);
+    }
+    cr_assert_eq(best_full, best_res, "%s: best %.17g uninterrupted, %.17g resumed", tag, best_full, best_res);
+    free(a);
+    free(b);
+}
+
+/* the kill point: a seeded RNG over (lo, hi) */
+static long long pick(unsigned seed, long long lo, long long hi) {
+    srand(seed);
+    return lo + rand() % (hi - lo);
+}
+
+static void search_case(const char *algo, const char *budget, const char *every, unsigned seed) {
+    char bin[4096];
+    cr_assert(hwtest_bin("hwgym-search", bin, sizeof bin));
+    const char *prefix[] = {bin,        "--endpoint", "local",  "--env",  "maestro-v0",
+                            "--config", "{\"model\":\"mobilenet_v2\",\"layer\":2}",
+                            "--algo",   algo,         "--seed", "7",      "--budget",
+                            budget,     "--quiet",    NULL};
+    long long b = atoll(budget);
+    kill_and_resume(prefix, algo, b, pick(seed, b / 5, b - b / 10), every, 137);
+}
+
+Test(resume, search_random) { search_case("random", "600", "100", 1); }
+Test(resume, search_ga) { search_case("ga", "600", "100", 2); }
+Test(resume, search_gamma) { search_case("gamma", "600", "100", 3); }
+Test(resume, search_bo) { search_case("bo", "80", "16", 4); }
+Test(resume, search_es) { search_case("es", "600", "100", 5); }
+Test(resume, search_aco) { search_case("aco", "400", "64", 6); }
+
+Test(resume, ppo) {
+    char bin[4096];
+    cr_assert(hwtest_bin("hwgym-ppo", bin, sizeof bin));
+    const char *prefix[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--seed", "3", "--budget", "1200",
+                            "--num-steps", "64", "--quiet", NULL};
+    kill_and_resume(prefix, "ppo", 1200, pick(11, 200, 1100), "150", 137);
+}
+
+Test(resume, marl) {
+    char bin[4096];
+    cr_assert(hwtest_bin("hwgym-marl", bin, sizeof bin));
+    hwtest_server srv;
+    int rc = hwtest_server_start(&srv, NULL);
+    if (rc == -1) cr_skip_test("BUILD/bin/hwgym-server is not built");
+    cr_assert_eq(rc, 0, "hwgym-server did not start");
+    const char *prefix[] = {bin,         "--endpoint", srv.endpoint, "--env",     "maestro-v0",
+                            "--config",  "{\"model\":\"mobilenet_v2\",\"layer\":2}",
+                            "--seed",    "4",          "--budget",   "600",       "--policy-config",
+                            "{\"rollout\":64}", "--agent-timeout-ms", "5000", "--quiet", NULL};
+    kill_and_resume(prefix, "marl", 600, pick(12, 150, 550), "100", 1);
+    hwtest_server_stop(&srv);
+}
+
+/* A checkpoint written by one configuration is refused by another, naming the key. */
+Test(resume, config_mismatch_is_refused) {
+    char bin[4096], db[256];
+    cr_assert(hwtest_bin("hwgym-search", bin, sizeof bin));
+    snprintf(db, sizeof db, "%s/m.db", tmp);
+    const char *p1[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--algo", "ga", "--seed", "1", "--budget",
+                        "200", "--quiet", "--db", db, "--checkpoint-every", "64", NULL};
+    cr_assert_eq(hwtest_run(p1, NULL, NULL), 0);
+    const char *p2[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--algo", "ga", "--seed", "2", "--budget",
+                        "200", "--quiet", "--db", db, "--resume", NULL};
+    char *err = NULL;
+    cr_assert_eq(hwtest_run(p2, NULL, &err), 1);
+    cr_assert(strstr(err, "seed"), "the error does not name the seed: %s", err);
+    free(err);
+    const char *p3[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--resume", "--quiet", NULL};
+    cr_assert_eq(hwtest_run(p3, NULL, &err), 2);
+    cr_assert(strstr(err, "--resume needs --checkpoint"), "%s", err);
+    free(err);
+    /* an agent without checkpoints refuses the options instead of silently ignoring them */
+    char sac[4096];
+    if (hwtest_bin("hwgym-sac", sac, sizeof sac)) {
+        const char *p4[] = {sac, "--endpoint", "local", "--env", "diag-v0", "--budget", "10", "--db", db, "--resume",
+                            "--quiet", NULL};
+        cr_assert_eq(hwtest_run(p4, NULL, &err), 1);
+        cr_assert(strstr(err, "does not checkpoint"), "%s", err);
+        free(err);
+    }
+}
