@@ -116,9 +116,16 @@ int hs_main(int argc, char **argv) {
     so.batch = batch > 0 ? (int)batch : hs_default_batch(so.algo);
     sess = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
     if (!sess) goto out;
-    space = hs_space_from_hw(sess->act_space, &err);
-    if (!space) goto out;
-    if (probe_design_space(sess, space, &err)) goto out;
+    if (!strcmp(o.env, "sched-v0")) {
+        /* sched-v0's action is one row choice of a sequential game; its design point is a whole
+         * scheduling table, searched as a genome of prime-factor placements (sched_genome.c) */
+        space = hs_sched_genome_space(o.config, &err);
+        if (!space) goto out;
+    } else {
+        space = hs_space_from_hw(sess->act_space, &err);
+        if (!space) goto out;
+        if (probe_design_space(sess, space, &err)) goto out;
+    }
     acfg = ag_opts_to_json(&o, extra);
     json_object_set_new(acfg, "batch", json_integer(so.batch));
     json_object_set_new(acfg, "hyperparameters", hs_params_json(&so.p, so.algo));

@@ -26,7 +26,18 @@ typedef struct hs_space {
     char **names;       /* element names ("p3" when the space has none) */
     char ***labels;     /* labels[i]: card[i] strings, or NULL */
     bool scalar;        /* a Discrete space: the action is one number, not a list */
+    /* Optional design encoding (NULL: the point is the action vector itself): turns a point into
+     * the design the env's evaluate() scores, e.g. sched-v0's genome into a table (sched_genome.c). */
+    json_t *(*encode)(const struct hs_space *s, const double *x);
+    void *enc;          /* the encoding's data, freed with enc_free */
+    void (*enc_free)(void *enc);
 } hs_space;
+
+/* sched-v0 in layer mode: a genome of one gene per prime factor of each layer dimension, whose
+ * value picks the table row (a present storage row or spatial row) that factor goes to; points
+ * are scored as whole tables ({"table": [...]}). NULL with err naming why when the config is not
+ * one layer of sched-v0. */
+hs_space *hs_sched_genome_space(const json_t *env_config, hw_err *err);
 
 /* From an integer (Discrete/MultiDiscrete/MultiBinary) or Box action space. */
 hs_space *hs_space_from_hw(const hw_space *s, hw_err *err);

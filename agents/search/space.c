@@ -79,6 +79,7 @@ void hs_space_free(hs_space *s) {
     free(s->card);
     free(s->low);
     free(s->high);
+    if (s->enc_free) s->enc_free(s->enc);
     free(s);
 }
 
@@ -110,6 +111,7 @@ static json_t *elem_json(const hs_space *s, int i, double v) {
 }
 
 json_t *hs_point_json(const hs_space *s, const double *x) {
+    if (s->encode) return s->encode(s, x);
     json_t *a = json_array();
     for (int i = 0; i < s->dim; i++) json_array_append_new(a, elem_json(s, i, x[i]));
     return a;
