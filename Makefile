@@ -11,7 +11,7 @@ OPT ?= -O2
 SAN ?=
 PREFIX ?= /usr/local
 
-PKGS := libzmq msgpack sqlite3 jansson nlopt openblas lapacke
+PKGS := libzmq msgpack sqlite3 jansson nlopt openblas lapacke libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) gsl 2>/dev/null)
 # gsl's own .pc links gslcblas, which clashes with OpenBLAS's cblas (DESIGN.md): link -lgsl only.
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lgsl -lpthread -lm

@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlite3 libcriterion-dev
       libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev
-      python3 python3-zmq python3-msgpack python3-numpy)
+      python3 python3-zmq python3-msgpack python3-numpy libssl-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -24,6 +24,8 @@ typedef struct hw_server_opts {
     const char *curve_secret;  /* file with the server's Z85 secret key: CURVE on */
     const char *curve_allow;   /* file with allowed client public keys (optional) */
     int verbose;
+    const char *cache_path; /* evaluation cache SQLite file (NULL: memory only) */
+    double cache_mb;        /* evaluation cache memory budget in MiB (0: no cache) */
 } hw_server_opts;
 
 void hw_server_default_opts(hw_server_opts *o);

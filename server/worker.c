@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "batch.h"
 #include "registry.h"
 #include "reply.h"
 
@@ -877,6 +878,11 @@ static void op_batch_slice(worker *w, task *t) {
     hw_err err;
     const hw_env_family *fam;
     void *env = cached_env(w, b->env_id, b->config, &fam, &err);
+    if (b->lean) { /* lean batch: batch.c scores todo[lo..hi) */
+        lean_run_slice(b->lean, fam, env, &err, t->lo, t->hi);
+        if (env) atomic_fetch_add_explicit(&w->env_steps, (unsigned long long)(t->hi - t->lo), memory_order_relaxed);
+        return;
+    }
     for (int64_t k = t->lo; k < t->hi; k++) {
         b->rewards[k] = NAN;
         if (!env) {
