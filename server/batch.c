@@ -69,9 +69,10 @@ static double pt_elem(const lean_batch *b, int64_t k, int64_t j) {
 static int parse_points(lean_batch *b, const msgpack_object *pts, size_t max_elems, hw_err *err) {
     if (pts && pts->type == MSGPACK_OBJECT_MAP) {
         if (hw_mp_array(pts, "points", NULL, max_elems, &b->grid, err)) return -1;
-        if (b->grid.ndim != 2) return hw_fail(err, HW_E_BAD_REQUEST, "points: a wire array of points must be 2-D (points x elements)");
+        if (b->grid.ndim != 2 && b->grid.ndim != 3)
+            return hw_fail(err, HW_E_BAD_REQUEST, "points: a wire array of points must be 2-D (points x elements) or 3-D (points x rows x columns)");
         b->n = b->grid.shape[0];
-        b->d = b->grid.shape[1];
+        b->d = b->grid.shape[1] * (b->grid.ndim == 3 ? b->grid.shape[2] : 1);
         return 0;
     }
     if (!pts || pts->type != MSGPACK_OBJECT_ARRAY)
@@ -154,6 +155,8 @@ static void point_key(EVP_MD_CTX *c, const lean_batch *b, int64_t k, const unsig
     unsigned char dig[EVP_MAX_MD_SIZE];
     EVP_DigestInit_ex(c, EVP_sha256(), NULL);
     EVP_DigestUpdate(c, prefix, 32);
+    int64_t shape[2] = {b->list || b->grid.ndim == 2 ? b->d : b->grid.shape[1], b->list || b->grid.ndim == 2 ? 0 : b->grid.shape[2]};
+    EVP_DigestUpdate(c, shape, sizeof shape);
     size_t n = 0;
     for (int64_t j = 0; j < b->d; j++) {
         double v = pt_elem(b, k, j);
@@ -207,6 +210,11 @@ lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const jso
     b->owner = owner;
     b->lean = hw_env_lean_find(env_id);
     if (parse_points(b, hw_mp_get(root, "points"), max_elems, err) || parse_metrics(b, hw_mp_get(root, "metrics"), env_id, err)) {
+        lean_free(b);
+        return NULL;
+    }
+    if (b->lean && !b->list && b->grid.ndim != 2) {
+        hw_fail(err, HW_E_BAD_REQUEST, "points: %s takes a 2-D points array (points x action elements)", env_id);
         lean_free(b);
         return NULL;
     }
@@ -290,18 +298,35 @@ static double json_num(const json_t *v) {
     return NAN;
 }
 
-static void eval_generic(lean_batch *b, const hw_env_family *fam, void *env, int64_t k, const hw_act *act, recbuf *rb) {
+static json_t *num_to_json(double v) {
+    return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
+}
+
+/* A family without a lean entry: the point as JSON (a list, or a list of rows for a 3-D
+ * points array) to its evaluate(), which validates it; numbers taken from the metrics. */
+static void eval_generic(lean_batch *b, const hw_env_family *fam, void *env, int64_t k, recbuf *rb) {
     hw_err err;
     if (!fam->evaluate) {
         take_error(b, k, HW_E_NOT_SUPPORTED, "this env has no one-shot evaluate");
         return;
     }
     json_t *pt = json_array();
-    for (size_t j = 0; j < act->n; j++) json_array_append_new(pt, act->i ? json_integer(act->i[j]) : json_real(act->f[j]));
+    if (!b->list && b->grid.ndim == 3) {
+        int64_t rows = b->grid.shape[1], cols = b->grid.shape[2];
+        for (int64_t i = 0; i < rows; i++) {
+            json_t *row = json_array();
+            for (int64_t j = 0; j < cols; j++) json_array_append_new(row, num_to_json(pt_elem(b, k, i * cols + j)));
+            json_array_append_new(pt, row);
+        }
+    } else {
+        for (int64_t j = 0; j < b->d; j++) json_array_append_new(pt, num_to_json(pt_elem(b, k, j)));
+    }
     json_t *m = json_object();
     double r;
     if (fam->evaluate(env, pt, &r, m, &err)) {
-        take_error(b, k, err.code, err.msg);
+        char msg[HW_ERR_MSG + 32];
+        snprintf(msg, sizeof msg, "points[%lld]: %s", (long long)k, err.msg);
+        take_error(b, k, err.code, msg);
     } else {
         json_t *f = json_object_get(m, "feasible");
         b->reward[k] = r;
@@ -334,6 +359,10 @@ void lean_run_slice(lean_batch *b, const hw_env_family *fam, void *env, const hw
             take_error(b, k, env_err->code, env_err->msg);
             continue;
         }
+        if (!b->lean) {
+            eval_generic(b, fam, env, k, &rb);
+            continue;
+        }
         hw_array a;
         if (b->list) {
             for (int64_t j = 0; j < b->d; j++) row[j] = pt_elem(b, k, j);
@@ -347,10 +376,6 @@ void lean_run_slice(lean_batch *b, const hw_env_family *fam, void *env, const hw
             char msg[HW_ERR_MSG + 32];
             snprintf(msg, sizeof msg, "points[%lld]: %s", (long long)k, err.msg);
             take_error(b, k, err.code, msg);
-            continue;
-        }
-        if (!b->lean) {
-            eval_generic(b, fam, env, k, &act, &rb);
             continue;
         }
         double r;

@@ -43,7 +43,8 @@ static int get_vec(const msgpack_object *o, const char *what, size_t n, double *
 int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const json_t *config, const hw_array *points,
                       const char *const *metrics, int nmetrics, hwc_lean *out, hw_err *err) {
     memset(out, 0, sizeof *out);
-    if (!points || points->ndim != 2) return hw_fail(err, HW_E_BAD_ACTION, "points: expected a 2-D array (points x elements)");
+    if (!points || (points->ndim != 2 && points->ndim != 3))
+        return hw_fail(err, HW_E_BAD_ACTION, "points: expected a 2-D array (points x elements) or 3-D (points x rows x columns)");
     size_t n = (size_t)points->shape[0];
     req q;
     req_begin(&q, "evaluate_batch", 2 + (token != NULL) + (env != NULL) + (config != NULL));

@@ -134,7 +134,8 @@ void hwc_batch_free(hwc_batch *b);
 
 
 /* ---- lean evaluate_batch (PROTOCOL.md "Lean evaluate_batch"; hwgym_batch.c) ----
- * points: a 2-D array (points x elements, any numeric dtype). metrics: names of the metrics
+ * points: a 2-D array (points x elements, any numeric dtype), or 3-D when each point is a
+ * table (points x rows x columns, e.g. sched-v0). metrics: names of the metrics
  * wanted (nmetrics may be 0: reward and feasible only), or metrics == NULL with nmetrics < 0
  * for "all". Results are plain arrays owned by `out` (free with hwc_lean_free):
  * reward[k] (NaN for a failed point), feasible[k], cache_hit[k] (answered by the server's
