@@ -390,6 +390,7 @@ static session *lookup(router *r, task *t, bool required, hw_err *err) {
 }
 
 static void batch_done(router *r, batch *b);
+static void lean_reply(router *r, batch *b);
 
 static void route_batch(router *r, task *t) {
     hw_err err;
@@ -449,7 +450,10 @@ static void route_batch(router *r, task *t) {
     t->dispatched = true; /* held by the batch until every slice is back */
     if (b->lean && b->n == 0) { /* every point answered by the cache or in flight elsewhere */
         b->pending = (int)(b->lean->waiting ? 1 : 0);
-        if (!b->pending) batch_done(r, b);
+        if (!b->pending) { /* answered now: on_request sends the reply */
+            t->dispatched = false;
+            lean_reply(r, b);
+        }
         return;
     }
     if (b->lean) b->pending += b->lean->waiting ? 1 : 0; /* one extra count released when the last waiter resolves */
@@ -480,15 +484,20 @@ fail:
     reply_error(t, &err);
 }
 
+/* packs a lean batch's reply into its parent task and frees the batch */
+static void lean_reply(router *r, batch *b) {
+    msgpack_packer lp = reply_begin(b->parent, LEAN_REPLY_FIELDS);
+    lean_pack_reply(b->lean, &lp);
+    lean_free(b->lean);
+    if (r->cache) hw_cache_flush(r->cache);
+    json_decref(b->config);
+    free(b);
+}
+
 static void batch_done(router *r, batch *b) {
     task *t = b->parent;
     if (b->lean) {
-        msgpack_packer lp = reply_begin(t, LEAN_REPLY_FIELDS);
-        lean_pack_reply(b->lean, &lp);
-        lean_free(b->lean);
-        if (r->cache) hw_cache_flush(r->cache);
-        json_decref(b->config);
-        free(b);
+        lean_reply(r, b);
         finish(r, t);
         return;
     }
