@@ -37,6 +37,12 @@ typedef struct rgroup {
     char *env, *cfg;
     long long xmax, best_trial, trials;
     double best;
+    /* designs sampled for the correlation plot (every `step`-th trial of the group) */
+    int d;                 /* action elements (0: no plot) */
+    const char *const *names;
+    long long step, seen;
+    double *data;
+    size_t rows;
 } rgroup;
 
 static char *dup_col(sqlite3_stmt *st, int i) {
@@ -95,33 +101,81 @@ static long long grid_x(const rgroup *g, int k) {
     return x < 1 ? 1 : x;
 }
 
-static int read_curves(sqlite3 *db, rrun *r, int nr, rgroup *g) {
+static int find_run(const rrun *r, int nr, long long id) {
+    int lo = 0, hi = nr - 1;
+    while (lo <= hi) {
+        int m = (lo + hi) / 2;
+        if (r[m].id == id) return m;
+        if (r[m].id < id) lo = m + 1;
+        else hi = m - 1;
+    }
+    return -1;
+}
+
+static void sample_design(rgroup *g, const unsigned char *text) {
+    if (!g->d || g->rows >= MAXCORR || !text || g->seen++ % g->step) return;
+    json_t *a = json_loads((const char *)text, JSON_DECODE_ANY, NULL);
+    if (json_is_array(a) && (int)json_array_size(a) == g->d) {
+        bool ok = true;
+        for (int j = 0; j < g->d && ok; j++) {
+            json_t *v = json_array_get(a, (size_t)j);
+            ok = json_is_number(v);
+            g->data[g->rows * (size_t)g->d + (size_t)j] = json_number_value(v);
+        }
+        if (ok) g->rows++;
+    }
+    json_decref(a);
+}
+
+/* One scan of the trials in insertion order (rowid: no sort): per run the count of feasible
+ * trials and cache hits, its best reward so far at the group's grid points; per group the best
+ * trial and the sampled designs. */
+static int scan_trials(sqlite3 *db, rrun *r, int nr, rgroup *g, bool hitcol, long long only_run) {
+    char q[256];
+    snprintf(q, sizeof q, "SELECT run_id, id, reward, feasible, %s, action FROM trials %s", hitcol ? "cache_hit" : "NULL",
+             only_run ? "WHERE run_id = ?1 ORDER BY id" : "ORDER BY id");
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT id, reward FROM trials WHERE run_id = ?1 ORDER BY id", -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (only_run) sqlite3_bind_int64(st, 1, only_run);
+    long long *seen = calloc((size_t)nr + 1, sizeof(long long));
+    int *k = calloc((size_t)nr + 1, sizeof(int));
+    double *best = malloc(sizeof(double) * ((size_t)nr + 1));
     for (int i = 0; i < nr; i++) {
-        rgroup *gr = &g[r[i].group];
+        best[i] = -INFINITY;
         r[i].at = malloc(sizeof(double) * GRID);
         if (!r[i].at) abort();
-        for (int k = 0; k < GRID; k++) r[i].at[k] = NAN;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, r[i].id);
-        double best = -INFINITY;
-        long long n = 0;
-        int k = 0;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            n++;
-            if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
-                double v = sqlite3_column_double(st, 1);
-                if (isfinite(v) && v > best) best = v;
-                if (isfinite(v) && (v > gr->best || gr->best_trial < 0)) {
-                    gr->best = v;
-                    gr->best_trial = sqlite3_column_int64(st, 0);
-                }
-            }
-            while (k < GRID && grid_x(gr, k) == n) r[i].at[k++] = isfinite(best) ? best : NAN;
-        }
+        for (int j = 0; j < GRID; j++) r[i].at[j] = NAN;
     }
+    int last = -1;
+    long long last_id = -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        long long rid = sqlite3_column_int64(st, 0);
+        int i = rid == last_id ? last : find_run(r, nr, rid);
+        last = i, last_id = rid;
+        if (i < 0) continue;
+        rgroup *gr = &g[r[i].group];
+        long long n = ++seen[i];
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+            double v = sqlite3_column_double(st, 2);
+            if (isfinite(v) && v > best[i]) best[i] = v;
+            if (isfinite(v) && (v > gr->best || gr->best_trial < 0)) {
+                gr->best = v;
+                gr->best_trial = sqlite3_column_int64(st, 1);
+            }
+        }
+        if (sqlite3_column_int(st, 3) == 1) r[i].feasible++;
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+            r[i].has_hits = true;
+            r[i].hits += sqlite3_column_int(st, 4) == 1;
+        }
+        while (k[i] < GRID && grid_x(gr, k[i]) == n) r[i].at[k[i]++] = isfinite(best[i]) ? best[i] : NAN;
+        sample_design(gr, sqlite3_column_text(st, 5));
+    }
+    for (int i = 0; i < nr; i++) r[i].best = isfinite(best[i]) ? best[i] : NAN;
     sqlite3_finalize(st);
+    free(seen);
+    free(k);
+    free(best);
     return 0;
 }
 
@@ -218,68 +272,43 @@ static void best_design(FILE *f, sqlite3 *db, const rgroup *g) {
     sqlite3_finalize(st);
 }
 
-static void correlation(FILE *f, sqlite3 *db, const rrun *r, int nr, const rgroup *g, int gi) {
-    /* parameter names from the env's action space */
-    json_t *cfg = json_loads(g->cfg, 0, NULL);
-    const hw_env_family *fam;
+static void correlation(FILE *f, const rgroup *g) {
+    if (!g->d || g->rows < 3) return;
+    int d = g->d;
     hw_err err;
-    void *env = hw_env_create(g->env, json_is_object(cfg) ? cfg : NULL, &fam, &err);
+    double *corr = malloc(sizeof(double) * (size_t)d * (size_t)d), *dist = malloc(sizeof(double) * (size_t)d * (size_t)d);
+    hwcl_merge mg[HWCL_MAX_PARAMS];
+    if (hwcl_pearson(g->data, g->rows, d, corr, &err) == 0) {
+        hwcl_distance(corr, d, dist);
+        if (hwcl_linkage(dist, d, mg, &err) == 0) {
+            char title[200];
+            snprintf(title, sizeof title, "parameter correlation (%zu designs) and dendrogram (1-|r|, average linkage)", g->rows);
+            fprintf(f, "<h3>Parameter correlation</h3><div class=\"fig\">\n");
+            hwcl_write_svg(f, corr, d, g->names, mg, -1, title);
+            fprintf(f, "</div>\n");
+        }
+    }
+    free(corr);
+    free(dist);
+}
+
+/* the group's action-space parameter names and its sampling step */
+static void *group_env(rgroup *g, const hw_env_family **fam) {
+    json_t *cfg = json_loads(g->cfg, 0, NULL);
+    hw_err err;
+    void *env = hw_env_create(g->env, json_is_object(cfg) ? cfg : NULL, fam, &err);
     json_decref(cfg);
-    if (!env) return;
-    const hw_space *as = fam->action_space(env);
+    if (!env) return NULL;
+    const hw_space *as = (*fam)->action_space(env);
     int d = (int)hw_space_numel(as);
-    if (d < 2 || d > HWCL_MAX_PARAMS) {
-        fam->destroy(env);
-        return;
+    if (d >= 2 && d <= HWCL_MAX_PARAMS && as->names) {
+        g->d = d;
+        g->names = (const char *const *)as->names;
+        g->step = g->trials > MAXCORR ? (g->trials + MAXCORR - 1) / MAXCORR : 1;
+        g->data = malloc(sizeof(double) * (size_t)d * (MAXCORR + 1));
+        if (!g->data) abort();
     }
-    long long step = g->trials > MAXCORR ? (g->trials + MAXCORR - 1) / MAXCORR : 1;
-    double *data = malloc(sizeof(double) * (size_t)d * (MAXCORR + 1));
-    size_t rows = 0;
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "SELECT action FROM trials WHERE run_id = ?1 AND (id % ?2) = 0", -1, &st, NULL);
-    for (int i = 0; i < nr && rows < MAXCORR; i++) {
-        if (r[i].group != gi) continue;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, r[i].id);
-        sqlite3_bind_int64(st, 2, step);
-        while (rows < MAXCORR && sqlite3_step(st) == SQLITE_ROW) {
-            json_t *a = json_loads((const char *)sqlite3_column_text(st, 0), JSON_DECODE_ANY, NULL);
-            if (json_is_array(a) && (int)json_array_size(a) == d) {
-                bool ok = true;
-                for (int j = 0; j < d && ok; j++) {
-                    json_t *v = json_array_get(a, (size_t)j);
-                    ok = json_is_number(v);
-                    data[rows * (size_t)d + (size_t)j] = json_number_value(v);
-                }
-                if (ok) rows++;
-            }
-            json_decref(a);
-        }
-    }
-    sqlite3_finalize(st);
-    if (rows >= 3) {
-        double *corr = malloc(sizeof(double) * (size_t)d * (size_t)d), *dist = malloc(sizeof(double) * (size_t)d * (size_t)d);
-        hwcl_merge mg[HWCL_MAX_PARAMS];
-        const char *names[HWCL_MAX_PARAMS];
-        char nbuf[HWCL_MAX_PARAMS][16];
-        for (int j = 0; j < d; j++) {
-            names[j] = as->names && as->names[j] ? as->names[j] : (snprintf(nbuf[j], sizeof nbuf[j], "p%d", j), nbuf[j]);
-        }
-        if (hwcl_pearson(data, rows, d, corr, &err) == 0) {
-            hwcl_distance(corr, d, dist);
-            if (hwcl_linkage(dist, d, mg, &err) == 0) {
-                char title[200];
-                snprintf(title, sizeof title, "parameter correlation (%zu designs) and dendrogram (1-|r|, average linkage)", rows);
-                fprintf(f, "<h3>Parameter correlation</h3><div class=\"fig\">\n");
-                hwcl_write_svg(f, corr, d, names, mg, -1, title);
-                fprintf(f, "</div>\n");
-            }
-        }
-        free(corr);
-        free(dist);
-    }
-    free(data);
-    fam->destroy(env);
+    return env;
 }
 
 int hwcli_report_html(const char *db_path, const char *dir, long long run, double within, json_t **summary) {
@@ -293,12 +322,12 @@ int hwcli_report_html(const char *db_path, const char *dir, long long run, doubl
     sqlite3_busy_timeout(db, 5000);
     bool hitcol = has_column(db, "trials", "cache_hit");
     char q[1024];
+    /* trial counts from the run index (covering: no table rows read) */
     snprintf(q, sizeof q,
              "SELECT r.id, r.agent, r.env, coalesce(r.env_config, '{}'), r.seed, r.started_at, coalesce(r.ended_at, 0),"
-             " (SELECT count(*) FROM trials t WHERE t.run_id = r.id), (SELECT max(reward) FROM trials t WHERE t.run_id = r.id),"
-             " (SELECT count(*) FROM trials t WHERE t.run_id = r.id AND t.feasible = 1), %s"
-             " FROM runs r %s ORDER BY r.id",
-             hitcol ? "(SELECT sum(cache_hit) FROM trials t WHERE t.run_id = r.id)" : "NULL", run ? "WHERE r.id = ?1" : "");
+             " coalesce(c.n, 0) FROM runs r LEFT JOIN (SELECT run_id, count(*) AS n FROM trials GROUP BY run_id) c ON c.run_id = r.id"
+             " %s ORDER BY r.id",
+             run ? "WHERE r.id = ?1" : "");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
         int rc = hwcli_fail("report", 1, "%s: not a trial DB (%s)", db_path, sqlite3_errmsg(db));
@@ -325,18 +354,17 @@ int hwcli_report_html(const char *db_path, const char *dir, long long run, doubl
         x->started = sqlite3_column_double(st, 5);
         x->ended = sqlite3_column_double(st, 6);
         x->n = sqlite3_column_int64(st, 7);
-        x->best = sqlite3_column_type(st, 8) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 8);
-        x->feasible = sqlite3_column_int64(st, 9);
-        x->has_hits = sqlite3_column_type(st, 10) != SQLITE_NULL;
-        x->hits = sqlite3_column_int64(st, 10);
-        any_hits |= x->has_hits;
         total += x->n;
         int k = 0;
         while (k < ng && (strcmp(g[k].env, x->env) || strcmp(g[k].cfg, x->cfg))) k++;
         if (k == ng) {
             g = realloc(g, sizeof *g * (size_t)(ng + 1));
             if (!g) abort();
-            g[ng] = (rgroup){strdup(x->env), strdup(x->cfg), 0, -1, 0, -INFINITY};
+            memset(&g[ng], 0, sizeof g[ng]);
+            g[ng].env = strdup(x->env);
+            g[ng].cfg = strdup(x->cfg);
+            g[ng].best_trial = -1;
+            g[ng].best = -INFINITY;
             ng++;
         }
         x->group = k;
@@ -353,7 +381,11 @@ int hwcli_report_html(const char *db_path, const char *dir, long long run, doubl
         snprintf(path, sizeof path, "%s/report.html", dir);
         if (!(f = fopen(path, "w"))) rc = hwcli_fail("report", 1, "--out: cannot write %s: %s", path, strerror(errno));
     }
-    if (!rc && read_curves(db, r, nr, g)) rc = hwcli_fail("report", 1, "%s: %s", db_path, sqlite3_errmsg(db));
+    const hw_env_family **fams = calloc((size_t)ng + 1, sizeof *fams);
+    void **envs = calloc((size_t)ng + 1, sizeof *envs);
+    for (int k = 0; k < ng; k++) envs[k] = group_env(&g[k], &fams[k]);
+    if (!rc && scan_trials(db, r, nr, g, hitcol, run)) rc = hwcli_fail("report", 1, "%s: %s", db_path, sqlite3_errmsg(db));
+    for (int i = 0; i < nr; i++) any_hits |= r[i].has_hits;
     if (!rc) {
         fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>hwgym report: ");
@@ -370,7 +402,7 @@ int hwcli_report_html(const char *db_path, const char *dir, long long run, doubl
             curves(f, r, nr, &g[k], k);
             fprintf(f, "</div>\n");
             best_design(f, db, &g[k]);
-            correlation(f, db, r, nr, &g[k], k);
+            correlation(f, &g[k]);
         }
         run_table(f, r, nr, any_hits);
         fprintf(f, "<p class=\"muted\">Written by hwgym report. Curves: best reward so far against samples, sampled at %d points per "
@@ -389,7 +421,11 @@ int hwcli_report_html(const char *db_path, const char *dir, long long run, doubl
     for (int k = 0; k < ng; k++) {
         free(g[k].env);
         free(g[k].cfg);
+        free(g[k].data);
+        if (envs[k]) fams[k]->destroy(envs[k]);
     }
+    free(envs);
+    free(fams);
     free(r);
     free(g);
     sqlite3_close(db);
