@@ -148,7 +148,7 @@ static void family(const fcase *fc, const char *ep, double secs) {
             double r;
             if (lean) {
                 bool f;
-                hw_act act = {(size_t)shape[1], pts + k * shape[1], NULL};
+                hw_act act = {(size_t)shape[1], pts + k * shape[1], NULL}; /* integer spaces (maestro, diag) */
                 lean->eval(e, &act, &r, &f, vals, &err);
             } else {
                 json_t *m = json_object();
@@ -271,8 +271,8 @@ int main(int argc, char **argv) {
         {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":3}", 1024},
         {"diag-v0", "{\"dims\":4}", 1024},
         {"placement-v0", "{\"workload\":\"bert_base\"}", 256},
-        {"mmap-v0", "{}", 64},
-        {"sched-v0", "{}", 64},
+        {"mmap-v0", "{}", 256},
+        {"sched-v0", "{}", 1024},
         {"dram-v0", "{}", 8},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -5,9 +5,10 @@
 #include "env_lean.h"
 
 extern const hw_env_lean hw_lean_maestro __attribute__((weak));
+extern const hw_env_lean hw_lean_diag __attribute__((weak));
 
 const hw_env_lean *hw_env_lean_find(const char *id) {
-    const hw_env_lean *t[] = {&hw_lean_maestro};
+    const hw_env_lean *t[] = {&hw_lean_maestro, &hw_lean_diag};
     if (!id) return NULL;
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (t[i] && !strcmp(t[i]->id, id)) return t[i];

@@ -120,18 +120,34 @@ Test(lean, matches_full_evaluate_and_reports_sparse_errors) {
 Test(lean, family_without_lean_entry_and_tables) {
     srv s;
     hwc_client *c = start(&s, 0, NULL);
-    json_t *cfg = json_pack("{s:i}", "dims", 3);
-    int64_t d[2][3] = {{1, 2, 3}, {1, 2, 9}};
-    hw_array a = {HW_DT_INT64, 2, {2, 3}, d};
-    const char *want[] = {"distance", "nope"};
+    /* dram-v0 has no lean entry: its JSON evaluate() scores (and validates) the point */
+    int64_t d[2][10] = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {9, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    hw_array a = {HW_DT_INT64, 2, {2, 10}, d};
+    const char *want[] = {"feasible", "nope"};
     hwc_lean b;
     hw_err e;
-    cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, want, 2, &b, &e), 0, "%s", e.msg);
-    cr_assert(!isnan(b.vals[0]));
+    json_t *cfg = json_loads("{\"count\":500,\"trace_seed\":1}", 0, NULL);
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "dram-v0", cfg, &a, want, 2, &b, &e), 0, "%s", e.msg);
+    cr_assert_eq(b.vals[0], 1.0, "a boolean metric is 0/1");
     cr_assert(isnan(b.vals[2]), "a metric the env does not report is NaN");
-    cr_assert_not_null(b.error[1], "9 is out of range for diag dims with 8 choices");
+    cr_assert_not_null(b.error[1], "9 is out of range for PagePolicy");
+    cr_assert(strstr(b.error[1], "points[1]"), "%s", b.error[1]);
     hwc_lean_free(&b);
     json_decref(cfg);
+    /* diag-v0's lean entry: the same reward as evaluate() */
+    json_t *dcfg = json_pack("{s:i}", "dims", 3), *pt = json_pack("[i,i,i]", 1, 2, 3), *m = NULL;
+    int64_t dd[1][3] = {{1, 2, 3}};
+    hw_array da = {HW_DT_INT64, 2, {1, 3}, dd};
+    const char *dist[] = {"distance"};
+    double r;
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", dcfg, &da, dist, 1, &b, &e), 0, "%s", e.msg);
+    cr_assert_eq(hwc_evaluate(c, NULL, "diag-v0", dcfg, pt, &r, &m, &e), 0);
+    cr_assert_eq(b.reward[0], r);
+    cr_assert_eq(b.vals[0], json_real_value(json_object_get(m, "distance")));
+    hwc_lean_free(&b);
+    json_decref(dcfg);
+    json_decref(pt);
+    json_decref(m);
     /* sched-v0 takes a table per point: a 3-D points array */
     int64_t t[1][10][8];
     for (int i = 0; i < 10; i++)
