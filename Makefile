@@ -13,7 +13,7 @@ PREFIX ?= /usr/local
 # extra flags for the pip install of the Python client in `make install` (e.g. --user, --no-deps)
 PIP_FLAGS ?=
 
-PKGS := libzmq msgpack sqlite3 jansson nlopt openblas lapacke yaml-0.1
+PKGS := libzmq msgpack sqlite3 jansson nlopt openblas lapacke yaml-0.1 libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) gsl 2>/dev/null)
 # gsl's own .pc links gslcblas, which clashes with OpenBLAS's cblas (DESIGN.md): link -lgsl only.
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lgsl -lpthread -lm

@@ -1,8 +1,11 @@
--- hwgym trial log, schema version 1 (PRAGMA user_version).
+-- hwgym trial log, schema version 2 (PRAGMA user_version).
+-- Version 2 added trials.cache_hit; writers migrate a version-1 file with
+--   ALTER TABLE trials ADD COLUMN cache_hit INTEGER (then user_version 2)
+-- and readers accept both (cache_hit is then NULL).
 -- One SQLite file per experiment, or shared by many agent processes (WAL mode).
 -- Writers: the C logging module (clients/c/hwgym_trials.h) and hwgym.trials (Python).
 -- Readers: hwgym replay / export / report / cluster.
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 CREATE TABLE IF NOT EXISTS runs (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -33,7 +36,8 @@ CREATE TABLE IF NOT EXISTS trials (
     truncated    INTEGER,                       -- 0/1
     metrics      TEXT,                          -- JSON object: step info or evaluate metrics
     feasible     INTEGER,                       -- 0/1/NULL (from metrics.feasible when present)
-    time         REAL    NOT NULL               -- unix seconds when the result arrived
+    time         REAL    NOT NULL,              -- unix seconds when the result arrived
+    cache_hit    INTEGER                        -- 0/1/NULL: answered by the server's evaluation cache (from metrics.cache_hit)
 );
 
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id, worker, episode, step);

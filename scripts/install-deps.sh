@@ -5,7 +5,7 @@
 set -euo pipefail
 stamp() { [ -z "${HWGYM_DEPS_STAMP:-}" ] || touch "$HWGYM_DEPS_STAMP"; }
 PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlite3 libcriterion-dev
-      libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev libyaml-dev
+      libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev libyaml-dev libssl-dev
       python3 python3-zmq python3-msgpack python3-numpy
       python3-pip python3-setuptools python3-wheel
       slurm-wlm munge iproute2)

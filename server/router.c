@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "batch.h"
+#include "cache.h"
 #include "common/env_limits.h"
 #include "policy.h"
 #include "registry.h"
@@ -88,6 +90,7 @@ typedef struct router {
     hw_hist hist[OP_COUNT];
     hw_hist hist_bad;         /* requests rejected before an op was known */
     owner_ent *owners[OWNER_BUCKETS];
+    hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
 } router;
 
 static uint64_t bytes_hash(const void *p, size_t n) {
@@ -332,6 +335,7 @@ static void op_stats(router *r, task *t) {
                           "reaped", (json_int_t)r->reaped, "inflight", (json_int_t)r->inflight, "ops", ops);
     json_object_set_new(j, "snapshots", json_integer(snaps));
     json_object_set_new(j, "queued_bytes", json_integer((json_int_t)r->queued));
+    if (r->cache) json_object_set_new(j, "cache", hw_cache_stats(r->cache));
     msgpack_packer pk = reply_begin(t, json_object_size(j));
     const char *k;
     json_t *v;
@@ -412,6 +416,9 @@ static session *lookup(router *r, task *t, bool required, hw_err *err) {
     return s;
 }
 
+static void batch_done(router *r, batch *b);
+static void lean_reply(router *r, batch *b);
+
 static void route_batch(router *r, task *t) {
     hw_err err;
     session *s = lookup(r, t, false, &err);
@@ -437,8 +444,21 @@ static void route_batch(router *r, task *t) {
             goto fail;
         }
     }
+    /* before lean_begin: it may register this request's points as in flight in the cache */
+    if (queue_full(r, t, s)) goto fail_replied;
     const msgpack_object *pts = hw_mp_get(t->msg.root, "points");
-    if (pts && pts->type == MSGPACK_OBJECT_ARRAY) {
+    if (hw_mp_get(t->msg.root, "metrics")) { /* lean evaluate_batch (batch.h) */
+        int64_t n = pts && pts->type == MSGPACK_OBJECT_ARRAY ? (int64_t)pts->via.array.size : 0;
+        const msgpack_object *sh = pts && pts->type == MSGPACK_OBJECT_MAP ? hw_mp_get(pts, "shape") : NULL;
+        if (sh && sh->type == MSGPACK_OBJECT_ARRAY && sh->via.array.size > 0 && sh->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+            n = (int64_t)sh->via.array.ptr[0].via.u64;
+        if (n > r->o->max_batch) {
+            hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)n, r->o->max_batch);
+            goto fail;
+        }
+        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, &err))) goto fail;
+        b->n = b->lean->ntodo; /* slices index the points to evaluate */
+    } else if (pts && pts->type == MSGPACK_OBJECT_ARRAY) {
         b->list = pts;
         b->n = pts->via.array.size;
     } else if (pts && pts->type == MSGPACK_OBJECT_MAP) {
@@ -452,21 +472,31 @@ static void route_batch(router *r, task *t) {
         hw_fail(&err, HW_E_BAD_REQUEST, "field 'points' must be a list of points or a 2-D array");
         goto fail;
     }
-    if (b->n > r->o->max_batch) {
+    if (!b->lean && b->n > r->o->max_batch) {
         hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)b->n, r->o->max_batch);
         goto fail;
     }
-    if (queue_full(r, t, s)) goto fail_replied;
     r->queued += task_bytes(t);
     b->parent = t;
     t->dispatched = true; /* held by the batch until every slice is back */
-    b->rewards = calloc((size_t)b->n + 1, sizeof(double));
-    b->metrics = calloc((size_t)b->n + 1, sizeof(json_t *));
-    b->errors = calloc((size_t)b->n + 1, sizeof(json_t *));
-    if (!b->rewards || !b->metrics || !b->errors) abort();
+    if (b->lean && b->n == 0) { /* every point answered by the cache or in flight elsewhere */
+        b->pending = (int)(b->lean->waiting ? 1 : 0);
+        if (!b->pending) { /* answered now: on_request sends the reply */
+            t->dispatched = false;
+            lean_reply(r, b);
+        }
+        return;
+    }
+    if (b->lean) b->pending += b->lean->waiting ? 1 : 0; /* one extra count released when the last waiter resolves */
+    else {
+        b->rewards = calloc((size_t)b->n + 1, sizeof(double));
+        b->metrics = calloc((size_t)b->n + 1, sizeof(json_t *));
+        b->errors = calloc((size_t)b->n + 1, sizeof(json_t *));
+        if (!b->rewards || !b->metrics || !b->errors) abort();
+    }
     int slices = b->n < r->nw ? (int)b->n : r->nw;
     if (slices == 0) slices = 1;
-    b->pending = slices;
+    b->pending += slices;
     for (int k = 0; k < slices; k++) {
         task *sl = calloc(1, sizeof *sl);
         if (!sl) abort();
@@ -489,9 +519,24 @@ fail_replied:
     free(b);
 }
 
+/* packs a lean batch's reply into its parent task and frees the batch */
+static void lean_reply(router *r, batch *b) {
+    msgpack_packer lp = reply_begin(b->parent, LEAN_REPLY_FIELDS);
+    lean_pack_reply(b->lean, &lp);
+    lean_free(b->lean);
+    if (r->cache) hw_cache_flush(r->cache);
+    json_decref(b->config);
+    free(b);
+}
+
 static void batch_done(router *r, batch *b) {
     task *t = b->parent;
     r->queued -= task_bytes(t);
+    if (b->lean) {
+        lean_reply(r, b);
+        finish(r, t);
+        return;
+    }
     if (b->timed_out) {
         for (int64_t k = 0; k < b->n; k++) {
             json_decref(b->metrics[k]);
@@ -649,11 +694,18 @@ static void after_op(router *r, task *t) {
     finish(r, t);
 }
 
+/* a point of a lean batch that waited for an identical in-flight point has its result */
+static void lean_resolved(void *ud, void *owner) {
+    batch *b = owner;
+    if (b->lean->waiting == 0 && --b->pending == 0) batch_done(ud, b);
+}
+
 static void on_reply(router *r, task *t) {
     r->inflight--;
     if (t->op == OP_BATCH_SLICE) {
         batch *b = t->b;
         if (t->failed) b->timed_out = true;
+        if (b->lean) lean_slice_back(b->lean, r->cache, t->lo, t->hi, lean_resolved, r);
         task_free(t);
         if (--b->pending == 0) batch_done(r, b);
         return;
@@ -760,6 +812,14 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     r->lim.max_bin = o->max_msg;
     r->nw = o->workers;
     r->start = hw_now();
+    if (o->cache_mb > 0 || o->cache_path) {
+        hw_err cerr;
+        double mb = o->cache_mb > 0 ? o->cache_mb : 256;
+        if (!(r->cache = hw_cache_open(o->cache_path, (size_t)(mb * 1048576.0), &cerr))) {
+            fprintf(stderr, "hwgym-server: %s\n", cerr.msg);
+            return 2;
+        }
+    }
     r->nbuckets = 1024;
     r->buckets = calloc(r->nbuckets, sizeof *r->buckets);
     r->wsessions = calloc((size_t)r->nw, sizeof(int));
@@ -920,6 +980,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     zmq_close(r->sock);
     zmq_ctx_term(r->zctx);
     hw_auth_free(auth);
+    hw_cache_close(r->cache);
     free(r->buckets);
     free(r->wsessions);
     free(r->w);

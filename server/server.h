@@ -38,6 +38,8 @@ typedef struct hw_server_opts {
     size_t max_queued_session; /* request bytes queued at workers, one session */
     size_t max_file;           /* largest data file or inline file text */
     int hard_exit;             /* hwgym-server: _exit(3) when the drain outlives drain_timeout_s + 5 s */
+    const char *cache_path; /* evaluation cache SQLite file (NULL: memory only) */
+    double cache_mb;        /* evaluation cache memory budget in MiB (0: no cache) */
 } hw_server_opts;
 
 void hw_server_default_opts(hw_server_opts *o);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "batch.h"
 #include "common/env_limits.h"
 #include "policy.h"
 #include "registry.h"
@@ -964,6 +965,11 @@ static void op_batch_slice(worker *w, task *t) {
         env = cached_env(w, b->env_id, b->config, &fam, &err);
     }
     json_decref(own_cfg);
+    if (b->lean) { /* lean batch: batch.c scores todo[lo..hi) (points past the request deadline get TIMEOUT) */
+        lean_run_slice(b->lean, fam, env, &err, t->lo, t->hi);
+        if (env) atomic_fetch_add_explicit(&w->env_steps, (unsigned long long)(t->hi - t->lo), memory_order_relaxed);
+        return;
+    }
     for (int64_t k = t->lo; k < t->hi; k++) {
         b->rewards[k] = NAN;
         if (env && hw_deadline_passed()) { /* the request's deadline: the rest is abandoned */

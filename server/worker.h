@@ -29,6 +29,7 @@ typedef struct batch {
     json_t **metrics;
     json_t **errors;
     int pending;                 /* slices not yet back (router-owned) */
+    struct lean_batch *lean;     /* a lean evaluate_batch (batch.h), or NULL */
 } batch;
 
 typedef struct worker {

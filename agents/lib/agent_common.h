@@ -141,6 +141,11 @@ int ag_sess_evaluate(ag_sess *s, const json_t *point, double *reward, json_t **m
 /* points: JSON array of n points; rewards: n doubles (NaN when a point failed); *metrics (may
  * be NULL) gets a new list of n objects (null for failed points). */
 int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, json_t **metrics, hw_err *err);
+/* The lean evaluate_batch (PROTOCOL.md): n points of act_dim doubles in action units (rows of
+ * x), numeric metrics only. metrics[i] (may be NULL) gets a new object {name: number, ...,
+ * "feasible": bool, "cache_hit": bool} or NULL for a failed point. Local sessions fall back to
+ * ag_sess_evaluate_batch (cache_hit false). */
+int ag_sess_evaluate_lean(ag_sess *s, int n, const double *x, double *rewards, json_t **metrics, hw_err *err);
 /* Closes the server session when this process made it (not a joined agent), frees. NULL ok. */
 void ag_sess_free(ag_sess *s);
 /* Several servers: an endpoint "EP1,EP2,..." makes the session on every one; reset/step/evaluate

@@ -510,3 +510,62 @@ int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, js
     hwc_batch_free(&b);
     return 0;
 }
+
+int ag_sess_evaluate_lean(ag_sess *s, int n, const double *x, double *rewards, json_t **metrics, hw_err *err) {
+    sess_impl *im = s->impl;
+    const int64_t d = s->act_dim;
+    if (s->local) {
+        json_t *pts = json_array();
+        bool integer = hw_space_is_integer(s->act_space);
+        for (int i = 0; i < n; i++) {
+            json_t *p = json_array();
+            for (int64_t j = 0; j < d; j++) {
+                double v = x[(size_t)i * (size_t)d + (size_t)j];
+                json_array_append_new(p, integer ? json_integer((json_int_t)llround(v)) : json_real(v));
+            }
+            json_array_append_new(pts, p);
+        }
+        json_t *ml = NULL;
+        int rc = ag_sess_evaluate_batch(s, pts, rewards, metrics ? &ml : NULL, err);
+        json_decref(pts);
+        for (int i = 0; metrics && i < n; i++) {
+            json_t *m = rc ? NULL : json_array_get(ml, (size_t)i);
+            metrics[i] = json_is_object(m) ? json_incref(m) : NULL;
+            if (metrics[i]) json_object_set_new(metrics[i], "cache_hit", json_false());
+        }
+        json_decref(ml);
+        return rc;
+    }
+    bool integer = hw_space_is_integer(s->act_space);
+    void *buf = malloc((size_t)n * (size_t)d * 8 + 8);
+    if (!buf) abort();
+    for (size_t k = 0; k < (size_t)n * (size_t)d; k++) {
+        if (integer) ((int64_t *)buf)[k] = (int64_t)llround(x[k]);
+        else ((double *)buf)[k] = x[k];
+    }
+    hw_array a = {integer ? HW_DT_INT64 : HW_DT_FLOAT64, 2, {n, d}, buf};
+    hwc_lean b;
+    int rc = hwc_evaluate_lean(im->cli, s->token, NULL, NULL, &a, NULL, -1, &b, err);
+    free(buf);
+    if (rc) return -1;
+    for (int i = 0; i < n; i++) {
+        rewards[i] = (size_t)i < b.n ? b.reward[i] : NAN;
+        if (!metrics) continue;
+        if ((size_t)i >= b.n || b.error[i]) {
+            metrics[i] = NULL;
+            continue;
+        }
+        json_t *m = json_object();
+        for (int j = 0; j < b.nmetrics; j++) {
+            double v = b.vals[(size_t)j * b.n + (size_t)i];
+            if (isnan(v)) continue;
+            if (v == floor(v) && fabs(v) < 9e15) json_object_set_new(m, b.names[j], json_integer((json_int_t)v));
+            else json_object_set_new(m, b.names[j], json_real(v));
+        }
+        json_object_set_new(m, "feasible", json_boolean(b.feasible[i]));
+        json_object_set_new(m, "cache_hit", json_boolean(b.cache_hit[i]));
+        metrics[i] = m;
+    }
+    hwc_lean_free(&b);
+    return 0;
+}

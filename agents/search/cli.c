@@ -157,6 +157,16 @@ int hs_main(int argc, char **argv) {
     json_object_set_new(ex, "best_index", json_integer(res.best_index));
     json_object_set_new(ex, "best_point", res.best_index >= 0 ? hs_point_decoded(space, res.best_x) : json_null());
     if (src) json_object_set_new(ex, "error", json_string(err.msg));
+    if (!src && res.best_index >= 0 && !sess->local) {
+        /* the lean evaluate_batch logs numeric metrics only: the summary's best_metrics are those
+         * of one full evaluate of the best point (e.g. maestro-v0's directives); not a sample */
+        json_t *bp = hs_point_json(space, res.best_x), *fm = NULL;
+        double rr;
+        hw_err e3 = {0};
+        if (ag_sess_evaluate(sess, bp, &rr, &fm, &e3) == 0 && json_is_object(fm)) json_object_set_new(ex, "best_metrics", fm);
+        else json_decref(fm);
+        json_decref(bp);
+    }
     hw_err e2 = {0};
     int erc = ag_run_end(run, ex, &e2);
     run = NULL;

@@ -12,6 +12,7 @@
 
 #include "hw_codec.h"
 #include "hw_space.h"
+#include "hwgym_client_int.h"
 
 #define MAX_ELEMS ((size_t)1 << 26)
 
@@ -116,14 +117,8 @@ const char *hwc_endpoint(const hwc_client *c) { return c->endpoint; }
 
 /* ---- requests and replies ---- */
 
-typedef struct req {
-    msgpack_sbuffer sb;
-    msgpack_packer pk;
-    const char *op;
-} req;
-
 /* Starts {"op","v", <nfields more>, "id"}: the id is appended by exchange(). */
-static void req_begin(req *q, const char *op, int nfields) {
+void req_begin(req *q, const char *op, int nfields) {
     msgpack_sbuffer_init(&q->sb);
     msgpack_packer_init(&q->pk, &q->sb, msgpack_sbuffer_write);
     q->op = op;
@@ -133,13 +128,7 @@ static void req_begin(req *q, const char *op, int nfields) {
     msgpack_pack_int(&q->pk, HW_PROTOCOL_VERSION);
 }
 
-typedef struct rep {
-    zmq_msg_t zm;
-    hw_msg m;
-    bool have;
-} rep;
-
-static void rep_free(rep *r) {
+void rep_free(rep *r) {
     if (!r->have) return;
     hw_msg_free(&r->m);
     zmq_msg_close(&r->zm);
@@ -159,7 +148,7 @@ static bool id_is(const msgpack_object *root, uint64_t id) {
 
 /* Sends q (consumed) and waits for the reply with its id. On ok=false, fills err from the
  * reply and returns -1 (r is then freed). */
-static int exchange(hwc_client *c, req *q, rep *r, hw_err *err) {
+int exchange(hwc_client *c, req *q, rep *r, hw_err *err) {
     memset(r, 0, sizeof *r);
     pthread_mutex_lock(&c->mu);
     uint64_t id = ++c->next_id;
@@ -632,7 +621,7 @@ int hwc_step_json(hwc_client *c, const hwc_session *s, const json_t *action, hwc
 
 /* ---- evaluate ---- */
 
-static void pack_target(req *q, const char *token, const char *env, const json_t *config) {
+void pack_target(req *q, const char *token, const char *env, const json_t *config) {
     if (token) hw_pack_kv_str(&q->pk, "session", token);
     if (env) hw_pack_kv_str(&q->pk, "env", env);
     if (config) {

@@ -132,4 +132,27 @@ int hwc_evaluate_batch(hwc_client *c, const char *token, const char *env, const 
                        hwc_batch *b, hw_err *err);
 void hwc_batch_free(hwc_batch *b);
 
+
+/* ---- lean evaluate_batch (PROTOCOL.md "Lean evaluate_batch"; hwgym_batch.c) ----
+ * points: a 2-D array (points x elements, any numeric dtype), or 3-D when each point is a
+ * table (points x rows x columns, e.g. sched-v0). metrics: names of the metrics
+ * wanted (nmetrics may be 0: reward and feasible only), or metrics == NULL with nmetrics < 0
+ * for "all". Results are plain arrays owned by `out` (free with hwc_lean_free):
+ * reward[k] (NaN for a failed point), feasible[k], cache_hit[k] (answered by the server's
+ * evaluation cache, or merged with an identical point in flight), vals[j * n + k] = metric j
+ * of point k (NaN when absent), error[k] = NULL or "CODE: message". */
+typedef struct hwc_lean {
+    size_t n;
+    int nmetrics;
+    char **names;
+    double *reward, *vals;
+    bool *feasible, *cache_hit;
+    char **error;
+    size_t nerrors;
+} hwc_lean;
+
+int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const json_t *config, const hw_array *points,
+                      const char *const *metrics, int nmetrics, hwc_lean *out, hw_err *err);
+void hwc_lean_free(hwc_lean *b);
+
 #endif

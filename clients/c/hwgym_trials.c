@@ -19,7 +19,7 @@
 typedef struct hwt_row {
     int64_t run_id, episode, step, reset_seed;
     char *worker, *action, *observation, *metrics;
-    int kind, has_seed, has_reward, terminated, truncated, feasible;
+    int kind, has_seed, has_reward, terminated, truncated, feasible, cache_hit;
     double reward, time;
 } hwt_row;
 
@@ -105,7 +105,7 @@ static int flush_locked(hwt_db *d, hw_err *err) {
     if (exec_retry(d->db, "BEGIN IMMEDIATE", err, "begin")) return -1;
     static const char *sql =
         "INSERT INTO trials (run_id, worker, episode, step, kind, reset_seed, action, observation, reward, "
-        "terminated, truncated, metrics, feasible, time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        "terminated, truncated, metrics, feasible, time, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK) {
         sqlfail(err, d->db, "prepare insert");
@@ -131,6 +131,7 @@ static int flush_locked(hwt_db *d, hw_err *err) {
         bind_text_or_null(st, 12, r->metrics);
         bind_bool(st, 13, r->feasible);
         sqlite3_bind_double(st, 14, r->time);
+        bind_bool(st, 15, r->cache_hit);
         if (sqlite3_step(st) != SQLITE_DONE) {
             sqlfail(err, d->db, "insert trial");
             sqlite3_finalize(st);
@@ -368,7 +369,13 @@ hwt_db *hwt_open(const char *path, const hwt_opts *opts, hw_err *err) {
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
         }
-        if (v < HWT_SCHEMA_VERSION && sqlite3_exec(db, hwt_schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        /* version 1 -> 2: trials.cache_hit (schemas/trials.sql) */
+        if (v == 1 && sqlite3_exec(db, "ALTER TABLE trials ADD COLUMN cache_hit INTEGER; PRAGMA user_version = 2;", NULL, NULL, NULL) != SQLITE_OK) {
+            sqlfail(err, db, "migrate schema 1 -> 2");
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            goto fail;
+        }
+        if (v == 0 && sqlite3_exec(db, hwt_schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
             sqlfail(err, db, "create schema");
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
@@ -511,6 +518,11 @@ int hwt_add_trial(hwt_db *d, const hwt_trial *t, hw_err *err) {
     r.reward = t->reward;
     r.terminated = t->terminated;
     r.truncated = t->truncated;
+    r.cache_hit = -1; /* from metrics.cache_hit (lean evaluate_batch results carry it) */
+    if (t->metrics) {
+        json_t *h = json_object_get(t->metrics, "cache_hit");
+        if (json_is_boolean(h)) r.cache_hit = json_is_true(h);
+    }
     r.feasible = t->feasible;
     if (r.feasible < 0 && t->metrics) {
         json_t *f = json_object_get(t->metrics, "feasible");

@@ -30,7 +30,7 @@
 
 #include "hw_error.h"
 
-#define HWT_SCHEMA_VERSION 1
+#define HWT_SCHEMA_VERSION 2
 
 /* schemas/trials.sql, byte for byte (a test checks it). */
 extern const char hwt_schema_sql[];

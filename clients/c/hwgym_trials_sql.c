@@ -3,11 +3,14 @@
 #include "hwgym_trials.h"
 
 const char hwt_schema_sql[] =
-    "-- hwgym trial log, schema version 1 (PRAGMA user_version).\n"
+    "-- hwgym trial log, schema version 2 (PRAGMA user_version).\n"
+    "-- Version 2 added trials.cache_hit; writers migrate a version-1 file with\n"
+    "--   ALTER TABLE trials ADD COLUMN cache_hit INTEGER (then user_version 2)\n"
+    "-- and readers accept both (cache_hit is then NULL).\n"
     "-- One SQLite file per experiment, or shared by many agent processes (WAL mode).\n"
     "-- Writers: the C logging module (clients/c/hwgym_trials.h) and hwgym.trials (Python).\n"
     "-- Readers: hwgym replay / export / report / cluster.\n"
-    "PRAGMA user_version = 1;\n"
+    "PRAGMA user_version = 2;\n"
     "\n"
     "CREATE TABLE IF NOT EXISTS runs (\n"
     "    id           INTEGER PRIMARY KEY AUTOINCREMENT,\n"
@@ -38,7 +41,8 @@ const char hwt_schema_sql[] =
     "    truncated    INTEGER,                       -- 0/1\n"
     "    metrics      TEXT,                          -- JSON object: step info or evaluate metrics\n"
     "    feasible     INTEGER,                       -- 0/1/NULL (from metrics.feasible when present)\n"
-    "    time         REAL    NOT NULL               -- unix seconds when the result arrived\n"
+    "    time         REAL    NOT NULL,              -- unix seconds when the result arrived\n"
+    "    cache_hit    INTEGER                        -- 0/1/NULL: answered by the server's evaluation cache (from metrics.cache_hit)\n"
     ");\n"
     "\n"
     "CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id, worker, episode, step);\n";

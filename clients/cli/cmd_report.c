@@ -9,13 +9,18 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report_html.h"
 
 static const char *const USAGE =
-    "usage: hwgym report DB [--run ID] [--svg FILE] [--within F]\n"
+    "usage: hwgym report DB [--run ID] [--svg FILE] [--within F] [--out DIR]\n"
     "Summarises the runs of a trial DB (schemas/trials.sql): trials, best reward and its design\n"
     "(action and metrics), trials needed to come within F (default 0.05) of the best reward, and\n"
     "the convergence curve (best reward so far vs trials). --svg draws the curves of the selected\n"
-    "runs in one plot. JSON on stdout.\n";
+    "runs in one plot. JSON on stdout.\n"
+    "--out DIR writes DIR/report.html instead: one self-contained page (inline SVG, no script, no\n"
+    "network) with convergence curves per env/config and agent (mean and 95% CI over seeds), the\n"
+    "best design with its metrics (maestro-v0: its directives), the parameter correlation heatmap\n"
+    "and dendrogram, and the run table; stdout gets {\"html\", \"runs\", \"trials\", \"groups\"}.\n";
 
 typedef struct curve {
     long long run;
@@ -73,9 +78,9 @@ static json_t *parse_or_null(const unsigned char *text) {
 }
 
 int hwcli_report(int argc, char **argv) {
-    const char *run_s = NULL, *svg = NULL, *within_s = NULL, *pos[1];
+    const char *run_s = NULL, *svg = NULL, *within_s = NULL, *outdir = NULL, *pos[1];
     int npos = 0;
-    const hwcli_opt opts[] = {{"--run", &run_s, NULL}, {"--svg", &svg, NULL}, {"--within", &within_s, NULL}, {NULL, NULL, NULL}};
+    const hwcli_opt opts[] = {{"--run", &run_s, NULL}, {"--svg", &svg, NULL}, {"--within", &within_s, NULL}, {"--out", &outdir, NULL}, {NULL, NULL, NULL}};
     int rc = hwcli_parse(argc, argv, opts, pos, 1, 1, &npos, USAGE);
     if (rc) return rc == 1 ? 0 : 2;
     long long run = 0;
@@ -86,6 +91,13 @@ int hwcli_report(int argc, char **argv) {
         char *end;
         within = strtod(within_s, &end);
         if (*end || !(within >= 0 && within < 1)) return hwcli_fail("report", 2, "--within: '%s' is not a fraction in [0, 1)", within_s);
+    }
+    if (outdir) {
+        json_t *sum = NULL;
+        if (hwcli_report_html(pos[0], outdir, run, within, &sum)) return 1;
+        hwcli_print_json(sum);
+        json_decref(sum);
+        return 0;
     }
     sqlite3 *db;
     if (sqlite3_open_v2(pos[0], &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {

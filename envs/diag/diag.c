@@ -279,3 +279,15 @@ const hw_env_family hw_family_diag = {
     .evaluate = diag_evaluate,
     .create_ctx = diag_create_ctx,
 };
+
+/* Hook for the lean batch entry (diag_lean.c): scores an action already validated against the
+ * action space, as evaluate() does, with no JSON. */
+int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist);
+int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist) {
+    diag_env *e = p;
+    double a[64];
+    act_to_double(e, act, a);
+    burn(e->step_us);
+    *reward = score(e, a, dist);
+    return 0;
+}

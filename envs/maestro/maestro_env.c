@@ -653,3 +653,16 @@ const hw_env_family hw_family_maestro = {
     .evaluate = m_evaluate,
     .create_ctx = m_create_ctx,
 };
+
+/* Hook for the lean batch entry (maestro_lean.c): scores an action already validated against
+ * the action space, with no JSON. Returns the number of PEs the action selects. */
+int maestro_env_eval_action(void *p, const int64_t *a, double *reward, maestro_result *r);
+int maestro_env_eval_action(void *p, const int64_t *a, double *reward, maestro_result *r) {
+    menv *e = p;
+    maestro_mapping m;
+    int pes = e->hw.num_pes;
+    decode(e, a, &m, &pes);
+    score(e, &m, pes, r);
+    *reward = reward_of(e, r);
+    return pes;
+}

@@ -30,7 +30,7 @@ from .wire import jsonable
 __all__ = ["TrialLogger", "TrialLogWrapper", "TrialLogVectorWrapper", "SCHEMA_VERSION", "schema_path", "open_db"]
 
 #: PRAGMA user_version of the schema this module writes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def schema_path():
@@ -99,6 +99,19 @@ def open_db(path, busy_timeout=30.0, schema=None):
                     conn.execute("ROLLBACK")
                     raise
             _retry(create, busy_timeout)
+            ver = conn.execute("PRAGMA user_version").fetchone()[0]
+        if ver == 1:  # schema 1 -> 2 (schemas/trials.sql): trials.cache_hit
+            def migrate():
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    if conn.execute("PRAGMA user_version").fetchone()[0] == 1:
+                        conn.execute("ALTER TABLE trials ADD COLUMN cache_hit INTEGER")
+                        conn.execute("PRAGMA user_version = 2")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            _retry(migrate, busy_timeout)
             ver = conn.execute("PRAGMA user_version").fetchone()[0]
         if ver != SCHEMA_VERSION:
             raise RuntimeError("%s: trial DB schema version %d, this hwgym writes version %d" % (path, ver, SCHEMA_VERSION))

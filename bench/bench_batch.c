@@ -1,0 +1,287 @@
+/* bench_batch.c - issue 18: lean evaluate_batch through the server against the in-process model,
+ * and the evaluation cache on a GA run.
+ *  1. For every env family: points/s of the in-process model (one thread: the family's lean
+ *     entry when it has one, else its evaluate() with a JSON point) and points/s of the lean
+ *     evaluate_batch through hwgym-server (--workers 2, ipc, libhwgym), measured in the same
+ *     run; prints the ratio (target >= 0.5). For maestro-v0 also the JSON evaluate_batch.
+ *  2. hwgym-search --algo ga, 20,000 samples on maestro-v0 (MobileNet-v2 layer 2) against a
+ *     server without and with --cache-mb: wall time and the server's cache hit rate.
+ * Usage: bench_batch [--secs S] [--budget N]   (binaries from BUILD/bin next to this bench) */
+#include <libgen.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "env_lean.h"
+#include "hwgym_client.h"
+#include "registry.h"
+
+extern char **environ;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char bindir[4200];
+
+static pid_t spawn(char **argv) {
+    pid_t p;
+    if (posix_spawn(&p, argv[0], NULL, NULL, argv, environ) != 0) {
+        fprintf(stderr, "bench_batch: cannot start %s\n", argv[0]);
+        exit(1);
+    }
+    return p;
+}
+
+static pid_t start_server(const char *ep, const char *cache_mb) {
+    char bin[4300];
+    snprintf(bin, sizeof bin, "%s/hwgym-server", bindir);
+    char *a[] = {bin, "--bind", (char *)ep, "--workers", "2", cache_mb ? "--cache-mb" : NULL, (char *)cache_mb, NULL};
+    pid_t p = spawn(a);
+    hw_err e;
+    hwc_client *c = hwc_connect(NULL, ep, 200, &e);
+    for (int i = 0; i < 100; i++)
+        if (hwc_ping(c, NULL, &e) == 0) break;
+    hwc_disconnect(c);
+    return p;
+}
+
+static void stop_server(pid_t p) {
+    kill(p, SIGTERM);
+    waitpid(p, NULL, 0);
+}
+
+typedef struct fcase {
+    const char *env, *config;
+    int batch;
+} fcase;
+
+/* K points (int64) for env e: random choices of an integer action space, or the family's own form */
+static int64_t *make_points(const char *env, void *e, const hw_env_family *fam, int K, int64_t *shape, int *ndim) {
+    unsigned seed = 12345;
+    if (!strcmp(env, "mmap-v0")) { /* the heuristic's play, as an action list */
+        json_t *pt = json_pack("{s:s}", "policy", "heuristic"), *m = json_object();
+        double r;
+        hw_err err;
+        fam->evaluate(e, pt, &r, m, &err);
+        const char *acts = json_string_value(json_object_get(m, "actions"));
+        int64_t L = (int64_t)strlen(acts);
+        int64_t *p = malloc(sizeof(int64_t) * (size_t)(K * L));
+        for (int k = 0; k < K; k++)
+            for (int64_t j = 0; j < L; j++) p[k * L + j] = acts[j] - '0';
+        json_decref(pt);
+        json_decref(m);
+        shape[0] = K, shape[1] = L, *ndim = 2;
+        return p;
+    }
+    if (!strcmp(env, "sched-v0")) { /* a table: everything at DRAM except random spatial splits */
+        json_t *pt = json_pack("{s:s,s:i,s:i}", "baseline", "random-pruned", "seed", 1, "samples", 1), *m = json_object();
+        double r;
+        hw_err err;
+        fam->evaluate(e, pt, &r, m, &err);
+        json_t *tab = json_object_get(json_array_get(json_object_get(m, "layers"), 0), "table");
+        int64_t R = (int64_t)json_array_size(tab), C = (int64_t)json_array_size(json_array_get(tab, 0));
+        int64_t *p = malloc(sizeof(int64_t) * (size_t)(K * R * C));
+        for (int k = 0; k < K; k++)
+            for (int64_t i = 0; i < R; i++)
+                for (int64_t j = 0; j < C; j++) p[(k * R + i) * C + j] = json_integer_value(json_array_get(json_array_get(tab, (size_t)i), (size_t)j));
+        json_decref(pt);
+        json_decref(m);
+        shape[0] = K, shape[1] = R, shape[2] = C, *ndim = 3;
+        return p;
+    }
+    const hw_space *as = fam->action_space(e);
+    int64_t d = hw_space_numel(as);
+    int64_t *p = malloc(sizeof(int64_t) * (size_t)(K * d));
+    for (int k = 0; k < K; k++)
+        for (int64_t j = 0; j < d; j++) p[k * d + j] = rand_r(&seed) % hw_space_choices(as, j);
+    shape[0] = K, shape[1] = d, *ndim = 2;
+    return p;
+}
+
+static json_t *point_json(const int64_t *p, const int64_t *shape, int ndim, int k) {
+    json_t *pt = json_array();
+    int64_t per = shape[1] * (ndim == 3 ? shape[2] : 1);
+    const int64_t *q = p + k * per;
+    if (ndim == 2)
+        for (int64_t j = 0; j < shape[1]; j++) json_array_append_new(pt, json_integer(q[j]));
+    else
+        for (int64_t i = 0; i < shape[1]; i++) {
+            json_t *row = json_array();
+            for (int64_t j = 0; j < shape[2]; j++) json_array_append_new(row, json_integer(q[i * shape[2] + j]));
+            json_array_append_new(pt, row);
+        }
+    return pt;
+}
+
+static void family(const fcase *fc, const char *ep, double secs) {
+    hw_err err;
+    json_t *cfg = json_loads(fc->config, 0, NULL);
+    const hw_env_family *fam;
+    void *e = hw_env_create(fc->env, cfg, &fam, &err);
+    if (!e) {
+        printf("  %-13s cannot create: %s\n", fc->env, err.msg);
+        json_decref(cfg);
+        return;
+    }
+    const int K = fc->batch > 0 ? fc->batch : 1;
+    int64_t shape[3] = {0, 0, 0};
+    int ndim;
+    int64_t *pts = make_points(fc->env, e, fam, K, shape, &ndim);
+    const hw_env_lean *lean = hw_env_lean_find(fc->env);
+    /* in-process */
+    json_t **jp = calloc((size_t)K, sizeof(json_t *));
+    for (int k = 0; k < K; k++) jp[k] = point_json(pts, shape, ndim, k);
+    double vals[64];
+    int64_t n_in = 0;
+    double t0 = now();
+    while (now() - t0 < secs) {
+        for (int k = 0; k < K; k++) {
+            double r;
+            if (lean) {
+                bool f;
+                hw_act act = {(size_t)shape[1], pts + k * shape[1], NULL}; /* integer spaces (maestro, diag) */
+                lean->eval(e, &act, &r, &f, vals, &err);
+            } else {
+                json_t *m = json_object();
+                fam->evaluate(e, jp[k], &r, m, &err);
+                json_decref(m);
+            }
+        }
+        n_in += K;
+    }
+    double rate_in = (double)n_in / (now() - t0);
+    /* through the server, lean */
+    hwc_client *c = hwc_connect(NULL, ep, 600000, &err);
+    hw_array a = {HW_DT_INT64, ndim, {shape[0], shape[1], shape[2]}, pts};
+    hwc_lean b;
+    int64_t n_srv = 0, bad = 0;
+    if (hwc_evaluate_lean(c, NULL, fc->env, cfg, &a, NULL, 0, &b, &err) == 0) { /* warm the workers' env caches */
+        bad = (int64_t)b.nerrors;
+        hwc_lean_free(&b);
+    } else {
+        printf("  %-13s lean evaluate_batch failed: %s\n", fc->env, err.msg);
+    }
+    t0 = now();
+    while (now() - t0 < secs) {
+        if (hwc_evaluate_lean(c, NULL, fc->env, cfg, &a, NULL, 0, &b, &err)) break;
+        hwc_lean_free(&b);
+        n_srv += K;
+    }
+    double rate_srv = (double)n_srv / (now() - t0);
+    printf("  %-13s batch %5d  in-process %10.0f pts/s  server lean %10.0f pts/s  ratio %.2f%s%s\n", fc->env, K, rate_in,
+           rate_srv, rate_srv / rate_in, lean ? "  (lean entry)" : "  (JSON evaluate)", rate_srv / rate_in >= 0.5 ? "" : "  BELOW 0.5");
+    if (bad) printf("  %-13s   note: %lld of %d bench points were rejected by the env\n", "", (long long)bad, K);
+    if (lean) { /* the JSON evaluate_batch for contrast */
+        json_t *list = json_array();
+        for (int k = 0; k < K; k++) json_array_append(list, jp[k]);
+        hwc_batch jb;
+        int64_t n_json = 0;
+        t0 = now();
+        while (now() - t0 < secs) {
+            if (hwc_evaluate_batch(c, NULL, fc->env, cfg, list, &jb, &err)) break;
+            hwc_batch_free(&jb);
+            n_json += K;
+        }
+        double rj = (double)n_json / (now() - t0);
+        printf("  %-13s   JSON evaluate_batch (full metrics) %10.0f pts/s  ratio %.2f; lean/JSON %.1fx\n", "", rj, rj / rate_in,
+               rate_srv / rj);
+        json_decref(list);
+    }
+    hwc_disconnect(c);
+    for (int k = 0; k < K; k++) json_decref(jp[k]);
+    free(jp);
+    free(pts);
+    fam->destroy(e);
+    json_decref(cfg);
+}
+
+static double ga_run(const char *ep, const char *env, const char *config, int64_t budget, json_t **stats) {
+    char bin[4300], bud[32];
+    snprintf(bin, sizeof bin, "%s/hwgym-search", bindir);
+    snprintf(bud, sizeof bud, "%lld", (long long)budget);
+    char *a[] = {bin, "--endpoint", (char *)ep, "--env", (char *)env, "--config", (char *)config,
+                 "--algo", "ga", "--seed", "1", "--budget", bud, "--quiet", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
+    double t0 = now();
+    pid_t p;
+    if (posix_spawn(&p, bin, &fa, NULL, a, environ) != 0) return -1;
+    int st;
+    waitpid(p, &st, 0);
+    double dt = now() - t0;
+    posix_spawn_file_actions_destroy(&fa);
+    hw_err e;
+    hwc_client *c = hwc_connect(NULL, ep, 5000, &e);
+    *stats = NULL;
+    hwc_stats(c, stats, &e);
+    hwc_disconnect(c);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dt : -1;
+}
+
+static void ga_compare(const char *ep, const char *env, const char *config, int64_t budget) {
+    printf("bench_batch: hwgym-search --algo ga --seed 1, %lld samples, %s %s, without / with the cache\n", (long long)budget, env, config);
+    json_t *st;
+    pid_t srv = start_server(ep, NULL);
+    double t_off = ga_run(ep, env, config, budget, &st);
+    json_decref(st);
+    stop_server(srv);
+    srv = start_server(ep, "256");
+    double t_on = ga_run(ep, env, config, budget, &st);
+    json_t *cs = json_object_get(st, "cache");
+    long long h = json_integer_value(json_object_get(cs, "hits")), mg = json_integer_value(json_object_get(cs, "merged")),
+              ms = json_integer_value(json_object_get(cs, "misses"));
+    printf("  wall without cache %.2f s, with --cache-mb 256 %.2f s (with/without %.2f); hit rate %.3f "
+           "(%lld hits + %lld merged in flight, %lld evaluated, of %lld samples)\n",
+           t_off, t_on, t_on / t_off, json_real_value(json_object_get(cs, "hit_rate")), h, mg, ms, h + mg + ms);
+    json_decref(st);
+    stop_server(srv);
+}
+
+int main(int argc, char **argv) {
+    double secs = 0.5;
+    int64_t budget = 20000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--secs") && i + 1 < argc) secs = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atoll(argv[++i]);
+        else {
+            printf("usage: bench_batch [--secs S] [--budget N]\n");
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    char exe[4096];
+    ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[ln > 0 ? ln : 0] = 0;
+    snprintf(bindir, sizeof bindir, "%s/bin", dirname(dirname(exe)));
+    char ep[96];
+    snprintf(ep, sizeof ep, "ipc:///tmp/hwgym-bench-batch-%d.sock", (int)getpid());
+    printf("bench_batch: lean evaluate_batch through hwgym-server (--workers 2, ipc) vs the in-process model, %.1f s each\n", secs);
+    pid_t srv = start_server(ep, NULL);
+    static const fcase cases[] = {
+        {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2}", 1024},
+        {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":3}", 1024},
+        {"diag-v0", "{\"dims\":4}", 1024},
+        {"placement-v0", "{\"workload\":\"bert_base\"}", 256},
+        {"mmap-v0", "{}", 256},
+        {"sched-v0", "{}", 1024},
+        {"dram-v0", "{}", 8},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        printf(" %s %s\n", cases[i].env, cases[i].config);
+        family(&cases[i], ep, secs);
+    }
+    stop_server(srv);
+
+    ga_compare(ep, "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2}", budget);
+    ga_compare(ep, "dram-v0", "{}", budget / 10);
+    return 0;
+}

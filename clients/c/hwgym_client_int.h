@@ -1,0 +1,34 @@
+/* hwgym_client_int.h - libhwgym internals shared by its source files (not installed).
+ * Owns: the request builder and the reply record of one call, and the call itself. */
+#ifndef HWGYM_CLIENT_INT_H
+#define HWGYM_CLIENT_INT_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <zmq.h>
+
+#include "hw_codec.h"
+#include "hwgym_client.h"
+
+typedef struct req {
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    const char *op;
+} req;
+
+typedef struct rep {
+    zmq_msg_t zm;
+    hw_msg m;
+    bool have;
+} rep;
+
+/* Starts {"op","v", <nfields more>, "id"}: the id is appended by exchange(). */
+void req_begin(req *q, const char *op, int nfields);
+void rep_free(rep *r);
+/* Sends q (consumed) and waits for the reply with its id. On ok=false, fills err from the
+ * reply and returns -1 (r is then freed). */
+int exchange(hwc_client *c, req *q, rep *r, hw_err *err);
+/* "session" / "env" / "config" fields (each only when non-NULL). */
+void pack_target(req *q, const char *token, const char *env, const json_t *config);
+
+#endif

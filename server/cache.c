@@ -1,0 +1,298 @@
+/* cache.c - see cache.h. Chained hash table over the key's first 8 bytes, an LRU list (head =
+ * most recently used), a byte budget charged per entry (struct + record), and a prepared
+ * SELECT/INSERT pair on the optional SQLite file (WAL, busy timeout, one write transaction per
+ * flush). */
+#include "cache.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ent {
+    unsigned char key[HW_CACHE_KEY];
+    double reward;
+    bool feasible;
+    unsigned char *rec;
+    size_t len;
+    struct ent *hnext, *prev, *next;
+} ent;
+
+typedef struct pend {
+    unsigned char key[HW_CACHE_KEY];
+    hw_cache_waiter *w, **tail;
+    struct pend *next;
+} pend;
+
+#define PEND_BUCKETS 4096
+
+struct hw_cache {
+    ent **tab;
+    size_t nbuckets, n, bytes, max_bytes;
+    ent *head, *tail;
+    pend *pending[PEND_BUCKETS];
+    uint64_t hits, misses, merged, evictions, disk_hits, disk_writes;
+    sqlite3 *db;
+    sqlite3_stmt *sel, *ins;
+    bool in_tx;
+    char *path;
+};
+
+static uint64_t h64(const unsigned char *k) {
+    uint64_t h;
+    memcpy(&h, k, 8);
+    return h;
+}
+
+static size_t ent_cost(size_t len) { return sizeof(ent) + len + 2 * sizeof(void *); }
+
+static void lru_unlink(hw_cache *c, ent *e) {
+    if (e->prev) e->prev->next = e->next;
+    else c->head = e->next;
+    if (e->next) e->next->prev = e->prev;
+    else c->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void lru_front(hw_cache *c, ent *e) {
+    e->prev = NULL;
+    e->next = c->head;
+    if (c->head) c->head->prev = e;
+    c->head = e;
+    if (!c->tail) c->tail = e;
+}
+
+static ent **slot(hw_cache *c, const unsigned char *key) {
+    ent **p = &c->tab[h64(key) & (c->nbuckets - 1)];
+    while (*p && memcmp((*p)->key, key, HW_CACHE_KEY)) p = &(*p)->hnext;
+    return p;
+}
+
+static void grow(hw_cache *c) {
+    size_t nb = c->nbuckets * 2;
+    ent **t = calloc(nb, sizeof *t);
+    if (!t) return; /* keep the longer chains */
+    for (size_t i = 0; i < c->nbuckets; i++)
+        for (ent *e = c->tab[i], *n; e; e = n) {
+            n = e->hnext;
+            size_t b = h64(e->key) & (nb - 1);
+            e->hnext = t[b];
+            t[b] = e;
+        }
+    free(c->tab);
+    c->tab = t;
+    c->nbuckets = nb;
+}
+
+static void evict(hw_cache *c) {
+    while (c->bytes > c->max_bytes && c->tail) {
+        ent *e = c->tail;
+        lru_unlink(c, e);
+        *slot(c, e->key) = e->hnext;
+        c->bytes -= ent_cost(e->len);
+        c->n--;
+        c->evictions++;
+        free(e->rec);
+        free(e);
+    }
+}
+
+static ent *mem_put(hw_cache *c, const unsigned char *key, double reward, bool feasible, const unsigned char *rec, size_t len) {
+    if (ent_cost(len) > c->max_bytes) return NULL;
+    ent **p = slot(c, key);
+    ent *e = *p;
+    if (e) {
+        lru_unlink(c, e);
+        c->bytes -= ent_cost(e->len);
+        free(e->rec);
+    } else {
+        e = calloc(1, sizeof *e);
+        if (!e) abort();
+        memcpy(e->key, key, HW_CACHE_KEY);
+        *p = e;
+        c->n++;
+    }
+    e->reward = reward;
+    e->feasible = feasible;
+    e->rec = malloc(len ? len : 1);
+    if (!e->rec) abort();
+    if (len) memcpy(e->rec, rec, len);
+    e->len = len;
+    c->bytes += ent_cost(len);
+    lru_front(c, e);
+    evict(c); /* e is at the front: evicted only if it alone exceeds the budget (checked above) */
+    if (c->n > c->nbuckets) grow(c);
+    return e;
+}
+
+static int db_open(hw_cache *c, const char *path, hw_err *err) {
+    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+        return hw_fail(err, HW_E_BAD_CONFIG, "--cache %s: %s", path, c->db ? sqlite3_errmsg(c->db) : "cannot open");
+    sqlite3_busy_timeout(c->db, 10000);
+    char *msg = NULL;
+    const char *ddl = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                      "CREATE TABLE IF NOT EXISTS hwgym_cache (key BLOB PRIMARY KEY, reward REAL, feasible INTEGER,"
+                      " metrics BLOB NOT NULL, created REAL) WITHOUT ROWID;";
+    if (sqlite3_exec(c->db, ddl, NULL, NULL, &msg) != SQLITE_OK) {
+        hw_fail(err, HW_E_BAD_CONFIG, "--cache %s: %s", path, msg ? msg : "cannot create the cache table");
+        sqlite3_free(msg);
+        return -1;
+    }
+    if (sqlite3_prepare_v2(c->db, "SELECT reward, feasible, metrics FROM hwgym_cache WHERE key = ?", -1, &c->sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT OR IGNORE INTO hwgym_cache VALUES (?, ?, ?, ?, julianday('now'))", -1, &c->ins, NULL) !=
+            SQLITE_OK)
+        return hw_fail(err, HW_E_BAD_CONFIG, "--cache %s: %s", path, sqlite3_errmsg(c->db));
+    return 0;
+}
+
+hw_cache *hw_cache_open(const char *path, size_t max_bytes, hw_err *err) {
+    hw_cache *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->nbuckets = 1024;
+    c->tab = calloc(c->nbuckets, sizeof *c->tab);
+    if (!c->tab) abort();
+    c->max_bytes = max_bytes;
+    if (path) {
+        c->path = strdup(path);
+        if (db_open(c, path, err)) {
+            hw_cache_close(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+void hw_cache_close(hw_cache *c) {
+    if (!c) return;
+    hw_cache_flush(c);
+    for (ent *e = c->head, *n; e; e = n) {
+        n = e->next;
+        free(e->rec);
+        free(e);
+    }
+    for (int i = 0; i < PEND_BUCKETS; i++)
+        for (pend *p = c->pending[i], *n; p; p = n) {
+            n = p->next;
+            hw_cache_waiters_free(p->w);
+            free(p);
+        }
+    sqlite3_finalize(c->sel);
+    sqlite3_finalize(c->ins);
+    if (c->db) sqlite3_close(c->db);
+    free(c->tab);
+    free(c->path);
+    free(c);
+}
+
+static void fill(hw_cache_val *out, const ent *e) {
+    out->reward = e->reward;
+    out->feasible = e->feasible;
+    out->rec = e->rec;
+    out->len = e->len;
+}
+
+bool hw_cache_get(hw_cache *c, const unsigned char *key, hw_cache_val *out) {
+    ent *e = *slot(c, key);
+    if (e) {
+        lru_unlink(c, e);
+        lru_front(c, e);
+        fill(out, e);
+        return true;
+    }
+    if (!c->db) return false;
+    sqlite3_reset(c->sel);
+    sqlite3_bind_blob(c->sel, 1, key, HW_CACHE_KEY, SQLITE_STATIC);
+    bool found = false;
+    if (sqlite3_step(c->sel) == SQLITE_ROW) {
+        const void *rec = sqlite3_column_blob(c->sel, 2);
+        size_t len = (size_t)sqlite3_column_bytes(c->sel, 2);
+        e = mem_put(c, key, sqlite3_column_type(c->sel, 0) == SQLITE_NULL ? 0.0 / 0.0 : sqlite3_column_double(c->sel, 0),
+                    sqlite3_column_int(c->sel, 1) != 0, rec, len);
+        if (e) {
+            fill(out, e);
+            found = true;
+            c->disk_hits++;
+        }
+    }
+    sqlite3_reset(c->sel);
+    return found;
+}
+
+void hw_cache_count(hw_cache *c, uint64_t hits, uint64_t misses, uint64_t merged) {
+    c->hits += hits;
+    c->misses += misses;
+    c->merged += merged;
+}
+
+void hw_cache_put(hw_cache *c, const unsigned char *key, double reward, bool feasible, const unsigned char *rec, size_t len) {
+    mem_put(c, key, reward, feasible, rec, len);
+    if (!c->db) return;
+    if (!c->in_tx) c->in_tx = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_reset(c->ins);
+    sqlite3_bind_blob(c->ins, 1, key, HW_CACHE_KEY, SQLITE_STATIC);
+    if (reward == reward) sqlite3_bind_double(c->ins, 2, reward);
+    else sqlite3_bind_null(c->ins, 2);
+    sqlite3_bind_int(c->ins, 3, feasible);
+    sqlite3_bind_blob(c->ins, 4, len ? (const void *)rec : "", (int)len, SQLITE_STATIC);
+    if (sqlite3_step(c->ins) == SQLITE_DONE) c->disk_writes++;
+    sqlite3_reset(c->ins);
+}
+
+void hw_cache_flush(hw_cache *c) {
+    if (c->db && c->in_tx) {
+        if (sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        c->in_tx = false;
+    }
+}
+
+static pend **pslot(hw_cache *c, const unsigned char *key) {
+    pend **p = &c->pending[h64(key) % PEND_BUCKETS];
+    while (*p && memcmp((*p)->key, key, HW_CACHE_KEY)) p = &(*p)->next;
+    return p;
+}
+
+bool hw_cache_pending_join(hw_cache *c, const unsigned char *key, void *owner, int64_t index) {
+    pend **p = pslot(c, key);
+    if (!*p) {
+        pend *n = calloc(1, sizeof *n);
+        if (!n) abort();
+        memcpy(n->key, key, HW_CACHE_KEY);
+        n->tail = &n->w;
+        *p = n;
+        return false;
+    }
+    hw_cache_waiter *w = calloc(1, sizeof *w);
+    if (!w) abort();
+    w->owner = owner;
+    w->index = index;
+    *(*p)->tail = w;
+    (*p)->tail = &w->next;
+    return true;
+}
+
+hw_cache_waiter *hw_cache_pending_take(hw_cache *c, const unsigned char *key) {
+    pend **p = pslot(c, key);
+    if (!*p) return NULL;
+    pend *n = *p;
+    *p = n->next;
+    hw_cache_waiter *w = n->w;
+    free(n);
+    return w;
+}
+
+void hw_cache_waiters_free(hw_cache_waiter *w) {
+    while (w) {
+        hw_cache_waiter *n = w->next;
+        free(w);
+        w = n;
+    }
+}
+
+json_t *hw_cache_stats(const hw_cache *c) {
+    uint64_t looked = c->hits + c->misses + c->merged;
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:s?}", "entries", (json_int_t)c->n, "bytes",
+                     (json_int_t)c->bytes, "max_bytes", (json_int_t)c->max_bytes, "hits", (json_int_t)c->hits, "misses",
+                     (json_int_t)c->misses, "merged", (json_int_t)c->merged, "evictions", (json_int_t)c->evictions,
+                     "disk_hits", (json_int_t)c->disk_hits, "disk_writes", (json_int_t)c->disk_writes, "hit_rate",
+                     looked ? (double)(c->hits + c->merged) / (double)looked : 0.0, "file", c->path);
+}

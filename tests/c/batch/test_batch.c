@@ -1,0 +1,311 @@
+/* test_batch.c - issue 18: the lean evaluate_batch and the evaluation cache, at the wire (a real
+ * hw_server_run in a thread, libhwgym as the client), plus the cache module's eviction and the
+ * trial log's schema-2 migration. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "hwgym_client.h"
+#include "hwgym_trials.h"
+#include "../common/hwtest.h"
+#include "server.h"
+
+typedef struct srv {
+    hw_server_opts o;
+    volatile sig_atomic_t stop;
+    pthread_t th;
+    int rc;
+    char ep[128];
+} srv;
+
+static int counter;
+
+static void *run(void *arg) {
+    srv *s = arg;
+    s->rc = hw_server_run(&s->o, &s->stop);
+    return NULL;
+}
+
+static hwc_client *start(srv *s, double cache_mb, const char *cache_file) {
+    hw_server_default_opts(&s->o);
+    s->o.workers = 2;
+    s->o.cache_mb = cache_mb;
+    s->o.cache_path = cache_file;
+    snprintf(s->ep, sizeof s->ep, "ipc:///tmp/hwgym-tbatch-%d-%d.sock", (int)getpid(), counter++);
+    s->o.binds[0] = s->ep;
+    s->o.nbinds = 1;
+    s->stop = 0;
+    pthread_create(&s->th, NULL, run, s);
+    hw_err e;
+    hwc_client *c = hwc_connect(NULL, s->ep, 10000, &e);
+    cr_assert(c);
+    int ok = -1;
+    for (int i = 0; i < 100 && ok; i++)
+        if ((ok = hwc_ping(c, NULL, &e))) usleep(10000);
+    cr_assert_eq(ok, 0, "server did not come up: %s", e.msg);
+    return c;
+}
+
+static void stop(srv *s, hwc_client *c) {
+    hwc_disconnect(c);
+    s->stop = 1;
+    pthread_join(s->th, NULL);
+    cr_assert_eq(s->rc, 0);
+}
+
+static const char *MCFG = "{\"model\":\"mobilenet_v2\",\"layer\":2}";
+static int64_t P[4][10] = {{3, 1, 0, 1, 5, 2, 0, 0, 3, 5}, {3, 1, 0, 1, 5, 2, 0, 0, 3, 5}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                           {9, 9, 9, 9, 9, 9, 9, 9, 9, 99}};
+
+static int metric_index(const hwc_lean *b, const char *name) {
+    for (int j = 0; j < b->nmetrics; j++)
+        if (!strcmp(b->names[j], name)) return j;
+    return -1;
+}
+
+Test(lean, matches_full_evaluate_and_reports_sparse_errors) {
+    srv s;
+    hwc_client *c = start(&s, 0, NULL);
+    json_t *cfg = json_loads(MCFG, 0, NULL);
+    hw_array a = {HW_DT_INT64, 2, {4, 10}, P};
+    const char *want[] = {"runtime", "energy"};
+    hwc_lean b;
+    hw_err e;
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &a, want, 2, &b, &e), 0, "%s", e.msg);
+    cr_assert_eq(b.n, 4);
+    cr_assert_eq(b.nmetrics, 2);
+    cr_assert_str_eq(b.names[0], "runtime");
+    for (int k = 0; k < 3; k++) {
+        json_t *pt = json_array(), *m = NULL;
+        for (int j = 0; j < 10; j++) json_array_append_new(pt, json_integer(P[k][j]));
+        double r;
+        cr_assert_eq(hwc_evaluate(c, NULL, "maestro-v0", cfg, pt, &r, &m, &e), 0, "%s", e.msg);
+        cr_assert_eq(b.reward[k], r, "point %d: lean reward %g, evaluate %g", k, b.reward[k], r);
+        cr_assert_eq(b.vals[0 * 4 + k], (double)json_integer_value(json_object_get(m, "runtime")));
+        cr_assert_float_eq(b.vals[1 * 4 + k], json_real_value(json_object_get(m, "energy")), 1e-6);
+        cr_assert_eq(b.feasible[k], json_is_true(json_object_get(m, "feasible")));
+        cr_assert_null(b.error[k]);
+        cr_assert(!b.cache_hit[k]); /* no cache on this server */
+        json_decref(pt);
+        json_decref(m);
+    }
+    cr_assert(isnan(b.reward[3]));
+    cr_assert(isnan(b.vals[3]));
+    cr_assert_eq(b.nerrors, 1);
+    cr_assert(strstr(b.error[3], "BAD_ACTION: points[3]: action element 1 (parallel_dim)"), "%s", b.error[3]);
+    hwc_lean_free(&b);
+    /* no metrics: reward and feasible only */
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &a, NULL, 0, &b, &e), 0);
+    cr_assert_eq(b.nmetrics, 0);
+    hwc_lean_free(&b);
+    /* "all": every numeric metric of the family */
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &a, NULL, -1, &b, &e), 0);
+    cr_assert_geq(metric_index(&b, "runtime"), 0);
+    cr_assert_geq(metric_index(&b, "num_pes"), 0);
+    hwc_lean_free(&b);
+    /* an unknown metric of a family with a lean entry: BAD_REQUEST naming it */
+    const char *bad[] = {"runtime", "latencyy"};
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &a, bad, 2, &b, &e), -1);
+    cr_assert_eq(e.code, HW_E_BAD_REQUEST);
+    cr_assert(strstr(e.msg, "metrics[1]") && strstr(e.msg, "latencyy"), "%s", e.msg);
+    json_decref(cfg);
+    stop(&s, c);
+}
+
+Test(lean, family_without_lean_entry_and_tables) {
+    srv s;
+    hwc_client *c = start(&s, 0, NULL);
+    /* dram-v0 has no lean entry: its JSON evaluate() scores (and validates) the point */
+    int64_t d[2][10] = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {9, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    hw_array a = {HW_DT_INT64, 2, {2, 10}, d};
+    const char *want[] = {"feasible", "nope"};
+    hwc_lean b;
+    hw_err e;
+    json_t *cfg = json_loads("{\"count\":500,\"trace_seed\":1}", 0, NULL);
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "dram-v0", cfg, &a, want, 2, &b, &e), 0, "%s", e.msg);
+    cr_assert_eq(b.vals[0], 1.0, "a boolean metric is 0/1");
+    cr_assert(isnan(b.vals[2]), "a metric the env does not report is NaN");
+    cr_assert_not_null(b.error[1], "9 is out of range for PagePolicy");
+    cr_assert(strstr(b.error[1], "points[1]"), "%s", b.error[1]);
+    hwc_lean_free(&b);
+    json_decref(cfg);
+    /* diag-v0's lean entry: the same reward as evaluate() */
+    json_t *dcfg = json_pack("{s:i}", "dims", 3), *pt = json_pack("[i,i,i]", 1, 2, 3), *m = NULL;
+    int64_t dd[1][3] = {{1, 2, 3}};
+    hw_array da = {HW_DT_INT64, 2, {1, 3}, dd};
+    const char *dist[] = {"distance"};
+    double r;
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", dcfg, &da, dist, 1, &b, &e), 0, "%s", e.msg);
+    cr_assert_eq(hwc_evaluate(c, NULL, "diag-v0", dcfg, pt, &r, &m, &e), 0);
+    cr_assert_eq(b.reward[0], r);
+    cr_assert_eq(b.vals[0], json_real_value(json_object_get(m, "distance")));
+    hwc_lean_free(&b);
+    json_decref(dcfg);
+    json_decref(pt);
+    json_decref(m);
+    /* sched-v0 takes a table per point: a 3-D points array */
+    int64_t t[1][10][8];
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < 8; j++) t[0][i][j] = 1;
+    hw_array ta = {HW_DT_INT64, 3, {1, 10, 8}, t};
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "sched-v0", NULL, &ta, NULL, -1, &b, &e), 0, "%s", e.msg);
+    cr_assert_null(b.error[0], "%s", b.error[0]);
+    hwc_lean_free(&b);
+    stop(&s, c);
+}
+
+static json_t *cache_stats(hwc_client *c) {
+    json_t *st;
+    hw_err e;
+    cr_assert_eq(hwc_stats(c, &st, &e), 0);
+    json_t *cs = json_incref(json_object_get(st, "cache"));
+    json_decref(st);
+    cr_assert(cs, "stats has a cache object");
+    return cs;
+}
+
+static long long stat_i(json_t *cs, const char *k) { return (long long)json_integer_value(json_object_get(cs, k)); }
+
+Test(cache, hits_merges_persists_and_is_shared_by_servers) {
+    char dir[64], file[128];
+    hwtest_tmpdir(dir, sizeof dir);
+    snprintf(file, sizeof file, "%s/cache.db", dir);
+    srv s;
+    hwc_client *c = start(&s, 16, file);
+    json_t *cfg = json_loads(MCFG, 0, NULL);
+    hw_array a = {HW_DT_INT64, 2, {3, 10}, P};
+    hwc_lean b;
+    hw_err e;
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+    cr_assert(!b.cache_hit[0] && b.cache_hit[1] && !b.cache_hit[2], "the duplicate point 1 is merged with point 0");
+    cr_assert_eq(b.reward[1], b.reward[0]);
+    double r0 = b.reward[0];
+    hwc_lean_free(&b);
+    json_t *cs = cache_stats(c);
+    cr_assert_eq(stat_i(cs, "misses"), 2);
+    cr_assert_eq(stat_i(cs, "merged"), 1);
+    cr_assert_eq(stat_i(cs, "entries"), 2);
+    json_decref(cs);
+    /* the same points as float64 in another session's request: hits (normalised points) */
+    double f[3][10];
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 10; j++) f[k][j] = (double)P[k][j];
+    hw_array fa = {HW_DT_FLOAT64, 2, {3, 10}, f};
+    const char *want[] = {"runtime"};
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &fa, want, 1, &b, &e), 0, "%s", e.msg);
+    for (int k = 0; k < 3; k++) cr_assert(b.cache_hit[k], "point %d", k);
+    cr_assert_eq(b.reward[0], r0);
+    cr_assert_gt(b.vals[0], 0, "metrics come from the cached record");
+    hwc_lean_free(&b);
+    cs = cache_stats(c);
+    cr_assert_eq(stat_i(cs, "hits"), 3);
+    json_decref(cs);
+    /* another config is another key */
+    json_t *cfg3 = json_loads("{\"model\":\"mobilenet_v2\",\"layer\":3}", 0, NULL);
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg3, &a, NULL, 0, &b, &e), 0);
+    cr_assert(!b.cache_hit[0]);
+    hwc_lean_free(&b);
+    /* a second server on the same file sees the first one's results */
+    srv s2;
+    hwc_client *c2 = start(&s2, 16, file);
+    cr_assert_eq(hwc_evaluate_lean(c2, NULL, "maestro-v0", cfg, &a, NULL, 0, &b, &e), 0);
+    for (int k = 0; k < 3; k++) cr_assert(b.cache_hit[k], "second server, point %d", k);
+    cr_assert_eq(b.reward[0], r0);
+    hwc_lean_free(&b);
+    cs = cache_stats(c2);
+    cr_assert_eq(stat_i(cs, "disk_hits"), 2);
+    json_decref(cs);
+    stop(&s2, c2);
+    stop(&s, c);
+    /* and a restarted server too */
+    c = start(&s, 16, file);
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &a, NULL, 0, &b, &e), 0);
+    cr_assert(b.cache_hit[0] && b.cache_hit[2]);
+    hwc_lean_free(&b);
+    stop(&s, c);
+    json_decref(cfg);
+    json_decref(cfg3);
+    hwtest_rmtree(dir);
+}
+
+Test(cache, memory_bound_evicts_least_recently_used) {
+    size_t budget = 4 * (sizeof(void *) * 8 + 64 + 32); /* a few small entries */
+    hw_err e;
+    hw_cache *c = hw_cache_open(NULL, budget, &e);
+    cr_assert(c);
+    unsigned char k[40][HW_CACHE_KEY];
+    unsigned char rec[32] = {0};
+    for (int i = 0; i < 40; i++) {
+        memset(k[i], 0, HW_CACHE_KEY);
+        k[i][0] = (unsigned char)i;
+        k[i][9] = 7;
+        hw_cache_put(c, k[i], i, true, rec, sizeof rec);
+        hw_cache_val v;
+        cr_assert(hw_cache_get(c, k[0], &v), "key 0 is used after every put, so it stays (LRU)");
+    }
+    hw_cache_val v;
+    cr_assert(!hw_cache_get(c, k[1], &v), "an old, unused entry was evicted");
+    cr_assert(hw_cache_get(c, k[39], &v) && v.reward == 39);
+    json_t *st = hw_cache_stats(c);
+    cr_assert_gt(json_integer_value(json_object_get(st, "evictions")), 0);
+    cr_assert_leq(json_integer_value(json_object_get(st, "bytes")), (json_int_t)budget);
+    json_decref(st);
+    hw_cache_close(c);
+}
+
+Test(trials, schema1_file_migrates_and_search_logs_cache_hits) {
+    char dir[64], db[128], ep[200];
+    hwtest_tmpdir(dir, sizeof dir);
+    snprintf(db, sizeof db, "%s/t.db", dir);
+    /* a version-1 file: the schema of before (no cache_hit), one run */
+    sqlite3 *q;
+    cr_assert_eq(sqlite3_open(db, &q), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(q,
+                              "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, agent TEXT NOT NULL, agent_config TEXT, env TEXT NOT NULL,"
+                              " env_config TEXT, seed INTEGER, host TEXT, version TEXT, endpoint TEXT, started_at REAL NOT NULL, ended_at REAL);"
+                              "CREATE TABLE trials (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, worker TEXT NOT NULL DEFAULT '0',"
+                              " episode INTEGER NOT NULL, step INTEGER NOT NULL, kind TEXT NOT NULL DEFAULT 'step', reset_seed INTEGER,"
+                              " action TEXT NOT NULL, observation TEXT, reward REAL, terminated INTEGER, truncated INTEGER, metrics TEXT,"
+                              " feasible INTEGER, time REAL NOT NULL);"
+                              "INSERT INTO runs (agent, env, started_at) VALUES ('old', 'diag-v0', 0);"
+                              "INSERT INTO trials (run_id, episode, step, action, time) VALUES (1, 0, 0, '[1]', 0);"
+                              "PRAGMA user_version = 1;",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(q);
+    srv s;
+    hwc_client *c = start(&s, 16, NULL);
+    snprintf(ep, sizeof ep, "%s", s.ep);
+    char bin[4200];
+    cr_assert(hwtest_bin("hwgym-search", bin, sizeof bin));
+    const char *argv[] = {bin, "--endpoint", ep, "--env", "maestro-v0", "--config", MCFG, "--algo", "ga", "--budget", "600",
+                          "--seed", "3", "--db", db, "--quiet", NULL};
+    char *out = NULL;
+    cr_assert_eq(hwtest_run(argv, &out, NULL), 0);
+    json_t *sum = json_loads(out, 0, NULL);
+    cr_assert_eq(json_integer_value(json_object_get(sum, "samples")), 600, "samples are counted whether hit or not");
+    json_decref(sum);
+    free(out);
+    stop(&s, c);
+    cr_assert_eq(sqlite3_open(db, &q), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(q, "SELECT (SELECT user_version FROM pragma_user_version), "
+                                       "(SELECT count(*) FROM trials WHERE run_id = 2), "
+                                       "(SELECT count(*) FROM trials WHERE run_id = 2 AND cache_hit = 1), "
+                                       "(SELECT count(*) FROM trials WHERE run_id = 1 AND cache_hit IS NULL)",
+                                    -1, &st, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(q));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_eq(sqlite3_column_int(st, 0), HWT_SCHEMA_VERSION);
+    cr_assert_eq(sqlite3_column_int(st, 1), 600);
+    cr_assert_gt(sqlite3_column_int(st, 2), 0, "a GA revisits points: some trials are cache hits");
+    cr_assert_eq(sqlite3_column_int(st, 3), 1, "the old trial is kept, cache_hit NULL");
+    sqlite3_finalize(st);
+    sqlite3_close(q);
+    hwtest_rmtree(dir);
+}
