@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
         {"max-msg", required_argument, 0, 'm'}, {"max-sessions-per-client", required_argument, 0, 'c'},     {"max-envs", required_argument, 0, 'e'},
         {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
         {"list-envs", no_argument, 0, 'l'}, {"curve-secret", required_argument, 0, 'S'},
-        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"inline-us", required_argument, 0, 'i'}, {"cache", required_argument, 0, 'C'}, {"cache-mb", required_argument, 0, 'M'},         {"verbose", no_argument, 0, 'v'},
+        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"inline-us", required_argument, 0, 'i'}, {"cache", required_argument, 0, 1001}, {"cache-mb", required_argument, 0, 1002},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
         {"data-dir", required_argument, 0, 'D'},    {"env-limit", required_argument, 0, 'L'},
         {"request-timeout", required_argument, 0, 'T'}, {"drain-timeout", required_argument, 0, 'G'},
@@ -125,8 +125,8 @@ int main(int argc, char **argv) {
         case 'q': if (parse_num("--max-queued-session-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_session = (size_t)(x * 1048576.0); break;
         case 'F': if (parse_num("--max-file-mb", optarg, 0.001, 1 << 14, &x)) return 2; o.max_file = (size_t)(x * 1048576.0); break;
         case 'S': o.curve_secret = optarg; break;
-        case 'C': o.cache_path = optarg; break;
-        case 'M': if (parse_num("--cache-mb", optarg, 0.001, 1 << 20, &x)) return 2; o.cache_mb = x; break;
+        case 1001: o.cache_path = optarg; break;
+        case 1002: if (parse_num("--cache-mb", optarg, 0.001, 1 << 20, &x)) return 2; o.cache_mb = x; break;
         case 'A': o.curve_allow = optarg; break;
         case 'K': return hw_auth_keygen();
         case 'l':

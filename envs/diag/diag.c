@@ -287,7 +287,7 @@ int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dis
     diag_env *e = p;
     double a[64];
     act_to_double(e, act, a);
-    burn(e->step_us);
+    if (burn(e->step_us, NULL)) return -1;
     *reward = score(e, a, dist);
     return 0;
 }
