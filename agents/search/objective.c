@@ -7,7 +7,8 @@
 static int sess_eval(void *ctx, int n, const double *x, double *rewards, json_t **metrics, hw_err *err) {
     hs_sess_obj *o = ctx;
     /* through a server: the lean evaluate_batch (numeric metrics as arrays, cache hits flagged) */
-    if (!o->sess->local && !o->space->scalar) return ag_sess_evaluate_lean(o->sess, n, x, rewards, metrics, err);
+    /* (a space with its own encoding, e.g. sched-v0 tables, sends its designs as JSON points) */
+    if (!o->sess->local && !o->space->scalar && !o->space->encode) return ag_sess_evaluate_lean(o->sess, n, x, rewards, metrics, err);
     const int d = o->space->dim;
     json_t *pts = json_array();
     for (int i = 0; i < n; i++) json_array_append_new(pts, hs_point_json(o->space, x + (size_t)i * d));
