@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Second part of `make demo` (called by scripts/demo.sh with EP, BIN, OUT, PYTHON set):
-# MARL with clustered agents against the random walker on MobileNet-v2 layer 2 (maestro-v0,
+# MARL with clustered agents against the random walker on MobileNet-v2 layer 3 (the MARL paper's "layer 2", docs/zoo.md) (maestro-v0,
 # latency), at a budget that finishes in about a minute. The agents come from `hwgym cluster`
 # over the random walker's run (the MARL paper's Algorithm 1). Prints a small table and writes
 # an SVG convergence plot (best latency so far against samples).
 set -euo pipefail
 BUDGET=${DEMO_MARL_BUDGET:-20000}
-CONFIG='{"model":"mobilenet_v2","layer":2,"objective":"latency"}'
+CONFIG='{"model":"mobilenet_v2","layer":3,"objective":"latency"}'
 DB="$OUT/marl-demo.db"
 rm -f "$DB" "$DB-wal" "$DB-shm"
-echo "== MARL (clustered agents) vs random walker, $BUDGET samples each, maestro-v0 MobileNet-v2 layer 2" >&2
+echo "== MARL (clustered agents) vs random walker, $BUDGET samples each, maestro-v0 MobileNet-v2 layer 3 = the MARL paper's layer 2" >&2
 "$BIN/hwgym-search" --endpoint "$EP" --env maestro-v0 --config "$CONFIG" --algo random --seed 2 \
     --budget "$BUDGET" --db "$DB" --run-name demo-random --quiet > "$OUT/marl-random.json"
 "$BIN/hwgym" cluster "$DB" --run 1 --budget 3 --out "$OUT/agents.json" --svg "$OUT/clusters.svg" > /dev/null 2> "$OUT/dendrogram.txt"

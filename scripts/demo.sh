@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: start a server, run a seeded random search of 2,000 samples on MobileNet-v2 layer 2
+# make demo: start a server, run a seeded random search of 2,000 samples on MobileNet-v2 layer 3 (the MARL paper's "layer 2", docs/zoo.md)
 # (maestro-v0, latency objective), log every trial to SQLite, replay the run against the server
 # to show it reproduces, and print the best mapping as MAESTRO directives with its metrics.
 # Then, when the MARL agents are built, a short MARL-vs-random comparison (scripts/demo-marl.sh).
@@ -20,8 +20,8 @@ cleanup() { kill -TERM "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null || true; rm -
 trap cleanup EXIT
 for _ in $(seq 50); do "$BIN/hwgym" envs --endpoint "$EP" >/dev/null 2>&1 && break; sleep 0.1; done
 
-CONFIG='{"model":"mobilenet_v2","layer":2,"objective":"latency"}'
-echo "== hwgym demo: random search, 2000 samples, maestro-v0 on MobileNet-v2 layer 2 (latency)" >&2
+CONFIG='{"model":"mobilenet_v2","layer":3,"objective":"latency"}'
+echo "== hwgym demo: random search, 2000 samples, maestro-v0 on MobileNet-v2 layer 3 = the MARL paper's layer 2 (latency)" >&2
 echo "   server $EP, trials -> $OUT/demo.db" >&2
 start=$(date +%s.%N)
 "$BIN/hwgym-search" --endpoint "$EP" --env maestro-v0 --config "$CONFIG" --algo random --seed 1 \

@@ -65,9 +65,15 @@ search() { "$BIN/hwgym-search" $(common) --env "$ENV" --config "$1" --seed "$2" 
 
 # ---------------------------------------------------------------- Table III + Figure 5 (maestro-v0)
 ENV=maestro-v0
+# The papers' "layer 2" is row 2 of ArchGym's layer table: MobileNet-v2's 1x1 conv K=16, C=32
+# (Bottleneck1_1_3, our zoo index 3; our index 2 is the depthwise Bottleneck1_1_2) and VGG16's
+# CONV3 (our index 2). docs/zoo.md has the mapping. MAESTRO_PRESET=archgym (default) runs
+# ArchGym's harness (1024 PEs, effectively unbounded buffers); MAESTRO_PRESET=default ours.
+PRESET=${MAESTRO_PRESET:-archgym}
+paper_layer() { case $1 in mobilenet_v2) echo 3;; *) echo 2;; esac; }
 for model in mobilenet_v2 vgg16; do
     for obj in latency edp area; do
-        cfg="{\"model\":\"$model\",\"layer\":2,\"objective\":\"$obj\"}"
+        cfg="{\"model\":\"$model\",\"layer\":$(paper_layer $model),\"objective\":\"$obj\",\"preset\":\"$PRESET\"}"
         group="$model L2 $obj"
         for seed in $(seq 1 "$SEEDS"); do
             log "$group seed $seed"
@@ -97,7 +103,7 @@ have hwgym-ppo || SKIPPED="$SKIPPED hwgym-ppo (single-agent PPO ran as hwgym-mar
 have hwgym-search || SKIPPED="$SKIPPED hwgym-search (random walker, BO, GA, GAMMA rows missing);"
 
 # ---------------------------------------------------------------- Figures 4 and 6 (clustering)
-cfg='{"model":"mobilenet_v2","layer":2,"objective":"latency"}'
+cfg="{\"model\":\"mobilenet_v2\",\"layer\":3,\"objective\":\"latency\",\"preset\":\"$PRESET\"}"
 log "clustering dataset (random walker, $BUDGET samples)"
 if have hwgym-search; then
     data=$(search "$cfg" 100 "$BUDGET" random)
@@ -124,7 +130,9 @@ done
 ENV=dram-v0
 for wl in random stream; do
     for obj in power latency joint; do
-        cfg="{\"workload\":\"$wl\",\"objective\":\"$obj\"}"
+        # the paper's experiment: one fixed trace per workload (ArchGym-style: all reads, one
+        # per cycle), the same in every episode (trace_seed), the paper's Table 1 ranges
+        cfg="{\"workload\":\"archgym_$wl\",\"trace_seed\":1,\"objective\":\"$obj\"}"
         case $obj in power) o="low power";; latency) o="low latency";; joint) o="joint";; esac
         group="$wl trace, $o"
         for seed in $(seq 1 "$SEEDS"); do
@@ -163,14 +171,25 @@ ELAPSED=$(( $(date +%s) - T0 ))
     echo "| seeds per configuration | $SEEDS | 5 |"
     echo "| PPO learning rate (MARL workers and single-agent PPO) | $LR | not stated / {1e-5 .. 2e-4} (DRAM) |"
     echo
-    echo "Raise the budget with \`MARL_BUDGET=20000 MARL_SEEDS=5 make paper-marl\` (about an hour here; 20,000 samples x 3 seeds took 34 min)."
+    echo "Raise the budget with \`MARL_BUDGET=20000 MARL_SEEDS=5 make paper-marl\` (about an hour on an idle 2-core machine)."
+    echo
+    echo "Settings: maestro-v0 tables use \"preset\": \"$PRESET\" (archgym = ArchGym's MAESTRO harness: 1024 PEs,"
+    echo "buffers of 2^30 bytes) on the papers' layers: \"MobileNet-v2 L2\" = the paper's layer 2 = our"
+    echo "\`mobilenet_v2\` index 3 (1x1 conv, K=16, C=32), \"VGG16 L2\" = our \`vgg16\` index 2 (CONV3)"
+    echo "(docs/zoo.md). dram-v0 (Figure 2) uses one fixed ArchGym-style trace per workload"
+    echo "(\`archgym_random\` / \`archgym_stream\`: 10,000 reads, one per cycle, \`trace_seed\` 1) and the"
+    echo "paper's Table 1 ranges. Every PPO-family agent uses the same observation/reward normalisation"
+    echo "(agents/lib/ag_norm.h: log-running observations, return-std rewards)."
+    echo
+    echo "The trial data of every table is in \`marl-data/\` (gzip CSV, the lead worker's rewards per run)."
+    echo "Recompute this file from it alone: \`scripts/marl-report-from-data.sh $OUT/marl-data OUT.md\`."
     echo "Means are over seeds with 95% confidence intervals (t quantiles, GSL); \"±\" is the CI half-width"
     echo "(n/a with one seed). MARL = hwgym-marl with one agent per parameter (decentralised), every"
     echo "worker a PPO agent (agents/lib PPO, 64-64 tanh MLPs) over its own action elements; single-agent"
     echo "PPO = hwgym-ppo over all elements with the same PPO code and learning rate."
     [ -n "$SKIPPED" ] && { echo; echo "Skipped (binary not built):$SKIPPED"; }
     echo
-    echo "## Figure 4: correlation matrix and dendrogram (MobileNet-v2 layer 2, latency)"
+    echo "## Figure 4: correlation matrix and dendrogram (MobileNet-v2 layer 2 = our index 3, latency)"
     echo
     echo "Top 15% of $BUDGET random-walker samples (\`hwgym cluster DB --run ID --budget 3 --svg ...\`):"
     echo
@@ -191,4 +210,17 @@ ELAPSED=$(( $(date +%s) - T0 ))
 "$BIN/hwgym-marl" report --db "$DB" --manifest "$MAN" --out "$OUT/marl.md" --svg-dir "$SVGDIR" --svg-ref marl \
     --header "$HDR"
 if [ -f "$OUT/marl-notes.md" ]; then { echo; cat "$OUT/marl-notes.md"; } >> "$OUT/marl.md"; fi
-log "wrote $OUT/marl.md and $SVGDIR/*.svg"
+# The data the tables come from (scripts/marl-report-from-data.sh recomputes marl.md from it
+# alone): per run, the lead worker's rewards in trial order (what the report reads), plus the
+# clustering run's actions (Figure 4), the manifest and the header.
+DATA=$OUT/marl-data
+mkdir -p "$DATA"
+cp "$MAN" "$DATA/manifest.tsv"
+cp "$HDR" "$DATA/header.md"
+sqlite3 -csv -header "$DB" "SELECT t.run_id, t.worker, t.episode,
+    CASE WHEN t.reward IS NULL THEN '' ELSE printf('%.10g', t.reward) END AS reward,
+    CASE WHEN t.run_id = $data THEN t.action ELSE '' END AS action
+    FROM trials t JOIN (SELECT run_id, MIN(id) AS first FROM trials GROUP BY run_id) f ON f.run_id = t.run_id
+    WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | gzip -9n > "$DATA/trials.csv.gz"
+sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs ORDER BY id" | gzip -9n > "$DATA/runs.csv.gz"
+log "wrote $OUT/marl.md, $SVGDIR/*.svg and $DATA/ ($(du -sh "$DATA" | cut -f1))"

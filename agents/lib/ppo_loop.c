@@ -48,7 +48,8 @@ ppo_train_opts ppo_train_opts_default(void) {
     ppo_train_opts o;
     memset(&o, 0, sizeof o);
     o.cfg = ppo_cfg_default();
-    o.norm_obs = true;
+    o.obs_norm = AG_OBS_NORM_DEFAULT;
+    o.rew_norm = AG_REW_NORM_DEFAULT;
     return o;
 }
 
@@ -98,7 +99,7 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
     if (cfg.anneal_lr && cfg.num_updates <= 0) cfg.num_updates = (long)((budget + cfg.num_steps - 1) / cfg.num_steps);
     ppo *p = ppo_new(&cfg, od, box ? PPO_GAUSS : PPO_MCAT, nd, box ? NULL : nvec, seed);
     gsl_rng *rng = ag_rng_new(ag_rng_derive(seed, 7));
-    ag_rms *rms = o->norm_obs ? ag_rms_new(od) : NULL;
+    ag_norm *nz = ag_norm_new(od, (ag_obs_norm_mode)o->obs_norm, (ag_rew_norm_mode)o->rew_norm, cfg.gamma);
     double *obs = calloc((size_t)od + 1, sizeof(double));
     int64_t *ai = calloc((size_t)nd + 1, sizeof(int64_t)), *ae = calloc((size_t)nd + 1, sizeof(int64_t));
     double *af = calloc((size_t)nd + 1, sizeof(double)), *afc = calloc((size_t)nd + 1, sizeof(double));
@@ -123,9 +124,7 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
             rc = -1;
             break;
         }
-        if (rms) ag_rms_update(rms, s->obs);
-        if (rms) ag_rms_apply(rms, s->obs, obs, 10.0);
-        else memcpy(obs, s->obs, sizeof(double) * (size_t)od);
+        ag_norm_obs(nz, s->obs, obs, true);
         double ret = 0;
         for (int64_t t = 0; steps < budget; t++) {
             const uint8_t *mask = NULL;
@@ -165,10 +164,8 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
                 json_decref(oj);
             }
             json_decref(aj);
-            int full = ppo_store(p, obs, mask, ai, af, logp, v, isfinite(r) ? r : 0.0, done);
-            if (rms) ag_rms_update(rms, s->obs);
-            if (rms) ag_rms_apply(rms, s->obs, obs, 10.0);
-            else memcpy(obs, s->obs, sizeof(double) * (size_t)od);
+            int full = ppo_store(p, obs, mask, ai, af, logp, v, ag_norm_reward(nz, r, done), done);
+            ag_norm_obs(nz, s->obs, obs, true);
             if (full || steps >= budget) ppo_update(p, obs, &st);
             if (rc || done) break;
         }
@@ -194,7 +191,7 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
     if (out_ppo) *out_ppo = p;
     else ppo_free(p);
     gsl_rng_free(rng);
-    ag_rms_free(rms);
+    ag_norm_free(nz);
     free(obs);
     free(ai);
     free(ae);

@@ -6,13 +6,15 @@
  * (masked by info "action_mask" when its length matches the logits), step, log the trial in `run`
  * (may be NULL), store, update when the rollout is full and at the end of the budget. Box actions
  * are clipped to the space bounds before stepping (the unclipped sample is what PPO learns from).
- * Observations are normalised by a running mean/variance (clip 10) when norm_obs. The result
+ * Observations and rewards go through ag_norm.h (obs_norm / rew_norm; defaults log-running and
+ * return-std, the same as hwgym-marl-worker's); the trials keep the raw values. The result
  * object (new) has "updates", "episodes", "mean_return_last10", "final" (last update's losses). */
 #ifndef HWGYM_PPO_LOOP_H
 #define HWGYM_PPO_LOOP_H
 
 #include <jansson.h>
 
+#include "ag_norm.h"
 #include "agent_common.h"
 #include "ppo.h"
 
@@ -30,7 +32,8 @@ void ag_rms_apply(const ag_rms *r, const double *x, double *y, double clip);
 
 typedef struct ppo_train_opts {
     ppo_cfg cfg;
-    bool norm_obs;          /* default true */
+    int obs_norm;           /* ag_obs_norm_mode, default AG_OBS_NORM_DEFAULT */
+    int rew_norm;           /* ag_rew_norm_mode, default AG_REW_NORM_DEFAULT */
     const char *worker;     /* trial worker label (NULL: "0") */
     const char *save_path;  /* save the final weights here (NULL: no) */
     struct ag_ckpt_ctl *ckpt; /* checkpoints before an episode's reset / resume (checkpoint.h); NULL: off */

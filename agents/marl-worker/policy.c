@@ -2,6 +2,7 @@
 #include "policy.h"
 
 #include "checkpoint.h"
+#include "ag_norm.h"
 #include "ppo.h"
 
 #include <gsl/gsl_randist.h>
@@ -32,11 +33,9 @@ struct marl_policy {
     int P;
     double *theta, *m, *v;
     int t_adam, updates;
-    /* running obs normalisation */
-    double *mean, *var;
-    double count;
-    /* running reward scale (std of discounted returns) */
-    double ret_acc, rmean, rvar, rcount;
+    /* observation and reward normalisation (agents/lib/ag_norm.h, shared with hwgym-ppo) */
+    ag_norm *nz;
+    int obs_norm, rew_norm;
     /* rollout */
     int n;
     double *X;      /* rollout x F features */
@@ -47,8 +46,9 @@ struct marl_policy {
     double *x, *logits, *probs, *grad;
 };
 
-static const char *cfg_keys[] = {"hidden", "lr",    "rollout", "epochs",        "minibatch", "clip", "ent_coef",
-                                 "vf_coef", "gamma", "lambda", "max_grad_norm", "anneal", NULL};
+static const char *cfg_keys[] = {"hidden", "lr",    "rollout", "epochs",        "minibatch", "clip",     "ent_coef",
+                                 "vf_coef", "gamma", "lambda", "max_grad_norm", "anneal",    "obs_norm", "reward_norm",
+                                 NULL};
 
 static int get_num(const json_t *cfg, const char *k, double *out, double lo, double hi, hw_err *err) {
     const json_t *v = json_object_get(cfg, k);
@@ -72,7 +72,7 @@ marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, i
     }
     lin_cfg c = {.lr = 0.03, .clip = 0.2, .ent_coef = 0.01, .vf_coef = 0.5, .gamma = 0.99, .lambda = 0.95,
                  .max_grad_norm = 0.5, .rollout = 128, .epochs = 4, .minibatch = 32, .anneal = true};
-    int hidden = 64;
+    int hidden = 64, obs_norm = AG_OBS_NORM_DEFAULT, rew_norm = AG_REW_NORM_DEFAULT;
     if (!linear) c.lr = 2.5e-3;
     if (cfg) {
         if (!json_is_object(cfg)) {
@@ -101,6 +101,14 @@ marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, i
         c.rollout = (int)r;
         c.epochs = (int)e;
         c.minibatch = (int)mb;
+        const json_t *on = json_object_get(cfg, "obs_norm"), *rn = json_object_get(cfg, "reward_norm");
+        if ((on && !json_is_string(on)) || (rn && !json_is_string(rn))) {
+            hw_fail(err, HW_E_BAD_CONFIG, "policy_config.%s: expected a string", on && !json_is_string(on) ? "obs_norm" : "reward_norm");
+            return NULL;
+        }
+        if (ag_norm_parse(json_string_value(on), ag_obs_norm_names, "policy_config.obs_norm", &obs_norm, err) ||
+            ag_norm_parse(json_string_value(rn), ag_rew_norm_names, "policy_config.reward_norm", &rew_norm, err))
+            return NULL;
         const json_t *an = json_object_get(cfg, "anneal");
         if (an) {
             if (!json_is_boolean(an)) {
@@ -136,10 +144,7 @@ marl_policy *marl_policy_new(const char *kind, int ndims, const int64_t *nvec, i
     /* small random policy weights (biases zero: uniform start), zero value weights */
     for (int a = 0; a < p->A; a++)
         for (int f = 0; f < p->O; f++) p->theta[a * p->F + f] = gsl_ran_gaussian(p->rng, 0.01);
-    p->mean = calloc((size_t)p->F, sizeof(double));
-    p->var = calloc((size_t)p->F, sizeof(double));
-    for (int f = 0; f < p->F; f++) p->var[f] = 1.0;
-    p->rvar = 1.0;
+    p->nz = ag_norm_new(p->O, (ag_obs_norm_mode)obs_norm, (ag_rew_norm_mode)rew_norm, c.gamma);
     p->hidden = hidden;
     if (!linear) {
         ppo_cfg pc = ppo_cfg_default();
@@ -186,8 +191,7 @@ void marl_policy_free(marl_policy *p) {
     free(p->theta);
     free(p->m);
     free(p->v);
-    free(p->mean);
-    free(p->var);
+    ag_norm_free(p->nz);
     free(p->X);
     free(p->acts);
     free(p->logp);
@@ -203,22 +207,9 @@ void marl_policy_free(marl_policy *p) {
 
 int marl_policy_updates(const marl_policy *p) { return p->mlp ? (int)p->mlp->updates : p->updates; }
 
-/* features: log-compressed, running-normalised observation + bias */
+/* features: the normalised observation (ag_norm.h; default log-compressed, running) + bias */
 static void features(marl_policy *p, const double *obs, bool update_stats) {
-    for (int f = 0; f < p->O; f++) {
-        double o = obs[f];
-        double z = isfinite(o) ? copysign(log1p(fabs(o)), o) : 0.0;
-        if (update_stats) {
-            double d = z - p->mean[f];
-            double cnt = p->count + 1;
-            p->mean[f] += d / cnt;
-            p->var[f] += (d * (z - p->mean[f]) - p->var[f]) / cnt;
-        }
-        double s = sqrt(p->var[f] + 1e-8);
-        double x = (z - p->mean[f]) / s;
-        p->x[f] = x > 5 ? 5 : x < -5 ? -5 : x;
-    }
-    if (update_stats) p->count += 1;
+    ag_norm_obs(p->nz, obs, p->x, update_stats);
     p->x[p->O] = 1.0;
 }
 
@@ -385,17 +376,8 @@ void marl_policy_act(marl_policy *p, const double *obs, int64_t *action) {
 void marl_policy_observe(marl_policy *p, double reward, bool done) {
     p->steps_done++;
     if (p->random) return;
-    /* reward scaling by the running std of the discounted return (as gym's NormalizeReward) */
-    if (!isfinite(reward)) reward = 0;
-    p->ret_acc = p->ret_acc * p->c.gamma + reward;
-    double d = p->ret_acc - p->rmean;
-    p->rcount += 1;
-    p->rmean += d / p->rcount;
-    p->rvar += (d * (p->ret_acc - p->rmean) - p->rvar) / p->rcount;
-    if (done) p->ret_acc = 0;
-    double s = sqrt(p->rvar) + 1e-12;
-    double sr = p->rcount > 1 ? reward / s : 0.0;
-    sr = sr > 10 ? 10 : sr < -10 ? -10 : sr;
+    /* reward scaling (ag_norm.h; default: by the running std of the discounted return) */
+    double sr = ag_norm_reward(p->nz, reward, done);
     if (p->mlp) {
         if (ppo_store(p->mlp, p->X, NULL, p->acts, NULL, p->logp[0], p->val[0], sr, done)) p->mlp_full = true;
         return;

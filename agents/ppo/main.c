@@ -12,7 +12,7 @@ int main(int argc, char **argv) {
     double lr = t.cfg.lr, ent = t.cfg.ent_coef, vf = t.cfg.vf_coef, clip = t.cfg.clip_coef, gamma = t.cfg.gamma,
            lam = t.cfg.gae_lambda, mgn = t.cfg.max_grad_norm, tkl = 0;
     bool no_norm_obs = false, no_anneal = false;
-    const char *save = NULL, *worker = NULL;
+    const char *save = NULL, *worker = NULL, *obs_norm = "log-running", *rew_norm = "return-std";
     ag_optdef extra[] = {
         {"num-steps", AG_OPT_INT, &num_steps, "rollout length per update (128)"},
         {"minibatch", AG_OPT_INT, &minibatch, "minibatch size (32)"},
@@ -26,7 +26,9 @@ int main(int argc, char **argv) {
         {"gae-lambda", AG_OPT_DOUBLE, &lam, "GAE lambda (0.95)"},
         {"max-grad-norm", AG_OPT_DOUBLE, &mgn, "global gradient-norm clip (0.5)"},
         {"target-kl", AG_OPT_DOUBLE, &tkl, "stop the epochs when approx KL exceeds this (0: off)"},
-        {"no-norm-obs", AG_OPT_FLAG, &no_norm_obs, "do not normalise observations (running mean/std)"},
+        {"obs-norm", AG_OPT_STRING, &obs_norm, "observation normalisation: log-running (default), running, none (ag_norm.h; same as every PPO-family agent)"},
+        {"reward-norm", AG_OPT_STRING, &rew_norm, "reward normalisation: return-std (default), none"},
+        {"no-norm-obs", AG_OPT_FLAG, &no_norm_obs, "same as --obs-norm none"},
         {"no-anneal-lr", AG_OPT_FLAG, &no_anneal, "keep the learning rate constant"},
         {"save", AG_OPT_STRING, &save, "write the trained weights to this file"},
         {"worker", AG_OPT_STRING, &worker, "worker label of the logged trials (\"0\")"},
@@ -56,7 +58,13 @@ int main(int argc, char **argv) {
     t.cfg.max_grad_norm = mgn;
     t.cfg.target_kl = tkl;
     t.cfg.anneal_lr = !no_anneal;
-    t.norm_obs = !no_norm_obs;
+    hw_err perr = {0};
+    if (ag_norm_parse(no_norm_obs ? "none" : obs_norm, ag_obs_norm_names, "--obs-norm", &t.obs_norm, &perr) ||
+        ag_norm_parse(rew_norm, ag_rew_norm_names, "--reward-norm", &t.rew_norm, &perr)) {
+        fprintf(stderr, "hwgym-ppo: %s\n", perr.msg);
+        ag_opts_free(&o);
+        return 2;
+    }
     t.save_path = save;
     t.worker = worker;
     hw_err err = {0};

@@ -25,11 +25,10 @@ typedef struct tdm {
     ag_run *run;
     ppo *p;
     gsl_rng *rng;
-    ag_rms *rms;
+    ag_norm *nz;
     uint64_t seed;
     int64_t budget;
     const char *worker;
-    bool norm_obs;
 } tdm;
 
 static int run_native(tdm *t, json_t *res, hw_err *err) {
@@ -47,12 +46,7 @@ static int run_native(tdm *t, json_t *res, hw_err *err) {
             rc = -1;
             break;
         }
-        if (t->rms) {
-            ag_rms_update(t->rms, s->obs);
-            ag_rms_apply(t->rms, s->obs, obs, 10.0);
-        } else {
-            memcpy(obs, s->obs, sizeof(double) * (size_t)od);
-        }
+        ag_norm_obs(t->nz, s->obs, obs, true);
         for (int64_t k = 0; steps < t->budget; k++) {
             const uint8_t *mask = NULL;
             if (s->mask && s->mask_len == n) {
@@ -78,13 +72,8 @@ static int run_native(tdm *t, json_t *res, hw_err *err) {
                 json_decref(aj);
                 json_decref(oj);
             }
-            int full = ppo_store(t->p, obs, mask, &a, NULL, logp, v, isfinite(s->reward) ? s->reward : 0, done);
-            if (t->rms) {
-                ag_rms_update(t->rms, s->obs);
-                ag_rms_apply(t->rms, s->obs, obs, 10.0);
-            } else {
-                memcpy(obs, s->obs, sizeof(double) * (size_t)od);
-            }
+            int full = ppo_store(t->p, obs, mask, &a, NULL, logp, v, ag_norm_reward(t->nz, s->reward, done), done);
+            ag_norm_obs(t->nz, s->obs, obs, true);
             if (full || steps >= t->budget) ppo_update(t->p, obs, &st);
             if (rc || done) break;
         }
@@ -121,12 +110,7 @@ static int run_wrapper(tdm *t, const int64_t *nvec, int K, json_t *res, hw_err *
             rc = -1;
             break;
         }
-        if (t->rms) {
-            ag_rms_update(t->rms, s->obs);
-            ag_rms_apply(t->rms, s->obs, envobs, 10.0);
-        } else {
-            memcpy(envobs, s->obs, sizeof(double) * (size_t)od);
-        }
+        ag_norm_obs(t->nz, s->obs, envobs, true);
         for (int64_t step = 0; designs < t->budget; step++) {
             bool done = false;
             double r = 0;
@@ -145,7 +129,7 @@ static int run_wrapper(tdm *t, const int64_t *nvec, int K, json_t *res, hw_err *
                 design[k] = a;
                 micro++;
                 if (k < D - 1) {
-                    ppo_store(t->p, x, mask, &a, NULL, logp, v, 0.0, false);
+                    ppo_store(t->p, x, mask, &a, NULL, logp, v, ag_norm_reward(t->nz, 0.0, false), false);
                     if (t->p->n >= t->p->cfg.num_steps) {
                         wrapper_obs(D, k + 1, design, nvec, envobs, od, x);
                         ppo_update(t->p, x, &st);
@@ -167,13 +151,8 @@ static int run_wrapper(tdm *t, const int64_t *nvec, int K, json_t *res, hw_err *
                     json_decref(aj);
                     json_decref(oj);
                 }
-                ppo_store(t->p, x, mask, &a, NULL, logp, v, r, done);
-                if (t->rms) {
-                    ag_rms_update(t->rms, s->obs);
-                    ag_rms_apply(t->rms, s->obs, envobs, 10.0);
-                } else {
-                    memcpy(envobs, s->obs, sizeof(double) * (size_t)od);
-                }
+                ppo_store(t->p, x, mask, &a, NULL, logp, v, ag_norm_reward(t->nz, r, done), done);
+                ag_norm_obs(t->nz, s->obs, envobs, true);
                 memset(design, 0, sizeof(int64_t) * (size_t)D);
                 if (t->p->n >= t->p->cfg.num_steps || designs >= t->budget) {
                     wrapper_obs(D, 0, design, nvec, envobs, od, x);
@@ -199,7 +178,7 @@ int main(int argc, char **argv) {
     int64_t num_steps = 128, minibatch = 32, epochs = 4, hidden = 64;
     double lr = c.lr, ent = c.ent_coef, gamma = c.gamma, lam = c.gae_lambda;
     bool no_norm_obs = false;
-    const char *worker = NULL;
+    const char *worker = NULL, *obs_norm = "log-running", *rew_norm = "return-std";
     ag_optdef extra[] = {{"num-steps", AG_OPT_INT, &num_steps, "rollout length in (micro-)steps (128)"},
                          {"minibatch", AG_OPT_INT, &minibatch, "minibatch size (32)"},
                          {"epochs", AG_OPT_INT, &epochs, "epochs per update (4)"},
@@ -208,7 +187,9 @@ int main(int argc, char **argv) {
                          {"ent-coef", AG_OPT_DOUBLE, &ent, "entropy coefficient (0.01)"},
                          {"gamma", AG_OPT_DOUBLE, &gamma, "discount per (micro-)step (0.99)"},
                          {"gae-lambda", AG_OPT_DOUBLE, &lam, "GAE lambda (0.95)"},
-                         {"no-norm-obs", AG_OPT_FLAG, &no_norm_obs, "do not normalise env observations"},
+                         {"obs-norm", AG_OPT_STRING, &obs_norm, "env observation normalisation: log-running (default), running, none (ag_norm.h)"},
+                         {"reward-norm", AG_OPT_STRING, &rew_norm, "reward normalisation: return-std (default), none"},
+                         {"no-norm-obs", AG_OPT_FLAG, &no_norm_obs, "same as --obs-norm none"},
                          {"worker", AG_OPT_STRING, &worker, "worker label of the logged trials"},
                          {NULL, 0, NULL, NULL}};
     ag_opts o;
@@ -232,14 +213,20 @@ int main(int argc, char **argv) {
     c.ent_coef = ent;
     c.gamma = gamma;
     c.gae_lambda = lam;
+    int om = AG_OBS_NORM_DEFAULT, rm = AG_REW_NORM_DEFAULT;
     hw_err err = {0};
+    if (ag_norm_parse(no_norm_obs ? "none" : obs_norm, ag_obs_norm_names, "--obs-norm", &om, &err) ||
+        ag_norm_parse(rew_norm, ag_rew_norm_names, "--reward-norm", &rm, &err)) {
+        fprintf(stderr, "hwgym-tdm-ppo: %s\n", err.msg);
+        ag_opts_free(&o);
+        return 2;
+    }
     int rc = 1;
     json_t *acfg = ag_opts_to_json(&o, extra), *res = json_object();
     tdm t = {0};
     t.seed = o.seed;
     t.budget = o.budget;
     t.worker = worker;
-    t.norm_obs = !no_norm_obs;
     t.rng = ag_rng_new(ag_rng_derive(o.seed, 7));
     int64_t *nvec = NULL;
     t.s = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
@@ -266,7 +253,7 @@ int main(int argc, char **argv) {
         int64_t kv = K;
         t.p = ppo_new(&c, 2 * D + od, PPO_MCAT, 1, &kv, o.seed);
     }
-    t.rms = t.norm_obs ? ag_rms_new(od) : NULL;
+    t.nz = ag_norm_new(od, (ag_obs_norm_mode)om, (ag_rew_norm_mode)rm, c.gamma);
     t.run = ag_run_begin(&o, "hwgym-tdm-ppo", acfg, &err);
     if (!t.run) goto out;
     int lrc = native ? run_native(&t, res, &err) : run_wrapper(&t, nvec, K, res, &err);
@@ -280,7 +267,7 @@ out:
     json_decref(res);
     json_decref(acfg);
     ppo_free(t.p);
-    ag_rms_free(t.rms);
+    ag_norm_free(t.nz);
     gsl_rng_free(t.rng);
     ag_sess_free(t.s);
     free(nvec);

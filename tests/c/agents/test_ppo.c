@@ -49,7 +49,8 @@ Test(ppo, learns_diag_to_optimum, .timeout = 80) {
     ag_sess *s = ag_sess_make("local", "diag-v0", cfg, NULL, 0, &err);
     cr_assert(s, "%s", err.msg);
     ppo_train_opts o = ppo_train_opts_default();
-    o.norm_obs = false;
+    o.obs_norm = AG_OBS_NORM_NONE;
+    o.rew_norm = AG_REW_NORM_NONE;
     o.cfg.num_steps = 64;
     o.cfg.minibatch_size = 16;
     o.cfg.update_epochs = 4;
@@ -97,7 +98,8 @@ Test(ppo, gaussian_head_improves_on_box_diag, .timeout = 80) {
     ag_sess *s = ag_sess_make("local", "diag-v0", cfg, NULL, 0, &err);
     cr_assert(s, "%s", err.msg);
     ppo_train_opts o = ppo_train_opts_default();
-    o.norm_obs = false;
+    o.obs_norm = AG_OBS_NORM_NONE;
+    o.rew_norm = AG_REW_NORM_NONE;
     o.cfg.num_steps = 64;
     o.cfg.minibatch_size = 16;
     o.cfg.lr = 3e-3;
