@@ -457,13 +457,19 @@ static void route_batch(router *r, task *t) {
         goto fail;
     }
     if (queue_full(r, t, s)) goto fail_replied;
-    r->queued += task_bytes(t);
-    b->parent = t;
-    t->dispatched = true; /* held by the batch until every slice is back */
     b->rewards = calloc((size_t)b->n + 1, sizeof(double));
     b->metrics = calloc((size_t)b->n + 1, sizeof(json_t *));
     b->errors = calloc((size_t)b->n + 1, sizeof(json_t *));
-    if (!b->rewards || !b->metrics || !b->errors) abort();
+    if (!b->rewards || !b->metrics || !b->errors) { /* an error reply, never an abort */
+        free(b->rewards);
+        free(b->metrics);
+        free(b->errors);
+        hw_fail(&err, HW_E_LIMIT, "evaluate_batch: out of memory for %lld points", (long long)b->n);
+        goto fail;
+    }
+    r->queued += task_bytes(t);
+    b->parent = t;
+    t->dispatched = true; /* held by the batch until every slice is back */
     int slices = b->n < r->nw ? (int)b->n : r->nw;
     if (slices == 0) slices = 1;
     b->pending = slices;
