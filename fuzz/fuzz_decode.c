@@ -13,6 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lim.max_msg = 1 << 20;
     lim.max_bin = 1 << 20;
     hw_err err;
+    hw_err_clear(&err);
     hw_msg m;
     (void)hw_msg_check((const char *)data, size, &lim, &err);
     if (hw_msg_decode(&m, (const char *)data, size, &lim, &err) == 0) {

@@ -72,6 +72,26 @@ Test(limits, session_memory_budget_at_make, .timeout = 60) {
     json_decref(r);
     cli_close(c);
     sec_stop(&S);
+    /* the server-wide budget: once the sessions' estimate reaches it, make is refused until
+     * a session is closed */
+    hw_server_default_opts(&o);
+    o.server_mem = (size_t)2 << 20;
+    sec_start(&S, NULL, &o);
+    c = cli_new(S.ep);
+    r = sec_make(c, "dram-v0", "{\"count\":100000}");
+    cr_assert_null(err_code(r), "%s", err_msg(r));
+    char tok[64];
+    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
+    json_decref(r);
+    r = sec_make(c, "dram-v0", "{\"count\":100000}");
+    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    json_decref(r);
+    json_decref(call(c, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", tok));
+    r = sec_make(c, "dram-v0", "{\"count\":100000}");
+    cr_assert_null(err_code(r), "after a close: %s", err_msg(r));
+    json_decref(r);
+    cli_close(c);
+    sec_stop(&S);
 }
 
 Test(limits, request_deadline_gives_timeout, .timeout = 60) {

@@ -210,3 +210,23 @@ Test(wire, session_cap_is_per_curve_key, .timeout = 60) {
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* found by fuzz_decode: msgpack-c gives "" a NULL pointer, which reached memchr/memcpy (UB) and
+ * made an empty string value fail to convert with no message */
+Test(wire, empty_strings_in_configs, .timeout = 60) {
+    srv S;
+    sec_start(&S, NULL, NULL);
+    void *c = cli_new(S.ep);
+    json_t *r = sec_make(c, "diag-v0", "{\"\":1}");
+    cr_assert_str_eq(code_of(r), "BAD_CONFIG", "%s", err_msg(r));
+    json_decref(r);
+    r = sec_make(c, "diag-v0", "{\"action_space\":\"\"}");
+    cr_assert_str_eq(code_of(r), "BAD_CONFIG", "%s", err_msg(r));
+    cr_assert(strstr(err_msg(r), "action_space"), "names the field: %s", err_msg(r));
+    json_decref(r);
+    r = call(c, "{\"op\":\"\",\"v\":1}");
+    cr_assert_str_eq(code_of(r), "UNKNOWN_OP", "%s", err_msg(r));
+    json_decref(r);
+    cli_close(c);
+    sec_stop(&S);
+}
