@@ -255,7 +255,7 @@ static bool queue_full(router *r, task *t, session *s) {
         reply_fail(t, HW_E_LIMIT, "the server holds %zu bytes of queued requests (--max-queued-mb); retry later", r->queued);
         return true;
     }
-    if (s && s->queued + n > r->o->max_queued_session) {
+    if (s && t->op != OP_CLOSE && s->queued + n > r->o->max_queued_session) { /* close always gets through */
         reply_fail(t, HW_E_LIMIT, "this session holds %zu bytes of queued requests (--max-queued-session-mb); wait for replies", s->queued);
         return true;
     }
