@@ -130,6 +130,7 @@ test: deps
 	@$(ASAN_MAKE) -k test-c test-py; rc=$$?; \
 	 set -- $$(cat $(ASAN_BUILD)/test-c.counts 2>/dev/null || echo 0 1 0) $$(cat $(ASAN_BUILD)/test-py.counts 2>/dev/null || echo 0 1 0); \
 	 echo "tests: $$(($$1 + $$4)) passed, $$(($$2 + $$5)) failed, $$(($$3 + $$6)) skipped"; exit $$rc
+	@$(MAKE) --no-print-directory fuzz-test
 
 # Runs the C suites and the Python suite of $(BUILD); prints one "N passed, N failed" line.
 test-c: $(TESTS) $(BINS)
@@ -183,5 +184,24 @@ install: all
 
 clean:
 	rm -rf build
+
+# libFuzzer harnesses (fuzz/, docs/security.md): `make fuzz FUZZ_SECONDS=N` builds them with clang
+# (ASan+UBSan) and runs each for N s on its committed seed corpus; fails on any finding.
+# `make test` runs fuzz-test: 30 s each when clang is installed, skipped otherwise.
+FUZZ_SECONDS ?= 30
+FUZZ_CC ?= $(shell command -v clang-14 2>/dev/null || command -v clang 2>/dev/null)
+FUZZ_BUILD := build/fuzz
+FUZZ_BINS := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/fuzz/%,$(wildcard fuzz/*.c))
+.PHONY: fuzz fuzz-test
+fuzz:
+	@[ -n "$(FUZZ_CC)" ] || { echo "fuzz: needs clang and libFuzzer (apt-get install clang-14 libfuzzer-14-dev)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 EXTRA_CFLAGS=-Wno-error \
+	  SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -fno-sanitize-recover=undefined" $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
+fuzz-test:
+	@if [ -n "$(FUZZ_CC)" ]; then $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30; else echo "fuzz: skipped (no clang-14)"; fi
+$(BUILD)/fuzz/%: $(call obj,fuzz/%.c) $(LIB_SERVER) $(LIB_ENVS) $(LIB_PROTO)
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=fuzzer -o $@ $< $(LIB_SERVER) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

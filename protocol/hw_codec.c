@@ -143,7 +143,7 @@ const msgpack_object *hw_mp_get(const msgpack_object *map, const char *key) {
     size_t kl = strlen(key);
     for (uint32_t i = 0; i < map->via.map.size; i++) {
         const msgpack_object *k = &map->via.map.ptr[i].key;
-        if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl && memcmp(k->via.str.ptr, key, kl) == 0)
+        if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl && (kl == 0 || memcmp(k->via.str.ptr, key, kl) == 0))
             return &map->via.map.ptr[i].val;
     }
     return NULL;
@@ -151,7 +151,7 @@ const msgpack_object *hw_mp_get(const msgpack_object *map, const char *key) {
 
 bool hw_mp_is_str(const msgpack_object *o, const char *s) {
     size_t n = strlen(s);
-    return o && o->type == MSGPACK_OBJECT_STR && o->via.str.size == n && memcmp(o->via.str.ptr, s, n) == 0;
+    return o && o->type == MSGPACK_OBJECT_STR && o->via.str.size == n && (n == 0 || memcmp(o->via.str.ptr, s, n) == 0);
 }
 
 static const char *type_name(const msgpack_object *o) {
@@ -180,8 +180,8 @@ int hw_mp_str(const msgpack_object *map, const char *key, const char *def, char 
     if (o->type != MSGPACK_OBJECT_STR) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' must be a string, got %s", key, type_name(o));
     if (o->via.str.size >= cap) return hw_fail(err, HW_E_LIMIT, "field '%s' is longer than %zu bytes", key, cap - 1);
     if (!hw_utf8_valid(o->via.str.ptr, o->via.str.size)) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' is not valid UTF-8", key);
-    if (memchr(o->via.str.ptr, 0, o->via.str.size)) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' contains a NUL byte", key);
-    memcpy(out, o->via.str.ptr, o->via.str.size);
+    if (o->via.str.size && memchr(o->via.str.ptr, 0, o->via.str.size)) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' contains a NUL byte", key);
+    if (o->via.str.size) memcpy(out, o->via.str.ptr, o->via.str.size); /* ptr is NULL for "" */
     out[o->via.str.size] = 0;
     return 0;
 }
@@ -349,7 +349,7 @@ static json_t *to_json(const msgpack_object *o, size_t *left, hw_err *err) {
         return json_real(o->via.f64);
     case MSGPACK_OBJECT_STR:
         if (!hw_utf8_valid(o->via.str.ptr, o->via.str.size)) return hw_fail(err, HW_E_BAD_REQUEST, "string is not valid UTF-8"), NULL;
-        return json_stringn(o->via.str.ptr, o->via.str.size);
+        return json_stringn(o->via.str.size ? o->via.str.ptr : "", o->via.str.size); /* "" has ptr NULL */
     case MSGPACK_OBJECT_ARRAY: {
         json_t *a = json_array();
         for (uint32_t i = 0; i < o->via.array.size; i++) {
@@ -383,7 +383,9 @@ static json_t *to_json(const msgpack_object *o, size_t *left, hw_err *err) {
         json_t *m = json_object();
         for (uint32_t i = 0; i < o->via.map.size; i++) {
             const msgpack_object *k = &o->via.map.ptr[i].key;
-            if (k->type != MSGPACK_OBJECT_STR || !hw_utf8_valid(k->via.str.ptr, k->via.str.size) || memchr(k->via.str.ptr, 0, k->via.str.size)) {
+            /* msgpack-c leaves ptr NULL for empty strings: never hand that to memchr/memcpy */
+            if (k->type != MSGPACK_OBJECT_STR || !hw_utf8_valid(k->via.str.ptr, k->via.str.size) ||
+                (k->via.str.size && memchr(k->via.str.ptr, 0, k->via.str.size))) {
                 json_decref(m);
                 return hw_fail(err, HW_E_BAD_REQUEST, "map keys must be UTF-8 strings"), NULL;
             }
@@ -399,7 +401,7 @@ static json_t *to_json(const msgpack_object *o, size_t *left, hw_err *err) {
                 json_decref(m);
                 return hw_fail(err, HW_E_LIMIT, "map key of %zu bytes exceeds the limit of %zu", kl, sizeof key - 1), NULL;
             }
-            memcpy(key, k->via.str.ptr, kl);
+            if (kl) memcpy(key, k->via.str.ptr, kl);
             key[kl] = 0;
             json_object_set_new(m, key, x);
         }

@@ -56,6 +56,7 @@ static void usage(FILE *f) {
             "  --request-timeout SEC  abandon work on one request after SEC (TIMEOUT; default 60, 0 = never)\n"
             "  --drain-timeout SEC  on SIGTERM, cancel work still running after SEC (default 30)\n"
             "  --session-mem-mb MB  estimated memory one session's envs may hold, checked at make (default 4096)\n"
+            "  --server-mem-mb MB   estimated memory all sessions may hold; make is refused beyond it (default 16384)\n"
             "  --max-config-values N  JSON values in one config, point or options (default 1048576)\n"
             "  --max-queued-mb MB   request bytes queued at workers, whole server (default 512)\n"
             "  --max-queued-session-mb MB  the same for one session (default 160)\n\n"
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
         {"request-timeout", required_argument, 0, 'T'}, {"drain-timeout", required_argument, 0, 'G'},
         {"session-mem-mb", required_argument, 0, 'M'}, {"max-config-values", required_argument, 0, 'C'},
         {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
-        {"max-file-mb", required_argument, 0, 'F'},
+        {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
         {0, 0, 0, 0}};
     int c;
     double x;
@@ -123,6 +124,7 @@ int main(int argc, char **argv) {
         case 'C': if (parse_num("--max-config-values", optarg, 16, 1 << 26, &x)) return 2; o.max_config_values = (size_t)x; break;
         case 'Q': if (parse_num("--max-queued-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued = (size_t)(x * 1048576.0); break;
         case 'q': if (parse_num("--max-queued-session-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_session = (size_t)(x * 1048576.0); break;
+        case 'R': if (parse_num("--server-mem-mb", optarg, 1, 1 << 26, &x)) return 2; o.server_mem = (size_t)(x * 1048576.0); break;
         case 'F': if (parse_num("--max-file-mb", optarg, 0.001, 1 << 14, &x)) return 2; o.max_file = (size_t)(x * 1048576.0); break;
         case 'S': o.curve_secret = optarg; break;
         case 1001: o.cache_path = optarg; break;

@@ -50,6 +50,7 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->request_timeout_s = 60;
     o->drain_timeout_s = 30;
     o->session_mem = (size_t)4 << 30;
+    o->server_mem = (size_t)16 << 30;
     o->max_config_values = (size_t)1 << 20;
     o->max_queued = (size_t)512 << 20;
     o->max_queued_session = (size_t)160 << 20;
@@ -85,6 +86,7 @@ typedef struct router {
     size_t nbuckets, nsessions;
     int64_t inflight;         /* tasks out at workers */
     size_t queued;            /* request bytes held by tasks out at workers (--max-queued-mb) */
+    size_t mem;               /* estimated bytes held by all sessions' envs (--server-mem-mb) */
     double start;
     uint64_t requests, errors, reaped, steps;
     hw_hist hist[OP_COUNT];
@@ -177,6 +179,8 @@ static void table_del(router *r, session *s) {
             r->nsessions--;
             r->wsessions[s->worker]--;
             owner_release(r, s->owner);
+            if (s->mem_counted) r->mem -= s->mem_est;
+            s->mem_counted = false;
             break;
         }
     s->in_table = false;
@@ -254,7 +258,7 @@ static bool queue_full(router *r, task *t, session *s) {
         reply_fail(t, HW_E_LIMIT, "the server holds %zu bytes of queued requests (--max-queued-mb); retry later", r->queued);
         return true;
     }
-    if (s && s->queued + n > r->o->max_queued_session) {
+    if (s && t->op != OP_CLOSE && s->queued + n > r->o->max_queued_session) { /* close always gets through */
         reply_fail(t, HW_E_LIMIT, "this session holds %zu bytes of queued requests (--max-queued-session-mb); wait for replies", s->queued);
         return true;
     }
@@ -335,6 +339,7 @@ static void op_stats(router *r, task *t) {
                           "reaped", (json_int_t)r->reaped, "inflight", (json_int_t)r->inflight, "ops", ops);
     json_object_set_new(j, "snapshots", json_integer(snaps));
     json_object_set_new(j, "queued_bytes", json_integer((json_int_t)r->queued));
+    json_object_set_new(j, "session_mem_est_bytes", json_integer((json_int_t)r->mem));
     if (r->cache) json_object_set_new(j, "cache", hw_cache_stats(r->cache));
     msgpack_packer pk = reply_begin(t, json_object_size(j));
     const char *k;
@@ -377,6 +382,11 @@ static void route_make(router *r, task *t) {
     owner_ent *oe = owner_get(r, owner, false);
     if (oe && oe->count >= r->o->max_sessions_per_client) {
         reply_fail(t, HW_E_LIMIT, "this client holds %zu sessions (--max-sessions-per-client); close some first", oe->count);
+        return;
+    }
+    if (r->mem >= r->o->server_mem) {
+        reply_fail(t, HW_E_LIMIT, "the server's sessions hold an estimated %zu MiB (--server-mem-mb %zu); close some first", r->mem >> 20,
+                   r->o->server_mem >> 20);
         return;
     }
     if (queue_full(r, t, NULL)) return;
@@ -476,6 +486,18 @@ static void route_batch(router *r, task *t) {
         hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)b->n, r->o->max_batch);
         goto fail;
     }
+    if (!b->lean) {
+        b->rewards = calloc((size_t)b->n + 1, sizeof(double));
+        b->metrics = calloc((size_t)b->n + 1, sizeof(json_t *));
+        b->errors = calloc((size_t)b->n + 1, sizeof(json_t *));
+        if (!b->rewards || !b->metrics || !b->errors) { /* an error reply, never an abort */
+            free(b->rewards);
+            free(b->metrics);
+            free(b->errors);
+            hw_fail(&err, HW_E_LIMIT, "evaluate_batch: out of memory for %lld points", (long long)b->n);
+            goto fail;
+        }
+    }
     r->queued += task_bytes(t);
     b->parent = t;
     t->dispatched = true; /* held by the batch until every slice is back */
@@ -488,12 +510,6 @@ static void route_batch(router *r, task *t) {
         return;
     }
     if (b->lean) b->pending += b->lean->waiting ? 1 : 0; /* one extra count released when the last waiter resolves */
-    else {
-        b->rewards = calloc((size_t)b->n + 1, sizeof(double));
-        b->metrics = calloc((size_t)b->n + 1, sizeof(json_t *));
-        b->errors = calloc((size_t)b->n + 1, sizeof(json_t *));
-        if (!b->rewards || !b->metrics || !b->errors) abort();
-    }
     int slices = b->n < r->nw ? (int)b->n : r->nw;
     if (slices == 0) slices = 1;
     b->pending += slices;
@@ -623,7 +639,7 @@ static void on_request(router *r, task *t, bool draining) {
     }
     int o = hw_op_lookup(op->via.str.ptr, op->via.str.size);
     if (o < 0) {
-        reply_fail(t, HW_E_UNKNOWN_OP, "unknown op '%.*s'", (int)(op->via.str.size > 40 ? 40 : op->via.str.size), op->via.str.ptr);
+        reply_fail(t, HW_E_UNKNOWN_OP, "unknown op '%.*s'", (int)(op->via.str.size > 40 ? 40 : op->via.str.size), op->via.str.size ? op->via.str.ptr : "");
         goto answer;
     }
     t->op = o;
@@ -686,6 +702,10 @@ static void after_op(router *r, task *t) {
     if (s) {
         s->last_active = hw_now();
         if ((t->op == OP_MAKE || t->op == OP_CLOSE || t->op == OP_DESTROY) && s->dead) table_del(r, s);
+        if (t->op == OP_MAKE && !s->dead && s->in_table && !s->mem_counted) {
+            r->mem += s->mem_est;
+            s->mem_counted = true;
+        }
         if (s->dead && s->inflight == 0 && !s->in_table) {
             session_free(s);
             t->s = NULL;

@@ -33,6 +33,7 @@ typedef struct hw_server_opts {
     double request_timeout_s;  /* work on one request is abandoned after this (TIMEOUT); 0 = never */
     double drain_timeout_s;    /* SIGTERM: work still running after this is cancelled */
     size_t session_mem;        /* estimated bytes one session's envs may hold (checked at make) */
+    size_t server_mem;         /* estimated bytes all sessions may hold: make is refused beyond it */
     size_t max_config_values;  /* JSON values in one config / point / options */
     size_t max_queued;         /* request bytes queued at workers, whole server */
     size_t max_queued_session; /* request bytes queued at workers, one session */

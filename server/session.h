@@ -45,6 +45,8 @@ typedef struct session {
                           * never converts configs), then read by the router for evaluate_batch */
     bool dead;           /* set by the worker when the envs are gone */
     size_t queued;       /* request bytes dispatched to the worker and not yet answered */
+    bool mem_counted;    /* mem_est is in the router's server-wide total */
+    size_t mem_est;      /* worker-written at make (read by the router after the reply) */
     double cost_us[OP_COUNT]; /* EWMA of this session's time per op; 1e9 until measured */
     /* worker-owned */
     sess_kind kind;

@@ -271,6 +271,7 @@ static void op_make(worker *w, task *t) {
         if (!s->envs[i]) goto fail;
         if (i == 0) { /* per-session memory budget, checked before the other envs exist */
             double est = (double)hw_env_mem_bytes(s->fam, s->envs[0]) * (double)num_envs;
+            s->mem_est = (size_t)est;
             if (est > (double)w->opts->session_mem) {
                 hw_fail(&err, HW_E_LIMIT, "make: %lld envs of about %.1f MiB each exceed this server's per-session memory budget of %.0f MiB (--session-mem-mb)",
                         (long long)num_envs, (double)hw_env_mem_bytes(s->fam, s->envs[0]) / 1048576.0, (double)w->opts->session_mem / 1048576.0);

@@ -71,3 +71,9 @@ int sec_stop(srv *s) {
     json_decref(s->o.env_limits);
     return rc;
 }
+
+void *sec_run(void *arg) {
+    srv *s = arg;
+    s->rc = hw_server_run(&s->o, &s->stop);
+    return NULL;
+}
