@@ -75,6 +75,8 @@ static double distinct2(double a, double b, double fa, double fb) {
     return fa * fb - ci * cj;
 }
 
+static inline void project(int t, const double *x, double st, double *o);
+
 /* shared per-spec geometry */
 typedef struct tl_geo {
     double ext[TL_MAXLV][SCHED_NDIM];  /* tile extents (loops at and below the level) */
@@ -84,6 +86,8 @@ typedef struct tl_geo {
     int ldim[TL_MAXLV * SCHED_NDIM];
     double ln[TL_MAXLV * SCHED_NDIM], lsig[TL_MAXLV * SCHED_NDIM];
     double temporal, spatial;
+    double suf[TL_MAXLV * SCHED_NDIM + 1]; /* suf[j] = product of the walk loops j.. */
+    double pstep[SCHED_NT][TL_MAXLV * SCHED_NDIM][5]; /* each walk loop's step in data space (inputs only) */
 } tl_geo;
 
 static void geometry(const tl_spec *s, tl_geo *g) {
@@ -119,6 +123,13 @@ static void geometry(const tl_spec *s, tl_geo *g) {
         memcpy(g->ext[l], run, sizeof run);
     }
     g->first[s->nl] = g->nloop;
+    g->suf[g->nloop] = 1;
+    for (int j = g->nloop - 1; j >= 0; j--) g->suf[j] = g->suf[j + 1] * g->ln[j];
+    for (int j = 0; j < g->nloop; j++) {
+        double x[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0};
+        x[g->ldim[j]] = g->lsig[j];
+        project(ST_I, x, s->stride, g->pstep[ST_I][j]); /* only inputs walk loop by loop */
+    }
 }
 
 /* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
@@ -187,41 +198,37 @@ static double walk_from(const tl_geo *g, const double *e, int lo, int t, double 
     double T = tile_words(t, e, st);
     int hi = g->nloop;
     if (lo >= hi) return T;
-    walk_ctx w;
-    w.m = hi - lo;
-    double R[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int j = lo; j < hi; j++) {
-        int k = hi - 1 - j; /* outer to inner */
-        int d = g->ldim[j];
-        double sh[SCHED_NDIM];
-        for (int q = 0; q < SCHED_NDIM; q++) sh[q] = -R[q];
-        sh[d] += g->lsig[j];
-        project(t, sh, st, w.D[k]);
-        w.n[k] = g->ln[j];
-        R[d] += g->lsig[j];
-    }
-    double one[SCHED_NDIM];
+    double ext[5], D[TL_MAXLV * SCHED_NDIM][5], one[SCHED_NDIM];
+    int m = hi - lo;
     for (int q = 0; q < SCHED_NDIM; q++) one[q] = e[q] - 1;
-    project(t, one, st, w.ext);
-    for (int i = 0; i < 5; i++) w.ext[i] += 1;
-    /* without a partial move (one axis, less than the extent) every move brings all or
-     * nothing and the residual-tile rule never applies: closed form */
+    project(t, one, st, ext);
+    for (int i = 0; i < 5; i++) ext[i] += 1;
+    /* moves in data space (projection is linear): loop j's step minus the inner loops' resets.
+     * Without a partial move (one axis, less than the extent) every move brings all or nothing
+     * and the residual-tile rule never applies: closed form */
+    double R[5] = {0, 0, 0, 0, 0}, sum = 0;
     int partial = 0;
-    double frac[TL_MAXLV * SCHED_NDIM];
-    for (int k = 0; k < w.m; k++) {
-        int nz = 0, ax = -1;
-        for (int i = 0; i < 5; i++)
-            if (w.D[k][i] != 0) nz++, ax = i;
-        frac[k] = nz == 0 ? 0 : 1;
-        if (nz == 1 && fabs(w.D[k][ax]) < w.ext[ax]) partial = 1;
-    }
-    if (!partial) {
-        double sum = 0, outer = 1;
-        for (int k = 0; k < w.m; k++) {
-            if (frac[k] > 0) sum += (w.n[k] - 1) * outer;
-            outer *= w.n[k];
+    for (int j = lo; j < hi; j++) {
+        double *Dk = D[hi - 1 - j]; /* outer to inner */
+        const double *P = g->pstep[t][j];
+        int nz = 0, ax = 0;
+        for (int i = 0; i < 5; i++) {
+            Dk[i] = P[i] - R[i];
+            R[i] += P[i];
+            if (Dk[i] != 0) nz++, ax = i;
         }
-        return T * (1 + sum);
+        if (nz == 1 && fabs(Dk[ax]) < ext[ax]) partial = 1;
+        /* (n_j - 1) * product of the loops outside j */
+        if (nz) sum += (g->ln[j] - 1) * (g->suf[j + 1]);
+    }
+    if (!partial) return T * (1 + sum);
+    walk_ctx w;
+    w.m = m;
+    memcpy(w.ext, ext, sizeof ext);
+    for (int j = lo; j < hi; j++) {
+        int k = hi - 1 - j;
+        memcpy(w.D[k], D[k], sizeof D[k]);
+        w.n[k] = g->ln[j];
     }
     for (int k = 0; k <= w.m; k++)
         for (int q = 0; q < 11; q++) w.memo_out[k][q] = -1;
@@ -321,8 +328,15 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
     return sum;
 }
 
-/* tile l over the temporal loops above it */
-static double walk_sum(const tl_geo *g, int l, int t, double st) { return walk_from(g, g->ext[l], g->first[l + 1], t, st); }
+/* tile l over the temporal loops above it. Weights and outputs never overlap partially (a
+ * loop's stride is a multiple of the tile along its dimension), so their walk is the classic
+ * stationarity product: the tile times every loop from the innermost relevant one outwards. */
+static double walk_sum(const tl_geo *g, int l, int t, double st) {
+    if (t == ST_I) return walk_from(g, g->ext[l], g->first[l + 1], t, st);
+    int j = g->first[l + 1];
+    while (j < g->nloop && !rel[t][g->ldim[j]]) j++;
+    return tile_words(t, g->ext[l], st) * g->suf[j];
+}
 
 /* distinct multicast groups among the children of level l's fan-out, for tensor t */
 static double groups(const tl_spec *s, const tl_geo *g, int l, int t) {

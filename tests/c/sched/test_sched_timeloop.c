@@ -62,7 +62,7 @@ Test(sched_timeloop, reference_rows_match_timeloop_model, .timeout = 120) {
             char lvl[64] = "";
             const char *p = strstr(r->reason, "level ");
             if (p) sscanf(p + 6, "%63[^:]", lvl);
-            char want[96];
+            char want[160];
             snprintf(want, sizeof want, "constraint %s: couldn't map level %s:", cls, lvl);
             if (!bad || strncmp(err.msg, want, strlen(want))) {
                 verdict_bad++;
