@@ -64,6 +64,7 @@ typedef struct bf_ctx {
     sched_table best_t;
     sched_cost best_c; /* of the incumbent on entry */
     sched_bf_stats st;
+    tl_spec sp; /* the table as a Timeloop spec, kept in step with t */
 } bf_ctx;
 
 static void recum(bf_ctx *c, int d) {
@@ -115,9 +116,10 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
         c->st.visited++;
         for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = o[i];
         recum(c, d);
-        tl_spec sp;
-        sched_tl_from_table(c->a, c->l, &c->t, &sp);
-        if (!partial_ok(c, &sp)) {
+        /* the Timeloop spec follows the table in place: only the selected rows change */
+        tl_spec *sp = &c->sp;
+        for (int i = 0; i < c->n; i++) tl_spec_set(sp, c->rows[i], d, o[i]);
+        if (!partial_ok(c, sp)) {
             c->st.pruned++;
             continue;
         }
@@ -138,15 +140,18 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
                 room = units / used;
             }
             double owed = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
-            tl_eval_bound(&sp, mul, owed, out);
+            tl_eval_bound(sp, mul, owed, out);
             if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
                 c->st.bounded++;
                 continue;
             }
         }
-        dfs(c, k + 1, &sp);
+        dfs(c, k + 1, sp);
     }
-    for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = 1;
+    for (int i = 0; i < c->n; i++) {
+        c->t.f[c->rows[i]][d] = 1;
+        tl_spec_set(&c->sp, c->rows[i], d, 1);
+    }
     recum(c, d);
 }
 
@@ -259,9 +264,8 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
     }
     sched_cum(&c->t, c->cum);
     sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
-    tl_spec sp0;
-    sched_tl_from_table(a, l, &c->t, &sp0);
-    if (partial_ok(c, &sp0)) dfs(c, 0, &sp0);
+    sched_tl_from_table(a, l, &c->t, &c->sp);
+    if (partial_ok(c, &c->sp)) dfs(c, 0, &c->sp);
     *t = c->best_t;
     if (best) sched_cost_eval(a, l, t, best);
     if (st) *st = c->st;
