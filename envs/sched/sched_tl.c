@@ -250,6 +250,10 @@ static inline void project(int t, const double *x, double st, double *o) {
 
 #define TL_MAXKIDS 64
 
+static inline int eq5(const double *a, const double *b) {
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4];
+}
+
 static double groups(const tl_spec *s, const tl_geo *g, int l, int t);
 
 /* Accesses into level 0 when it fans out to the MACs: every temporal step delivers each MAC
@@ -281,29 +285,35 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
     double hx = s->mac_meshx / v->meshx, hy = (s->mac_instances / s->mac_meshx) / (v->instances / v->meshx);
     int H = (int)(hx > g->FX[0] ? hx : g->FX[0]), V = (int)(hy > g->FY[0] ? hy : g->FY[0]);
     double grp = groups(s, g, 0, t);
-    /* visits: the first (no predecessor), then each walk loop j with its shift */
-    double total = 1;
-    for (int j = 0; j < g->nloop; j++) total *= g->ln[j];
-    double sum = grp, R[SCHED_NDIM] = {0}, inner = 1;
-    for (int j = 0; j < g->nloop; j++) {
-        int d = g->ldim[j];
-        double n = g->ln[j];
-        double sh[SCHED_NDIM], D[5];
-        for (int k = 0; k < SCHED_NDIM; k++) sh[k] = -R[k];
-        sh[d] += g->lsig[j];
-        project(t, sh, st, D);
+    /* every distinct neighbour difference off[m] - off[c]: a step whose move equals one of them
+     * lets some MACs take their operand from a neighbour; the count left for each is fixed */
+    enum { MAXDIFF = 4 * TL_MAXKIDS };
+    double dv[MAXDIFF][5], dcnt[MAXDIFF];
+    int nd = 0;
+    for (int c = 0; c < nk; c++) {
+        int h = c % H, w = c / H;
+        int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
+        for (int q = 0; q < 4; q++) {
+            int nh = nb[q][0], nw = nb[q][1];
+            if (nh < 0 || nh >= H || nw < 0 || nw >= V || nw * H + nh >= nk) continue;
+            int m = nw * H + nh, found = 0;
+            double x[5];
+            for (int k = 0; k < 5; k++) x[k] = off[m][k] - off[c][k];
+            for (int i = 0; i < nd && !found; i++) found = eq5(dv[i], x);
+            if (!found && nd < MAXDIFF) memcpy(dv[nd++], x, sizeof x);
+        }
+    }
+    for (int i = 0; i < nd; i++) {
         int served[TL_MAXKIDS] = {0};
         for (int c = 0; c < nk; c++) {
             int h = c % H, w = c / H;
             int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
             for (int q = 0; q < 4 && !served[c]; q++) {
                 int nh = nb[q][0], nw = nb[q][1];
-                if (nh < 0 || nh >= H || nw < 0 || nw >= V) continue;
-                int m = nw * H + nh;
-                if (m >= nk) continue;
-                int eq = 1;
+                if (nh < 0 || nh >= H || nw < 0 || nw >= V || nw * H + nh >= nk) continue;
+                int m = nw * H + nh, eq = 1;
                 for (int k = 0; k < 5; k++)
-                    if (off[m][k] - off[c][k] != D[k]) eq = 0;
+                    if (off[m][k] - off[c][k] != dv[i][k]) eq = 0;
                 served[c] = eq;
             }
         }
@@ -311,19 +321,26 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
         for (int c = 0; c < nk; c++) {
             if (served[c]) continue;
             int dup = 0;
-            for (int c2 = 0; c2 < c && !dup; c2++) {
-                if (served[c2]) continue;
-                int eq = 1;
-                for (int k = 0; k < 5; k++)
-                    if (off[c2][k] != off[c][k]) eq = 0;
-                dup = eq;
-            }
+            for (int c2 = 0; c2 < c && !dup; c2++)
+                if (!served[c2] && eq5(off[c2], off[c])) dup = 1;
             if (!dup) left++;
         }
-        double cnt = left < grp ? left : grp;
-        sum += (n - 1) * (total / (inner * n)) * cnt;
-        R[d] += g->lsig[j];
-        inner *= n;
+        dcnt[i] = left < grp ? left : grp;
+    }
+    /* visits: the first (no predecessor), then each walk loop j with its move */
+    double sum = grp, R[5] = {0, 0, 0, 0, 0};
+    for (int j = 0; j < g->nloop; j++) {
+        double x[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0}, P[5], D[5];
+        x[g->ldim[j]] = g->lsig[j];
+        project(t, x, st, P);
+        for (int k = 0; k < 5; k++) D[k] = P[k] - R[k], R[k] += P[k];
+        double cnt = grp;
+        for (int i = 0; i < nd; i++)
+            if (eq5(dv[i], D)) {
+                cnt = dcnt[i];
+                break;
+            }
+        sum += (g->ln[j] - 1) * g->suf[j + 1] * cnt;
     }
     return sum;
 }
