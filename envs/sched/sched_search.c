@@ -53,13 +53,11 @@ typedef struct bf_ctx {
     int n, rows[3], lo, hi;
     int ncol, cols[SCHED_NDIM], cnt[SCHED_NDIM];
     double sufmul[SCHED_NDIM + 1][SCHED_NT], sufprod[SCHED_NDIM + 1]; /* over columns k.. of the order */
-    double sufcrs[SCHED_NDIM + 1]; /* product of the unassigned C, R, S columns (spatial replication of O) */
     const int *opt[SCHED_NDIM]; /* cnt * n values */
     int chk_store[4], nstore;   /* storage rows whose tiles the split changes */
     int chk_sp[3], nsp;         /* selected spatial rows */
     int obj, sec, bound;
     unsigned selmask;
-    sched_pre pre;
     double best_p, best_s;
     sched_table best_t;
     sched_cost best_c; /* of the incumbent on entry */
@@ -249,21 +247,18 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
     for (int i = 0; i < n; i++) c->selmask |= 1u << rows[i];
     for (int k = 0; k < c->ncol; k++)
         for (int i = 0; i < n; i++) c->t.f[rows[i]][c->cols[k]] = 1;
-    /* bound multipliers of the columns k.. (docs: sched_cost_core, lower-bound mode) */
+    /* bound multipliers of the columns k.. (tl_eval_bound in sched_tl.h) */
     for (int ten = 0; ten < SCHED_NT; ten++) c->sufmul[c->ncol][ten] = 1;
     c->sufprod[c->ncol] = 1;
-    c->sufcrs[c->ncol] = 1;
     for (int k = c->ncol - 1; k >= 0; k--) {
         int d = c->cols[k];
         c->sufprod[k] = c->sufprod[k + 1] * prod[d];
-        c->sufcrs[k] = c->sufcrs[k + 1] * (c->nsp && !sched_rel[ST_O][d] ? prod[d] : 1);
         for (int ten = 0; ten < SCHED_NT; ten++) {
             int halo = ten == ST_I && (d == SD_P || d == SD_Q || d == SD_R || d == SD_S);
             c->sufmul[k][ten] = c->sufmul[k + 1][ten] * (sched_rel[ten][d] && !halo ? prod[d] : 1);
         }
     }
     sched_cum(&c->t, c->cum);
-    sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
     sched_tl_from_table(a, l, &c->t, &c->sp);
     if (partial_ok(c, &c->sp)) dfs(c, 0, &c->sp);
     *t = c->best_t;
