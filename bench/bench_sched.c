@@ -7,11 +7,19 @@
  * every brute-force call is timed. ResNet-50 uses every conv/fc layer; the other models use
  * SAMPLE evenly spaced layers to keep the whole bench under 60 s (printed below). */
 #include <gsl/gsl_rng.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sched/sched.h"
+#include "sched/sched_tl.h"
+
+extern char **environ;
 
 #define STEPS 24
 #define SAMPLE 24
@@ -36,8 +44,135 @@ static int next_row(const sched_accel *a, int r) {
     return r;
 }
 
-int main(void) {
+/* Cost core (issue 15: <= 1 us per table evaluation): sched_cost_eval on the tables the
+ * bottom-up baseline leaves on every ResNet-50 layer, per accelerator. */
+static void bench_cost_core(void) {
+    printf("sched-v0 cost core (Timeloop counting), thread CPU per sched_cost_eval on tables of every ResNet-50\n"
+           "layer after 8 random two-row brute-force steps (target <= 1 us):\n");
+    double worst = 0;
+    for (int ai = 0; ai < sched_builtin_count(); ai++) {
+        sched_accel a;
+        json_t *nm = json_string(sched_builtin_name(ai));
+        hw_err err;
+        if (sched_accel_resolve(nm, "accelerator", &a, &err)) return;
+        json_decref(nm);
+        sched_layer *L;
+        int n = sched_model_layers("resnet50", &L, &err);
+        if (n <= 0) return;
+        /* tables: 8 random two-row brute-force steps from the all-in-DRAM table (spread factors over
+         * every level without the cost of a full baseline) */
+        sched_table *T = malloc(sizeof *T * (size_t)n);
+        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(rng, (unsigned long)ai);
+        for (int i = 0; i < n; i++) {
+            sched_table_init(&L[i], &T[i]);
+            for (int s = 0; s < 8;) {
+                int act = (int)gsl_rng_uniform_int(rng, 10), r = (int)gsl_rng_uniform_int(rng, SCHED_NROW);
+                if (!sched_action_valid(&a, act, r)) continue;
+                int rows[3];
+                int nr = sched_action_rows(act, r, rows);
+                sched_bruteforce(&a, &L[i], &T[i], nr, rows, SOBJ_ENERGY, -1, NULL, NULL);
+                s++;
+            }
+        }
+        gsl_rng_free(rng);
+        int reps = 400;
+        double sink = 0, t0 = cpu_now();
+        for (int r = 0; r < reps; r++)
+            for (int i = 0; i < n; i++) {
+                sched_cost c;
+                sched_cost_eval(&a, &L[i], &T[i], &c);
+                sink += c.energy_pj;
+            }
+        double us = (cpu_now() - t0) * 1e6 / ((double)reps * n);
+        if (us > worst) worst = us;
+        printf("  %-11s %6.3f us/eval  ratio %.2f  (%d tables, checksum %.3g)\n", a.name, us, us / 1.0, n, sink);
+        fflush(stdout);
+        free(T);
+        free(L);
+    }
+    printf("  worst %.3f us: %s\n\n", worst, worst <= 1.0 ? "PASS" : "FAIL (see bench/README.md)");
+}
+
+/* `hwgym timeloop-model` per call with process start (the real timeloop-model: 28-66 ms per
+ * call here), on the shipped Eyeriss v1 templates. */
+static void bench_cli(const char *argv0) {
+    char hw[1024];
+    snprintf(hw, sizeof hw, "%s", argv0);
+    char *sl = strrchr(hw, '/');
+    if (!sl) return;
+    snprintf(sl, sizeof hw - (size_t)(sl - hw), "/../bin/hwgym");
+    const char *T = "tests/data/timeloop/templates";
+    char a[256], p[256], m[256], e[256];
+    snprintf(a, sizeof a, "%s/eyeriss_v1.arch.proj.yaml", T);
+    snprintf(p, sizeof p, "%s/example.eyeriss_v1.problem.yaml", T);
+    snprintf(m, sizeof m, "%s/example.eyeriss_v1.map.yaml", T);
+    snprintf(e, sizeof e, "%s/eyeriss_v1.ERT.proj.yaml", T);
+    if (access(hw, X_OK) || access(a, R_OK)) {
+        printf("hwgym timeloop-model: skipped (needs %s and the repo's tests/data)\n\n", hw);
+        return;
+    }
+    char stats[] = "/tmp/bench_tl_statsXXXXXX";
+    int fd = mkstemp(stats);
+    if (fd < 0) return;
+    close(fd);
+    char *args[] = {hw, "timeloop-model", a, p, m, e, "--stats", stats, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
+    int calls = 40;
+    double t0 = now(), cpu = 0;
+    for (int i = 0; i < calls; i++) {
+        pid_t pid;
+        int st;
+        struct rusage ru;
+        if (posix_spawn(&pid, hw, &fa, NULL, args, environ)) break;
+        wait4(pid, &st, 0, &ru);
+        cpu += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    }
+    double ms = (now() - t0) * 1e3 / calls, cms = cpu * 1e3 / calls;
+    posix_spawn_file_actions_destroy(&fa);
+    unlink(stats);
+    /* in process: the evaluation alone (check + counts) on the same mapping */
+    sched_accel acc;
+    json_t *nm = json_string("eyeriss_v1");
+    hw_err err;
+    sched_accel_resolve(nm, "a", &acc, &err);
+    json_decref(nm);
+    sched_layer l = {"layer2.0.conv2", {1, 128, 1, 128, 3, 3, 28, 28}, 2};
+    static const int rows[10][8] = {{1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1},
+                                    {1, 1, 1, 16, 1, 3, 1, 1}, {1, 1, 1, 2, 1, 1, 2, 1}, {1, 1, 1, 4, 3, 1, 1, 1},
+                                    {1, 1, 1, 1, 1, 1, 7, 28}, {1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1},
+                                    {1, 128, 1, 1, 1, 1, 2, 1}};
+    sched_table t;
+    sched_table_init(&l, &t);
+    memcpy(t.f, rows, sizeof rows);
+    tl_spec s;
+    sched_tl_from_table(&acc, &l, &t, &s);
+    int reps = 100000;
+    double sink = 0, c0 = cpu_now();
+    for (int i = 0; i < reps; i++) {
+        tl_result r;
+        tl_check(&s, &r);
+        tl_eval(&s, &r);
+        sink += r.energy;
+    }
+    double us = (cpu_now() - c0) * 1e6 / reps;
+    printf("hwgym timeloop-model (Eyeriss v1 example mapping, row 0), %d calls with process start: %.2f ms wall,\n"
+           "  %.2f ms CPU (user+sys of the child) per call; the real timeloop-model takes 28-66 ms: CPU ratio\n"
+           "  %.3f-%.3f; in process %.3f us per check+evaluation (checksum %.4g)\n\n",
+           calls, ms, cms, cms / 66.0, cms / 28.0, us, sink / reps);
+}
+
+int main(int argc, char **argv) {
     static const char *const models[] = {"yolov3", "inception_v4", "mobilenet_v3", "resnet50"};
+    int rn50_only = argc > 1 && !strcmp(argv[1], "--resnet50");
+    if (argc > 1 && !rn50_only) {
+        printf("usage: bench_sched [--resnet50]   (--resnet50: only the ResNet-50 rows of the brute-force table)\n");
+        return strcmp(argv[1], "--help") ? 2 : 0;
+    }
+    bench_cost_core();
+    bench_cli(argv[0]);
     double t_start = now();
     double rn50_sum3 = 0, rn50_max3 = 0, acc_mean[8] = {0};
     long rn50_n3 = 0;
@@ -55,7 +190,7 @@ int main(void) {
             return 1;
         }
         json_decref(nm);
-        for (int mi = 0; mi < 4; mi++) {
+        for (int mi = rn50_only ? 3 : 0; mi < 4; mi++) {
             sched_layer *L;
             int n = sched_model_layers(models[mi], &L, &err);
             if (n < 0) {

@@ -396,6 +396,24 @@ static void cost_metrics(json_t *m, const sched_cost *c) {
     json_object_set_new(m, "utilisation", json_real(c->utilisation));
     json_object_set_new(m, "dram_words", json_real(sched_objective(c, SOBJ_DRAM)));
     json_object_set_new(m, "bound", json_string(c->bound_row < 0 ? "compute" : sched_row_names[c->bound_row]));
+    json_object_set_new(m, "utilization_with_stalls", json_real(c->tl_utilization));
+    /* Timeloop's per-level per-tensor counts (all instances) */
+    json_t *acc = json_object();
+    for (int k = 0; k < 4; k++) {
+        int r = sched_storage_rows[k];
+        json_t *row = NULL;
+        for (int t = 0; t < SCHED_NT; t++) {
+            if (c->reads[r][t] == 0 && c->fills[r][t] == 0 && c->updates[r][t] == 0) continue;
+            if (!row) row = json_object();
+            json_t *x = json_object();
+            json_object_set_new(x, "reads", json_real(c->reads[r][t]));
+            json_object_set_new(x, "fills", json_real(c->fills[r][t]));
+            json_object_set_new(x, "updates", json_real(c->updates[r][t]));
+            json_object_set_new(row, sched_tensor_names[t], x);
+        }
+        if (row) json_object_set_new(acc, sched_row_names[r], row);
+    }
+    json_object_set_new(m, "accesses", acc);
 }
 
 /* reward of a one-shot evaluation: log(objective of the all-in-DRAM table / objective) */
@@ -412,14 +430,16 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     int li = e->st.started ? e->st.li : 0;
     const sched_layer *l = &e->layers[li];
     const json_t *table = json_is_array(point) ? point : NULL;
+    const json_t *orders = NULL;
     if (json_is_object(point) && json_object_get(point, "table")) {
-        static const char *const k[] = {"table", NULL};
+        static const char *const k[] = {"table", "orders", NULL};
         if (hw_cfg_check_keys(point, k, err)) return hw_fail(err, HW_E_BAD_ACTION, "point: %s", err ? err->msg : "bad key");
         table = json_object_get(point, "table");
+        orders = json_object_get(point, "orders");
     }
     if (table) {
         sched_table t;
-        if (sched_table_from_json(table, &t, err)) return -1;
+        if (sched_table_from_json(table, &t, err) || sched_orders_from_json(orders, &t, err)) return -1;
         sched_cost c;
         hw_err e2;
         if (sched_evaluate(&e->acc, l, &t, &c, &e2)) {
@@ -434,13 +454,14 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
         if (metrics) {
             json_object_set_new(metrics, "feasible", json_true());
             json_object_set_new(metrics, "layer", json_string(l->name));
+            json_object_set_new(metrics, "orders", sched_orders_to_json(&e->acc, &t));
             cost_metrics(metrics, &c);
         }
         return 0;
     }
     if (!json_is_object(point) || !json_object_get(point, "baseline"))
         return hw_fail(err, HW_E_BAD_ACTION,
-                       "point: expected a table (array of %d rows of %d integers), {\"table\": [...]} or "
+                       "point: expected a table (array of %d rows of %d integers), {\"table\": [...], \"orders\": {\"LB\": \"BPQCRSKG\", ...}} or "
                        "{\"baseline\": \"random-pruned\"|\"bottom-up\"|\"top-down\"|\"cosa\", \"seed\": n, \"samples\": n}",
                        SCHED_NROW, SCHED_NDIM);
     static const char *const k[] = {"baseline", "seed", "samples", NULL};

@@ -54,17 +54,16 @@ typedef struct bf_ctx {
     int n, rows[3], lo, hi;
     int ncol, cols[SCHED_NDIM], cnt[SCHED_NDIM];
     double sufmul[SCHED_NDIM + 1][SCHED_NT], sufprod[SCHED_NDIM + 1]; /* over columns k.. of the order */
-    double sufcrs[SCHED_NDIM + 1]; /* product of the unassigned C, R, S columns (spatial replication of O) */
     const int *opt[SCHED_NDIM]; /* cnt * n values */
     int chk_store[4], nstore;   /* storage rows whose tiles the split changes */
     int chk_sp[3], nsp;         /* selected spatial rows */
     int obj, sec, bound;
     unsigned selmask;
-    sched_pre pre;
     double best_p, best_s;
     sched_table best_t;
     sched_cost best_c; /* of the incumbent on entry */
     sched_bf_stats st;
+    tl_spec sp; /* the table as a Timeloop spec, kept in step with t */
 } bf_ctx;
 
 static void recum(bf_ctx *c, int d) {
@@ -116,9 +115,10 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
         c->st.visited++;
         for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = o[i];
         recum(c, d);
-        tl_spec sp;
-        sched_tl_from_table(c->a, c->l, &c->t, &sp);
-        if (!partial_ok(c, &sp)) {
+        /* the Timeloop spec follows the table in place: only the selected rows change */
+        tl_spec *sp = &c->sp;
+        for (int i = 0; i < c->n; i++) tl_spec_set(sp, c->rows[i], d, o[i]);
+        if (!partial_ok(c, sp)) {
             c->st.pruned++;
             continue;
         }
@@ -139,15 +139,18 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
                 room = units / used;
             }
             double owed = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
-            tl_eval_bound(&sp, mul, owed, out);
+            tl_eval_bound(sp, mul, owed, out);
             if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
                 c->st.bounded++;
                 continue;
             }
         }
-        dfs(c, k + 1, &sp);
+        dfs(c, k + 1, sp);
     }
-    for (int i = 0; i < c->n; i++) c->t.f[c->rows[i]][d] = 1;
+    for (int i = 0; i < c->n; i++) {
+        c->t.f[c->rows[i]][d] = 1;
+        tl_spec_set(&c->sp, c->rows[i], d, 1);
+    }
     recum(c, d);
 }
 
@@ -245,24 +248,20 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
     for (int i = 0; i < n; i++) c->selmask |= 1u << rows[i];
     for (int k = 0; k < c->ncol; k++)
         for (int i = 0; i < n; i++) c->t.f[rows[i]][c->cols[k]] = 1;
-    /* bound multipliers of the columns k.. (docs: sched_cost_core, lower-bound mode) */
+    /* bound multipliers of the columns k.. (tl_eval_bound in sched_tl.h) */
     for (int ten = 0; ten < SCHED_NT; ten++) c->sufmul[c->ncol][ten] = 1;
     c->sufprod[c->ncol] = 1;
-    c->sufcrs[c->ncol] = 1;
     for (int k = c->ncol - 1; k >= 0; k--) {
         int d = c->cols[k];
         c->sufprod[k] = c->sufprod[k + 1] * prod[d];
-        c->sufcrs[k] = c->sufcrs[k + 1] * (c->nsp && !sched_rel[ST_O][d] ? prod[d] : 1);
         for (int ten = 0; ten < SCHED_NT; ten++) {
             int halo = ten == ST_I && (d == SD_P || d == SD_Q || d == SD_R || d == SD_S);
             c->sufmul[k][ten] = c->sufmul[k + 1][ten] * (sched_rel[ten][d] && !halo ? prod[d] : 1);
         }
     }
     sched_cum(&c->t, c->cum);
-    sched_pre_rows(a, &c->t, &c->pre, (1u << SCHED_NROW) - 1);
-    tl_spec sp0;
-    sched_tl_from_table(a, l, &c->t, &sp0);
-    if (partial_ok(c, &sp0)) dfs(c, 0, &sp0);
+    sched_tl_from_table(a, l, &c->t, &c->sp);
+    if (partial_ok(c, &c->sp)) dfs(c, 0, &c->sp);
     *t = c->best_t;
     if (best) sched_cost_eval(a, l, t, best);
     if (st) *st = c->st;

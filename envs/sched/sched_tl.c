@@ -75,6 +75,8 @@ static double distinct2(double a, double b, double fa, double fb) {
     return fa * fb - ci * cj;
 }
 
+static inline void project(int t, const double *x, double st, double *o);
+
 /* shared per-spec geometry */
 typedef struct tl_geo {
     double ext[TL_MAXLV][SCHED_NDIM];  /* tile extents (loops at and below the level) */
@@ -84,6 +86,8 @@ typedef struct tl_geo {
     int ldim[TL_MAXLV * SCHED_NDIM];
     double ln[TL_MAXLV * SCHED_NDIM], lsig[TL_MAXLV * SCHED_NDIM];
     double temporal, spatial;
+    double suf[TL_MAXLV * SCHED_NDIM + 1]; /* suf[j] = product of the walk loops j.. */
+    double pstep[SCHED_NT][TL_MAXLV * SCHED_NDIM][5]; /* each walk loop's step in data space (inputs only) */
 } tl_geo;
 
 static void geometry(const tl_spec *s, tl_geo *g) {
@@ -119,6 +123,13 @@ static void geometry(const tl_spec *s, tl_geo *g) {
         memcpy(g->ext[l], run, sizeof run);
     }
     g->first[s->nl] = g->nloop;
+    g->suf[g->nloop] = 1;
+    for (int j = g->nloop - 1; j >= 0; j--) g->suf[j] = g->suf[j + 1] * g->ln[j];
+    for (int j = 0; j < g->nloop; j++) {
+        double x[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0};
+        x[g->ldim[j]] = g->lsig[j];
+        project(ST_I, x, s->stride, g->pstep[ST_I][j]); /* only inputs walk loop by loop */
+    }
 }
 
 /* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
@@ -187,41 +198,37 @@ static double walk_from(const tl_geo *g, const double *e, int lo, int t, double 
     double T = tile_words(t, e, st);
     int hi = g->nloop;
     if (lo >= hi) return T;
-    walk_ctx w;
-    w.m = hi - lo;
-    double R[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int j = lo; j < hi; j++) {
-        int k = hi - 1 - j; /* outer to inner */
-        int d = g->ldim[j];
-        double sh[SCHED_NDIM];
-        for (int q = 0; q < SCHED_NDIM; q++) sh[q] = -R[q];
-        sh[d] += g->lsig[j];
-        project(t, sh, st, w.D[k]);
-        w.n[k] = g->ln[j];
-        R[d] += g->lsig[j];
-    }
-    double one[SCHED_NDIM];
+    double ext[5], D[TL_MAXLV * SCHED_NDIM][5], one[SCHED_NDIM];
+    int m = hi - lo;
     for (int q = 0; q < SCHED_NDIM; q++) one[q] = e[q] - 1;
-    project(t, one, st, w.ext);
-    for (int i = 0; i < 5; i++) w.ext[i] += 1;
-    /* without a partial move (one axis, less than the extent) every move brings all or
-     * nothing and the residual-tile rule never applies: closed form */
+    project(t, one, st, ext);
+    for (int i = 0; i < 5; i++) ext[i] += 1;
+    /* moves in data space (projection is linear): loop j's step minus the inner loops' resets.
+     * Without a partial move (one axis, less than the extent) every move brings all or nothing
+     * and the residual-tile rule never applies: closed form */
+    double R[5] = {0, 0, 0, 0, 0}, sum = 0;
     int partial = 0;
-    double frac[TL_MAXLV * SCHED_NDIM];
-    for (int k = 0; k < w.m; k++) {
-        int nz = 0, ax = -1;
-        for (int i = 0; i < 5; i++)
-            if (w.D[k][i] != 0) nz++, ax = i;
-        frac[k] = nz == 0 ? 0 : 1;
-        if (nz == 1 && fabs(w.D[k][ax]) < w.ext[ax]) partial = 1;
-    }
-    if (!partial) {
-        double sum = 0, outer = 1;
-        for (int k = 0; k < w.m; k++) {
-            if (frac[k] > 0) sum += (w.n[k] - 1) * outer;
-            outer *= w.n[k];
+    for (int j = lo; j < hi; j++) {
+        double *Dk = D[hi - 1 - j]; /* outer to inner */
+        const double *P = g->pstep[t][j];
+        int nz = 0, ax = 0;
+        for (int i = 0; i < 5; i++) {
+            Dk[i] = P[i] - R[i];
+            R[i] += P[i];
+            if (Dk[i] != 0) nz++, ax = i;
         }
-        return T * (1 + sum);
+        if (nz == 1 && fabs(Dk[ax]) < ext[ax]) partial = 1;
+        /* (n_j - 1) * product of the loops outside j */
+        if (nz) sum += (g->ln[j] - 1) * (g->suf[j + 1]);
+    }
+    if (!partial) return T * (1 + sum);
+    walk_ctx w;
+    w.m = m;
+    memcpy(w.ext, ext, sizeof ext);
+    for (int j = lo; j < hi; j++) {
+        int k = hi - 1 - j;
+        memcpy(w.D[k], D[k], sizeof D[k]);
+        w.n[k] = g->ln[j];
     }
     for (int k = 0; k <= w.m; k++)
         for (int q = 0; q < 11; q++) w.memo_out[k][q] = -1;
@@ -242,6 +249,10 @@ static inline void project(int t, const double *x, double st, double *o) {
 }
 
 #define TL_MAXKIDS 64
+
+static inline int eq5(const double *a, const double *b) {
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4];
+}
 
 static double groups(const tl_spec *s, const tl_geo *g, int l, int t);
 
@@ -274,29 +285,35 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
     double hx = s->mac_meshx / v->meshx, hy = (s->mac_instances / s->mac_meshx) / (v->instances / v->meshx);
     int H = (int)(hx > g->FX[0] ? hx : g->FX[0]), V = (int)(hy > g->FY[0] ? hy : g->FY[0]);
     double grp = groups(s, g, 0, t);
-    /* visits: the first (no predecessor), then each walk loop j with its shift */
-    double total = 1;
-    for (int j = 0; j < g->nloop; j++) total *= g->ln[j];
-    double sum = grp, R[SCHED_NDIM] = {0}, inner = 1;
-    for (int j = 0; j < g->nloop; j++) {
-        int d = g->ldim[j];
-        double n = g->ln[j];
-        double sh[SCHED_NDIM], D[5];
-        for (int k = 0; k < SCHED_NDIM; k++) sh[k] = -R[k];
-        sh[d] += g->lsig[j];
-        project(t, sh, st, D);
+    /* every distinct neighbour difference off[m] - off[c]: a step whose move equals one of them
+     * lets some MACs take their operand from a neighbour; the count left for each is fixed */
+    enum { MAXDIFF = 4 * TL_MAXKIDS };
+    double dv[MAXDIFF][5], dcnt[MAXDIFF];
+    int nd = 0;
+    for (int c = 0; c < nk; c++) {
+        int h = c % H, w = c / H;
+        int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
+        for (int q = 0; q < 4; q++) {
+            int nh = nb[q][0], nw = nb[q][1];
+            if (nh < 0 || nh >= H || nw < 0 || nw >= V || nw * H + nh >= nk) continue;
+            int m = nw * H + nh, found = 0;
+            double x[5];
+            for (int k = 0; k < 5; k++) x[k] = off[m][k] - off[c][k];
+            for (int i = 0; i < nd && !found; i++) found = eq5(dv[i], x);
+            if (!found && nd < MAXDIFF) memcpy(dv[nd++], x, sizeof x);
+        }
+    }
+    for (int i = 0; i < nd; i++) {
         int served[TL_MAXKIDS] = {0};
         for (int c = 0; c < nk; c++) {
             int h = c % H, w = c / H;
             int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
             for (int q = 0; q < 4 && !served[c]; q++) {
                 int nh = nb[q][0], nw = nb[q][1];
-                if (nh < 0 || nh >= H || nw < 0 || nw >= V) continue;
-                int m = nw * H + nh;
-                if (m >= nk) continue;
-                int eq = 1;
+                if (nh < 0 || nh >= H || nw < 0 || nw >= V || nw * H + nh >= nk) continue;
+                int m = nw * H + nh, eq = 1;
                 for (int k = 0; k < 5; k++)
-                    if (off[m][k] - off[c][k] != D[k]) eq = 0;
+                    if (off[m][k] - off[c][k] != dv[i][k]) eq = 0;
                 served[c] = eq;
             }
         }
@@ -304,25 +321,39 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
         for (int c = 0; c < nk; c++) {
             if (served[c]) continue;
             int dup = 0;
-            for (int c2 = 0; c2 < c && !dup; c2++) {
-                if (served[c2]) continue;
-                int eq = 1;
-                for (int k = 0; k < 5; k++)
-                    if (off[c2][k] != off[c][k]) eq = 0;
-                dup = eq;
-            }
+            for (int c2 = 0; c2 < c && !dup; c2++)
+                if (!served[c2] && eq5(off[c2], off[c])) dup = 1;
             if (!dup) left++;
         }
-        double cnt = left < grp ? left : grp;
-        sum += (n - 1) * (total / (inner * n)) * cnt;
-        R[d] += g->lsig[j];
-        inner *= n;
+        dcnt[i] = left < grp ? left : grp;
+    }
+    /* visits: the first (no predecessor), then each walk loop j with its move */
+    double sum = grp, R[5] = {0, 0, 0, 0, 0};
+    for (int j = 0; j < g->nloop; j++) {
+        double x[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0}, P[5], D[5];
+        x[g->ldim[j]] = g->lsig[j];
+        project(t, x, st, P);
+        for (int k = 0; k < 5; k++) D[k] = P[k] - R[k], R[k] += P[k];
+        double cnt = grp;
+        for (int i = 0; i < nd; i++)
+            if (eq5(dv[i], D)) {
+                cnt = dcnt[i];
+                break;
+            }
+        sum += (g->ln[j] - 1) * g->suf[j + 1] * cnt;
     }
     return sum;
 }
 
-/* tile l over the temporal loops above it */
-static double walk_sum(const tl_geo *g, int l, int t, double st) { return walk_from(g, g->ext[l], g->first[l + 1], t, st); }
+/* tile l over the temporal loops above it. Weights and outputs never overlap partially (a
+ * loop's stride is a multiple of the tile along its dimension), so their walk is the classic
+ * stationarity product: the tile times every loop from the innermost relevant one outwards. */
+static double walk_sum(const tl_geo *g, int l, int t, double st) {
+    if (t == ST_I) return walk_from(g, g->ext[l], g->first[l + 1], t, st);
+    int j = g->first[l + 1];
+    while (j < g->nloop && !rel[t][g->ldim[j]]) j++;
+    return tile_words(t, g->ext[l], st) * g->suf[j];
+}
 
 /* distinct multicast groups among the children of level l's fan-out, for tensor t */
 static double groups(const tl_spec *s, const tl_geo *g, int l, int t) {

@@ -41,7 +41,17 @@ typedef struct tl_spec {
     double mac_instances, mac_meshx, e_mac;
     int dims[SCHED_NDIM];
     int stride;          /* Hstride = Wstride, dilation 1 */
+    /* built from a sched table: where each table row's factors live (level, spatial?) */
+    int rowlvl[SCHED_NROW], rowsp[SCHED_NROW];
 } tl_spec;
+
+/* set table entry (row, dim) in a spec built by sched_tl_from_table */
+static inline void tl_spec_set(tl_spec *s, int row, int dim, int v) {
+    int l = s->rowlvl[row];
+    if (l < 0) return;
+    if (s->rowsp[row]) s->lv[l].sf[dim] = v;
+    else s->lv[l].tf[dim] = v;
+}
 
 typedef struct tl_result {
     int status;           /* TL_OK or TL_E* */

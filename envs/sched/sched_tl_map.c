@@ -38,6 +38,7 @@ static tl_level *push(tl_spec *s, const char *name) {
 
 void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched_table *t, tl_spec *s) {
     s->nl = 0;
+    for (int r = 0; r < SCHED_NROW; r++) s->rowlvl[r] = -1, s->rowsp[r] = 0;
     memcpy(s->dims, l->d, sizeof s->dims);
     s->stride = l->stride;
     s->e_mac = a->e_mac;
@@ -71,9 +72,12 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
                 v->bw = a->bw[r];
                 v->e_read = v->e_fill = v->e_update = a->e_word[r];
                 if (first) {
+                    s->rowlvl[r] = li;
                     for (int d = 0; d < SCHED_NDIM; d++) v->tf[d] = t->f[r][d];
                     sched_table_order(a, t, r, v->tperm);
                     if (pend >= 0) {
+                        s->rowlvl[pend] = li;
+                        s->rowsp[pend] = 1;
                         int ax = (pend == SR_MACY || pend == SR_PEY || pend == SR_CHY);
                         for (int d = 0; d < SCHED_NDIM; d++) {
                             v->sf[d] = t->f[pend][d];
@@ -101,6 +105,8 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
             hx[li] = a->units[gx];
             hy[li] = 1;
             for (int d = 0; d < SCHED_NDIM; d++) v->sf[d] = t->f[gx][d];
+            s->rowlvl[gx] = li;
+            s->rowsp[gx] = 1;
             pend = gy;
         } else if (px) pend = gx;
         else if (py) pend = gy;
