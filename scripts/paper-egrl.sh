@@ -17,6 +17,8 @@
 #   EGRL_BUDGET_<workload>=N    override the budget of one workload (e.g. EGRL_BUDGET_bert_base=2000)
 #   EGRL_SEEDS_<workload>="..." override the seeds of one workload
 #   EGRL_OUT=docs/results       output directory
+#   EGRL_WORK=DIR               keep the runs in DIR and skip every run whose summary is already
+#                               there (to finish an interrupted reproduction; DIR is not deleted)
 # The hand-written reading in $EGRL_OUT/egrl-notes.md (if present) is appended to egrl.md.
 set -euo pipefail
 
@@ -37,14 +39,21 @@ for b in hwgym-server hwgym hwgym-egrl; do
     [ -x "$BIN/$b" ] || { echo "paper-egrl: $BIN/$b is not built (make all)" >&2; exit 1; }
 done
 
-WORK=$(mktemp -d /tmp/hwgym-paper-egrl.XXXXXX)
+if [ -n "${EGRL_WORK:-}" ]; then
+    WORK=$EGRL_WORK
+    KEEP=1
+    mkdir -p "$WORK"
+else
+    WORK=$(mktemp -d /tmp/hwgym-paper-egrl.XXXXXX)
+    KEEP=0
+fi
 EP="ipc://$WORK/server.sock"
 "$BIN/hwgym-server" --bind "$EP" --workers 2 > "$WORK/server.log" 2>&1 &
 SERVER=$!
 cleanup() {
     kill "$SERVER" 2>/dev/null || true
     wait "$SERVER" 2>/dev/null || true
-    rm -rf "$WORK"
+    [ "$KEEP" = 1 ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 for _ in $(seq 50); do "$BIN/hwgym" envs --endpoint "$EP" > /dev/null 2>&1 && break; sleep 0.1; done
@@ -61,6 +70,7 @@ for w in $WORKLOADS; do
     for m in $MODES; do
         for s in $wseeds; do
             name="$w.$m.$s"
+            if [ -s "$WORK/$name.json" ]; then [ "$m" = greedy-dp ] && break; continue; fi
             extra="$ARGS"
             [ "$m" = greedy-dp ] && extra=""
             save=""

@@ -26,9 +26,10 @@ static int eval_only(eg_ctx *c, gnn_net *n) {
 }
 
 static int save_policy(eg_ctx *c, const char *path, hw_err *err) {
+    const double *src = c->p.mode == EG_PG || !c->best_gnn ? (c->pg ? c->pg->actor->params : NULL) : c->best_gnn;
+    if (!src) return hw_fail(err, HW_E_BAD_CONFIG, "--save %s: the population has no GNN policy (--boltzmann-frac 1)", path);
     gnn_net *n = gnn_new(&c->p.pol);
-    if (c->p.mode == EG_PG || !c->best_gnn) memcpy(n->params, c->pg ? c->pg->actor->params : c->pop[0].net->params, sizeof(double) * n->nparams);
-    else memcpy(n->params, c->best_gnn, sizeof(double) * n->nparams);
+    memcpy(n->params, src, sizeof(double) * n->nparams);
     FILE *f = fopen(path, "wb");
     int rc = -1;
     if (!f) hw_fail(err, HW_E_BAD_CONFIG, "--save %s: cannot open for writing", path);
