@@ -167,12 +167,17 @@ int main(void) {
     double cpus = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
     json_t *j = json_loads(line, 0, NULL);
     printf("  full game, transformer_big_train (15,974 buffers), 50 sims/move, 1 game, whole agent: %.1f s wall, %.1f s CPU", wall, cpus);
-    if (j)
-        printf("  (%lld env steps incl. %lld restores, %lld train steps, return %.4g vs heuristic %.4g)",
+    if (j) {
+        long long games = (long long)json_integer_value(json_object_get(j, "games_completed"));
+        printf("  (%s; %lld env steps incl. %lld restores, %lld train steps", games > 0 ? "game completed" : "game NOT completed within the 100000-step budget",
                (long long)json_integer_value(json_object_get(j, "env_steps")),
                (long long)json_integer_value(json_object_get(j, "losses_restored")),
-               (long long)json_integer_value(json_object_get(j, "train_steps")), json_number_value(json_object_get(j, "best_reward")),
-               json_number_value(json_object_get(j, "heuristic_return")));
+               (long long)json_integer_value(json_object_get(j, "train_steps")));
+        if (games > 0)
+            printf(", return %.4g vs heuristic %.4g", json_number_value(json_object_get(j, "best_reward")),
+                   json_number_value(json_object_get(j, "heuristic_return")));
+        printf(")");
+    }
     printf("\n");
     json_decref(j);
     return 0;
