@@ -122,13 +122,13 @@ Test(muzero_agent, end_to_end_through_a_server_with_trials_and_determinism) {
     for (int k = 0; k < 2; k++) {
         char *out = NULL, *err = NULL;
         const char *a[] = {bin, "--endpoint", srv.endpoint, "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--mode", "muzero",
-                           "--games", "2", "--simulations", "8", "--budget", "600", "--batch", "16", "--reanalyse-simulations", "4",
+                           "--games", "1", "--simulations", "8", "--budget", "400", "--batch", "16", "--reanalyse-simulations", "4",
                            "--seed", "7", k == 0 ? "--db" : "--quiet", k == 0 ? db : "--quiet", NULL};
         cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
         if (k == 0) cr_assert(strstr(err, "[hwgym-muzero] steps"), "progress line on stderr: %s", err);
         json_t *j = summary(out);
-        cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 600);
-        cr_assert_eq(json_integer_value(json_object_get(j, "env_steps")), 600);
+        cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 400);
+        cr_assert_eq(json_integer_value(json_object_get(j, "env_steps")), 400);
         cr_assert_eq(json_integer_value(json_object_get(j, "demo_steps")), 152, "the heuristic's game seeds the replay");
         cr_assert(json_integer_value(json_object_get(j, "games_completed")) >= 1, "%s", out);
         cr_assert(json_integer_value(json_object_get(j, "train_steps")) > 0, "%s", out);
@@ -143,18 +143,18 @@ Test(muzero_agent, end_to_end_through_a_server_with_trials_and_determinism) {
         free(err);
     }
     cr_assert_str_eq(res[0], res[1], "same seed, same result");
-    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials"), 600, "one trial per env step");
+    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials"), 400, "one trial per env step");
     cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials WHERE worker='demo'"), 152);
     /* search-only and ES through the same server */
-    const char *modes[][2] = {{"search", "4"}, {"es", "4"}};
+    const char *modes[][2] = {{"search", "2"}, {"es", "2"}};
     for (int i = 0; i < 2; i++) {
         char *out = NULL, *err = NULL;
         const char *a[] = {bin, "--endpoint", srv.endpoint, "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--mode", modes[i][0],
-                           "--games", modes[i][1], "--simulations", "16", "--budget", "700", "--quiet", NULL};
+                           "--games", modes[i][1], "--simulations", "16", "--budget", "500", "--quiet", NULL};
         cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
         json_t *j = summary(out);
         cr_assert(json_number_value(json_object_get(j, "best_reward")) > 0, "%s", out);
-        cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 700);
+        cr_assert_eq(json_integer_value(json_object_get(j, "samples")), 500);
         json_decref(j);
         free(out);
         free(err);
