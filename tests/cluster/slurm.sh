@@ -127,4 +127,14 @@ m=$(sqlite3 "$T/job/marl/marl.db" "SELECT COUNT(*) FROM trials") ; [ "$m" = 300 
 echo "report + replay ok: 3 x 400 sweep trials, 300 MARL trials, every trial replays bit-identically"
 scancel "$srv"
 wait_done "$srv" 20 || fail "the server job did not stop on scancel"
+
+# 5. the one-command form: submit.sh = server job + sweep array + report job (stops the server)
+ids=$(HWGYM_CKPT_EVERY=50 HWGYM_SERVER_CPUS=1 "$REPO/scripts/slurm/submit.sh" "$T/job2" 0-1   hwgym-search --env maestro-v0 --config "$CFG" --algo random --budget 100 --quiet) || fail "submit.sh"
+set -- $ids
+wait_done "$3" 60 || fail "the report job did not finish: $(state "$3")"
+[ "$(state "$3")" = COMPLETED ] || fail "report job: $(state "$3") exit $(exitcode "$3")"
+wait_done "$1" 20 || fail "the report job did not stop the server job: $(state "$1")"
+grep -q '"trials"' "$T/job2/report-sweep.json" || fail "no report: $(cat "$T/job2/report-sweep.json")"
+[ "$(sqlite3 "$T/job2/sweep.db" "SELECT COUNT(*) FROM trials")" = 200 ] || fail "submit.sh sweep: wrong trial count"
+echo "submit.sh: server $1, sweep $2, report $3 completed"
 echo PASS
