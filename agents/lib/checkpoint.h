@@ -144,7 +144,8 @@ int ag_rms_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_rms *r, hw_err 
 bool ag_json_first_diff(const json_t *a, const json_t *b, char *buf, size_t cap);
 
 /* Test hook: HWGYM_TEST_KILL_AT=N makes ag_run (and hwgym-marl-worker) raise SIGKILL right
- * after logging sample N (a preemption at a chosen, reproducible point). 0 when unset. */
+ * after logging sample N (a preemption at a chosen, reproducible point), in a run that did not
+ * resume from a checkpoint (so a requeued job with the same environment finishes). 0 when unset. */
 int64_t ag_test_kill_at(void);
 
 #endif
