@@ -23,6 +23,7 @@
  *     checkpoint written with a different config and names the first differing key.
  *  5. --resume without a checkpoint file (or without an entry for this owner) starts afresh,
  *     so one command line serves the first attempt and every requeue (sbatch --requeue).
+ *     A fresh start (no --resume, or nothing to resume) deletes the owner's old checkpoints.
  *
  * Use (a step agent):
  *   ag_ckpt_ctl ctl; if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, &err)) fail;  // may load
@@ -86,6 +87,8 @@ int ag_ckpt_save(const char *path, const char *owner, int64_t samples, const jso
  * *config (may be NULL) gets the stored config (new reference). */
 ag_ckpt *ag_ckpt_load(const char *path, const char *owner, int64_t samples, json_t **config, bool *missing,
                       hw_err *err);
+/* Deletes owner's checkpoints (owner NULL: every owner's) from the file, if it exists. */
+int ag_ckpt_clear(const char *path, const char *owner, hw_err *err);
 /* The largest sample count for which every owner in owners[0..n) has a checkpoint; 0 when
  * none is common (or the file is missing); -1 with err on a read error. */
 int64_t ag_ckpt_common_samples(const char *path, const char *const *owners, int n, hw_err *err);
