@@ -285,6 +285,7 @@ ag_run *ag_run_resume(const ag_opts *o, const char *agent, const json_t *agent_c
     }
     r->samples = samples;
     r->best = best;
+    r->kill_at = 0; /* the test hook preempts first attempts only (a requeued job then finishes) */
     hw_err e2 = {0};
     r->best_action = ag_ckpt_get_json(ck, "run.best_action", &e2);
     r->best_metrics = ag_ckpt_get_json(ck, "run.best_metrics", &e2);

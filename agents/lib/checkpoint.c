@@ -345,6 +345,28 @@ done:
     return c;
 }
 
+int ag_ckpt_clear(const char *path, const char *owner, hw_err *err) {
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    sqlite3 *db = open_db(path, true, NULL, err);
+    if (!db) return -1;
+    const char *q[2] = {owner ? "DELETE FROM ckpt_entry WHERE owner=?1" : "DELETE FROM ckpt_entry",
+                        owner ? "DELETE FROM ckpt WHERE owner=?1" : "DELETE FROM ckpt"};
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc; k++) {
+        sqlite3_stmt *stm = NULL;
+        if (sqlite3_prepare_v2(db, q[k], -1, &stm, NULL) != SQLITE_OK) rc = -1;
+        else {
+            if (owner) sqlite3_bind_text(stm, 1, owner, -1, SQLITE_STATIC);
+            if (sqlite3_step(stm) != SQLITE_DONE) rc = -1;
+        }
+        sqlite3_finalize(stm);
+    }
+    if (rc) sql_fail(db, path, err);
+    sqlite3_close(db);
+    return rc;
+}
+
 int64_t ag_ckpt_common_samples(const char *path, const char *const *owners, int n, hw_err *err) {
     bool missing = false;
     sqlite3 *db = open_db(path, false, &missing, err);
@@ -425,12 +447,13 @@ int ag_ckpt_ctl_init(ag_ckpt_ctl *ctl, const ag_opts *o, const char *owner, cons
                            o->resume ? "resume" : "checkpoint-every");
         return 0;
     }
-    if (!o->resume) return 0;
+    /* a fresh start drops this owner's old checkpoints (of another run in the same file) */
+    if (!o->resume) return ag_ckpt_clear(ctl->path, ctl->owner, err);
     bool missing = false;
     json_t *stored = NULL;
     ctl->resume = ag_ckpt_load(ctl->path, ctl->owner, at_samples, &stored, &missing, err);
     if (!ctl->resume) {
-        if (missing && at_samples <= 0) return 0; /* nothing to resume: a fresh start */
+        if (missing && at_samples <= 0) return ag_ckpt_clear(ctl->path, ctl->owner, err); /* a fresh start */
         if (missing)
             return hw_fail(err, HW_E_BAD_CONFIG, "--resume: %s has no checkpoint of '%s' at %lld samples", ctl->path,
                            ctl->owner, (long long)at_samples);

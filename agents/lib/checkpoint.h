@@ -23,6 +23,7 @@
  *     checkpoint written with a different config and names the first differing key.
  *  5. --resume without a checkpoint file (or without an entry for this owner) starts afresh,
  *     so one command line serves the first attempt and every requeue (sbatch --requeue).
+ *     A fresh start (no --resume, or nothing to resume) deletes the owner's old checkpoints.
  *
  * Use (a step agent):
  *   ag_ckpt_ctl ctl; if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, &err)) fail;  // may load
@@ -86,6 +87,8 @@ int ag_ckpt_save(const char *path, const char *owner, int64_t samples, const jso
  * *config (may be NULL) gets the stored config (new reference). */
 ag_ckpt *ag_ckpt_load(const char *path, const char *owner, int64_t samples, json_t **config, bool *missing,
                       hw_err *err);
+/* Deletes owner's checkpoints (owner NULL: every owner's) from the file, if it exists. */
+int ag_ckpt_clear(const char *path, const char *owner, hw_err *err);
 /* The largest sample count for which every owner in owners[0..n) has a checkpoint; 0 when
  * none is common (or the file is missing); -1 with err on a read error. */
 int64_t ag_ckpt_common_samples(const char *path, const char *const *owners, int n, hw_err *err);
@@ -139,12 +142,17 @@ int ppo_ckpt_get(const ag_ckpt *c, const char *pre, struct ppo *p, hw_err *err);
 /* Running observation normaliser. */
 void ag_rms_ckpt_put(ag_ckpt *c, const char *pre, const struct ag_rms *r);
 int ag_rms_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_rms *r, hw_err *err);
+/* the observation and reward normaliser of the PPO-family agents (ag_norm.h): all its statistics */
+struct ag_norm;
+void ag_norm_ckpt_put(ag_ckpt *c, const char *pre, const struct ag_norm *z);
+int ag_norm_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_norm *z, hw_err *err);
 
 /* First key (dotted path) where a and b differ, into buf; returns false when equal. */
 bool ag_json_first_diff(const json_t *a, const json_t *b, char *buf, size_t cap);
 
 /* Test hook: HWGYM_TEST_KILL_AT=N makes ag_run (and hwgym-marl-worker) raise SIGKILL right
- * after logging sample N (a preemption at a chosen, reproducible point). 0 when unset. */
+ * after logging sample N (a preemption at a chosen, reproducible point), in a run that did not
+ * resume from a checkpoint (so a requeued job with the same environment finishes). 0 when unset. */
 int64_t ag_test_kill_at(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ag_norm.h"
 #include "checkpoint.h"
 #include "ppo.h"
 #include "ppo_loop.h"
@@ -110,5 +111,28 @@ int ag_rms_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_rms *r, hw_err 
         ag_ckpt_get_f64(c, key(k, sizeof k, pre, "mean"), r->mean, (size_t)r->n, err) ||
         ag_ckpt_get_f64(c, key(k, sizeof k, pre, "var"), r->var, (size_t)r->n, err))
         return -1;
+    return 0;
+}
+
+void ag_norm_ckpt_put(ag_ckpt *c, const char *pre, const struct ag_norm *z) {
+    char k[160];
+    double sc[5] = {z->count, z->ret, z->rmean, z->rvar, z->rcount};
+    ag_ckpt_put_f64(c, key(k, sizeof k, pre, "scalars"), sc, 5);
+    ag_ckpt_put_f64(c, key(k, sizeof k, pre, "mean"), z->mean, (size_t)z->n);
+    ag_ckpt_put_f64(c, key(k, sizeof k, pre, "var"), z->var, (size_t)z->n);
+}
+
+int ag_norm_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_norm *z, hw_err *err) {
+    char k[160];
+    double sc[5];
+    if (ag_ckpt_get_f64(c, key(k, sizeof k, pre, "scalars"), sc, 5, err) ||
+        ag_ckpt_get_f64(c, key(k, sizeof k, pre, "mean"), z->mean, (size_t)z->n, err) ||
+        ag_ckpt_get_f64(c, key(k, sizeof k, pre, "var"), z->var, (size_t)z->n, err))
+        return -1;
+    z->count = sc[0];
+    z->ret = sc[1];
+    z->rmean = sc[2];
+    z->rvar = sc[3];
+    z->rcount = sc[4];
     return 0;
 }

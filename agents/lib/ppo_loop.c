@@ -54,7 +54,7 @@ ppo_train_opts ppo_train_opts_default(void) {
 }
 
 /* run == NULL: restore from ctl->resume; else write a checkpoint (checkpoint.h). */
-static int ppo_loop_ckpt(ag_ckpt_ctl *ctl, ag_run *run, ppo *p, gsl_rng *rng, ag_rms *rms, int64_t *steps,
+static int ppo_loop_ckpt(ag_ckpt_ctl *ctl, ag_run *run, ppo *p, gsl_rng *rng, ag_norm *nz, int64_t *steps,
                          int64_t *episode, double *returns, int *nret, ppo_stats *st, hw_err *err) {
     double sv[9] = {st->pg_loss, st->v_loss,   st->entropy, st->approx_kl, st->old_approx_kl,
                     st->clipfrac, st->explained_var, st->lr, st->grad_norm};
@@ -63,7 +63,7 @@ static int ppo_loop_ckpt(ag_ckpt_ctl *ctl, ag_run *run, ppo *p, gsl_rng *rng, ag
         ag_ckpt *c = ag_ckpt_new();
         ppo_ckpt_put(c, "ppo", p);
         ag_ckpt_put_rng(c, "loop.rng", rng);
-        if (rms) ag_rms_ckpt_put(c, "loop.rms", rms);
+        ag_norm_ckpt_put(c, "loop.norm", nz);
         ag_ckpt_put_i64(c, "loop.counts", cnt, 4);
         ag_ckpt_put_f64(c, "loop.returns", returns, 10);
         ag_ckpt_put_f64(c, "loop.stats", sv, 9);
@@ -73,7 +73,7 @@ static int ppo_loop_ckpt(ag_ckpt_ctl *ctl, ag_run *run, ppo *p, gsl_rng *rng, ag
     }
     const ag_ckpt *c = ctl->resume;
     if (ppo_ckpt_get(c, "ppo", p, err) || ag_ckpt_get_rng(c, "loop.rng", rng, err) ||
-        (rms && ag_rms_ckpt_get(c, "loop.rms", rms, err)) || ag_ckpt_get_i64(c, "loop.counts", cnt, 4, err) ||
+        ag_norm_ckpt_get(c, "loop.norm", nz, err) || ag_ckpt_get_i64(c, "loop.counts", cnt, 4, err) ||
         ag_ckpt_get_f64(c, "loop.returns", returns, 10, err) || ag_ckpt_get_f64(c, "loop.stats", sv, 9, err))
         return -1;
     *steps = cnt[0];
@@ -111,11 +111,11 @@ int ppo_train(ag_sess *s, ag_run *run, const ppo_train_opts *o, uint64_t seed, i
     int nret = 0;
     ppo_stats st;
     memset(&st, 0, sizeof st);
-    if (o->ckpt && o->ckpt->resume && ppo_loop_ckpt(o->ckpt, NULL, p, rng, rms, &steps, &episode, returns, &nret, &st, err))
+    if (o->ckpt && o->ckpt->resume && ppo_loop_ckpt(o->ckpt, NULL, p, rng, nz, &steps, &episode, returns, &nret, &st, err))
         rc = -1;
     while (steps < budget && !rc) {
         if (ag_ckpt_due(o->ckpt, steps) &&
-            ppo_loop_ckpt(o->ckpt, run, p, rng, rms, &steps, &episode, returns, &nret, &st, err)) {
+            ppo_loop_ckpt(o->ckpt, run, p, rng, nz, &steps, &episode, returns, &nret, &st, err)) {
             rc = -1;
             break;
         }

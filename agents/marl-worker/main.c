@@ -176,6 +176,7 @@ int main(int argc, char **argv) {
                 goto fail;
             samples = v[0];
             episode = v[1];
+            kill_at = 0; /* the test hook preempts first attempts only */
             if (json_is_null(best_joint)) {
                 json_decref(best_joint);
                 best_joint = NULL;

@@ -394,10 +394,7 @@ void marl_policy_ckpt_put(const marl_policy *p, ag_ckpt *c) {
     int64_t cnt[5] = {p->steps_done, p->t_adam, p->updates, p->n, p->mlp_full};
     ag_ckpt_put_i64(c, "policy.counts", cnt, 5);
     if (p->random) return;
-    double sc[5] = {p->count, p->ret_acc, p->rmean, p->rvar, p->rcount};
-    ag_ckpt_put_f64(c, "policy.scalars", sc, 5);
-    ag_ckpt_put_f64(c, "policy.obs_mean", p->mean, (size_t)p->F);
-    ag_ckpt_put_f64(c, "policy.obs_var", p->var, (size_t)p->F);
+    ag_norm_ckpt_put(c, "policy.norm", p->nz);
     if (p->mlp) {
         ppo_ckpt_put(c, "policy.ppo", p->mlp);
         /* the pending transition (act() fills row 0, observe() stores it) */
@@ -434,15 +431,7 @@ int marl_policy_ckpt_get(marl_policy *p, const ag_ckpt *c, hw_err *err) {
         return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: rollout of %lld steps, the policy's is %d", (long long)cnt[3],
                        p->c.rollout);
     p->n = (int)cnt[3];
-    double sc[5];
-    if (ag_ckpt_get_f64(c, "policy.scalars", sc, 5, err) || ag_ckpt_get_f64(c, "policy.obs_mean", p->mean, (size_t)p->F, err) ||
-        ag_ckpt_get_f64(c, "policy.obs_var", p->var, (size_t)p->F, err))
-        return -1;
-    p->count = sc[0];
-    p->ret_acc = sc[1];
-    p->rmean = sc[2];
-    p->rvar = sc[3];
-    p->rcount = sc[4];
+    if (ag_norm_ckpt_get(c, "policy.norm", p->nz, err)) return -1;
     if (p->mlp) {
         double lv[2];
         if (ppo_ckpt_get(c, "policy.ppo", p->mlp, err) || ag_ckpt_get_f64(c, "policy.x0", p->X, (size_t)p->F, err) ||

@@ -377,6 +377,8 @@ int main(int argc, char **argv) {
         }
         if (run_id <= 0) {
             run_id = hwt_begin_run(db, &run, &err);
+            /* a fresh run: no worker may find a checkpoint of an earlier run in this file */
+            if (run_id > 0 && ck_path[0] && ag_ckpt_clear(ck_path, NULL, &err)) run_id = -1;
             if (run_id > 0 && ck_path[0]) {
                 /* the run id, so that --resume finds it even when no worker checkpointed yet */
                 ag_ckpt *lc = ag_ckpt_new();
@@ -397,6 +399,7 @@ int main(int argc, char **argv) {
                                   "budget", (json_int_t)budget);
         int64_t dummy = 0;
         int e = launcher_resume(ck_path, resume, ident, agents, &dummy, &resume_at, &err);
+        if (!e && dummy <= 0) e = ag_ckpt_clear(ck_path, NULL, &err);
         if (!e && dummy <= 0) {
             ag_ckpt *lc = ag_ckpt_new();
             ag_ckpt_put_int(lc, "run.id", 0);

@@ -102,6 +102,11 @@ mj=$(sbatch --parsable -n 3 --overcommit -o "$T/job/marl.sbatch.out" --export=AL
   "$REPO/scripts/slurm/marl.sbatch" --env maestro-v0 --config "$CFG" --agents "$T/job/two.json" --budget 300 \
   --seed 2 --policy-config '{"rollout":64}' --quiet) || fail "sbatch marl"
 mkdir -p "$T/job/marl"
+# 3b. preemption: array task 5 is killed with SIGKILL at sample 250 (HWGYM_TEST_KILL_AT: the first
+#     attempt only), fails, and is requeued with `scontrol requeue`; the requeued job resumes.
+pre=$(HWGYM_CKPT_EVERY=100 HWGYM_DB_PER_TASK=1 sbatch --parsable --array=5 --export=ALL,HWGYM_TEST_KILL_AT=250 \
+  -o "$T/job/pre-%a-%j.out" "$REPO/scripts/slurm/sweep.sbatch" \
+  hwgym-search --env maestro-v0 --config "$CFG" --algo ga --budget 400 --quiet) || fail "sbatch preempted task"
 for t in 0 1 2; do wait_done "${arr}_$t" 40 || fail "sweep task $t did not finish: $(state "${arr}_$t")"; done
 wait_done "$mj" 40 || fail "the MARL job did not finish: $(state "$mj")"
 for t in 0 1 2; do
@@ -109,6 +114,24 @@ for t in 0 1 2; do
 done
 [ "$(state "$mj")" = COMPLETED ] && [ "$(exitcode "$mj")" = 0:0 ] || fail "MARL job: $(state "$mj") exit $(exitcode "$mj")"
 echo "sweep and MARL jobs completed (exit 0:0)"
+wait_done "${pre}_5" 40 || fail "the task to be preempted did not end: $(state "${pre}_5")"
+[ "$(state "${pre}_5")" = FAILED ] || fail "the preempted task is $(state "${pre}_5") (exit $(exitcode "${pre}_5")), expected FAILED"
+echo "task ${pre}_5 killed at sample 250: $(state "${pre}_5") exit $(exitcode "${pre}_5"); requeueing"
+scontrol requeue "${pre}_5" || fail "scontrol requeue"
+# a requeued job waits for a begin time; make it eligible now (a preempting cluster would too)
+for _ in $(seq 1 20); do [ "$(state "${pre}_5")" = PENDING ] && break; sleep 0.2; done
+scontrol update JobId="${pre}_5" StartTime=now >/dev/null 2>&1
+wait_done "${pre}_5" 40 || fail "the requeued task did not finish: $(state "${pre}_5")"
+[ "$(state "${pre}_5")" = COMPLETED ] && [ "$(exitcode "${pre}_5")" = 0:0 ] || fail "requeued task: $(state "${pre}_5") exit $(exitcode "${pre}_5")"
+grep -q "resuming run" "$T"/job/pre-5-*.out || true
+# the same trials as an uninterrupted run of seed 5 against the same server
+"$BIN/hwgym-search" --endpoint "$EP" --env maestro-v0 --config "$CFG" --algo ga --budget 400 --seed 5 \
+  --db "$T/job/ref.db" --quiet > /dev/null || fail "reference run"
+q="SELECT episode, action, quote(reward) FROM trials ORDER BY id"
+[ "$(sqlite3 "$T/job/sweep-5.db" "$q" | md5sum)" = "$(sqlite3 "$T/job/ref.db" "$q" | md5sum)" ] || \
+  fail "the requeued task's trials differ from an uninterrupted run ($(sqlite3 "$T/job/sweep-5.db" "SELECT COUNT(*) FROM trials") trials)"
+[ "$(sqlite3 "$T/job/sweep-5.db" "SELECT COUNT(*) FROM runs")" = 1 ] || fail "the requeued task made a second run"
+echo "preempted + requeued task: same 400 trials as an uninterrupted run, one run"
 
 # 4. the results: trial counts, hwgym report, replay against the server job
 n=$(sqlite3 "$T/job/sweep.db" "SELECT COUNT(*) FROM runs") ; [ "$n" = 3 ] || fail "sweep.db has $n runs, expected 3"
@@ -127,4 +150,14 @@ m=$(sqlite3 "$T/job/marl/marl.db" "SELECT COUNT(*) FROM trials") ; [ "$m" = 300 
 echo "report + replay ok: 3 x 400 sweep trials, 300 MARL trials, every trial replays bit-identically"
 scancel "$srv"
 wait_done "$srv" 20 || fail "the server job did not stop on scancel"
+
+# 5. the one-command form: submit.sh = server job + sweep array + report job (stops the server)
+ids=$(HWGYM_CKPT_EVERY=50 HWGYM_SERVER_CPUS=1 "$REPO/scripts/slurm/submit.sh" "$T/job2" 0-1   hwgym-search --env maestro-v0 --config "$CFG" --algo random --budget 100 --quiet) || fail "submit.sh"
+set -- $ids
+wait_done "$3" 60 || fail "the report job did not finish: $(state "$3")"
+[ "$(state "$3")" = COMPLETED ] || fail "report job: $(state "$3") exit $(exitcode "$3")"
+wait_done "$1" 20 || fail "the report job did not stop the server job: $(state "$1")"
+grep -q '"trials"' "$T/job2/report-sweep.json" || fail "no report: $(cat "$T/job2/report-sweep.json")"
+[ "$(sqlite3 "$T/job2/sweep.db" "SELECT COUNT(*) FROM trials")" = 200 ] || fail "submit.sh sweep: wrong trial count"
+echo "submit.sh: server $1, sweep $2, report $3 completed"
 echo PASS

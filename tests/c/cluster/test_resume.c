@@ -170,6 +170,22 @@ Test(resume, config_mismatch_is_refused) {
     cr_assert_eq(hwtest_run(p2, NULL, &err), 1);
     cr_assert(strstr(err, "seed"), "the error does not name the seed: %s", err);
     free(err);
+    /* a fresh run (no --resume) into the same file drops the old run's checkpoints */
+    const char *p1b[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--algo", "ga", "--seed", "2", "--budget",
+                         "100", "--quiet", "--db", db, "--checkpoint-every", "64", NULL};
+    cr_assert_eq(hwtest_run(p1b, NULL, NULL), 0);
+    char ck[300];
+    snprintf(ck, sizeof ck, "%s.ckpt", db);
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open_v2(ck, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(h, "SELECT COUNT(*), SUM(config LIKE '%\"seed\":1}') FROM ckpt", -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_gt(sqlite3_column_int(st, 0), 0, "no checkpoint of the second run");
+    cr_assert_eq(sqlite3_column_int(st, 1), 0, "checkpoints of the first run (seed 1) are still there");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
     const char *p3[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--resume", "--quiet", NULL};
     cr_assert_eq(hwtest_run(p3, NULL, &err), 2);
     cr_assert(strstr(err, "--resume needs --checkpoint"), "%s", err);
