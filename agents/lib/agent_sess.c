@@ -514,7 +514,8 @@ int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, js
 int ag_sess_evaluate_lean(ag_sess *s, int n, const double *x, double *rewards, json_t **metrics, hw_err *err) {
     sess_impl *im = s->impl;
     const int64_t d = s->act_dim;
-    if (s->local) {
+    /* in process, or several servers (the JSON batch splits the points across them) */
+    if (s->local || (im->nsub > 1 && n > 1)) {
         json_t *pts = json_array();
         bool integer = hw_space_is_integer(s->act_space);
         for (int i = 0; i < n; i++) {
