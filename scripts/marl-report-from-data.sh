@@ -9,9 +9,10 @@
 # The rebuilt DB also serves `hwgym cluster DB --run ID` on the clustering run (its actions are kept).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 DATA_DIR OUT.md [SVG_DIR]" >&2; exit 2; }
-DATA=$1 OUTMD=$2
+abs() { case $1 in /*) echo "$1";; *) echo "$PWD/$1";; esac; }
+DATA=$(abs "$1") OUTMD=$(abs "$2") SVGARG=${3:+$(abs "$3")}
+BIN=$(abs "${BUILD:-build}")/bin
 cd "$(dirname "$0")/.."
-BIN=${BUILD:-build}/bin
 [ -x "$BIN/hwgym-marl" ] || { echo "$0: $BIN/hwgym-marl is not built (make all)" >&2; exit 1; }
 command -v sqlite3 > /dev/null || { echo "$0: needs the sqlite3 CLI (scripts/install-deps.sh)" >&2; exit 1; }
 for f in trials.csv.gz runs.csv.gz manifest.tsv header.md; do
@@ -19,7 +20,7 @@ for f in trials.csv.gz runs.csv.gz manifest.tsv header.md; do
 done
 W=$(mktemp -d /tmp/hwgym-marl-data.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-SVG=${3:-$W/svg}
+SVG=${SVGARG:-$W/svg}
 mkdir -p "$SVG"
 DB=$W/trials.db
 gzip -dc "$DATA/runs.csv.gz" > "$W/runs.csv"

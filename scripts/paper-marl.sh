@@ -207,20 +207,21 @@ ELAPSED=$(( $(date +%s) - T0 ))
             echo "(jq not installed)"
     done
 } > "$HDR"
-"$BIN/hwgym-marl" report --db "$DB" --manifest "$MAN" --out "$OUT/marl.md" --svg-dir "$SVGDIR" --svg-ref marl \
-    --header "$HDR"
-if [ -f "$OUT/marl-notes.md" ]; then { echo; cat "$OUT/marl-notes.md"; } >> "$OUT/marl.md"; fi
 # The data the tables come from (scripts/marl-report-from-data.sh recomputes marl.md from it
-# alone): per run, the lead worker's rewards in trial order (what the report reads), plus the
+# alone): per run, the lead worker's rewards in trial order (what the report reads, exact to the
+# last bit with %.17g), plus the
 # clustering run's actions (Figure 4), the manifest and the header.
 DATA=$OUT/marl-data
 mkdir -p "$DATA"
 cp "$MAN" "$DATA/manifest.tsv"
 cp "$HDR" "$DATA/header.md"
 sqlite3 -csv -header "$DB" "SELECT t.run_id, t.worker, t.episode,
-    CASE WHEN t.reward IS NULL THEN '' ELSE printf('%.10g', t.reward) END AS reward,
+    CASE WHEN t.reward IS NULL THEN '' ELSE printf('%.17g', t.reward) END AS reward,
     CASE WHEN t.run_id = $data THEN t.action ELSE '' END AS action
     FROM trials t JOIN (SELECT run_id, MIN(id) AS first FROM trials GROUP BY run_id) f ON f.run_id = t.run_id
     WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | gzip -9n > "$DATA/trials.csv.gz"
 sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs ORDER BY id" | gzip -9n > "$DATA/runs.csv.gz"
+# the report is computed from the exported data alone, so rerunning the script below on the
+# committed data gives exactly the committed tables
+BUILD=$BUILD scripts/marl-report-from-data.sh "$DATA" "$OUT/marl.md" "$SVGDIR"
 log "wrote $OUT/marl.md, $SVGDIR/*.svg and $DATA/ ($(du -sh "$DATA" | cut -f1))"
