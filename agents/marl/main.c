@@ -580,6 +580,7 @@ int main(int argc, char **argv) {
         if (failed) {
             fprintf(stderr, "hwgym-marl: run failed: %d of %d workers did not finish (a stopped worker makes the "
                             "others' barriers time out: TIMEOUT)\n", failed, nw);
+            if (db) hwt_abandon_run(db, run_id, NULL); /* a failed run keeps ended_at NULL (docs/marl.md) */
             goto out;
         }
     }

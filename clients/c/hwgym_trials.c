@@ -171,6 +171,18 @@ static int end_run_locked(hwt_db *d, int64_t run_id, hw_err *err) {
     return 0;
 }
 
+int hwt_abandon_run(hwt_db *d, int64_t run_id, hw_err *err) {
+    pthread_mutex_lock(&d->mu);
+    int rc = flush_locked(d, err);
+    for (int i = 0; i < d->nruns; i++)
+        if (d->runs[i] == run_id) {
+            d->runs[i] = d->runs[--d->nruns];
+            break;
+        }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
 /* Flush everything and end open runs (signal path). */
 static void flush_all_for_signal(void) {
     pthread_mutex_lock(&g_mu);

@@ -69,6 +69,9 @@ typedef struct hwt_run {
 int64_t hwt_begin_run(hwt_db *db, const hwt_run *run, hw_err *err);
 /* Flushes and sets ended_at. */
 int hwt_end_run(hwt_db *db, int64_t run_id, hw_err *err);
+/* Forgets a run without ending it: its trials are flushed, its ended_at stays NULL (a failed run,
+ * as after a crash), and hwt_close() no longer ends it. */
+int hwt_abandon_run(hwt_db *db, int64_t run_id, hw_err *err);
 
 typedef enum hwt_kind { HWT_STEP = 0, HWT_EVAL = 1 } hwt_kind;
 

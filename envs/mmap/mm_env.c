@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/env_limits.h"
 #include "common/hw_files.h"
 #include "env.h"
 #include "mmap.h"
@@ -95,7 +96,8 @@ static void *mm_env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err 
     if ( hw_cfg_int(cfg, "seed", 0, 0, INT64_MAX, &seed, err) ||
         hw_cfg_int(cfg, "k", 5, 0, 64, &k, err) || hw_cfg_int(cfg, "l", 5, 0, 64, &l, err) ||
         hw_cfg_int(cfg, "profile_len", 256, 1, MM_MAX_GRANULES, &prof, err) || hw_cfg_int(cfg, "map_size", 128, 8, 512, &map, err) ||
-        hw_cfg_int(cfg, "map_window", 128, 1, 1 << 20, &win, err) || hw_cfg_int(cfg, "supply_window", 64, 1, 1 << 16, &sw, err) ||
+        hw_cfg_int_capped(cfg, ctx, "map_window", 128, 1, 1 << 20, 1 << 16, &win, err) ||
+        hw_cfg_int(cfg, "supply_window", 64, 1, 1 << 16, &sw, err) ||
         hw_cfg_bool(cfg, "memory_map", true, &use_map, err))
         return NULL;
     mm_problem *p = open_problem(cfg, ctx, prob, (uint64_t)seed, err);

@@ -234,8 +234,9 @@ static int children(pid_t pid, pid_t *out, int cap) {
 }
 
 Test(marl, killed_worker_times_out_and_launcher_fails) {
-    char errpath[200];
+    char errpath[200], dbpath[200];
     snprintf(errpath, sizeof errpath, "%s/launcher.err", srv.dir);
+    snprintf(dbpath, sizeof dbpath, "%s/failed.db", srv.dir);
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0) {
@@ -246,7 +247,7 @@ Test(marl, killed_worker_times_out_and_launcher_fails) {
         /* slow steps (2 ms) and a long budget: the run is still going when a worker is killed */
         execl(marl, marl, "--endpoint", srv.endpoint, "--quiet", "--env", "diag-v0", "--config",
               "{\"dims\":3,\"step_us\":2000}", "--budget", "100000", "--agent-timeout-ms", "1500", "--policy", "random",
-              (char *)NULL);
+              "--db", dbpath, (char *)NULL);
         _exit(127);
     }
     pid_t kids[8];
@@ -284,6 +285,10 @@ Test(marl, killed_worker_times_out_and_launcher_fails) {
     cr_assert(strstr(buf, "killed by signal 9"), "%s", buf);
     cr_assert(strstr(buf, "TIMEOUT"), "the surviving workers should report the barrier TIMEOUT: %s", buf);
     cr_assert(strstr(buf, "run failed"), "%s", buf);
+    /* the failed run stays in the DB without ended_at (docs/marl.md), with the trials logged so far */
+    cr_assert_eq(q1(dbpath, "SELECT COUNT(*) FROM runs WHERE ended_at IS NULL AND agent LIKE 'hwgym-marl%'"), 1);
+    cr_assert_eq(q1(dbpath, "SELECT COUNT(*) FROM runs WHERE ended_at IS NOT NULL AND agent LIKE 'hwgym-marl%'"), 0);
+    cr_assert_gt(q1(dbpath, "SELECT COUNT(*) FROM trials"), 0);
     /* no worker is left behind */
     usleep(200000);
     for (int i = 0; i < nk; i++) cr_assert_eq(kill(kids[i], 0), -1, "worker %d still exists", (int)kids[i]);
