@@ -140,10 +140,10 @@ READING = """## Reading, and where we differ from the paper
   search result, as mapping tools report), not the table of a final greedy episode; the summary of
   `hwgym-rlsched` carries both (`best_seen`, `greedy`).
 - **Budget.** The paper trains up to 3000 episodes; this page uses the episode count above, so RL's
-  numbers are what a short training reaches. On one ResNet-50 layer the mean final energy of the
-  policy's episodes falls by about 4% over 300 episodes (tests/c/rlsched), so more episodes help, but
-  slowly: most of the gain over the heuristics comes from the brute force inside each step and from
-  exploring many row sequences.
+  numbers are what a short training reaches. The policy itself learns slowly (docs/rlsched.md,
+  Tests): most of RL's gain over the heuristics comes from the brute force inside each step and
+  from trying many row sequences while it explores. The hand-written reading of this run is in
+  [rlsched-notes.md](rlsched-notes.md).
 - **Absolute values.** The energies and cycles come from our sched-v0 model, not from the paper's
   Timeloop setup; the paper does not give its energy table, bandwidths or register files
   (docs/sched.md). Compare the RL-vs-N percentages, not the absolute numbers.
@@ -152,12 +152,12 @@ READING = """## Reading, and where we differ from the paper
   CoSA-like baseline (C) solves the log-domain relaxation of factor placement with NLopt's SLSQP
   (columns multiply to the layer, spatial units, per-level capacities; objective: compute plus a
   CoSA-style traffic term weighted by each level's energy per word) and rounds it, with no search
-  after (envs/sched/sched_cosa.c). It is a weak optimiser on our model, especially on TPU v3, where
-  its linear objective cannot see the chip-network and bandwidth costs; the paper reports CoSA
-  38-48% above RL on Eyeriss and no result on TPU v3.
-- **Table 6.** The paper's cycle figures for TPU v3 and Simba imply utilisations near 0.2%, which
-  our model cannot reach with any sensible table (docs/sched.md, Fidelity), so only the RL-vs-N
-  comparison is meaningful there.
+  after (envs/sched/sched_cosa.c). It is the weakest method here; the paper too reports CoSA
+  38-48% above RL on Eyeriss, and no result on TPU v3.
+- **Table 6.** The paper's cycle figures for TPU v3 and Simba imply utilisations near 0.2%, far
+  below what our tables reach, so only the RL-vs-N comparison is meaningful there. Our bottom-up
+  heuristic's first pass minimises DRAM accesses whatever the objective (docs/sched.md), which
+  handicaps it under the cycles objective and inflates RL's lead there.
 - **Layers.** Our zoo keeps every conv/fc layer (ResNet-50 54 vs the paper's 50, MobileNet-v3 64 vs 57,
   Inception-v4 150 vs 149).
 """
