@@ -324,6 +324,8 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
         n = sched_action_rows(a, s->r, rows);
         double before = sched_objective(&s->cost, e->obj);
         sched_bruteforce(&e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
+        /* the server's request deadline cut the search short (the table is still a valid one) */
+        if (hw_deadline_check("sched-v0 brute-force step", err)) return -1;
         double after = sched_objective(&s->cost, e->obj);
         double gain = before > 0 ? (before - after) / before : 0;
         if (n == 3) s->nmulti++;

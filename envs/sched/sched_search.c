@@ -95,6 +95,9 @@ static int better(double p, double s, double bp, double bs) {
 }
 
 static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
+    /* the server's request deadline (a no-op in local tools): past it the search stops and keeps
+     * the best table found so far; callers turn hw_deadline_passed() into a TIMEOUT */
+    if ((c->st.visited & 4095) == 4095 && hw_deadline_passed()) return;
     if (k == c->ncol) {
         c->st.leaves++;
         double out[4];
@@ -349,6 +352,7 @@ int sched_baseline(const sched_accel *a, const sched_layer *l, int which, uint64
         for (int pass = 0; pass < 2; pass++) {
             for (int i = 0; i < 2; i++) bf_rows(a, l, t, s1[i], 3, pass ? obj : SOBJ_DRAM, obj);
             for (int i = 0; i < 4; i++) bf_rows(a, l, t, s2[i], 3, obj, -1);
+            if (hw_deadline_check("sched baseline", err)) return -1;
         }
     } else {
         /* ZigZag spirit: from the compute units outwards; spatial rows first, maximising PE
@@ -358,6 +362,7 @@ int sched_baseline(const sched_accel *a, const sched_layer *l, int which, uint64
         for (int pass = 0; pass < 2; pass++) {
             for (int i = 0; i < 3; i++) bf_rows(a, l, t, s1[i], 3, pass ? obj : SOBJ_COMPUTE, obj);
             for (int i = 0; i < 2; i++) bf_rows(a, l, t, s2[i], 3, obj, -1);
+            if (hw_deadline_check("sched baseline", err)) return -1;
         }
     }
     sched_cost_eval(a, l, t, c);
