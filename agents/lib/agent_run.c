@@ -300,6 +300,12 @@ ag_run *ag_run_resume(const ag_opts *o, const char *agent, const json_t *agent_c
     return r;
 }
 
+int ag_run_drop_worker(ag_run *r, const char *worker, hw_err *err) {
+    if (!r->db || r->run_id <= 0) return 0;
+    if (hwt_flush(r->db, err)) return -1;
+    return ag_trials_truncate(hwt_sqlite(r->db), r->run_id, worker, 0, err);
+}
+
 int ag_run_ckpt_put(ag_run *r, ag_ckpt *c, hw_err *err) {
     if (r->db && hwt_flush(r->db, err)) return -1;
     pthread_mutex_lock(&r->mu);

@@ -126,6 +126,9 @@ int ag_ckpt_commit(ag_ckpt_ctl *ctl, ag_ckpt *c, ag_run *run, int64_t samples, h
  * ag_run_end as usual. */
 ag_run *ag_run_resume(const ag_opts *o, const char *agent, const json_t *agent_config, const ag_ckpt *ck,
                       const char *worker, hw_err *err);
+/* Deletes the run's trials of `worker` (a resumed run's phase that comes after every checkpoint,
+ * e.g. hwgym-rlsched's greedy episode, is played again). No DB: nothing to do. */
+int ag_run_drop_worker(ag_run *r, const char *worker, hw_err *err);
 /* Flushes the run's trial DB and puts run.id, run.samples, run.best, run.best_action,
  * run.best_metrics into c. */
 int ag_run_ckpt_put(ag_run *r, ag_ckpt *c, hw_err *err);
@@ -146,6 +149,23 @@ int ag_rms_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_rms *r, hw_err 
 struct ag_norm;
 void ag_norm_ckpt_put(ag_ckpt *c, const char *pre, const struct ag_norm *z);
 int ag_norm_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_norm *z, hw_err *err);
+
+/* One Adam optimiser (moments, step count, learning rate): entries "<pre>.<name>.m|v|t_lr". */
+struct nnet_adam;
+void ag_adam_ckpt_put(ag_ckpt *c, const char *pre, const char *name, const struct nnet_adam *a);
+int ag_adam_ckpt_get(const ag_ckpt *c, const char *pre, const char *name, struct nnet_adam *a, hw_err *err);
+
+/* ---- checkpoint_savers.c ---- */
+/* A replay buffer (replay.h): its stored transitions (size rows, not the whole capacity), the
+ * write position; get refuses a buffer of another capacity or shape. */
+struct ag_replay;
+void ag_replay_ckpt_put(ag_ckpt *c, const char *pre, const struct ag_replay *r);
+int ag_replay_ckpt_get(const ag_ckpt *c, const char *pre, struct ag_replay *r, hw_err *err);
+/* Discrete SAC (sac.h): actor, twin critics and their targets, the four Adam optimisers, the
+ * temperatures. */
+struct sac;
+void sac_ckpt_put(ag_ckpt *c, const char *pre, const struct sac *s);
+int sac_ckpt_get(const ag_ckpt *c, const char *pre, struct sac *s, hw_err *err);
 
 /* First key (dotted path) where a and b differ, into buf; returns false when equal. */
 bool ag_json_first_diff(const json_t *a, const json_t *b, char *buf, size_t cap);

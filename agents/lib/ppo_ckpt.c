@@ -16,7 +16,7 @@ static const char *key(char *buf, size_t cap, const char *pre, const char *name)
     return buf;
 }
 
-static void put_adam(ag_ckpt *c, const char *pre, const char *name, const nnet_adam *a) {
+void ag_adam_ckpt_put(ag_ckpt *c, const char *pre, const char *name, const nnet_adam *a) {
     char k[160];
     char sub[128];
     snprintf(sub, sizeof sub, "%s.m", name);
@@ -28,7 +28,7 @@ static void put_adam(ag_ckpt *c, const char *pre, const char *name, const nnet_a
     ag_ckpt_put_f64(c, key(k, sizeof k, pre, sub), tl, 2);
 }
 
-static int get_adam(const ag_ckpt *c, const char *pre, const char *name, nnet_adam *a, hw_err *err) {
+int ag_adam_ckpt_get(const ag_ckpt *c, const char *pre, const char *name, nnet_adam *a, hw_err *err) {
     char k[160];
     char sub[128];
     double tl[2];
@@ -49,9 +49,9 @@ void ppo_ckpt_put(ag_ckpt *c, const char *pre, const struct ppo *p) {
     ag_ckpt_put_f64(c, key(k, sizeof k, pre, "actor"), p->actor->params, p->actor->nparams);
     ag_ckpt_put_f64(c, key(k, sizeof k, pre, "critic"), p->critic->params, p->critic->nparams);
     ag_ckpt_put_f64(c, key(k, sizeof k, pre, "log_std"), p->log_std, (size_t)p->nd);
-    put_adam(c, pre, "adam_actor", p->opt_actor);
-    put_adam(c, pre, "adam_critic", p->opt_critic);
-    put_adam(c, pre, "adam_logstd", p->opt_logstd);
+    ag_adam_ckpt_put(c, pre, "adam_actor", p->opt_actor);
+    ag_adam_ckpt_put(c, pre, "adam_critic", p->opt_critic);
+    ag_adam_ckpt_put(c, pre, "adam_logstd", p->opt_logstd);
     ag_ckpt_put_rng(c, key(k, sizeof k, pre, "rng"), p->rng);
     int64_t cnt[3] = {p->updates, p->n, p->b_mask ? 1 : 0};
     ag_ckpt_put_i64(c, key(k, sizeof k, pre, "counts"), cnt, 3);
@@ -73,8 +73,8 @@ int ppo_ckpt_get(const ag_ckpt *c, const char *pre, struct ppo *p, hw_err *err) 
     if (ag_ckpt_get_f64(c, key(k, sizeof k, pre, "actor"), p->actor->params, p->actor->nparams, err) ||
         ag_ckpt_get_f64(c, key(k, sizeof k, pre, "critic"), p->critic->params, p->critic->nparams, err) ||
         ag_ckpt_get_f64(c, key(k, sizeof k, pre, "log_std"), p->log_std, (size_t)p->nd, err) ||
-        get_adam(c, pre, "adam_actor", p->opt_actor, err) || get_adam(c, pre, "adam_critic", p->opt_critic, err) ||
-        get_adam(c, pre, "adam_logstd", p->opt_logstd, err) || ag_ckpt_get_rng(c, key(k, sizeof k, pre, "rng"), p->rng, err) ||
+        ag_adam_ckpt_get(c, pre, "adam_actor", p->opt_actor, err) || ag_adam_ckpt_get(c, pre, "adam_critic", p->opt_critic, err) ||
+        ag_adam_ckpt_get(c, pre, "adam_logstd", p->opt_logstd, err) || ag_ckpt_get_rng(c, key(k, sizeof k, pre, "rng"), p->rng, err) ||
         ag_ckpt_get_i64(c, key(k, sizeof k, pre, "counts"), cnt, 3, err))
         return -1;
     if (cnt[1] < 0 || (size_t)cnt[1] > T)

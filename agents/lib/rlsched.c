@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "ppo_loop.h"
 
 rls_cfg rls_cfg_default(void) {
@@ -40,15 +41,6 @@ const char *rls_objective(const json_t *env_config) {
 static double info_num(const json_t *info, const char *k) {
     const json_t *v = info ? json_object_get(info, k) : NULL;
     return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static int layer_count(const ag_sess *s) {
-    /* network mode: the env says how many layers an episode walks; layer mode: one */
-    const json_t *n = s->info ? json_object_get(s->info, "layers") : NULL;
-    if (json_is_integer(n) && json_integer_value(n) > 0 && json_integer_value(n) < 100000)
-        return (int)json_integer_value(n);
-    const json_t *l = s->info ? json_object_get(s->info, "layer") : NULL;
-    return json_is_integer(l) ? (int)json_integer_value(l) + 1 : 1;
 }
 
 static void grow_best(rls_result *r, int n) {
@@ -162,7 +154,6 @@ static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int6
     ag_sess *s = c->s;
     uint64_t rs = ag_rng_derive(seed, 1 + (uint64_t)ep) & ((1ULL << 53) - 1);
     if (ag_sess_reset(s, &rs, err)) return -1;
-    grow_best(res, layer_count(s));
     load_obs(c);
     *ret = 0;
     double m0, prev;
@@ -214,6 +205,94 @@ static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int6
     return 0;
 }
 
+/* The per-layer best schedules: numbers (seen, metric, energy, cycles per layer; NaN-safe) in
+ * "<pre>.num", names and tables in "<pre>.tables" ([[name, table], ...]). */
+static void best_put(ag_ckpt *k, const char *pre, const rls_result *r) {
+    char key[96];
+    size_t n = (size_t)r->nlayers;
+    double *num = calloc(4 * n + 1, sizeof(double));
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const rls_layer_best *b = &r->best[i];
+        num[4 * i] = b->seen;
+        num[4 * i + 1] = b->metric;
+        num[4 * i + 2] = b->energy_pj;
+        num[4 * i + 3] = b->cycles;
+        json_array_append_new(a, json_pack("[s,O?]", b->name, b->table));
+    }
+    snprintf(key, sizeof key, "%s.num", pre);
+    ag_ckpt_put_f64(k, key, num, 4 * n);
+    snprintf(key, sizeof key, "%s.tables", pre);
+    ag_ckpt_put_json(k, key, a);
+    json_decref(a);
+    free(num);
+}
+
+static int best_get(const ag_ckpt *k, const char *pre, rls_result *r, hw_err *err) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.num", pre);
+    int64_t len = ag_ckpt_len(k, key);
+    if (len < 0 || len % 4 || len / 4 > 100000)
+        return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' is missing or not 4 numbers per layer", key);
+    size_t n = (size_t)len / 4;
+    double *num = calloc(4 * n + 1, sizeof(double));
+    int rc = ag_ckpt_get_f64(k, key, num, 4 * n, err);
+    snprintf(key, sizeof key, "%s.tables", pre);
+    json_t *a = rc ? NULL : ag_ckpt_get_json(k, key, err);
+    if (!rc && (!a || !json_is_array(a) || json_array_size(a) != n))
+        rc = a ? hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' does not list %zu layers", key, n) : -1;
+    if (!rc) {
+        grow_best(r, (int)n);
+        for (size_t i = 0; i < n; i++) {
+            rls_layer_best *b = &r->best[i];
+            json_t *e = json_array_get(a, i), *t = json_array_get(e, 1);
+            const char *nm = json_string_value(json_array_get(e, 0));
+            b->seen = num[4 * i] != 0;
+            b->metric = num[4 * i + 1];
+            b->energy_pj = num[4 * i + 2];
+            b->cycles = num[4 * i + 3];
+            snprintf(b->name, sizeof b->name, "%s", nm ? nm : "");
+            b->table = t && !json_is_null(t) ? json_incref(t) : NULL;
+        }
+    }
+    json_decref(a);
+    free(num);
+    return rc;
+}
+
+/* run == NULL: restore the training state from ctl->resume; else write a checkpoint (before an
+ * episode's reset: no env state in flight). The state: PPO, the loop's RNG and normaliser,
+ * the counters and the best schedules. The entropy coefficient follows from the episode. */
+static int train_ckpt(ag_ckpt_ctl *ctl, ag_run *run, loop_ctx *c, rls_result *res, hw_err *err) {
+    int64_t cnt[3] = {res->episodes, res->steps, res->updates};
+    double sv[2] = {res->last_return, res->ent_coef};
+    if (run) {
+        ag_ckpt *k = ag_ckpt_new();
+        ppo_ckpt_put(k, "ppo", c->p);
+        ag_ckpt_put_rng(k, "loop.rng", c->rng);
+        if (c->rms) ag_rms_ckpt_put(k, "loop.obs_rms", c->rms);
+        ag_ckpt_put_i64(k, "loop.counts", cnt, 3);
+        ag_ckpt_put_f64(k, "loop.stats", sv, 2);
+        best_put(k, "rlsched.best", res);
+        int rc = ag_ckpt_commit(ctl, k, run, res->steps, err);
+        ag_ckpt_free(k);
+        return rc;
+    }
+    const ag_ckpt *k = ctl->resume;
+    if (ppo_ckpt_get(k, "ppo", c->p, err) || ag_ckpt_get_rng(k, "loop.rng", c->rng, err) ||
+        (c->rms && ag_rms_ckpt_get(k, "loop.obs_rms", c->rms, err)) || ag_ckpt_get_i64(k, "loop.counts", cnt, 3, err) ||
+        ag_ckpt_get_f64(k, "loop.stats", sv, 2, err))
+        return -1;
+    rls_result_free(res);
+    if (best_get(k, "rlsched.best", res, err)) return -1;
+    res->episodes = cnt[0];
+    res->steps = cnt[1];
+    res->updates = cnt[2];
+    res->last_return = sv[0];
+    res->ent_coef = sv[1];
+    return 0;
+}
+
 static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
                     int64_t budget, bool train, rls_result *res, hw_err *err) {
     loop_ctx c = {.s = s, .run = run, .p = p, .objective = objective, .worker = cfg && cfg->worker ? cfg->worker : "0"};
@@ -225,8 +304,14 @@ static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const c
     c.obs = calloc((size_t)s->obs_dim + 1, sizeof(double));
     c.mask = calloc((size_t)c.nact + 1, 1);
     int rc = 0;
-    int64_t episodes = train ? cfg->episodes : 1;
-    for (int64_t ep = 0; ep < episodes && res->steps < budget && !rc; ep++) {
+    int64_t episodes = train ? cfg->episodes : 1, ep0 = 0;
+    ag_ckpt_ctl *ck = train && cfg->ckpt && ag_ckpt_on(cfg->ckpt) ? cfg->ckpt : NULL;
+    if (ck && ck->resume) {
+        rc = train_ckpt(ck, NULL, &c, res, err);
+        ep0 = res->episodes;
+    }
+    for (int64_t ep = ep0; ep < episodes && res->steps < budget && !rc; ep++) {
+        if (ck && ag_ckpt_due(ck, res->steps) && (rc = train_ckpt(ck, run, &c, res, err))) break;
         if (train) {
             double c2 = cfg->ent_start * pow(cfg->ent_decay, (double)ep);
             p->cfg.ent_coef = c2 > cfg->ent_final ? c2 : cfg->ent_final;

@@ -24,6 +24,9 @@ typedef struct rls_cfg {
     bool norm_obs;        /* running mean/std on the observation (off: sched-v0's is in [0,1]) */
     const char *worker;   /* trial worker label ("0") */
     int reward;           /* RLS_REWARD_*: what PPO learns from (the trial log keeps the env's) */
+    struct ag_ckpt_ctl *ckpt; /* checkpoints of the training loop before each episode's reset, and
+                                 its resume (checkpoint.h); NULL: off. The caller drops a resumed
+                                 run's "greedy" trials (ag_run_drop_worker). */
 } rls_cfg;
 
 /* RLS_REWARD_ENV: the env's reward as it is (docs/sched.md: relative improvement of the step,
@@ -57,7 +60,7 @@ typedef struct rls_result {
 const char *rls_objective(const json_t *env_config);
 
 /* Trains on s until cfg->episodes episodes or `budget` env steps; logs every step in run (may be
- * NULL). p: a PPO built for s (rls_ppo_new) — trained in place. Returns 0 or -1 with err. */
+ * NULL). With cfg->ckpt resuming, continues the training stored in it (res is filled from it). p: a PPO built for s (rls_ppo_new) — trained in place. Returns 0 or -1 with err. */
 int rls_train(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
               int64_t budget, rls_result *res, hw_err *err);
 /* One greedy (argmax) episode; every step logged as worker "greedy". Fills res->best from that

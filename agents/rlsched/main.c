@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "rlsched.h"
 
 int main(int argc, char **argv) {
@@ -98,12 +99,17 @@ int main(int argc, char **argv) {
     rls_result tr = {0}, gr = {0};
     ppo *p = NULL;
     ag_run *run = NULL;
+    ag_ckpt_ctl ctl = {0};
     const char *objective = rls_objective(o.config);
     ag_sess *s = ag_sess_make(o.endpoint, env, o.config, NULL, 0, &err);
     if (!s) goto out;
     if (!(p = rls_ppo_new(s, &c, o.seed, &err))) goto out;
     if (load && ppo_load(p, load, &err)) goto out;
-    if (!(run = ag_run_begin(&o, "hwgym-rlsched", acfg, &err))) goto out;
+    if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, -1, &err)) goto out;
+    c.ckpt = &ctl;
+    if (!(run = ag_run_resume(&o, "hwgym-rlsched", acfg, ctl.resume, worker ? worker : "0", &err))) goto out;
+    /* the greedy episode follows training, after every checkpoint: a resumed run plays it again */
+    if (ctl.resume && ag_run_drop_worker(run, "greedy", &err)) goto out;
     int frc = 0;
     if (!eval_only) frc = rls_train(s, run, p, &c, objective, o.seed, o.budget, &tr, &err);
     if (!frc && (eval_only || !no_greedy)) frc = rls_eval(s, run, p, objective, o.seed, INT64_MAX, &gr, &err);
@@ -131,6 +137,7 @@ out:
     rls_result_free(&tr);
     rls_result_free(&gr);
     ppo_free(p);
+    ag_ckpt_ctl_free(&ctl);
     ag_sess_free(s);
     ag_opts_free(&o);
     return rc;

@@ -7,10 +7,49 @@
 #include <string.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "heads.h"
 #include "ppo_loop.h"
 #include "replay.h"
 #include "sac.h"
+
+/* The loop's state besides the learner's (checkpoint.h). */
+typedef struct sac_loop {
+    int64_t steps, episode, updates;
+    sac_stats st;
+} sac_loop;
+
+/* run == NULL: restore everything from ctl->resume; else write a checkpoint. Taken before an
+ * episode's reset, so no env state is in flight. */
+static int sac_ckpt(ag_ckpt_ctl *ctl, ag_run *run, sac *sa, ag_replay *rb, ag_rms *rms, gsl_rng *rng, gsl_rng *srng,
+                    sac_loop *L, hw_err *err) {
+    int64_t cnt[3] = {L->steps, L->episode, L->updates};
+    double sv[5] = {L->st.q_loss, L->st.pi_loss, L->st.alpha_loss, L->st.alpha_mean, L->st.entropy};
+    if (run) {
+        ag_ckpt *c = ag_ckpt_new();
+        sac_ckpt_put(c, "sac", sa);
+        ag_replay_ckpt_put(c, "replay", rb);
+        if (rms) ag_rms_ckpt_put(c, "obs_rms", rms);
+        ag_ckpt_put_rng(c, "loop.rng", rng);
+        ag_ckpt_put_rng(c, "loop.sample_rng", srng);
+        ag_ckpt_put_i64(c, "loop.counts", cnt, 3);
+        ag_ckpt_put_f64(c, "loop.stats", sv, 5);
+        int rc = ag_ckpt_commit(ctl, c, run, L->steps, err);
+        ag_ckpt_free(c);
+        return rc;
+    }
+    const ag_ckpt *c = ctl->resume;
+    if (sac_ckpt_get(c, "sac", sa, err) || ag_replay_ckpt_get(c, "replay", rb, err) ||
+        (rms && ag_rms_ckpt_get(c, "obs_rms", rms, err)) || ag_ckpt_get_rng(c, "loop.rng", rng, err) ||
+        ag_ckpt_get_rng(c, "loop.sample_rng", srng, err) || ag_ckpt_get_i64(c, "loop.counts", cnt, 3, err) ||
+        ag_ckpt_get_f64(c, "loop.stats", sv, 5, err))
+        return -1;
+    L->steps = cnt[0];
+    L->episode = cnt[1];
+    L->updates = cnt[2];
+    L->st = (sac_stats){sv[0], sv[1], sv[2], sv[3], sv[4]};
+    return 0;
+}
 
 static void norm_cb(void *ctx, double *x) {
     ag_rms *r = ctx;
@@ -75,6 +114,7 @@ int main(int argc, char **argv) {
     double *x = NULL, *prev = NULL;
     uint8_t *mbuf = NULL;
     double *zeros = NULL;
+    ag_ckpt_ctl ctl = {0};
     ag_sess *s = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
     if (!s) goto out;
     if (!hw_space_is_integer(s->act_space)) {
@@ -97,22 +137,28 @@ int main(int argc, char **argv) {
     prev = calloc((size_t)od + 1, sizeof(double));
     mbuf = malloc((size_t)L);
     zeros = calloc((size_t)L, sizeof(double));
-    run = ag_run_begin(&o, "hwgym-sac", acfg, &err);
+    if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, -1, &err)) goto out;
+    run = ag_run_resume(&o, "hwgym-sac", acfg, ctl.resume, worker ? worker : "0", &err);
     if (!run) goto out;
-    int64_t steps = 0, episode = 0, updates = 0;
-    sac_stats st;
-    memset(&st, 0, sizeof st);
-    while (steps < o.budget && !lrc) {
+    sac_loop lp;
+    memset(&lp, 0, sizeof lp);
+    if (ctl.resume && sac_ckpt(&ctl, NULL, sa, rb, rms, rng, srng, &lp, &err)) lrc = -1;
+    while (lp.steps < o.budget && !lrc) {
+        if (ag_ckpt_due(&ctl, lp.steps) && sac_ckpt(&ctl, run, sa, rb, rms, rng, srng, &lp, &err)) {
+            lrc = -1;
+            break;
+        }
+        int64_t episode = lp.episode;
         uint64_t rs = ag_rng_derive(o.seed, 1 + (uint64_t)episode) & ((1ULL << 53) - 1);
         if (ag_sess_reset(s, &rs, &err)) {
             lrc = -1;
             break;
         }
         if (rms) ag_rms_update(rms, s->obs);
-        for (int64_t t = 0; steps < o.budget; t++) {
+        for (int64_t t = 0; lp.steps < o.budget; t++) {
             const uint8_t *mask = s->mask && s->mask_len == L ? s->mask : NULL;
             memcpy(prev, s->obs, sizeof(double) * (size_t)od);
-            if (steps < starts) {
+            if (lp.steps < starts) {
                 mcat_sample(nd, nvec, zeros, mask, rng, a); /* uniform over the allowed choices */
             } else {
                 memcpy(x, s->obs, sizeof(double) * (size_t)od);
@@ -124,7 +170,7 @@ int main(int argc, char **argv) {
                 lrc = -1;
                 break;
             }
-            steps++;
+            lp.steps++;
             json_t *aj = ag_json_i64(ae, nd), *oj = ag_json_f64(s->obs, od);
             if (ag_run_step(run, worker, episode, t, (int64_t)rs, aj, oj, s->reward, s->terminated, s->truncated, s->info,
                             &err))
@@ -136,18 +182,18 @@ int main(int argc, char **argv) {
             ag_replay_add(rb, prev, a, rscale * (isfinite(s->reward) ? s->reward : 0), s->terminated, s->obs,
                           nm ? mbuf : NULL);
             if (rms) ag_rms_update(rms, s->obs);
-            if (steps >= starts && rb->size >= c.batch && steps % (every > 0 ? every : 1) == 0) {
-                sac_update(sa, rb, srng, rms ? norm_cb : NULL, rms, &st);
-                updates++;
+            if (lp.steps >= starts && rb->size >= c.batch && lp.steps % (every > 0 ? every : 1) == 0) {
+                sac_update(sa, rb, srng, rms ? norm_cb : NULL, rms, &lp.st);
+                lp.updates++;
             }
             if (lrc || s->terminated || s->truncated) break;
         }
-        episode++;
+        lp.episode++;
     }
-    json_object_set_new(res, "updates", json_integer(updates));
-    json_object_set_new(res, "episodes", json_integer(episode));
-    json_object_set_new(res, "final", json_pack("{s:f,s:f,s:f,s:f}", "q_loss", st.q_loss, "pi_loss", st.pi_loss, "alpha",
-                                                st.alpha_mean, "entropy", st.entropy));
+    json_object_set_new(res, "updates", json_integer(lp.updates));
+    json_object_set_new(res, "episodes", json_integer(lp.episode));
+    json_object_set_new(res, "final", json_pack("{s:f,s:f,s:f,s:f}", "q_loss", lp.st.q_loss, "pi_loss", lp.st.pi_loss,
+                                                "alpha", lp.st.alpha_mean, "entropy", lp.st.entropy));
     if (lrc) fprintf(stderr, "hwgym-sac: %s: %s\n", hw_code_name(err.code), err.msg);
     rc = (ag_run_end(run, res, lrc ? NULL : &err) || lrc) ? 1 : 0;
     run = NULL;
@@ -168,6 +214,7 @@ out:
     free(prev);
     free(mbuf);
     free(zeros);
+    ag_ckpt_ctl_free(&ctl);
     ag_sess_free(s);
     ag_opts_free(&o);
     return rc;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "ppo.h"
 #include "ppo_loop.h"
 
@@ -29,7 +30,40 @@ typedef struct tdm {
     uint64_t seed;
     int64_t budget;
     const char *worker;
+    ag_ckpt_ctl *ckpt; /* NULL: checkpoints off */
 } tdm;
+
+/* Counters of a mode's loop: [0] the samples (trials: env steps or designs), [1] episodes,
+ * [2] the other counter (native: steps with a nonzero reward; wrapper: micro-steps).
+ * run == NULL: restore everything from the checkpoint; else write one (before an episode's
+ * reset: no env state in flight; the wrapper's design is empty there). */
+static int tdm_ckpt(tdm *t, ag_run *run, int64_t cnt[3], hw_err *err) {
+    if (run) {
+        ag_ckpt *c = ag_ckpt_new();
+        ppo_ckpt_put(c, "ppo", t->p);
+        ag_ckpt_put_rng(c, "loop.rng", t->rng);
+        ag_norm_ckpt_put(c, "loop.norm", t->nz);
+        ag_ckpt_put_i64(c, "loop.counts", cnt, 3);
+        int rc = ag_ckpt_commit(t->ckpt, c, run, cnt[0], err);
+        ag_ckpt_free(c);
+        return rc;
+    }
+    const ag_ckpt *c = t->ckpt->resume;
+    return ppo_ckpt_get(c, "ppo", t->p, err) || ag_ckpt_get_rng(c, "loop.rng", t->rng, err) ||
+                   ag_norm_ckpt_get(c, "loop.norm", t->nz, err) || ag_ckpt_get_i64(c, "loop.counts", cnt, 3, err)
+               ? -1
+               : 0;
+}
+
+/* At the top of an episode: restore (first call of a resumed run) or checkpoint when due. */
+static int tdm_ckpt_point(tdm *t, bool *restored, int64_t cnt[3], hw_err *err) {
+    if (!t->ckpt) return 0;
+    if (!*restored) {
+        *restored = true;
+        if (t->ckpt->resume) return tdm_ckpt(t, NULL, cnt, err);
+    }
+    return ag_ckpt_due(t->ckpt, cnt[0]) ? tdm_ckpt(t, t->run, cnt, err) : 0;
+}
 
 static int run_native(tdm *t, json_t *res, hw_err *err) {
     ag_sess *s = t->s;
@@ -40,7 +74,17 @@ static int run_native(tdm *t, json_t *res, hw_err *err) {
     int64_t steps = 0, episode = 0, designs = 0;
     ppo_stats st;
     int rc = 0;
-    while (steps < t->budget && !rc) {
+    bool restored = false;
+    for (;;) {
+        int64_t cnt[3] = {steps, episode, designs};
+        if (tdm_ckpt_point(t, &restored, cnt, err)) {
+            rc = -1;
+            break;
+        }
+        steps = cnt[0];
+        episode = cnt[1];
+        designs = cnt[2];
+        if (steps >= t->budget) break;
         uint64_t rs = ag_rng_derive(t->seed, 1 + (uint64_t)episode) & ((1ULL << 53) - 1);
         if (ag_sess_reset(s, &rs, err)) {
             rc = -1;
@@ -78,6 +122,7 @@ static int run_native(tdm *t, json_t *res, hw_err *err) {
             if (rc || done) break;
         }
         episode++;
+        if (rc) break;
     }
     json_object_set_new(res, "mode", json_string("native"));
     json_object_set_new(res, "episodes", json_integer(episode));
@@ -104,7 +149,17 @@ static int run_wrapper(tdm *t, const int64_t *nvec, int K, json_t *res, hw_err *
     int64_t designs = 0, episode = 0, micro = 0;
     ppo_stats st;
     int rc = 0;
-    while (designs < t->budget && !rc) {
+    bool restored = false;
+    for (;;) {
+        int64_t cnt[3] = {designs, episode, micro};
+        if (tdm_ckpt_point(t, &restored, cnt, err)) {
+            rc = -1;
+            break;
+        }
+        designs = cnt[0];
+        episode = cnt[1];
+        micro = cnt[2];
+        if (designs >= t->budget) break;
         uint64_t rs = ag_rng_derive(t->seed, 1 + (uint64_t)episode) & ((1ULL << 53) - 1);
         if (ag_sess_reset(s, &rs, err)) {
             rc = -1;
@@ -162,6 +217,7 @@ static int run_wrapper(tdm *t, const int64_t *nvec, int K, json_t *res, hw_err *
             if (rc || done) break;
         }
         episode++;
+        if (rc) break;
     }
     json_object_set_new(res, "mode", json_string("wrapper"));
     json_object_set_new(res, "episodes", json_integer(episode));
@@ -229,6 +285,7 @@ int main(int argc, char **argv) {
     t.worker = worker;
     t.rng = ag_rng_new(ag_rng_derive(o.seed, 7));
     int64_t *nvec = NULL;
+    ag_ckpt_ctl ctl = {0};
     t.s = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
     if (!t.s) goto out;
     const hw_space *as = t.s->act_space;
@@ -254,7 +311,9 @@ int main(int argc, char **argv) {
         t.p = ppo_new(&c, 2 * D + od, PPO_MCAT, 1, &kv, o.seed);
     }
     t.nz = ag_norm_new(od, (ag_obs_norm_mode)om, (ag_rew_norm_mode)rm, c.gamma);
-    t.run = ag_run_begin(&o, "hwgym-tdm-ppo", acfg, &err);
+    if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, -1, &err)) goto out;
+    t.ckpt = ag_ckpt_on(&ctl) ? &ctl : NULL;
+    t.run = ag_run_resume(&o, "hwgym-tdm-ppo", acfg, ctl.resume, worker ? worker : "0", &err);
     if (!t.run) goto out;
     int lrc = native ? run_native(&t, res, &err) : run_wrapper(&t, nvec, K, res, &err);
     json_object_set_new(res, "updates", json_integer(t.p->updates));
@@ -269,6 +328,7 @@ out:
     ppo_free(t.p);
     ag_norm_free(t.nz);
     gsl_rng_free(t.rng);
+    ag_ckpt_ctl_free(&ctl);
     ag_sess_free(t.s);
     free(nvec);
     ag_opts_free(&o);

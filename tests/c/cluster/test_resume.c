@@ -3,8 +3,9 @@
  * raises SIGKILL on itself, so unflushed trials are lost as in a real preemption) and resumed
  * with the same command line (--resume). The resumed run must have exactly the budget's trials,
  * the same trial sequence (worker, episode, step, action, reward, in log order per worker) and
- * the same best as the uninterrupted one. hwgym-search's six algorithms and hwgym-ppo run
- * in-process (--endpoint local); hwgym-marl against a real server. */
+ * the same best as the uninterrupted one. hwgym-search's six algorithms, hwgym-ppo, hwgym-sac,
+ * hwgym-tdm-ppo (both modes) and hwgym-rlsched run in-process (--endpoint local); hwgym-marl
+ * against a real server. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <sqlite3.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "../common/hwtest.h"
+#include "agent_common.h"
 
 static char tmp[64];
 
@@ -60,22 +62,14 @@ static double best_of(const char *out) {
     return b;
 }
 
-/* Runs prefix + args + --db FULL; then prefix + args + --db KILLED --checkpoint-every every
- * --resume with HWGYM_TEST_KILL_AT=kill (must die by SIGKILL), then the same again (must finish),
- * and compares. extra_ok: the killed attempt's exit status (137 for one process; a launcher
- * whose workers were killed exits 1). */
-static void kill_and_resume(const char *const *prefix, const char *tag, long long budget, long long kill,
-                            const char *every, int killed_status) {
-    char full[256], part[256];
-    snprintf(full, sizeof full, "%s/%s-full.db", tmp, tag);
-    snprintf(part, sizeof part, "%s/%s-part.db", tmp, tag);
+/* One killed-and-resumed attempt into its own DB (tag-part-i.db), compared with the
+ * uninterrupted run's DB `full`. */
+static void kill_one(const char *const *prefix, const char *tag, const char *full, double best_full, int idx,
+                     long long budget, long long kill, const char *every, int killed_status) {
+    char part[256];
+    snprintf(part, sizeof part, "%s/%s-part-%d.db", tmp, tag, idx);
     char *out = NULL, *err = NULL;
-    int rc = hwtest_run_args(prefix, (const char *[]){"--db", full, NULL}, &out, &err);
-    cr_assert_eq(rc, 0, "%s uninterrupted: exit %d: %s", tag, rc, err);
-    double best_full = best_of(out);
-    free(out);
-    free(err);
-
+    int rc;
     char k[32];
     snprintf(k, sizeof k, "%lld", kill);
     setenv("HWGYM_TEST_KILL_AT", k, 1);
@@ -109,6 +103,28 @@ static void kill_and_resume(const char *const *prefix, const char *tag, long lon
     free(b);
 }
 
+/* Runs prefix + args + --db FULL; then, per kill point, prefix + args + --db KILLED
+ * --checkpoint-every every --resume with HWGYM_TEST_KILL_AT=kill (must die by SIGKILL), then the
+ * same again (must finish), and compares. killed_status: the killed attempt's exit status (137 for one process; a launcher
+ * whose workers were killed exits 1). */
+static void kill_and_resume_n(const char *const *prefix, const char *tag, long long budget, const long long *kills,
+                              int nkills, const char *every, int killed_status) {
+    char full[256];
+    snprintf(full, sizeof full, "%s/%s-full.db", tmp, tag);
+    char *out = NULL, *err = NULL;
+    int rc = hwtest_run_args(prefix, (const char *[]){"--db", full, NULL}, &out, &err);
+    cr_assert_eq(rc, 0, "%s uninterrupted: exit %d: %s", tag, rc, err);
+    double best_full = best_of(out);
+    free(out);
+    free(err);
+    for (int i = 0; i < nkills; i++) kill_one(prefix, tag, full, best_full, i, budget, kills[i], every, killed_status);
+}
+
+static void kill_and_resume(const char *const *prefix, const char *tag, long long budget, long long kill,
+                            const char *every, int killed_status) {
+    kill_and_resume_n(prefix, tag, budget, &kill, 1, every, killed_status);
+}
+
 /* the kill point: a seeded RNG over (lo, hi) */
 static long long pick(unsigned seed, long long lo, long long hi) {
     srand(seed);
@@ -139,6 +155,46 @@ Test(resume, ppo) {
     const char *prefix[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--seed", "3", "--budget", "1200",
                             "--num-steps", "64", "--quiet", NULL};
     kill_and_resume(prefix, "ppo", 1200, pick(11, 200, 1100), "150", 137);
+}
+
+Test(resume, sac) {
+    char bin[4096];
+    cr_assert(hwtest_bin("hwgym-sac", bin, sizeof bin));
+    const char *prefix[] = {bin,      "--endpoint", "local", "--env",   "diag-v0",          "--seed", "3",
+                            "--budget", "300",      "--hidden", "16",   "--batch",          "16",     "--learning-starts",
+                            "40",     "--quiet",    NULL};
+    kill_and_resume(prefix, "sac", 300, pick(13, 60, 280), "50", 137);
+}
+
+/* wrapper mode (an agent-side design of D micro-steps) on diag-v0 */
+Test(resume, tdm_ppo_wrapper) {
+    char bin[4096];
+    cr_assert(hwtest_bin("hwgym-tdm-ppo", bin, sizeof bin));
+    const char *prefix[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--seed", "3", "--budget", "200",
+                            "--num-steps", "32", "--quiet", NULL};
+    kill_and_resume(prefix, "tdm-wrapper", 200, pick(14, 40, 190), "30", 137);
+}
+
+/* native mode: dram-v0's own TDM action space, 10 steps per design */
+Test(resume, tdm_ppo_native) {
+    char bin[4096];
+    cr_assert(hwtest_bin("hwgym-tdm-ppo", bin, sizeof bin));
+    const char *prefix[] = {bin, "--endpoint", "local", "--env", "dram-v0", "--config", "{\"action_space\":\"tdm\"}",
+                            "--seed", "5", "--budget", "120", "--num-steps", "32", "--quiet", NULL};
+    kill_and_resume(prefix, "tdm-native", 120, pick(15, 25, 115), "20", 137);
+}
+
+/* 5 training episodes of 16 steps on a small layer, then the greedy episode (16 steps): one kill
+ * lands in training (the checkpointed state continues), one in the greedy episode (its trials are
+ * dropped and it is played again after the rest of training). */
+#define RLS_LAYER "{\"accelerator\":\"eyeriss_v1\",\"layer\":{\"C\":16,\"K\":16,\"R\":1,\"S\":1,\"P\":7,\"Q\":7}}"
+Test(resume, rlsched) {
+    char bin[4096];
+    cr_assert(hwtest_bin("hwgym-rlsched", bin, sizeof bin));
+    const char *prefix[] = {bin, "--endpoint", "local", "--config", RLS_LAYER, "--seed", "3", "--episodes", "5",
+                            "--budget", "100000", "--num-steps", "16", "--minibatch", "8", "--quiet", NULL};
+    long long kills[2] = {pick(16, 10, 80), pick(17, 81, 95)};
+    kill_and_resume_n(prefix, "rlsched", 96, kills, 2, "20", 137);
 }
 
 Test(resume, marl) {
@@ -190,13 +246,25 @@ Test(resume, config_mismatch_is_refused) {
     cr_assert_eq(hwtest_run(p3, NULL, &err), 2);
     cr_assert(strstr(err, "--resume needs --checkpoint"), "%s", err);
     free(err);
-    /* an agent without checkpoints refuses the options instead of silently ignoring them */
-    char sac[4096];
-    if (hwtest_bin("hwgym-sac", sac, sizeof sac)) {
-        const char *p4[] = {sac, "--endpoint", "local", "--env", "diag-v0", "--budget", "10", "--db", db, "--resume",
-                            "--quiet", NULL};
-        cr_assert_eq(hwtest_run(p4, NULL, &err), 1);
-        cr_assert(strstr(err, "does not checkpoint"), "%s", err);
-        free(err);
+}
+
+/* An agent that never wires checkpoints (ag_ckpt_ctl_init) refuses --checkpoint-every and
+ * --resume at ag_run_begin instead of silently not checkpointing. In-process: this test's
+ * process never called ag_ckpt_ctl_init. */
+Test(resume, agent_without_checkpoints_refuses_the_options) {
+    char db[256];
+    snprintf(db, sizeof db, "%s/n.db", tmp);
+    for (int k = 0; k < 2; k++) {
+        ag_opts o;
+        memset(&o, 0, sizeof o);
+        o.env = "diag-v0";
+        o.endpoint = "local";
+        o.budget = 10;
+        o.db = db;
+        if (k) o.resume = true;
+        else o.checkpoint_every = 5;
+        hw_err err = {0};
+        cr_assert_null(ag_run_begin(&o, "hwgym-x", NULL, &err), "%s", k ? "--resume" : "--checkpoint-every");
+        cr_assert(strstr(err.msg, "hwgym-x does not checkpoint"), "%s", err.msg);
     }
 }
