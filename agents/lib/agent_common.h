@@ -152,10 +152,16 @@ void ag_sess_free(ag_sess *s);
  * use the one at ag_sess_spread_index(n) (HWGYM_SPREAD_INDEX, else SLURM_ARRAY_TASK_ID, else
  * SLURM_PROCID, modulo n; 0 when none is set), evaluate_batch splits its points into contiguous
  * chunks, one per server, evaluated concurrently and gathered in order (same results as one
- * server). Multi-agent sessions use the first endpoint only. */
+ * server). ag_sess_make with agents and ag_sess_join use the first endpoint only: hwgym-marl
+ * picks one server per run (ag_run_spread_index) and passes only that one. */
 int ag_endpoint_count(const char *endpoint);
 int ag_endpoint_nth(const char *endpoint, int k, char *out, size_t cap); /* 0, or -1 when absent */
 int ag_sess_spread_index(int n);
+/* The server of a whole run whose session cannot be split (a multi-agent session: its agents
+ * meet at one barrier, so hwgym-marl puts it on one server): HWGYM_SPREAD_INDEX, else
+ * SLURM_ARRAY_TASK_ID, else seed, modulo n. (Not SLURM_PROCID: a batch script's launcher is
+ * rank 0 in every job, so independent runs spread by their seed.) */
+int ag_run_spread_index(int n, int64_t seed);
 /* Number of choices per action element (integer spaces); out has act_dim entries. 0 on Box. */
 int ag_sess_choices(const ag_sess *s, int64_t *out);
 

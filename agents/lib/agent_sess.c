@@ -66,6 +66,20 @@ int ag_sess_spread_index(int n) {
     return 0;
 }
 
+int ag_run_spread_index(int n, int64_t seed) {
+    const char *vars[] = {"HWGYM_SPREAD_INDEX", "SLURM_ARRAY_TASK_ID", NULL};
+    if (n <= 1) return 0;
+    long long x = (long long)(seed % n);
+    for (int i = 0; vars[i]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) {
+            x = strtoll(v, NULL, 10) % n;
+            break;
+        }
+    }
+    return (int)((x + n) % n);
+}
+
 static bool is_local(const char *ep) { return ep && (!strcmp(ep, "local") || !strcmp(ep, "inproc")); }
 
 static void set_info(ag_sess *s, json_t *info /* stolen */) {

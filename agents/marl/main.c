@@ -31,7 +31,10 @@ static const char *usage =
     "       hwgym-marl report --help        (the paper-comparison report tool)\n"
     "Decentralised multi-agent RL over one env: one hwgym-marl-worker process per agent, each\n"
     "controlling its own action elements, all sharing the observation and the reward.\n"
-    "  --endpoint EP          server (tcp://127.0.0.1:5555)\n"
+    "  --endpoint EP          server (tcp://127.0.0.1:5555); EP1,EP2,...: the run's session goes to\n"
+    "                         ONE of them (its agents meet at one barrier), picked by\n"
+    "                         HWGYM_SPREAD_INDEX, else SLURM_ARRAY_TASK_ID, else --seed, modulo the\n"
+    "                         count: independent runs spread over the servers (docs/cluster.md)\n"
     "  --env ID               env id (required), --config JSON|@file its config\n"
     "  --seed N               run seed (0): episode e resets with seed N+e; policies seeded from N\n"
     "  --budget N             total env samples (1000); every agent acts in every sample\n"
@@ -280,6 +283,16 @@ int main(int argc, char **argv) {
             return bad("unknown option '%s'", a);
     }
     if (!env) return bad("missing %s", "--env ID");
+    /* several servers: this run's multi-agent session lives on one (docs/cluster.md) */
+    char ep_pick[1024];
+    int nep = ag_endpoint_count(endpoint);
+    if (nep > 1) {
+        int k = ag_run_spread_index(nep, (int64_t)seed);
+        if (ag_endpoint_nth(endpoint, k, ep_pick, sizeof ep_pick))
+            return bad("--endpoint: '%s' has an empty item", endpoint);
+        if (!quiet) fprintf(stderr, "hwgym-marl: session on server %d of %d: %s\n", k + 1, nep, ep_pick);
+        endpoint = ep_pick;
+    }
     if (strcmp(policy, "ppo") && strcmp(policy, "random") && strcmp(policy, "ppo-linear"))
         return bad("--policy: '%s' is not ppo, ppo-linear or random", policy);
     /* many worker processes on few cores: one BLAS thread each (unless the user says otherwise) */

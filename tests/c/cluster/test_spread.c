@@ -96,3 +96,37 @@ Test(spread, a_bad_item_is_named) {
     cr_assert(strstr(e, "item 2"), "%s", e);
     free(e);
 }
+
+/* A multi-agent session lives on one server (its agents meet at one barrier): hwgym-marl given
+ * both endpoints puts each run's session on one of them, by --seed when no spread index is set
+ * (HWGYM_SPREAD_INDEX, SLURM_ARRAY_TASK_ID), so independent runs spread over the servers. */
+static void marl_run(const char *bin, const char *eps, const char *seed) {
+    const char *argv[] = {bin,        "--endpoint", eps,      "--env",    "diag-v0", "--config", "{\"dims\":2}",
+                          "--policy", "random",     "--seed", seed,       "--budget", "30",      "--quiet", NULL};
+    char *e = NULL;
+    int rc = hwtest_run(argv, NULL, &e);
+    cr_assert_eq(rc, 0, "hwgym-marl --seed %s: exit %d: %s", seed, rc, e);
+    free(e);
+}
+
+Test(spread, marl_runs_spread_one_session_per_server) {
+    char bin[4096], both[400];
+    cr_assert(hwtest_bin("hwgym-marl", bin, sizeof bin));
+    snprintf(both, sizeof both, "%s,%s", s1.endpoint, s2.endpoint);
+    unsetenv("HWGYM_SPREAD_INDEX");
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    marl_run(bin, both, "4"); /* 4 mod 2: the first server */
+    cr_assert_eq(op_count(s1.endpoint, "join"), 2, "both agents join on server 1");
+    cr_assert_eq(op_count(s1.endpoint, "step"), 2 * 30);
+    cr_assert_eq(op_count(s2.endpoint, "make"), 0, "server 2 got a session of the seed-4 run");
+    marl_run(bin, both, "7"); /* the second */
+    cr_assert_eq(op_count(s2.endpoint, "join"), 2);
+    cr_assert_eq(op_count(s2.endpoint, "step"), 2 * 30);
+    cr_assert_eq(op_count(s1.endpoint, "step"), 2 * 30, "the seed-7 run stepped on server 1");
+    /* an explicit spread index wins over the seed */
+    setenv("HWGYM_SPREAD_INDEX", "0", 1);
+    marl_run(bin, both, "7");
+    unsetenv("HWGYM_SPREAD_INDEX");
+    cr_assert_eq(op_count(s1.endpoint, "step"), 4 * 30);
+    cr_assert_eq(op_count(s2.endpoint, "step"), 2 * 30);
+}
