@@ -5,7 +5,11 @@
  *     < 10 ms);
  *  2. scaling, same clients for HWGYM_SCALE_SECONDS (default 15): one server with --workers 2
  *     against two servers with --workers 1 each (clients split between them), ratio of steps/s.
- * Usage: bench_cluster [--clients N]   (servers: BUILD/bin/hwgym-server) */
+ * Both print the server's CPU time per step (user+sys of the server processes from /proc, which
+ * does not depend on how busy the machine is, unlike the latencies) and the load average at the
+ * start and the end of each measurement: a figure taken on a loaded machine says so.
+ * Usage: bench_cluster [--clients N]   (servers: BUILD/bin/hwgym-server, or HWGYM_SERVER_BIN
+ * for an A/B comparison of two builds) */
 #include <libgen.h>
 #include <math.h>
 #include <pthread.h>
@@ -84,10 +88,35 @@ static int cmp_f(const void *a, const void *b) {
 
 typedef struct load_res {
     double steps_s, p50_ms, p99_ms;
+    double cpu_us; /* server CPU (user+sys) per step, microseconds */
+    double load0, load1; /* 1-minute load average at the start and the end */
 } load_res;
 
-/* nclients clients, client i on eps[i % neps], for secs seconds. */
-static int load(const char *const *eps, int neps, int nclients, double secs, load_res *out) {
+/* user+sys CPU seconds of process p so far (/proc/p/stat fields 14 and 15), NAN if unreadable */
+static double proc_cpu(pid_t p) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+    FILE *f = fopen(path, "r");
+    if (!f) return NAN;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *q = strrchr(buf, ')'); /* the command may hold spaces */
+    unsigned long long ut = 0, st = 0;
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return NAN;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double load1(void) {
+    double l[1];
+    return getloadavg(l, 1) == 1 ? l[0] : NAN;
+}
+
+/* nclients clients, client i on eps[i % neps], for secs seconds; pids: the servers. */
+static int load(const char *const *eps, const pid_t *pids, int neps, int nclients, double secs, load_res *out) {
+    out->load0 = load1();
+    double cpu0 = 0;
+    for (int i = 0; i < neps; i++) cpu0 += proc_cpu(pids[i]);
     hwc_ctx *ctx = hwc_ctx_new();
     client *cs = calloc((size_t)nclients, sizeof *cs);
     pthread_t *th = calloc((size_t)nclients, sizeof *th);
@@ -109,6 +138,10 @@ static int load(const char *const *eps, int neps, int nclients, double secs, loa
         }
     }
     double el = now() - t0;
+    double cpu1 = 0;
+    for (int i = 0; i < neps; i++) cpu1 += proc_cpu(pids[i]);
+    out->load1 = load1();
+    out->cpu_us = total ? 1e6 * (cpu1 - cpu0) / (double)total : NAN;
     float *all = malloc(sizeof(float) * (total + 1));
     size_t k = 0;
     for (int i = 0; i < nclients; i++) {
@@ -171,6 +204,8 @@ int main(int argc, char **argv) {
     exe[ln > 0 ? ln : 0] = 0;
     char bin[4200];
     snprintf(bin, sizeof bin, "%s/bin/hwgym-server", dirname(dirname(exe)));
+    if (getenv("HWGYM_SERVER_BIN") && *getenv("HWGYM_SERVER_BIN"))
+        snprintf(bin, sizeof bin, "%s", getenv("HWGYM_SERVER_BIN"));
     int port = 21000 + (int)(getpid() % 20000);
     char ep1[64], ep2[64];
     snprintf(ep1, sizeof ep1, "tcp://127.0.0.1:%d", port);
@@ -183,12 +218,16 @@ int main(int argc, char **argv) {
     }
     load_res r1;
     const char *one[] = {ep1};
-    int rc = load(one, 1, nclients, secs, &r1);
-    printf("load: %d clients x %.0f s, diag-v0 steps, one server --workers 2 (tcp loopback):\n"
-           "  %.0f steps/s, round trip p50 %.2f ms, p99 %.2f ms (target p99 < 10 ms: %s)\n",
-           nclients, secs, r1.steps_s, r1.p50_ms, r1.p99_ms, r1.p99_ms < 10 ? "met" : "NOT met");
+    int rc = load(one, &a, 1, nclients, secs, &r1);
+    printf("load: %d clients x %.0f s, diag-v0 steps, one server --workers 2 (tcp loopback), %s:\n"
+           "  %.0f steps/s, round trip p50 %.2f ms, p99 %.2f ms (target p99 < 10 ms: %s); server CPU %.1f us/step\n"
+           "  load average %.2f at the start, %.2f at the end on %ld cores%s\n",
+           nclients, secs, bin, r1.steps_s, r1.p50_ms, r1.p99_ms, r1.p99_ms < 10 ? "met" : "NOT met", r1.cpu_us,
+           r1.load0, r1.load1, sysconf(_SC_NPROCESSORS_ONLN),
+           r1.load0 > 1.5 || r1.load1 > 1.5 + nclients / 32.0 ? " (a LOADED machine: not a clean measurement)" : "");
+    fflush(stdout);
     load_res s1, s2;
-    rc |= load(one, 1, nclients, ssecs, &s1);
+    rc |= load(one, &a, 1, nclients, ssecs, &s1);
     stop_server(a);
     a = start_server(bin, ep1, "1");
     pid_t b = start_server(bin, ep2, "1");
@@ -199,11 +238,14 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *two[] = {ep1, ep2};
-    rc |= load(two, 2, nclients, ssecs, &s2);
+    pid_t ab[2] = {a, b};
+    rc |= load(two, ab, 2, nclients, ssecs, &s2);
     stop_server(a);
     stop_server(b);
-    printf("scaling: %d clients x %.0f s: one server --workers 2: %.0f steps/s (p99 %.2f ms); two servers "
-           "--workers 1: %.0f steps/s (p99 %.2f ms): ratio two/one %.2f\n",
-           nclients, ssecs, s1.steps_s, s1.p99_ms, s2.steps_s, s2.p99_ms, s2.steps_s / s1.steps_s);
+    printf("scaling: %d clients x %.0f s: one server --workers 2: %.0f steps/s (p99 %.2f ms, %.1f us CPU/step); two "
+           "servers --workers 1: %.0f steps/s (p99 %.2f ms, %.1f us CPU/step): ratio two/one %.2f\n"
+           "  load average %.2f at the start, %.2f at the end\n",
+           nclients, ssecs, s1.steps_s, s1.p99_ms, s1.cpu_us, s2.steps_s, s2.p99_ms, s2.cpu_us, s2.steps_s / s1.steps_s,
+           s1.load0, s2.load1);
     return rc ? 1 : 0;
 }
