@@ -110,6 +110,14 @@ int main(int argc, char **argv) {
     if (!(run = ag_run_resume(&o, "hwgym-rlsched", acfg, ctl.resume, worker ? worker : "0", &err))) goto out;
     /* the greedy episode follows training, after every checkpoint: a resumed run plays it again */
     if (ctl.resume && ag_run_drop_worker(run, "greedy", &err)) goto out;
+    if (eval_only && ag_ckpt_on(&ctl) && !ctl.resume) {
+        /* no training, so no checkpoint of its own: one at sample 0 keeps the run id, so that a
+           killed evaluation resumes into the same run */
+        ag_ckpt *k = ag_ckpt_new();
+        int e = ag_ckpt_commit(&ctl, k, run, 0, &err);
+        ag_ckpt_free(k);
+        if (e) goto out;
+    }
     int frc = 0;
     if (!eval_only) frc = rls_train(s, run, p, &c, objective, o.seed, o.budget, &tr, &err);
     if (!frc && (eval_only || !no_greedy)) frc = rls_eval(s, run, p, objective, o.seed, INT64_MAX, &gr, &err);

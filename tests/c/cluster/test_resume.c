@@ -195,6 +195,16 @@ Test(resume, rlsched) {
                             "--budget", "100000", "--num-steps", "16", "--minibatch", "8", "--quiet", NULL};
     long long kills[2] = {pick(16, 10, 80), pick(17, 81, 95)};
     kill_and_resume_n(prefix, "rlsched", 96, kills, 2, "20", 137);
+    /* --eval-only (no training): the run id is checkpointed at sample 0, a killed evaluation
+     * resumes into the same run and plays the greedy episode again */
+    char w[256];
+    snprintf(w, sizeof w, "%s/rls.weights", tmp);
+    const char *save[] = {bin, "--endpoint", "local", "--config", RLS_LAYER, "--seed", "3", "--episodes", "1",
+                          "--no-greedy", "--quiet", "--save", w, NULL};
+    cr_assert_eq(hwtest_run(save, NULL, NULL), 0);
+    const char *ev[] = {bin, "--endpoint", "local", "--config", RLS_LAYER, "--seed", "3", "--load", w,
+                        "--eval-only", "--quiet", NULL};
+    kill_and_resume(ev, "rlsched-eval", 16, pick(18, 2, 15), "5", 137);
 }
 
 Test(resume, marl) {
