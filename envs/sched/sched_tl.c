@@ -14,7 +14,14 @@
  * Spatial fan-outs: children whose deltas coincide (the fanned-out dimension does not move the
  * tensor) are served by one multicast access. Levels that bypass a tensor pass their
  * children's demand up (scaled as Timeloop's tile masking does). Outputs: the first write of
- * each element of a level's partition is not preceded by a read. */
+ * each element of a level's partition is not preceded by a read.
+ *
+ * Speed (the cost core of sched-v0, <= 1 us per table): every count is an integer-valued
+ * double, so products of factors are exact in any order; the code skips multiplications by 1,
+ * walks each input loop nest in O(1) per loop (a loop moves the input tile along one data axis),
+ * tests the MAC fan-out's neighbour differences only against the moves that occur, and keeps
+ * every floating-point operation whose result is not an exact integer in its original order,
+ * so the numbers are bit-identical to the straightforward formulas. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,36 +35,28 @@ static const int rel[SCHED_NT][SCHED_NDIM] = {
     /* O */ {1, 0, 1, 1, 0, 0, 1, 1},
 };
 
+/* data axis (of the 5 of project()) of each dimension per tensor, -1 = irrelevant; inputs: P
+ * and R share axis 3, Q and S axis 4 (P and Q scaled by the stride) */
+static const signed char data_axis[SCHED_NT][SCHED_NDIM] = {
+    /*        B   C   G   K   R   S   P   Q */
+    /* I */ {0, 2, 1, -1, 3, 4, 3, 4},
+    /* W */ {-1, 0, 1, 2, 3, 4, -1, -1},
+    /* O */ {0, -1, 1, 2, -1, -1, 3, 4},
+};
+
 static inline double tile_words(int t, const double *x, double st) {
     if (t == ST_I) return x[SD_B] * x[SD_G] * x[SD_C] * ((x[SD_P] - 1) * st + x[SD_R]) * ((x[SD_Q] - 1) * st + x[SD_S]);
     if (t == ST_W) return x[SD_G] * x[SD_K] * x[SD_C] * x[SD_R] * x[SD_S];
     return x[SD_B] * x[SD_G] * x[SD_K] * x[SD_P] * x[SD_Q];
 }
 
-/* fraction of a tile (extents e) that is new after a move by sh (operation space) */
-static inline double delta_frac(int t, const double *sh, const double *e, double st) {
-    double a[5], ext[5];
-    int n;
-    if (t == ST_I) {
-        a[0] = sh[SD_B], a[1] = sh[SD_G], a[2] = sh[SD_C];
-        ext[0] = e[SD_B], ext[1] = e[SD_G], ext[2] = e[SD_C];
-        a[3] = st * sh[SD_P] + sh[SD_R], ext[3] = (e[SD_P] - 1) * st + e[SD_R];
-        a[4] = st * sh[SD_Q] + sh[SD_S], ext[4] = (e[SD_Q] - 1) * st + e[SD_S];
-        n = 5;
-    } else {
-        n = 0;
-        for (int d = 0; d < SCHED_NDIM; d++)
-            if (rel[t][d]) a[n] = sh[d], ext[n] = e[d], n++;
-    }
-    int nz = 0;
-    double f = 0;
-    for (int i = 0; i < n; i++) {
-        if (a[i] == 0) continue;
-        if (++nz > 1) return 1;
-        double m = fabs(a[i]);
-        f = m >= ext[i] ? 1 : m / ext[i];
-    }
-    return nz ? f : 0;
+/* round() for every finite double, inline (x86-64 without SSE4.1 calls libm for round) */
+static inline double round_exact(double x) {
+    if (!(fabs(x) < 4503599627370496.0)) return x; /* >= 2^52: already an integer (or NaN/inf) */
+    double t = (double)(long long)x, f = x - t;    /* trunc and the exact fraction */
+    if (f >= 0.5) return t + 1;
+    if (f <= -0.5) return t - 1;
+    return copysign(t, x);
 }
 
 /* distinct values of a*i + b*j, i < fa, j < fb (a, b > 0) */
@@ -75,7 +74,19 @@ static double distinct2(double a, double b, double fa, double fb) {
     return fa * fb - ci * cj;
 }
 
-static inline void project(int t, const double *x, double st, double *o);
+/* project an operation-space vector on tensor t's data space (5 coordinates) */
+static inline void project(int t, const double *x, double st, double *o) {
+    if (t == ST_I) {
+        o[0] = x[SD_B], o[1] = x[SD_G], o[2] = x[SD_C];
+        o[3] = st * x[SD_P] + x[SD_R], o[4] = st * x[SD_Q] + x[SD_S];
+        return;
+    }
+    int n = 0;
+    for (int d = 0; d < SCHED_NDIM; d++)
+        if (rel[t][d]) o[n++] = x[d];
+}
+
+#define TL_MAXLOOP (TL_MAXLV * SCHED_NDIM)
 
 /* shared per-spec geometry */
 typedef struct tl_geo {
@@ -83,56 +94,69 @@ typedef struct tl_geo {
     double prev[TL_MAXLV][SCHED_NDIM]; /* extents below the level (ext of level-1) */
     double F[TL_MAXLV], FX[TL_MAXLV], FY[TL_MAXLV];
     int nloop, first[TL_MAXLV + 1]; /* walk loops (n >= 2) innermost first; first[l]: first loop of level l */
-    int ldim[TL_MAXLV * SCHED_NDIM];
-    double ln[TL_MAXLV * SCHED_NDIM], lsig[TL_MAXLV * SCHED_NDIM];
+    int ldim[TL_MAXLOOP];
+    double ln[TL_MAXLOOP], lsig[TL_MAXLOOP];
     double temporal, spatial;
-    double suf[TL_MAXLV * SCHED_NDIM + 1]; /* suf[j] = product of the walk loops j.. */
-    double pstep[SCHED_NT][TL_MAXLV * SCHED_NDIM][5]; /* each walk loop's step in data space (inputs only) */
+    double suf[TL_MAXLOOP + 1]; /* suf[j] = product of the walk loops j.. */
+    double coef[TL_MAXLOOP];    /* (n_j - 1) * suf[j + 1]: visits of loop j's second iteration */
+    int iax[TL_MAXLOOP];        /* inputs: the data axis each walk loop moves (-1: none) ... */
+    double ipv[TL_MAXLOOP];     /* ... and by how much */
 } tl_geo;
 
 static void geometry(const tl_spec *s, tl_geo *g) {
     double run[SCHED_NDIM];
     for (int d = 0; d < SCHED_NDIM; d++) run[d] = 1;
-    g->nloop = 0;
-    g->temporal = 1;
-    g->spatial = 1;
+    int nloop = 0;
+    double temporal = 1, spatial = 1, st = s->stride;
     for (int l = 0; l < s->nl; l++) {
         const tl_level *v = &s->lv[l];
         memcpy(g->prev[l], run, sizeof run);
-        g->F[l] = g->FX[l] = g->FY[l] = 1;
-        for (int d = 0; d < SCHED_NDIM; d++) {
-            run[d] *= v->sf[d];
-            g->F[l] *= v->sf[d];
-            if (v->saxis[d]) g->FY[l] *= v->sf[d];
-            else g->FX[l] *= v->sf[d];
-        }
-        g->spatial *= g->F[l];
-        g->first[l] = g->nloop;
-        for (int i = 0; i < SCHED_NDIM; i++) {
-            int d = v->tperm[i];
-            int n = v->tf[d];
-            g->temporal *= n;
-            if (n >= 2) {
-                g->ldim[g->nloop] = d;
-                g->ln[g->nloop] = n;
-                g->lsig[g->nloop] = run[d];
-                g->nloop++;
+        int any = 0;
+        for (int d = 0; d < SCHED_NDIM; d++) any |= v->sf[d] ^ 1;
+        if (!any) {
+            g->F[l] = g->FX[l] = g->FY[l] = 1;
+        } else {
+            double F = 1, FX = 1, FY = 1;
+            for (int d = 0; d < SCHED_NDIM; d++) {
+                run[d] *= v->sf[d];
+                F *= v->sf[d];
+                if (v->saxis[d]) FY *= v->sf[d];
+                else FX *= v->sf[d];
             }
-            run[d] *= n;
+            g->F[l] = F, g->FX[l] = FX, g->FY[l] = FY;
+            spatial *= F;
         }
+        g->first[l] = nloop;
+        any = 0;
+        for (int d = 0; d < SCHED_NDIM; d++) any |= v->tf[d] ^ 1;
+        if (any) /* branch-free: every entry is written, the loop counter moves on for n >= 2;
+                  * multiplying by 1 changes nothing */
+            for (int i = 0; i < SCHED_NDIM; i++) {
+                int d = v->tperm[i];
+                int n = v->tf[d];
+                g->ldim[nloop] = d;
+                g->ln[nloop] = n;
+                g->lsig[nloop] = run[d];
+                /* the input tile's move along its data axis (project() of a one-hot vector) */
+                g->iax[nloop] = data_axis[ST_I][d];
+                g->ipv[nloop] = (d == SD_P || d == SD_Q) ? st * run[d] : run[d];
+                nloop += n >= 2;
+                temporal *= n;
+                run[d] *= n;
+            }
         memcpy(g->ext[l], run, sizeof run);
     }
-    g->first[s->nl] = g->nloop;
-    g->suf[g->nloop] = 1;
-    for (int j = g->nloop - 1; j >= 0; j--) g->suf[j] = g->suf[j + 1] * g->ln[j];
-    for (int j = 0; j < g->nloop; j++) {
-        double x[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0};
-        x[g->ldim[j]] = g->lsig[j];
-        project(ST_I, x, s->stride, g->pstep[ST_I][j]); /* only inputs walk loop by loop */
+    g->nloop = nloop;
+    g->temporal = temporal;
+    g->spatial = spatial;
+    g->first[s->nl] = nloop;
+    g->suf[nloop] = 1;
+    for (int j = nloop - 1; j >= 0; j--) {
+        g->coef[j] = (g->ln[j] - 1) * g->suf[j + 1];
+        g->suf[j] = g->suf[j + 1] * g->ln[j];
     }
 }
 
-/* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
 /* One move of a tile by D (data space, 5 coordinates, extents ext) given the gradient of the
  * previous move (0 none, else 1 + 2*axis + (D>0)): Timeloop's box difference keeps a partial
  * delta only when the boxes differ along one axis and the window keeps moving the same way
@@ -161,11 +185,11 @@ static inline int tile_move(const double *D, const double *ext, int gin, double 
 
 typedef struct walk_ctx {
     int m;
-    double n[TL_MAXLV * SCHED_NDIM];
-    double D[TL_MAXLV * SCHED_NDIM][5];
+    double n[TL_MAXLOOP];
+    double D[TL_MAXLOOP][5];
     double ext[5];
-    double memo_sum[TL_MAXLV * SCHED_NDIM + 1][11];
-    signed char memo_out[TL_MAXLV * SCHED_NDIM + 1][11];
+    double memo_sum[TL_MAXLOOP + 1][11];
+    signed char memo_out[TL_MAXLOOP + 1][11];
 } walk_ctx;
 
 /* moves of the subnest k.. (outer to inner) entered with gradient gin: Timeloop visits
@@ -191,165 +215,71 @@ static double walk_rec(walk_ctx *w, int k, int gin, int *gout) {
     return sum;
 }
 
-static inline void project(int t, const double *x, double st, double *o);
-
-/* Timeloop's walk-delta sum of a tile (extents e) of tensor t over the temporal loops lo.. */
-static double walk_from(const tl_geo *g, const double *e, int lo, int t, double st) {
-    double T = tile_words(t, e, st);
-    int hi = g->nloop;
-    if (lo >= hi) return T;
-    double ext[5], D[TL_MAXLV * SCHED_NDIM][5], one[SCHED_NDIM];
-    int m = hi - lo;
-    for (int q = 0; q < SCHED_NDIM; q++) one[q] = e[q] - 1;
-    project(t, one, st, ext);
-    for (int i = 0; i < 5; i++) ext[i] += 1;
-    /* moves in data space (projection is linear): loop j's step minus the inner loops' resets.
-     * Without a partial move (one axis, less than the extent) every move brings all or nothing
-     * and the residual-tile rule never applies: closed form */
-    double R[5] = {0, 0, 0, 0, 0}, sum = 0;
-    int partial = 0;
-    for (int j = lo; j < hi; j++) {
-        double *Dk = D[hi - 1 - j]; /* outer to inner */
-        const double *P = g->pstep[t][j];
-        int nz = 0, ax = 0;
-        for (int i = 0; i < 5; i++) {
-            Dk[i] = P[i] - R[i];
-            R[i] += P[i];
-            if (Dk[i] != 0) nz++, ax = i;
-        }
-        if (nz == 1 && fabs(Dk[ax]) < ext[ax]) partial = 1;
-        /* (n_j - 1) * product of the loops outside j */
-        if (nz) sum += (g->ln[j] - 1) * (g->suf[j + 1]);
-    }
-    if (!partial) return T * (1 + sum);
+/* the residual-tile walk of an input tile (data-space extents ext) over the loops lo.. */
+static double walk_partial(const tl_geo *g, const double *ext, int lo) {
     walk_ctx w;
-    w.m = m;
-    memcpy(w.ext, ext, sizeof ext);
+    int hi = g->nloop;
+    w.m = hi - lo;
+    memcpy(w.ext, ext, sizeof w.ext);
+    /* moves in data space: loop j's step minus the inner loops' resets */
+    double R[5] = {0, 0, 0, 0, 0};
     for (int j = lo; j < hi; j++) {
-        int k = hi - 1 - j;
-        memcpy(w.D[k], D[k], sizeof D[k]);
+        int k = hi - 1 - j; /* outer to inner */
+        for (int i = 0; i < 5; i++) {
+            double P = i == g->iax[j] ? g->ipv[j] : 0;
+            w.D[k][i] = P - R[i];
+            R[i] += P;
+        }
         w.n[k] = g->ln[j];
     }
     for (int k = 0; k <= w.m; k++)
         for (int q = 0; q < 11; q++) w.memo_out[k][q] = -1;
     int gout;
-    return T * (1 + walk_rec(&w, 0, 0, &gout));
+    return walk_rec(&w, 0, 0, &gout);
 }
 
-/* project an operation-space vector on tensor t's data space (5 coordinates) */
-static inline void project(int t, const double *x, double st, double *o) {
-    if (t == ST_I) {
-        o[0] = x[SD_B], o[1] = x[SD_G], o[2] = x[SD_C];
-        o[3] = st * x[SD_P] + x[SD_R], o[4] = st * x[SD_Q] + x[SD_S];
-        return;
-    }
-    int n = 0;
-    for (int d = 0; d < SCHED_NDIM; d++)
-        if (rel[t][d]) o[n++] = x[d];
-}
-
-#define TL_MAXKIDS 64
-
-static inline int eq5(const double *a, const double *b) {
-    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4];
-}
-
-static double groups(const tl_spec *s, const tl_geo *g, int l, int t);
-
-/* Accesses into level 0 when it fans out to the MACs: every temporal step delivers each MAC
- * its operand point, one access per distinct point (multicast); a MAC whose point equals what
- * a mesh neighbour received at the previous visited step is served over the link instead when
- * that lowers the step's count (Timeloop's link transfers). */
-static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, double st) {
-    const tl_level *v = &s->lv[0];
-    int nk = (int)g->F[0];
-    if (nk > TL_MAXKIDS) return g->temporal * groups(s, g, 0, t);
-    /* children: Y loops outer, X loops inner, dimensions in index order */
-    double off[TL_MAXKIDS][5];
-    int idx[SCHED_NDIM] = {0};
-    for (int c = 0; c < nk; c++) {
-        double x[SCHED_NDIM] = {0};
-        for (int d = 0; d < SCHED_NDIM; d++) x[d] = idx[d];
-        project(t, x, st, off[c]);
-        /* increment: X dims least significant */
-        for (int pass = 0; pass < 2; pass++) {
-            int done = 0;
-            for (int d = 0; d < SCHED_NDIM && !done; d++) {
-                if (v->saxis[d] != pass || v->sf[d] < 2) continue;
-                if (++idx[d] < v->sf[d]) done = 1;
-                else idx[d] = 0;
-            }
-            if (done) break;
+/* Timeloop's walk-delta sum of an input tile (extents e) over the temporal loops lo.. Each
+ * loop moves the tile along one data axis; loop j's move is its step minus the steps of the
+ * loops inside it (lo..j-1), so it is nonzero along j's axis and every axis an inner loop
+ * moved. Without a partial move (one axis, less than the extent) every move brings all or
+ * nothing and the residual-tile rule never applies: closed form. */
+static double walk_input(const tl_geo *g, const double *e, int lo, double st) {
+    double T = tile_words(ST_I, e, st);
+    int hi = g->nloop;
+    if (lo >= hi) return T;
+    double ext[5] = {e[SD_B] - 1 + 1, e[SD_G] - 1 + 1, e[SD_C] - 1 + 1, st * (e[SD_P] - 1) + (e[SD_R] - 1) + 1,
+                     st * (e[SD_Q] - 1) + (e[SD_S] - 1) + 1};
+    double R[5] = {0, 0, 0, 0, 0}, sum = 0;
+    int nR = 0; /* axes with R != 0 (steps are positive: R only grows) */
+    for (int j = lo; j < hi; j++) {
+        int a = g->iax[j], nz, k = -1;
+        double m = 0;
+        if (a < 0) {
+            nz = nR;
+        } else {
+            double Da = g->ipv[j] - R[a];
+            int ra = R[a] != 0;
+            nz = nR - ra + (Da != 0);
+            if (nz == 1 && Da != 0) k = a, m = fabs(Da);
+            R[a] += g->ipv[j];
+            nR += !ra && R[a] != 0;
         }
-    }
-    double hx = s->mac_meshx / v->meshx, hy = (s->mac_instances / s->mac_meshx) / (v->instances / v->meshx);
-    int H = (int)(hx > g->FX[0] ? hx : g->FX[0]), V = (int)(hy > g->FY[0] ? hy : g->FY[0]);
-    double grp = groups(s, g, 0, t);
-    /* every distinct neighbour difference off[m] - off[c]: a step whose move equals one of them
-     * lets some MACs take their operand from a neighbour; the count left for each is fixed */
-    enum { MAXDIFF = 4 * TL_MAXKIDS };
-    double dv[MAXDIFF][5], dcnt[MAXDIFF];
-    int nd = 0;
-    for (int c = 0; c < nk; c++) {
-        int h = c % H, w = c / H;
-        int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
-        for (int q = 0; q < 4; q++) {
-            int nh = nb[q][0], nw = nb[q][1];
-            if (nh < 0 || nh >= H || nw < 0 || nw >= V || nw * H + nh >= nk) continue;
-            int m = nw * H + nh, found = 0;
-            double x[5];
-            for (int k = 0; k < 5; k++) x[k] = off[m][k] - off[c][k];
-            for (int i = 0; i < nd && !found; i++) found = eq5(dv[i], x);
-            if (!found && nd < MAXDIFF) memcpy(dv[nd++], x, sizeof x);
+        if (nz == 1) {
+            if (k < 0) /* the one axis an inner loop moved (not j's own) */
+                for (int i = 0; i < 5; i++)
+                    if (i != a && R[i] != 0) k = i, m = R[i];
+            if (m < ext[k]) return T * (1 + walk_partial(g, ext, lo));
         }
+        if (nz) sum += g->coef[j];
     }
-    for (int i = 0; i < nd; i++) {
-        int served[TL_MAXKIDS] = {0};
-        for (int c = 0; c < nk; c++) {
-            int h = c % H, w = c / H;
-            int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
-            for (int q = 0; q < 4 && !served[c]; q++) {
-                int nh = nb[q][0], nw = nb[q][1];
-                if (nh < 0 || nh >= H || nw < 0 || nw >= V || nw * H + nh >= nk) continue;
-                int m = nw * H + nh, eq = 1;
-                for (int k = 0; k < 5; k++)
-                    if (off[m][k] - off[c][k] != dv[i][k]) eq = 0;
-                served[c] = eq;
-            }
-        }
-        double left = 0;
-        for (int c = 0; c < nk; c++) {
-            if (served[c]) continue;
-            int dup = 0;
-            for (int c2 = 0; c2 < c && !dup; c2++)
-                if (!served[c2] && eq5(off[c2], off[c])) dup = 1;
-            if (!dup) left++;
-        }
-        dcnt[i] = left < grp ? left : grp;
-    }
-    /* visits: the first (no predecessor), then each walk loop j with its move */
-    double sum = grp, R[5] = {0, 0, 0, 0, 0};
-    for (int j = 0; j < g->nloop; j++) {
-        double x[SCHED_NDIM] = {0, 0, 0, 0, 0, 0, 0, 0}, P[5], D[5];
-        x[g->ldim[j]] = g->lsig[j];
-        project(t, x, st, P);
-        for (int k = 0; k < 5; k++) D[k] = P[k] - R[k], R[k] += P[k];
-        double cnt = grp;
-        for (int i = 0; i < nd; i++)
-            if (eq5(dv[i], D)) {
-                cnt = dcnt[i];
-                break;
-            }
-        sum += (g->ln[j] - 1) * g->suf[j + 1] * cnt;
-    }
-    return sum;
+    return T * (1 + sum);
 }
 
 /* tile l over the temporal loops above it. Weights and outputs never overlap partially (a
  * loop's stride is a multiple of the tile along its dimension), so their walk is the classic
  * stationarity product: the tile times every loop from the innermost relevant one outwards. */
 static double walk_sum(const tl_geo *g, int l, int t, double st) {
-    if (t == ST_I) return walk_from(g, g->ext[l], g->first[l + 1], t, st);
+    if (t == ST_I) return walk_input(g, g->ext[l], g->first[l + 1], st);
     int j = g->first[l + 1];
     while (j < g->nloop && !rel[t][g->ldim[j]]) j++;
     return tile_words(t, g->ext[l], st) * g->suf[j];
@@ -371,6 +301,129 @@ static double groups(const tl_spec *s, const tl_geo *g, int l, int t) {
     return (double)f[SD_B] * f[SD_G] * f[SD_C] * h * w;
 }
 
+#define TL_MAXKIDS 64
+
+static inline int eq5(const double *a, const double *b) {
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4];
+}
+
+/* the MAC fan-out's children on their H x V mesh (child c at column c % H, row c / H) */
+typedef struct kids {
+    const tl_level *v;
+    int t, nk, H, V, ready;
+    double st;
+    double off[TL_MAXKIDS][5]; /* each child's operand offset in data space (made on first use) */
+    double span[5];            /* max - min of the offsets: a neighbour difference fits in it */
+} kids;
+
+/* children: Y loops outer, X loops inner, dimensions in index order */
+static void kids_offsets(kids *k) {
+    int idx[SCHED_NDIM] = {0};
+    for (int c = 0; c < k->nk; c++) {
+        double x[SCHED_NDIM];
+        for (int d = 0; d < SCHED_NDIM; d++) x[d] = idx[d];
+        project(k->t, x, k->st, k->off[c]);
+        /* increment: X dims least significant */
+        for (int pass = 0; pass < 2; pass++) {
+            int done = 0;
+            for (int d = 0; d < SCHED_NDIM && !done; d++) {
+                if (k->v->saxis[d] != pass || k->v->sf[d] < 2) continue;
+                if (++idx[d] < k->v->sf[d]) done = 1;
+                else idx[d] = 0;
+            }
+            if (done) break;
+        }
+    }
+    k->ready = 1;
+}
+
+/* does child c have a mesh neighbour m with off[m] - off[c] == D? */
+static inline int neighbour_diff(const kids *k, int c, const double *D) {
+    int h = c % k->H, w = c / k->H;
+    int nb[4][2] = {{h, w - 1}, {h, w + 1}, {h - 1, w}, {h + 1, w}};
+    for (int q = 0; q < 4; q++) {
+        int nh = nb[q][0], nw = nb[q][1];
+        if (nh < 0 || nh >= k->H || nw < 0 || nw >= k->V || nw * k->H + nh >= k->nk) continue;
+        int m = nw * k->H + nh, eq = 1;
+        for (int i = 0; i < 5 && eq; i++)
+            if (k->off[m][i] - k->off[c][i] != D[i]) eq = 0;
+        if (eq) return 1;
+    }
+    return 0;
+}
+
+/* operand accesses of a step whose move D equals some neighbour difference: the MACs whose
+ * neighbour received their point at the previous step take it over the link; the others need
+ * one access per distinct point. -1 when D is no neighbour difference. */
+static double link_count(kids *k, const double *D, double grp) {
+    if (!k->ready) kids_offsets(k);
+    int served[TL_MAXKIDS], any = 0;
+    for (int c = 0; c < k->nk; c++) any |= served[c] = neighbour_diff(k, c, D);
+    if (!any) return -1;
+    double left = 0;
+    for (int c = 0; c < k->nk; c++) {
+        if (served[c]) continue;
+        int dup = 0;
+        for (int c2 = 0; c2 < c && !dup; c2++)
+            if (!served[c2] && eq5(k->off[c2], k->off[c])) dup = 1;
+        if (!dup) left++;
+    }
+    return left < grp ? left : grp;
+}
+
+/* Accesses into level 0 when it fans out to the MACs: every temporal step delivers each MAC
+ * its operand point, one access per distinct point (multicast); a MAC whose point equals what
+ * a mesh neighbour received at the previous visited step is served over the link instead when
+ * that lowers the step's count (Timeloop's link transfers). */
+static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, double st) {
+    const tl_level *v = &s->lv[0];
+    int nk = (int)g->F[0];
+    if (nk > TL_MAXKIDS) return g->temporal * groups(s, g, 0, t);
+    kids k;
+    k.v = v, k.t = t, k.nk = nk, k.st = st, k.ready = 0;
+    /* the offsets' span: every digit at its largest minus every digit at 0 (all integers) */
+    for (int i = 0; i < 5; i++) k.span[i] = 0;
+    for (int d = 0; d < SCHED_NDIM; d++) {
+        int ax = data_axis[t][d];
+        if (ax < 0 || v->sf[d] < 2 || (v->saxis[d] != 0 && v->saxis[d] != 1)) continue;
+        k.span[ax] += (v->sf[d] - 1) * ((t == ST_I && (d == SD_P || d == SD_Q)) ? st : 1);
+    }
+    double hx = s->mac_meshx / v->meshx, hy = (s->mac_instances / s->mac_meshx) / (v->instances / v->meshx);
+    k.H = (int)(hx > g->FX[0] ? hx : g->FX[0]), k.V = (int)(hy > g->FY[0] ? hy : g->FY[0]);
+    double grp = groups(s, g, 0, t);
+    /* visits: the first (no predecessor), then each walk loop j with its move; the count of a
+     * move is memoised (loops often repeat a move) */
+    double sum = grp, R[5] = {0, 0, 0, 0, 0}, seen[TL_MAXLOOP][5], seen_cnt[TL_MAXLOOP];
+    int nseen = 0;
+    for (int j = 0; j < g->nloop; j++) {
+        /* loop j's step (project() of a one-hot vector) minus the inner loops' */
+        int d = g->ldim[j], ax = data_axis[t][d];
+        double D[5];
+        for (int i = 0; i < 5; i++) D[i] = 0 - R[i];
+        if (ax >= 0) {
+            double P = (t == ST_I && (d == SD_P || d == SD_Q)) ? st * g->lsig[j] : g->lsig[j];
+            D[ax] = P - R[ax];
+            R[ax] += P;
+        }
+        double cnt = grp;
+        int fits = 1;
+        for (int i = 0; i < 5; i++) fits &= fabs(D[i]) <= k.span[i];
+        if (fits) { /* a neighbour difference is possible: memoised per move */
+            cnt = -2;
+            for (int i = 0; i < nseen && cnt == -2; i++)
+                if (eq5(seen[i], D)) cnt = seen_cnt[i];
+            if (cnt == -2) {
+                cnt = link_count(&k, D, grp);
+                if (cnt < 0) cnt = grp;
+                memcpy(seen[nseen], D, sizeof D);
+                seen_cnt[nseen++] = cnt;
+            }
+        }
+        sum += g->coef[j] * cnt;
+    }
+    return sum;
+}
+
 static int fail(tl_result *r, int cls, int lvl, const char *name, const char *fmt, double a, double b) {
     r->status = cls;
     r->fail_level = lvl;
@@ -380,7 +433,7 @@ static int fail(tl_result *r, int cls, int lvl, const char *name, const char *fm
     return cls;
 }
 
-static int check_levels(const tl_spec *s, tl_result *r, int capacity);
+static int check_levels(const tl_spec *s, const tl_geo *g, tl_result *r, int capacity);
 
 int tl_check(const tl_spec *s, tl_result *r) {
     r->status = TL_OK;
@@ -398,21 +451,23 @@ int tl_check(const tl_spec *s, tl_result *r) {
     }
     tl_geo g;
     geometry(s, &g);
-    return check_levels(s, r, 1);
+    return check_levels(s, &g, r, 1);
 }
 
-int tl_check_spatial(const tl_spec *s, tl_result *r) { return check_levels(s, r, 0); }
+int tl_check_spatial(const tl_spec *s, tl_result *r) {
+    tl_geo g;
+    geometry(s, &g);
+    return check_levels(s, &g, r, 0);
+}
 
 /* Timeloop's order: the arithmetic level's expansion, then each storage level innermost
  * first: its capacity, then its instances and X/Y expansion */
-static int check_levels(const tl_spec *s, tl_result *r, int capacity) {
-    tl_geo g;
-    geometry(s, &g);
+static int check_levels(const tl_spec *s, const tl_geo *g, tl_result *r, int capacity) {
     r->status = TL_OK;
     r->fail_level = -1;
     /* arithmetic: every fan-out */
     double X = 1, Y = 1;
-    for (int l = 0; l < s->nl; l++) X *= g.FX[l], Y *= g.FY[l];
+    for (int l = 0; l < s->nl; l++) X *= g->FX[l], Y *= g->FY[l];
     double my = s->mac_instances / s->mac_meshx;
     if (X * Y > s->mac_instances)
         return fail(r, TL_ESPATIAL, -1, "MAC", "mapped max Arithmetic instances %.0f exceeds hardware instances %.0f", X * Y,
@@ -428,13 +483,13 @@ static int check_levels(const tl_spec *s, tl_result *r, int capacity) {
         if (capacity && v->entries >= 0) {
             double need = 0;
             for (int t = 0; t < SCHED_NT; t++)
-                if (v->keep[t]) need += tile_words(t, g.ext[l], s->stride);
+                if (v->keep[t]) need += tile_words(t, g->ext[l], s->stride);
             if (need > v->entries)
                 return fail(r, TL_ECAPACITY, l, v->name, "mapped tile size %.0f exceeds buffer capacity %.0f", need,
                             v->entries);
         }
         double x = 1, y = 1;
-        for (int k = l + 1; k < s->nl; k++) x *= g.FX[k], y *= g.FY[k];
+        for (int k = l + 1; k < s->nl; k++) x *= g->FX[k], y *= g->FY[k];
         double vy = v->instances / v->meshx;
         if (x * y > v->instances)
             return fail(r, TL_ESPATIAL, l, v->name, "mapped instances %.0f exceeds available hardware instances %.0f", x * y,
@@ -449,12 +504,13 @@ static int check_levels(const tl_spec *s, tl_result *r, int capacity) {
 }
 
 /* per-instance reads/fills/updates of every level for tensor t; content[] = accesses into each
- * level after masking (network ingress) */
-static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double *inst, double *rd, double *fl, double *up,
-                          double *content, double *part) {
+ * level after masking (network ingress), part[] = the level's partition of the tensor, size[] =
+ * its tile */
+static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, double *rd, double *fl, double *up, double *content,
+                          double *part, double *size) {
     int nl = s->nl;
     double st = s->stride;
-    double weighted[TL_MAXLV], pas[TL_MAXLV], size[TL_MAXLV] = {0};
+    double weighted[TL_MAXLV], pas[TL_MAXLV];
     if (g->F[0] > 1) {
         content[0] = mac_fanout_accesses(s, g, t, st);
         weighted[0] = g->temporal * g->F[0];
@@ -469,7 +525,7 @@ static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double
         if (l < 2 || g->first[l] != g->first[l - 1] || memcmp(g->ext[l - 1], g->ext[l - 2], sizeof g->ext[0]))
             w = walk_sum(g, l - 1, t, st);
         pas[l - 1] = w;
-        content[l] = w * (g->F[l] > 1 ? groups(s, g, l, t) : 1);
+        content[l] = g->F[l] > 1 ? w * groups(s, g, l, t) : w;
         weighted[l] = w * g->F[l];
     }
     pas[nl - 1] = 0;
@@ -481,7 +537,9 @@ static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double
             for (int d = 0; d < SCHED_NDIM; d++) sb[d] = g->ext[l][d] * s->lv[l + 1].sf[d];
             pfd = tile_words(t, sb, st);
         }
-        part[l] = pfd > 0 ? floor(part[l + 1] * size[l] / pfd) : part[l + 1];
+        /* part * size / size is exactly part while the product is an exact integer */
+        if (pfd == size[l] && part[l + 1] * size[l] < 9007199254740992.0) part[l] = part[l + 1];
+        else part[l] = pfd > 0 ? floor(part[l + 1] * size[l] / pfd) : part[l + 1];
     }
     /* bypassed levels pass their children's demand to the next level out */
     for (int l = 0; l + 1 < nl; l++) {
@@ -497,14 +555,13 @@ static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, const double
         if (!s->lv[l].keep[t]) continue;
         int outermost = l == nl - 1;
         if (t == ST_O) {
-            up[l] = round(content[l]);
-            rd[l] = round(content[l] - part[l]);
-            fl[l] = outermost ? 0 : round(pas[l] - part[l]);
+            up[l] = round_exact(content[l]);
+            rd[l] = round_exact(content[l] - part[l]);
+            fl[l] = outermost ? 0 : round_exact(pas[l] - part[l]);
         } else {
-            rd[l] = round(content[l]);
+            rd[l] = round_exact(content[l]);
             fl[l] = outermost ? 0 : pas[l];
         }
-        (void)inst;
     }
 }
 
@@ -519,7 +576,6 @@ void tl_eval(const tl_spec *s, tl_result *r) {
     double inst[TL_MAXLV];
     inst[nl - 1] = 1;
     for (int l = nl - 2; l >= 0; l--) inst[l] = inst[l + 1] * g.F[l + 1];
-    double content[SCHED_NT][TL_MAXLV];
     double e = macs * s->e_mac;
     r->e_mac_total = e;
     for (int l = 0; l < nl; l++) {
@@ -528,22 +584,23 @@ void tl_eval(const tl_spec *s, tl_result *r) {
     }
     for (int t = 0; t < SCHED_NT; t++) {
         r->e_tensor[t] = 0;
-        double rd[TL_MAXLV], fl[TL_MAXLV], up[TL_MAXLV], part[TL_MAXLV];
-        tensor_counts(s, &g, t, inst, rd, fl, up, content[t], part);
+        double rd[TL_MAXLV], fl[TL_MAXLV], up[TL_MAXLV], part[TL_MAXLV], size[TL_MAXLV], content[TL_MAXLV];
+        tensor_counts(s, &g, t, rd, fl, up, content, part, size);
         for (int l = 0; l < nl; l++) {
-            r->reads[l][t] = rd[l] * inst[l];
-            r->fills[l][t] = fl[l] * inst[l];
-            r->updates[l][t] = up[l] * inst[l];
-            r->tile[l][t] = s->lv[l].keep[t] ? tile_words(t, g.ext[l], s->stride) : 0;
             const tl_level *v = &s->lv[l];
-            r->e_level[l] += (r->reads[l][t] * v->e_read + r->fills[l][t] * v->e_fill + r->updates[l][t] * v->e_update);
+            double R = rd[l] * inst[l], Fi = fl[l] * inst[l], U = up[l] * inst[l];
+            r->reads[l][t] = R;
+            r->fills[l][t] = Fi;
+            r->updates[l][t] = U;
+            r->tile[l][t] = v->keep[t] ? size[l] : 0;
+            double ea = R * v->e_read + Fi * v->e_fill + U * v->e_update;
+            r->e_level[l] += ea;
             /* a network into a level without in-place reduction (DRAM) carries partial sums both
              * ways: 2 * accesses - partition */
-            double in = content[t][l];
+            double in = content[l];
             if (t == ST_O && v->dram) in = 2 * in - part[l];
             r->ingress[l] += in * inst[l];
-            r->e_tensor[t] += (r->reads[l][t] * v->e_read + r->fills[l][t] * v->e_fill + r->updates[l][t] * v->e_update) +
-                              in * inst[l] * v->e_ingress;
+            r->e_tensor[t] += ea + in * inst[l] * v->e_ingress;
         }
     }
     double cyc = g.temporal;
