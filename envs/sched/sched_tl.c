@@ -24,9 +24,17 @@
  * so the numbers are bit-identical to the straightforward formulas. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched_tl.h"
+
+/* TL_FAST 0 compiles the straightforward formulas only (the general walk for every tensor, no
+ * closed forms, no filters or shortcuts): tests/c/sched/tl_reference.c builds this file so to
+ * check that the fast paths give bit-identical numbers. */
+#ifndef TL_FAST
+#define TL_FAST 1
+#endif
 
 static const int rel[SCHED_NT][SCHED_NDIM] = {
     /*        B  C  G  K  R  S  P  Q */
@@ -52,6 +60,7 @@ static inline double tile_words(int t, const double *x, double st) {
 
 /* round() for every finite double, inline (x86-64 without SSE4.1 calls libm for round) */
 static inline double round_exact(double x) {
+    if (!TL_FAST) return round(x);
     if (!(fabs(x) < 4503599627370496.0)) return x; /* >= 2^52: already an integer (or NaN/inf) */
     double t = (double)(long long)x, f = x - t;    /* trunc and the exact fraction */
     if (f >= 0.5) return t + 1;
@@ -157,98 +166,122 @@ static void geometry(const tl_spec *s, tl_geo *g) {
     }
 }
 
-/* One move of a tile by D (data space, 5 coordinates, extents ext) given the gradient of the
- * previous move (0 none, else 1 + 2*axis + (D>0)): Timeloop's box difference keeps a partial
- * delta only when the boxes differ along one axis and the window keeps moving the same way
- * as before (a new direction or axis resets the residual tile: the whole tile is new). */
-static inline int tile_move(const double *D, const double *ext, int gin, double *frac) {
+/* The part of a tile (data-space extents ext) that is new after a move by D: Timeloop's box
+ * difference: nothing when the tile stays, the slab left uncovered when the boxes differ along
+ * one axis by less than the extent, the whole tile otherwise (no overlap, or boxes differing
+ * along several axes: Timeloop keeps no non-box residue). */
+static inline double box_delta(const double *D, const double *ext) {
     int nz = 0, k = -1;
     for (int i = 0; i < 5; i++)
         if (D[i] != 0) nz++, k = i;
-    if (nz == 0) {
-        *frac = 0;
-        return 0;
-    }
+    if (nz == 0) return 0;
     double m = fabs(D[k]);
-    if (nz > 1 || m >= ext[k]) {
-        *frac = 1;
-        return 0;
-    }
-    int gn = 1 + 2 * k + (D[k] > 0);
-    if (gin == 0 || gin == gn) {
-        *frac = m / ext[k];
-        return gn;
-    }
-    *frac = 1;
-    return 0;
+    if (nz > 1 || m >= ext[k]) return 1;
+    return m / ext[k];
 }
 
+/* Timeloop's reset on stride change (v3 OperationSpace::SaveAndSubtractIfSameStride): a tile's
+ * state is the translation of its last move, or none. A move by translation D (identified by
+ * id >= 1: equal translations share an id) brings the box difference when the state is none
+ * or the same translation, and then the state becomes that translation; any other translation
+ * (a zero move after a nonzero one included) brings the whole tile and clears the state. */
+#define TL_WALK_STACK 2048 /* memo cells on the stack: (loops + 1) x (translations + 1), 45 loops */
+
 typedef struct walk_ctx {
-    int m;
+    int m, nid;
     double n[TL_MAXLOOP];
-    double D[TL_MAXLOOP][5];
-    double ext[5];
-    double memo_sum[TL_MAXLOOP + 1][11];
-    signed char memo_out[TL_MAXLOOP + 1][11];
+    double f[TL_MAXLOOP];  /* box difference of each move */
+    int id[TL_MAXLOOP];    /* translation id of each move (1..nid) */
+    double *memo_sum;      /* [(m + 1) * (nid + 1)]: walk of subnest k entered in state s */
+    short *memo_out;       /* the state it leaves, -1 = not computed */
+    double sbuf[TL_WALK_STACK];
+    short obuf[TL_WALK_STACK];
 } walk_ctx;
 
-/* moves of the subnest k.. (outer to inner) entered with gradient gin: Timeloop visits
- * iteration 0 and iteration 1 (weighted n-1) of every loop */
-static double walk_rec(walk_ctx *w, int k, int gin, int *gout) {
+/* moves of the subnest k.. (outer to inner) entered in state sin: Timeloop visits iteration 0
+ * and iteration 1 (weighted n-1) of every loop */
+static double walk_rec(walk_ctx *w, int k, int sin, int *sout) {
     if (k == w->m) {
-        *gout = gin;
+        *sout = sin;
         return 0;
     }
-    if (w->memo_out[k][gin] >= 0) {
-        *gout = w->memo_out[k][gin];
-        return w->memo_sum[k][gin];
+    size_t at = (size_t)k * (size_t)(w->nid + 1) + (size_t)sin;
+    if (w->memo_out[at] >= 0) {
+        *sout = w->memo_out[at];
+        return w->memo_sum[at];
     }
-    int g1, g2, g3;
-    double s1 = walk_rec(w, k + 1, gin, &g1);
+    int s1, s2, s3;
+    double sum1 = walk_rec(w, k + 1, sin, &s1);
     double f;
-    g2 = tile_move(w->D[k], w->ext, g1, &f);
-    double s2 = walk_rec(w, k + 1, g2, &g3);
-    double sum = s1 + (w->n[k] - 1) * (f + s2);
-    w->memo_out[k][gin] = (signed char)g3;
-    w->memo_sum[k][gin] = sum;
-    *gout = g3;
+    if (s1 == 0 || s1 == w->id[k]) f = w->f[k], s2 = w->id[k];
+    else f = 1, s2 = 0;
+    double sum2 = walk_rec(w, k + 1, s2, &s3);
+    double sum = sum1 + (w->n[k] - 1) * (f + sum2);
+    w->memo_out[at] = (short)s3;
+    w->memo_sum[at] = sum;
+    *sout = s3;
     return sum;
 }
 
-/* the residual-tile walk of an input tile (data-space extents ext) over the loops lo.. */
-static double walk_partial(const tl_geo *g, const double *ext, int lo) {
+/* the walk of a tile of tensor t (data-space extents ext) over the loops lo.., state by state */
+static double walk_states(const tl_geo *g, int t, const double *ext, int lo, double st) {
     walk_ctx w;
     int hi = g->nloop;
     w.m = hi - lo;
-    memcpy(w.ext, ext, sizeof w.ext);
-    /* moves in data space: loop j's step minus the inner loops' resets */
-    double R[5] = {0, 0, 0, 0, 0};
+    w.nid = 0;
+    /* moves in data space: loop j's step (project() of a one-hot vector) minus the inner loops' */
+    double R[5] = {0, 0, 0, 0, 0}, D[TL_MAXLOOP][5];
     for (int j = lo; j < hi; j++) {
-        int k = hi - 1 - j; /* outer to inner */
+        int k = hi - 1 - j, d = g->ldim[j], ax = data_axis[t][d]; /* k: outer to inner */
+        double v = (t == ST_I && (d == SD_P || d == SD_Q)) ? st * g->lsig[j] : g->lsig[j];
         for (int i = 0; i < 5; i++) {
-            double P = i == g->iax[j] ? g->ipv[j] : 0;
-            w.D[k][i] = P - R[i];
+            double P = i == ax ? v : 0;
+            D[k][i] = P - R[i];
             R[i] += P;
         }
         w.n[k] = g->ln[j];
+        w.f[k] = box_delta(D[k], ext);
     }
-    for (int k = 0; k <= w.m; k++)
-        for (int q = 0; q < 11; q++) w.memo_out[k][q] = -1;
-    int gout;
-    return walk_rec(&w, 0, 0, &gout);
+    for (int k = 0; k < w.m; k++) {
+        int q = 0;
+        while (q < k && !(D[q][0] == D[k][0] && D[q][1] == D[k][1] && D[q][2] == D[k][2] && D[q][3] == D[k][3] &&
+                          D[q][4] == D[k][4]))
+            q++;
+        w.id[k] = q < k ? w.id[q] : ++w.nid;
+    }
+    size_t cells = (size_t)(w.m + 1) * (size_t)(w.nid + 1);
+    w.memo_sum = w.sbuf, w.memo_out = w.obuf;
+    if (cells > TL_WALK_STACK) { /* beyond any layer's loop count; only a contrived YAML nest */
+        w.memo_sum = malloc(cells * sizeof *w.memo_sum);
+        w.memo_out = malloc(cells * sizeof *w.memo_out);
+        if (!w.memo_sum || !w.memo_out) abort();
+    }
+    for (size_t c = 0; c < cells; c++) w.memo_out[c] = -1;
+    int sout;
+    double sum = walk_rec(&w, 0, 0, &sout);
+    if (cells > TL_WALK_STACK) {
+        free(w.memo_sum);
+        free(w.memo_out);
+    }
+    return sum;
 }
 
 /* Timeloop's walk-delta sum of an input tile (extents e) over the temporal loops lo.. Each
  * loop moves the tile along one data axis; loop j's move is its step minus the steps of the
  * loops inside it (lo..j-1), so it is nonzero along j's axis and every axis an inner loop
- * moved. Without a partial move (one axis, less than the extent) every move brings all or
- * nothing and the residual-tile rule never applies: closed form. */
+ * moved. Two closed forms, where every nonzero move brings the whole tile and every zero move
+ * nothing: (a) the innermost loop does not move the tile (a K loop): its zero move always
+ * precedes the next nonzero move, whose translation then differs from the state (Timeloop
+ * resets: no sliding-window reuse at all); (b) no move is zero or partial (one axis, less than
+ * the extent). Otherwise the state machine (walk_states). */
 static double walk_input(const tl_geo *g, const double *e, int lo, double st) {
     double T = tile_words(ST_I, e, st);
     int hi = g->nloop;
     if (lo >= hi) return T;
     double ext[5] = {e[SD_B] - 1 + 1, e[SD_G] - 1 + 1, e[SD_C] - 1 + 1, st * (e[SD_P] - 1) + (e[SD_R] - 1) + 1,
                      st * (e[SD_Q] - 1) + (e[SD_S] - 1) + 1};
+    if (!TL_FAST) return T * (1 + walk_states(g, ST_I, ext, lo, st));
+    int closed = g->iax[lo] < 0; /* (a) */
     double R[5] = {0, 0, 0, 0, 0}, sum = 0;
     int nR = 0; /* axes with R != 0 (steps are positive: R only grows) */
     for (int j = lo; j < hi; j++) {
@@ -264,11 +297,14 @@ static double walk_input(const tl_geo *g, const double *e, int lo, double st) {
             R[a] += g->ipv[j];
             nR += !ra && R[a] != 0;
         }
-        if (nz == 1) {
-            if (k < 0) /* the one axis an inner loop moved (not j's own) */
-                for (int i = 0; i < 5; i++)
-                    if (i != a && R[i] != 0) k = i, m = R[i];
-            if (m < ext[k]) return T * (1 + walk_partial(g, ext, lo));
+        if (!closed) {
+            if (nz == 0) return T * (1 + walk_states(g, ST_I, ext, lo, st));
+            if (nz == 1) {
+                if (k < 0) /* the one axis an inner loop moved (not j's own) */
+                    for (int i = 0; i < 5; i++)
+                        if (i != a && R[i] != 0) k = i, m = R[i];
+                if (m < ext[k]) return T * (1 + walk_states(g, ST_I, ext, lo, st));
+            }
         }
         if (nz) sum += g->coef[j];
     }
@@ -280,6 +316,13 @@ static double walk_input(const tl_geo *g, const double *e, int lo, double st) {
  * stationarity product: the tile times every loop from the innermost relevant one outwards. */
 static double walk_sum(const tl_geo *g, int l, int t, double st) {
     if (t == ST_I) return walk_input(g, g->ext[l], g->first[l + 1], st);
+    if (!TL_FAST) {
+        double one[SCHED_NDIM], ext[5];
+        for (int d = 0; d < SCHED_NDIM; d++) one[d] = g->ext[l][d] - 1;
+        project(t, one, st, ext);
+        for (int i = 0; i < 5; i++) ext[i] += 1;
+        return tile_words(t, g->ext[l], st) * (1 + walk_states(g, t, ext, g->first[l + 1], st));
+    }
     int j = g->first[l + 1];
     while (j < g->nloop && !rel[t][g->ldim[j]]) j++;
     return tile_words(t, g->ext[l], st) * g->suf[j];
@@ -408,7 +451,10 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
         double cnt = grp;
         int fits = 1;
         for (int i = 0; i < 5; i++) fits &= fabs(D[i]) <= k.span[i];
-        if (fits) { /* a neighbour difference is possible: memoised per move */
+        if (!TL_FAST) {
+            cnt = link_count(&k, D, grp);
+            if (cnt < 0) cnt = grp;
+        } else if (fits) { /* a neighbour difference is possible: memoised per move */
             cnt = -2;
             for (int i = 0; i < nseen && cnt == -2; i++)
                 if (eq5(seen[i], D)) cnt = seen_cnt[i];
@@ -522,7 +568,7 @@ static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, double *rd, 
     double w = 0;
     for (int l = 1; l < nl; l++) {
         /* a level with no loops of its own (LB_I, LB_O) sees the same walk as the one below */
-        if (l < 2 || g->first[l] != g->first[l - 1] || memcmp(g->ext[l - 1], g->ext[l - 2], sizeof g->ext[0]))
+        if (!TL_FAST || l < 2 || g->first[l] != g->first[l - 1] || memcmp(g->ext[l - 1], g->ext[l - 2], sizeof g->ext[0]))
             w = walk_sum(g, l - 1, t, st);
         pas[l - 1] = w;
         content[l] = g->F[l] > 1 ? w * groups(s, g, l, t) : w;
@@ -538,7 +584,7 @@ static void tensor_counts(const tl_spec *s, const tl_geo *g, int t, double *rd, 
             pfd = tile_words(t, sb, st);
         }
         /* part * size / size is exactly part while the product is an exact integer */
-        if (pfd == size[l] && part[l + 1] * size[l] < 9007199254740992.0) part[l] = part[l + 1];
+        if (TL_FAST && pfd == size[l] && part[l + 1] * size[l] < 9007199254740992.0) part[l] = part[l + 1];
         else part[l] = pfd > 0 ? floor(part[l + 1] * size[l] / pfd) : part[l + 1];
     }
     /* bypassed levels pass their children's demand to the next level out */
