@@ -167,11 +167,17 @@ static void bench_cli(const char *argv0) {
 int main(int argc, char **argv) {
     static const char *const models[] = {"yolov3", "inception_v4", "mobilenet_v3", "resnet50"};
     int rn50_only = argc > 1 && !strcmp(argv[1], "--resnet50");
-    if (argc > 1 && !rn50_only) {
-        printf("usage: bench_sched [--resnet50]   (--resnet50: only the ResNet-50 rows of the brute-force table)\n");
+    int core_only = argc > 1 && !strcmp(argv[1], "--core");
+    if (argc > 1 && !rn50_only && !core_only) {
+        printf("usage: bench_sched [--resnet50|--core]   (--resnet50: only the ResNet-50 rows of the brute-force table;\n"
+               "  --core: only the cost core and the timeloop-model figures)\n");
         return strcmp(argv[1], "--help") ? 2 : 0;
     }
     bench_cost_core();
+    if (core_only) {
+        bench_cli(argv[0]);
+        return 0;
+    }
     bench_cli(argv[0]);
     double t_start = now();
     double rn50_sum3 = 0, rn50_max3 = 0, acc_mean[8] = {0};

@@ -414,10 +414,8 @@ int sched_check(const sched_accel *a, const sched_layer *l, const sched_table *t
             seen |= 1u << d;
         }
     }
-    tl_spec s;
     tl_result res;
-    sched_tl_from_table(a, l, t, &s);
-    int cls = tl_check(&s, &res);
+    int cls = tl_check(sched_tl_spec_cached(a, l, t), &res);
     if (cls == TL_ECAPACITY) return hw_fail(err, HW_E_BAD_ACTION, "constraint capacity: %s", res.reason);
     if (cls == TL_ESPATIAL) return hw_fail(err, HW_E_BAD_ACTION, "constraint spatial: %s", res.reason);
     if (cls != TL_OK) return hw_fail(err, HW_E_BAD_ACTION, "constraint factors: %s", res.reason);
@@ -466,11 +464,10 @@ void sched_cost_from_tl(const tl_spec *s, const tl_result *r, sched_cost *c) {
 }
 
 void sched_cost_eval(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c) {
-    tl_spec s;
     tl_result r;
-    sched_tl_from_table(a, l, t, &s);
-    tl_eval(&s, &r);
-    sched_cost_from_tl(&s, &r, c);
+    const tl_spec *s = sched_tl_spec_cached(a, l, t);
+    tl_eval(s, &r);
+    sched_cost_from_tl(s, &r, c);
 }
 
 int sched_evaluate(const sched_accel *a, const sched_layer *l, const sched_table *t, sched_cost *c, hw_err *err) {

@@ -73,6 +73,16 @@ typedef struct tl_result {
 /* The sched-v0 table as a Timeloop mapping on the accelerator's Timeloop architecture
  * (NOTES.md section 2; docs/sched.md "Timeloop architecture"). */
 void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched_table *t, tl_spec *s);
+/* The same in two parts: the accelerator and layer (levels, capacities, instances, energies;
+ * every factor 1), then a table's factors and loop orders written into that spec. A spec from
+ * sched_tl_arch can take any number of tables of the same accelerator and layer. */
+void sched_tl_arch(const sched_accel *a, const sched_layer *l, tl_spec *s);
+void sched_tl_set_table(const sched_accel *a, const sched_table *t, tl_spec *s);
+/* sched_tl_from_table into a per-thread spec that keeps the sched_tl_arch part while the
+ * accelerator stays the same (compared field by field, so always current). The spec
+ * is valid until the thread's next call; the callers (sched_check, sched_cost_eval) use it at
+ * once and never hold it across another call. */
+tl_spec *sched_tl_spec_cached(const sched_accel *a, const sched_layer *l, const sched_table *t);
 /* Validity (capacity, then arithmetic and storage spatial expansion, innermost first, as
  * Timeloop checks them). Returns TL_OK or the class; r->reason/fail_level filled. */
 int tl_check(const tl_spec *s, tl_result *r);

@@ -13,7 +13,6 @@
 #include "sched_internal.h"
 #include "sched_tl.h"
 
-static const char *const tnames[SCHED_NT] = {"I", "W", "O"};
 static const int sub_order[SCHED_NT] = {ST_W, ST_I, ST_O};
 
 void sched_table_order(const sched_accel *a, const sched_table *t, int row, int ord[SCHED_NDIM]) {
@@ -27,7 +26,8 @@ void sched_table_order(const sched_accel *a, const sched_table *t, int row, int 
 static tl_level *push(tl_spec *s, const char *name) {
     tl_level *v = &s->lv[s->nl++];
     memset(v, 0, sizeof *v);
-    snprintf(v->name, sizeof v->name, "%s", name);
+    size_t n = strlen(name);
+    memcpy(v->name, name, n < TL_NAMELEN ? n + 1 : TL_NAMELEN - 1);
     v->row = -1;
     for (int d = 0; d < SCHED_NDIM; d++) {
         v->tf[d] = v->sf[d] = 1;
@@ -36,7 +36,15 @@ static tl_level *push(tl_spec *s, const char *name) {
     return v;
 }
 
-void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched_table *t, tl_spec *s) {
+/* level names: no snprintf, the map is rebuilt for every sched_cost_eval */
+static const char *const sub_names[SCHED_NROW][SCHED_NT] = {
+    [SR_REG] = {"REG_I", "REG_W", "REG_O"},
+    [SR_LB] = {"LB_I", "LB_W", "LB_O"},
+};
+static const char *const dummy_names[3] = {"MAC_XDUMMY", "PE_XDUMMY", "CHIP_XDUMMY"};
+
+void sched_tl_arch(const sched_accel *a, const sched_layer *l, tl_spec *s) {
+    /* the layer's part: sched_tl_spec_cached writes these two fields for every table */
     s->nl = 0;
     for (int r = 0; r < SCHED_NROW; r++) s->rowlvl[r] = -1, s->rowsp[r] = 0;
     memcpy(s->dims, l->d, sizeof s->dims);
@@ -46,7 +54,6 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
     int pend = -1; /* spatial row waiting for its parent (single-axis group or the Y row) */
     static const int storage[4] = {SR_REG, SR_LB, SR_GB, SR_DRAM};
     static const int group_above[4] = {0, 1, 2, -1}; /* spatial group between storage k and k+1 */
-    static const char *const gname[3] = {"MAC", "PE", "CHIP"};
     for (int k = 0; k < 4; k++) {
         int r = storage[k];
         if (a->present[r]) {
@@ -55,10 +62,7 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
                 int ten = sub_order[i];
                 if (!a->keeps[r][ten] && !(r == SR_GB || r == SR_DRAM)) continue;
                 if ((r == SR_GB || r == SR_DRAM) && !first) break;
-                char nm[TL_NAMELEN];
-                if (r == SR_GB || r == SR_DRAM) snprintf(nm, sizeof nm, "%s", sched_row_names[r]);
-                else snprintf(nm, sizeof nm, "%s_%s", sched_row_names[r], tnames[ten]);
-                tl_level *v = push(s, nm);
+                tl_level *v = push(s, (r == SR_GB || r == SR_DRAM) ? sched_row_names[r] : sub_names[r][ten]);
                 int li = s->nl - 1;
                 hx[li] = hy[li] = 1;
                 v->row = r;
@@ -73,16 +77,11 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
                 v->e_read = v->e_fill = v->e_update = a->e_word[r];
                 if (first) {
                     s->rowlvl[r] = li;
-                    for (int d = 0; d < SCHED_NDIM; d++) v->tf[d] = t->f[r][d];
-                    sched_table_order(a, t, r, v->tperm);
                     if (pend >= 0) {
                         s->rowlvl[pend] = li;
                         s->rowsp[pend] = 1;
                         int ax = (pend == SR_MACY || pend == SR_PEY || pend == SR_CHY);
-                        for (int d = 0; d < SCHED_NDIM; d++) {
-                            v->sf[d] = t->f[pend][d];
-                            v->saxis[d] = ax;
-                        }
+                        for (int d = 0; d < SCHED_NDIM; d++) v->saxis[d] = ax;
                         if (ax) hy[li] = a->units[pend];
                         else hx[li] = a->units[pend];
                         pend = -1;
@@ -96,15 +95,12 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
         int gx = sched_groups[gi][0], gy = sched_groups[gi][1];
         int px = a->present[gx], py = a->present[gy];
         if (px && py) {
-            char nm[TL_NAMELEN];
-            snprintf(nm, sizeof nm, "%s_XDUMMY", gname[gi]);
             /* a pending row (absent parent) cannot be carried by a dummy: drop to the dummy's X */
-            tl_level *v = push(s, nm);
+            tl_level *v = push(s, dummy_names[gi]);
             int li = s->nl - 1;
             v->entries = 0;
             hx[li] = a->units[gx];
             hy[li] = 1;
-            for (int d = 0; d < SCHED_NDIM; d++) v->sf[d] = t->f[gx][d];
             s->rowlvl[gx] = li;
             s->rowsp[gx] = 1;
             pend = gy;
@@ -128,4 +124,50 @@ void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched
     }
     s->mac_instances = inst;
     s->mac_meshx = mx;
+}
+
+void sched_tl_set_table(const sched_accel *a, const sched_table *t, tl_spec *s) {
+    for (int r = 0; r < SCHED_NROW; r++) {
+        int li = s->rowlvl[r];
+        if (li < 0) continue;
+        tl_level *v = &s->lv[li];
+        if (s->rowsp[r]) {
+            memcpy(v->sf, t->f[r], sizeof v->sf);
+        } else {
+            memcpy(v->tf, t->f[r], sizeof v->tf);
+            sched_table_order(a, t, r, v->tperm);
+        }
+    }
+}
+
+void sched_tl_from_table(const sched_accel *a, const sched_layer *l, const sched_table *t, tl_spec *s) {
+    sched_tl_arch(a, l, s);
+    sched_tl_set_table(a, t, s);
+}
+
+/* per-thread spec of the last accelerator (the fields sched_tl_arch reads; the layer part is
+ * two fields, written every time) */
+static _Thread_local struct {
+    int valid;
+    sched_accel a;
+    tl_spec s;
+} spec_cache;
+
+static int same_arch(const sched_accel *x, const sched_accel *y) {
+    return x->word_bytes == y->word_bytes && x->e_mac == y->e_mac && !memcmp(x->present, y->present, sizeof x->present) &&
+           !memcmp(x->units, y->units, sizeof x->units) && !memcmp(x->keeps, y->keeps, sizeof x->keeps) &&
+           !memcmp(x->cap, y->cap, sizeof x->cap) && !memcmp(x->cap_shared, y->cap_shared, sizeof x->cap_shared) &&
+           !memcmp(x->e_word, y->e_word, sizeof x->e_word) && !memcmp(x->bw, y->bw, sizeof x->bw);
+}
+
+tl_spec *sched_tl_spec_cached(const sched_accel *a, const sched_layer *l, const sched_table *t) {
+    if (!spec_cache.valid || !same_arch(&spec_cache.a, a)) {
+        sched_tl_arch(a, l, &spec_cache.s);
+        spec_cache.a = *a;
+        spec_cache.valid = 1;
+    }
+    memcpy(spec_cache.s.dims, l->d, sizeof spec_cache.s.dims);
+    spec_cache.s.stride = l->stride;
+    sched_tl_set_table(a, t, &spec_cache.s);
+    return &spec_cache.s;
 }

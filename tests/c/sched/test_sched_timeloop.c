@@ -174,3 +174,35 @@ Test(sched_timeloop, loop_orders_from_json) {
     cr_assert(strstr(err.msg, "orders.PE_X: not a storage row"), "%s", err.msg);
     json_decref(o);
 }
+
+/* Timeloop's reset on stride change, by hand. LB keeps inputs only; R = 3 in the LB row, so
+ * the LB holds a 3-row input window (stride 1) and the DRAM row moves it along P (4 steps)
+ * and loops over K (2, irrelevant to inputs):
+ *  - P alone: the window slides, each step brings one new row: 3 + 3*1 = 6 fills;
+ *  - K inside P (the default OS order): K's zero translation always comes just before each P
+ *    step, the translation changes, Timeloop discards the window: 3 rows at each of the 4 P
+ *    positions = 12 (no sliding-window reuse at all);
+ *  - P inside K: each K pass slides afresh (the K step's translation, the P reset, differs
+ *    from P's): 2 * 6 = 12. */
+Test(sched_timeloop, input_window_reuse_resets_on_stride_change) {
+    sched_accel a;
+    json_t *j = json_loads("{\"local_buffer\":{\"I\":8,\"dataflow\":\"WS\"},\"dram\":{\"dataflow\":\"OS\"}}", 0, NULL);
+    hw_err err;
+    cr_assert_eq(sched_accel_from_json(j, "acc", &a, &err), 0, "%s", err.msg);
+    json_decref(j);
+    static const int Ks[3] = {1, 2, 2};
+    static const char *const orders[3] = {NULL, NULL, "PKBCGRSQ"};
+    static const double want[3] = {6, 12, 12};
+    for (int k = 0; k < 3; k++) {
+        sched_layer l = {"w", {1, 1, 1, Ks[k], 3, 1, 4, 1}, 1};
+        sched_table t;
+        sched_table_init(&l, &t);
+        t.f[SR_LB][SD_R] = 3;
+        t.f[SR_DRAM][SD_R] = 1;
+        if (orders[k]) cr_assert_eq(sched_order_parse(orders[k], t.ord[SR_DRAM]), 0);
+        sched_cost c;
+        cr_assert_eq(sched_evaluate(&a, &l, &t, &c, &err), 0, "%s", err.msg);
+        cr_assert_eq(c.fills[SR_LB][ST_I], want[k], "case %d: LB input fills %g, want %g", k, c.fills[SR_LB][ST_I], want[k]);
+        cr_assert_eq(c.reads[SR_DRAM][ST_I], want[k], "case %d: DRAM input reads %g", k, c.reads[SR_DRAM][ST_I]);
+    }
+}
