@@ -513,6 +513,7 @@ static void route_batch(router *r, task *t) {
     int slices = b->n < r->nw ? (int)b->n : r->nw;
     if (slices == 0) slices = 1;
     b->pending += slices;
+    if (b->lean) lean_set_slices(b->lean, slices);
     for (int k = 0; k < slices; k++) {
         task *sl = calloc(1, sizeof *sl);
         if (!sl) abort();
@@ -520,6 +521,7 @@ static void route_batch(router *r, task *t) {
         sl->b = b;
         sl->lo = b->n * k / slices;
         sl->hi = b->n * (k + 1) / slices;
+        sl->slice = k;
         sl->t0 = t->t0;
         dispatch(r, sl, (r->rr + k) % r->nw);
     }
@@ -538,7 +540,7 @@ fail_replied:
 /* packs a lean batch's reply into its parent task and frees the batch */
 static void lean_reply(router *r, batch *b) {
     msgpack_packer lp = reply_begin(b->parent, LEAN_REPLY_FIELDS);
-    lean_pack_reply(b->lean, &lp);
+    lean_pack_reply(b->lean, &lp, &b->parent->reply);
     lean_free(b->lean);
     if (r->cache) hw_cache_flush(r->cache);
     json_decref(b->config);
@@ -725,7 +727,7 @@ static void on_reply(router *r, task *t) {
     if (t->op == OP_BATCH_SLICE) {
         batch *b = t->b;
         if (t->failed) b->timed_out = true;
-        if (b->lean) lean_slice_back(b->lean, r->cache, t->lo, t->hi, lean_resolved, r);
+        if (b->lean) lean_slice_back(b->lean, r->cache, t->slice, t->lo, t->hi, lean_resolved, r);
         task_free(t);
         if (--b->pending == 0) batch_done(r, b);
         return;

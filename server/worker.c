@@ -967,7 +967,7 @@ static void op_batch_slice(worker *w, task *t) {
     }
     json_decref(own_cfg);
     if (b->lean) { /* lean batch: batch.c scores todo[lo..hi) (points past the request deadline get TIMEOUT) */
-        lean_run_slice(b->lean, fam, env, &err, t->lo, t->hi);
+        lean_run_slice(b->lean, t->slice, fam, env, &err, t->lo, t->hi);
         if (env) atomic_fetch_add_explicit(&w->env_steps, (unsigned long long)(t->hi - t->lo), memory_order_relaxed);
         return;
     }
