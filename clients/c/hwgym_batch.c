@@ -176,11 +176,16 @@ static int lean_take(void *ud, int i, rep *r, hw_err *err) {
                 hw_mp_str(o, "code", "INTERNAL", code, sizeof code, NULL) || hw_mp_str(o, "message", "", msg, sizeof msg, NULL))
                 continue;
             k += (int64_t)k0;
-            size_t len = strlen(code) + strlen(msg) + 3;
             if (out->error[k]) continue;
+            /* the server names the index in its chunk: name the caller's */
+            const char *rest = msg;
+            char *end;
+            if (!strncmp(msg, "points[", 7) && strtoll(msg + 7, &end, 10) >= 0 && *end == ']') rest = end + 1;
+            size_t len = strlen(code) + strlen(rest) + 48;
             out->error[k] = malloc(len);
             if (!out->error[k]) abort();
-            snprintf(out->error[k], len, "%s: %s", code, msg);
+            if (rest != msg) snprintf(out->error[k], len, "%s: points[%lld]%s", code, (long long)k, rest);
+            else snprintf(out->error[k], len, "%s: %s", code, msg);
             out->reward[k] = NAN;
             out->nerrors++;
         }
