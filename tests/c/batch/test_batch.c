@@ -374,6 +374,7 @@ Test(lean, sched_and_placement_entries_match_evaluate) {
         json_decref(pt);
     }
     hwc_lean_free(&b);
+    hwc_session_free(&ps);
     free(pp);
     json_decref(pcfg);
     stop(&s, c);
@@ -427,6 +428,7 @@ Test(cache, one_key_for_a_config_in_any_key_order_or_form) {
     cr_assert_eq(hwc_evaluate_lean(c, ss.token, NULL, NULL, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
     for (int k = 0; k < 3; k++) cr_assert(b.cache_hit[k], "session, point %d", k);
     hwc_lean_free(&b);
+    hwc_session_free(&ss);
     /* a config that differs only in an integer's type is another key */
     json_t *c3 = json_loads("{\"model\":\"mobilenet_v2\",\"layer\":2.0}", 0, NULL);
     if (hwc_evaluate_lean(c, NULL, "maestro-v0", c3, &a, NULL, 0, &b, &e) == 0) {
