@@ -20,9 +20,19 @@ typedef struct hw_env_lean {
     const char *version;              /* model version: part of every evaluation-cache key */
     int nmetrics;
     const char *const *metric_names;  /* nmetrics names, as in the family's evaluate() metrics */
+    /* The form of a point. raw_ndim 0: a point is an action, validated against the env's action
+     * space before eval (act->i for integer spaces, else act->f). raw_ndim 1 or 2: a point is
+     * raw integers of shape raw_shape (sched-v0: a 10x8 table) handed to eval unvalidated as
+     * act->i (act->n elements): eval validates them and fails with the point's error. */
+    int raw_ndim;
+    int64_t raw_shape[2];
+    /* Optional per-slice context: prepare(env) once before a slice's points (e.g. sched-v0's
+     * all-DRAM objective, the reward's reference), release(ctx) after. ctx is NULL without. */
+    void *(*prepare)(void *env);
+    void (*release)(void *ctx);
     /* Scores one point. vals gets nmetrics numbers (NaN when a metric does not apply, e.g. an
      * invalid mapping). Returns 0, or -1 with err (the point's error; others still run). */
-    int (*eval)(void *env, const hw_act *act, double *reward, bool *feasible, double *vals, hw_err *err);
+    int (*eval)(void *env, void *ctx, const hw_act *act, double *reward, bool *feasible, double *vals, hw_err *err);
 } hw_env_lean;
 
 /* NULL when the family has no lean entry in this build. */

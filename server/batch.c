@@ -1,13 +1,19 @@
 /* batch.c - see batch.h. */
 #include "batch.h"
 
+#include "cache_key.h"
 #include "common/env_limits.h"
 
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) abort();
+    return p;
+}
 
 static void *xcalloc(size_t n, size_t sz) {
     void *p = calloc(n ? n : 1, sz ? sz : 1);
@@ -75,6 +81,8 @@ static int parse_points(lean_batch *b, const msgpack_object *pts, size_t max_ele
             return hw_fail(err, HW_E_BAD_REQUEST, "points: a wire array of points must be 2-D (points x elements) or 3-D (points x rows x columns)");
         b->n = b->grid.shape[0];
         b->d = b->grid.shape[1] * (b->grid.ndim == 3 ? b->grid.shape[2] : 1);
+        b->rows = b->grid.shape[1];
+        b->cols = b->grid.ndim == 3 ? b->grid.shape[2] : 0;
         return 0;
     }
     if (!pts || pts->type != MSGPACK_OBJECT_ARRAY)
@@ -96,12 +104,33 @@ static int parse_points(lean_batch *b, const msgpack_object *pts, size_t max_ele
                 return hw_fail(err, HW_E_BAD_REQUEST, "points[%lld][%u]: expected a number", (long long)k, j);
         }
     }
+    b->rows = b->d;
+    b->cols = 0;
     return 0;
+}
+
+static void known_names(const hw_env_lean *l, char *out, size_t cap) {
+    out[0] = 0;
+    for (int i = 0; i < l->nmetrics; i++) {
+        if (i) strncat(out, ", ", cap - strlen(out) - 1);
+        strncat(out, l->metric_names[i], cap - strlen(out) - 1);
+    }
 }
 
 static int parse_metrics(lean_batch *b, const msgpack_object *m, const char *env_id, hw_err *err) {
     if (m->type == MSGPACK_OBJECT_STR && m->via.str.size == 3 && !memcmp(m->via.str.ptr, "all", 3)) {
-        b->all = true;
+        if (!b->lean) {
+            b->all = true;
+            return 0;
+        }
+        b->nreq = b->lean->nmetrics; /* a lean family's "all": its fixed list */
+        b->names = xcalloc((size_t)b->nreq, sizeof(char *));
+        b->lean_idx = xcalloc((size_t)b->nreq, sizeof(int));
+        for (int j = 0; j < b->nreq; j++) {
+            b->names[j] = strdup(b->lean->metric_names[j]);
+            if (!b->names[j]) abort();
+            b->lean_idx[j] = j;
+        }
         return 0;
     }
     if (m->type == MSGPACK_OBJECT_NIL) return 0;
@@ -122,11 +151,8 @@ static int parse_metrics(lean_batch *b, const msgpack_object *m, const char *env
         if (b->lean) {
             b->lean_idx[j] = hw_env_lean_metric(b->lean, s->via.str.ptr, s->via.str.size);
             if (b->lean_idx[j] < 0) {
-                char known[1024] = "";
-                for (int i = 0; i < b->lean->nmetrics; i++) {
-                    if (i) strncat(known, ", ", sizeof known - strlen(known) - 1);
-                    strncat(known, b->lean->metric_names[i], sizeof known - strlen(known) - 1);
-                }
+                char known[1024];
+                known_names(b->lean, known, sizeof known);
                 return hw_fail(err, HW_E_BAD_REQUEST, "metrics[%d]: %s has no numeric metric '%.*s' (known: %s)", j, env_id,
                                (int)s->via.str.size, s->via.str.ptr, known);
             }
@@ -135,71 +161,9 @@ static int parse_metrics(lean_batch *b, const msgpack_object *m, const char *env
     return 0;
 }
 
-/* ---------------------------------------------------------------- keys */
+/* ---------------------------------------------------------------- results and errors */
 
-/* config: the session's config (sorted JSON is hashed), or NULL for a session-less batch, whose
- * request config is converted by the workers, not here (server/policy.h: the router only routes):
- * then its msgpack bytes as sent are hashed, so equal configs sent with another key order miss
- * the cache, but different configs never share a key. */
-static void prefix_digest(EVP_MD_CTX *c, const char *env_id, const hw_env_lean *lean, const json_t *config,
-                          const msgpack_object *config_mp, unsigned char out[32]) {
-    char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-    msgpack_sbuffer raw;
-    msgpack_sbuffer_init(&raw);
-    if (!config && config_mp && config_mp->type != MSGPACK_OBJECT_NIL) {
-        msgpack_packer pk;
-        msgpack_packer_init(&pk, &raw, msgpack_sbuffer_write);
-        msgpack_pack_object(&pk, *config_mp);
-    }
-    EVP_DigestInit_ex(c, EVP_sha256(), NULL);
-    static const char tag[] = "hwgym-cache-v1";
-    EVP_DigestUpdate(c, tag, sizeof tag);
-    EVP_DigestUpdate(c, env_id, strlen(env_id) + 1);
-    const char *ver = lean ? lean->version : "hwgym-" HW_VERSION_STRING;
-    EVP_DigestUpdate(c, ver, strlen(ver) + 1);
-    if (raw.size) {
-        EVP_DigestUpdate(c, "mp:", 3);
-        EVP_DigestUpdate(c, raw.data, raw.size);
-    } else {
-        EVP_DigestUpdate(c, cfg ? cfg : "{}", strlen(cfg ? cfg : "{}") + 1);
-    }
-    EVP_DigestFinal_ex(c, out, NULL);
-    msgpack_sbuffer_destroy(&raw);
-    free(cfg);
-}
-
-/* A point is normalised element by element: an integral value as 'i' + int64, anything else as
- * 'f' + float64, so [3, 1] and [3.0, 1.0] (or int8 and int64 arrays) share a key. */
-static void point_key(EVP_MD_CTX *c, const lean_batch *b, int64_t k, const unsigned char prefix[32], unsigned char *key) {
-    unsigned char buf[32 + 9 * 64];
-    unsigned char dig[EVP_MAX_MD_SIZE];
-    EVP_DigestInit_ex(c, EVP_sha256(), NULL);
-    EVP_DigestUpdate(c, prefix, 32);
-    int64_t shape[2] = {b->list || b->grid.ndim == 2 ? b->d : b->grid.shape[1], b->list || b->grid.ndim == 2 ? 0 : b->grid.shape[2]};
-    EVP_DigestUpdate(c, shape, sizeof shape);
-    size_t n = 0;
-    for (int64_t j = 0; j < b->d; j++) {
-        double v = pt_elem(b, k, j);
-        if (v == floor(v) && fabs(v) < 9e15) {
-            int64_t x = (int64_t)v;
-            buf[n++] = 'i';
-            memcpy(buf + n, &x, 8);
-        } else {
-            buf[n++] = 'f';
-            memcpy(buf + n, &v, 8);
-        }
-        n += 8;
-        if (n + 9 > sizeof buf) {
-            EVP_DigestUpdate(c, buf, n);
-            n = 0;
-        }
-    }
-    EVP_DigestUpdate(c, buf, n);
-    EVP_DigestFinal_ex(c, dig, NULL);
-    memcpy(key, dig, HW_CACHE_KEY);
-}
-
-/* ---------------------------------------------------------------- results */
+static inline int64_t todo_at(const lean_batch *b, int64_t p) { return b->todo ? b->todo[p] : p; }
 
 static void set_rec(lean_batch *b, int64_t k, const unsigned char *rec, size_t len) {
     free(b->rec[k]);
@@ -217,58 +181,71 @@ static void take_result(lean_batch *b, int64_t k, double reward, bool feasible, 
     if (b->all) set_rec(b, k, rec, len);
 }
 
-static void take_error(lean_batch *b, int64_t k, int code, const char *msg) {
+/* point k failed: its error goes to list E (the owner's: a slice's, or the router's) */
+static void add_err(lean_batch *b, lean_errs *E, int64_t k, int code, const char *msg) {
+    if (E->n == E->cap) {
+        E->cap = E->cap ? E->cap * 2 : 8;
+        E->v = realloc(E->v, E->cap * sizeof *E->v);
+        if (!E->v) abort();
+    }
+    E->v[E->n].k = k;
+    E->v[E->n].code = code;
+    E->v[E->n].msg = strdup(msg ? msg : "");
+    if (!E->v[E->n].msg) abort();
+    E->n++;
     b->reward[k] = NAN;
-    b->ecode[k] = code;
-    free(b->emsg[k]);
-    b->emsg[k] = strdup(msg ? msg : "");
+    b->feasible[k] = 0;
+    for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = NAN;
 }
 
-lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache, size_t max_elems,
-                       void *owner, hw_err *err) {
-    lean_batch *b = xcalloc(1, sizeof *b);
-    b->owner = owner;
-    b->lean = hw_env_lean_find(env_id);
-    if (parse_points(b, hw_mp_get(root, "points"), max_elems, err) || parse_metrics(b, hw_mp_get(root, "metrics"), env_id, err)) {
-        lean_free(b);
-        return NULL;
-    }
-    if (b->lean && !b->list && b->grid.ndim != 2) {
-        hw_fail(err, HW_E_BAD_REQUEST, "points: %s takes a 2-D points array (points x action elements)", env_id);
-        lean_free(b);
-        return NULL;
-    }
-    if (b->d > 64 * 1024) {
-        hw_fail(err, HW_E_LIMIT, "points: %lld elements per point exceed the limit of 65536", (long long)b->d);
-        lean_free(b);
-        return NULL;
-    }
-    size_t n = (size_t)b->n;
-    b->want_rec = cache != NULL || b->all;
-    b->reward = xcalloc(n, sizeof(double));
-    b->vals = xcalloc(n * (size_t)(b->nreq ? b->nreq : 1), sizeof(double));
-    for (size_t i = 0; i < n * (size_t)b->nreq; i++) b->vals[i] = NAN;
-    b->feasible = xcalloc(n, 1);
-    b->hit = xcalloc(n, 1);
-    b->ecode = xcalloc(n, sizeof(int));
-    b->emsg = xcalloc(n, sizeof(char *));
-    b->rec = xcalloc(n, sizeof(unsigned char *));
-    b->reclen = xcalloc(n, sizeof(size_t));
-    b->todo = xcalloc(n, sizeof(int64_t));
-    if (!cache) {
-        for (int64_t k = 0; k < b->n; k++) b->todo[k] = k;
-        b->ntodo = b->n;
-        return b;
-    }
+static void add_errf(lean_batch *b, lean_errs *E, int64_t k, int code, const char *msg) {
+    char m[HW_ERR_MSG + 32];
+    snprintf(m, sizeof m, "points[%lld]: %s", (long long)k, msg);
+    add_err(b, E, k, code, m);
+}
+
+static void errs_free(lean_errs *E) {
+    for (size_t i = 0; i < E->n; i++) free(E->v[i].msg);
+    free(E->v);
+    memset(E, 0, sizeof *E);
+}
+
+/* ---------------------------------------------------------------- router: begin */
+
+static void encode_point(const lean_batch *b, int64_t k, unsigned char *buf, size_t *len) {
+    size_t n = 0;
+    bool integer = !b->list && b->grid.dtype != HW_DT_FLOAT32 && b->grid.dtype != HW_DT_FLOAT64;
+    for (int64_t j = 0; j < b->d; j++)
+        n += integer ? hw_key_elem_i64(buf + n, hw_array_get_i64(&b->grid, k * b->d + j)) : hw_key_elem_f64(buf + n, pt_elem(b, k, j));
+    *len = n;
+}
+
+static void lookup_points(lean_batch *b, const char *env_id, const json_t *config, const msgpack_object *config_mp, hw_cache *cache) {
+    hw_keyer *ky = hw_cache_keyer(cache);
     unsigned char prefix[32];
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    if (!md) abort();
-    prefix_digest(md, env_id, b->lean, config, hw_mp_get(root, "config"), prefix);
+    const char *ver = b->lean ? b->lean->version : "hwgym-" HW_VERSION_STRING;
+    size_t n = (size_t)b->n;
+    if (hw_key_prefix(ky, env_id, ver, config, config_mp, prefix)) { /* not cacheable: evaluate every point */
+        b->ntodo = b->n;
+        return;
+    }
+    b->cached = true;
+    b->ntodo = 0;
+    b->todo = xcalloc(n, sizeof(int64_t));
     b->keys = xcalloc(n, HW_CACHE_KEY);
+    b->hit = xcalloc(n, 1);
+    if (b->lean) b->lv = xcalloc(n * (size_t)b->lean->nmetrics, sizeof(double));
+    else if (!b->rec) {
+        b->rec = xcalloc(n, sizeof(unsigned char *));
+        b->reclen = xcalloc(n, sizeof(size_t));
+    }
+    unsigned char *enc = xcalloc((size_t)b->d * HW_KEY_ELEM_MAX + 1, 1);
     uint64_t hits = 0, misses = 0, merged = 0;
     for (int64_t k = 0; k < b->n; k++) {
         unsigned char *key = b->keys + (size_t)k * HW_CACHE_KEY;
-        point_key(md, b, k, prefix, key);
+        size_t len;
+        encode_point(b, k, enc, &len);
+        hw_key_point(ky, prefix, b->rows, b->cols, enc, len, key);
         hw_cache_val v;
         if (hw_cache_get(cache, key, &v)) {
             take_result(b, k, v.reward, v.feasible, v.rec, v.len);
@@ -283,18 +260,65 @@ lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const jso
             misses++;
         }
     }
-    EVP_MD_CTX_free(md);
+    free(enc);
     hw_cache_count(cache, hits, misses, merged);
+}
+
+lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache, size_t max_elems,
+                       void *owner, hw_err *err) {
+    lean_batch *b = xcalloc(1, sizeof *b);
+    b->owner = owner;
+    b->lean = hw_env_lean_find(env_id);
+    if (parse_points(b, hw_mp_get(root, "points"), max_elems, err) || parse_metrics(b, hw_mp_get(root, "metrics"), env_id, err)) {
+        lean_free(b);
+        return NULL;
+    }
+    if (b->lean && b->lean->raw_ndim) { /* the family's own point form (sched-v0: a table) */
+        int64_t want = b->lean->raw_shape[0] * (b->lean->raw_ndim == 2 ? b->lean->raw_shape[1] : 1);
+        bool ok = b->d == want && (b->list || b->grid.ndim == 2 || (b->grid.shape[1] == b->lean->raw_shape[0] && b->lean->raw_ndim == 2));
+        if (!ok) {
+            hw_fail(err, HW_E_BAD_REQUEST, "points: %s takes points of %lld x %lld integers (a %lld-D points array: points x %lld x %lld)",
+                    env_id, (long long)b->lean->raw_shape[0], (long long)b->lean->raw_shape[1], (long long)b->lean->raw_ndim + 1,
+                    (long long)b->lean->raw_shape[0], (long long)b->lean->raw_shape[1]);
+            lean_free(b);
+            return NULL;
+        }
+    } else if (b->lean && !b->list && b->grid.ndim != 2) {
+        hw_fail(err, HW_E_BAD_REQUEST, "points: %s takes a 2-D points array (points x action elements)", env_id);
+        lean_free(b);
+        return NULL;
+    }
+    if (b->d > 64 * 1024) {
+        hw_fail(err, HW_E_LIMIT, "points: %lld elements per point exceed the limit of 65536", (long long)b->d);
+        lean_free(b);
+        return NULL;
+    }
+    size_t n = (size_t)b->n;
+    /* every point's entries are written once (evaluated, failed, a hit or merged): no zeroing */
+    b->reward = xmalloc(n * sizeof(double));
+    b->vals = b->nreq ? xmalloc(n * (size_t)b->nreq * sizeof(double)) : NULL;
+    b->feasible = xmalloc(n);
+    if (b->all) {
+        b->rec = xcalloc(n, sizeof(unsigned char *));
+        b->reclen = xcalloc(n, sizeof(size_t));
+    }
+    b->ntodo = b->n;
+    if (cache) lookup_points(b, env_id, config, config ? NULL : hw_mp_get(root, "config"), cache);
     return b;
+}
+
+void lean_set_slices(lean_batch *b, int n) {
+    b->nslices = n;
+    b->serr = xcalloc((size_t)n, sizeof *b->serr);
 }
 
 void lean_free(lean_batch *b) {
     if (!b) return;
     for (int j = 0; j < b->nreq; j++) free(b->names ? b->names[j] : NULL);
-    for (int64_t k = 0; k < b->n; k++) {
-        if (b->emsg) free(b->emsg[k]);
-        if (b->rec) free(b->rec[k]);
-    }
+    for (int64_t k = 0; b->rec && k < b->n; k++) free(b->rec[k]);
+    for (int s = 0; s < b->nslices; s++) errs_free(&b->serr[s]);
+    errs_free(&b->rerr);
+    free(b->serr);
     free(b->names);
     free(b->lean_idx);
     free(b->todo);
@@ -303,8 +327,7 @@ void lean_free(lean_batch *b) {
     free(b->vals);
     free(b->feasible);
     free(b->hit);
-    free(b->ecode);
-    free(b->emsg);
+    free(b->lv);
     free(b->rec);
     free(b->reclen);
     free(b);
@@ -324,18 +347,17 @@ static json_t *num_to_json(double v) {
 
 /* A family without a lean entry: the point as JSON (a list, or a list of rows for a 3-D
  * points array) to its evaluate(), which validates it; numbers taken from the metrics. */
-static void eval_generic(lean_batch *b, const hw_env_family *fam, void *env, int64_t k, recbuf *rb) {
+static void eval_generic(lean_batch *b, lean_errs *E, const hw_env_family *fam, void *env, int64_t k, recbuf *rb) {
     hw_err err;
     if (!fam->evaluate) {
-        take_error(b, k, HW_E_NOT_SUPPORTED, "this env has no one-shot evaluate");
+        add_err(b, E, k, HW_E_NOT_SUPPORTED, "this env has no one-shot evaluate");
         return;
     }
     json_t *pt = json_array();
-    if (!b->list && b->grid.ndim == 3) {
-        int64_t rows = b->grid.shape[1], cols = b->grid.shape[2];
-        for (int64_t i = 0; i < rows; i++) {
+    if (b->cols) {
+        for (int64_t i = 0; i < b->rows; i++) {
             json_t *row = json_array();
-            for (int64_t j = 0; j < cols; j++) json_array_append_new(row, num_to_json(pt_elem(b, k, i * cols + j)));
+            for (int64_t j = 0; j < b->cols; j++) json_array_append_new(row, num_to_json(pt_elem(b, k, i * b->cols + j)));
             json_array_append_new(pt, row);
         }
     } else {
@@ -344,15 +366,13 @@ static void eval_generic(lean_batch *b, const hw_env_family *fam, void *env, int
     json_t *m = json_object();
     double r;
     if (fam->evaluate(env, pt, &r, m, &err)) {
-        char msg[HW_ERR_MSG + 32];
-        snprintf(msg, sizeof msg, "points[%lld]: %s", (long long)k, err.msg);
-        take_error(b, k, err.code, msg);
+        add_errf(b, E, k, err.code, err.msg);
     } else {
         json_t *f = json_object_get(m, "feasible");
         b->reward[k] = r;
         b->feasible[k] = f ? json_is_true(f) : true;
         for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = json_num(json_object_get(m, b->names[j]));
-        if (b->want_rec) {
+        if (b->rec) {
             rb->len = 0;
             const char *key;
             json_t *v;
@@ -364,84 +384,190 @@ static void eval_generic(lean_batch *b, const hw_env_family *fam, void *env, int
     json_decref(m);
 }
 
-void lean_run_slice(lean_batch *b, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi) {
-    const hw_space *as = env ? fam->action_space(env) : NULL;
-    int64_t numel = as ? hw_space_numel(as) : 0;
-    int64_t *ibuf = xcalloc((size_t)numel + 1, sizeof(int64_t));
-    double *fbuf = xcalloc((size_t)numel + 1, sizeof(double));
-    double *row = b->list ? xcalloc((size_t)b->d + 1, sizeof(double)) : NULL;
-    double *lv = b->lean ? xcalloc((size_t)b->lean->nmetrics + 1, sizeof(double)) : NULL;
-    size_t esz = b->list ? 0 : hw_dtype_size(b->grid.dtype);
-    recbuf rb = {0};
+/* The per-slice state of the lean path: where a point's integers go, and the action space's
+ * bounds when the point is an action of an integer space read from an integer wire array (then
+ * a point is copied and range-checked in one tight loop; anything else, and any point that
+ * fails, goes through hw_space_check_action for its exact error). */
+typedef struct lean_run {
+    const hw_space *as;
+    int64_t *ibuf, *lo, *hi;
+    double *fbuf, *lv;
+    bool fast;       /* integer wire array, integer space (or raw points) */
+    size_t esz;
+} lean_run;
+
+static bool integer_grid(const lean_batch *b) {
+    return !b->list && b->grid.dtype != HW_DT_FLOAT32 && b->grid.dtype != HW_DT_FLOAT64;
+}
+
+static void load_ints(const lean_batch *b, const lean_run *R, int64_t k) {
+    const char *src = (const char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz;
+    int64_t d = b->d, *o = R->ibuf;
+    switch (b->grid.dtype) {
+    case HW_DT_INT64: memcpy(o, src, (size_t)d * 8); break;
+    case HW_DT_INT32: for (int64_t j = 0; j < d; j++) { int32_t v; memcpy(&v, src + 4 * j, 4); o[j] = v; } break;
+    case HW_DT_INT16: for (int64_t j = 0; j < d; j++) { int16_t v; memcpy(&v, src + 2 * j, 2); o[j] = v; } break;
+    case HW_DT_INT8: for (int64_t j = 0; j < d; j++) o[j] = ((const int8_t *)src)[j]; break;
+    case HW_DT_BOOL: for (int64_t j = 0; j < d; j++) o[j] = ((const uint8_t *)src)[j] != 0; break;
+    default: for (int64_t j = 0; j < d; j++) o[j] = ((const uint8_t *)src)[j]; break;
+    }
+}
+
+/* point k as an action (validated) or as raw integers; -1 with the point's error recorded */
+static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_act *act) {
+    const hw_env_lean *L = b->lean;
+    if (R->fast) {
+        load_ints(b, R, k);
+        *act = (hw_act){(size_t)b->d, R->ibuf, NULL};
+        if (L->raw_ndim) return 0;
+        bool ok = true;
+        for (int64_t j = 0; j < b->d; j++) ok &= R->ibuf[j] >= R->lo[j] && R->ibuf[j] <= R->hi[j];
+        if (ok) return 0;
+    }
+    if (L->raw_ndim) { /* floats or a list: integral values only */
+        for (int64_t j = 0; j < b->d; j++) {
+            double v = pt_elem(b, k, j);
+            if (v != floor(v) || !(fabs(v) < 9e15)) {
+                char m[96];
+                snprintf(m, sizeof m, "element %lld: %g is not an integer", (long long)j, v);
+                add_errf(b, E, k, HW_E_BAD_ACTION, m);
+                return -1;
+            }
+            R->ibuf[j] = (int64_t)v;
+        }
+        *act = (hw_act){(size_t)b->d, R->ibuf, NULL};
+        return 0;
+    }
+    hw_array a;
+    if (b->list) {
+        for (int64_t j = 0; j < b->d; j++) R->fbuf[j] = pt_elem(b, k, j);
+        a = (hw_array){HW_DT_FLOAT64, 1, {b->d}, R->fbuf};
+    } else {
+        a = (hw_array){b->grid.dtype, 1, {b->d}, (char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz};
+    }
+    hw_err err;
+    int64_t *ib = R->ibuf + b->d + 1; /* hw_space_check_action's own buffers (the list's floats are in fbuf) */
+    double *fb = R->fbuf + b->d + 1;
+    if (hw_space_check_action(R->as, &a, ib, fb, act, &err)) {
+        add_errf(b, E, k, err.code, err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void *env, int64_t lo, int64_t hi) {
+    const hw_env_lean *L = b->lean;
+    lean_run R = {0};
+    R.as = L->raw_ndim ? NULL : fam->action_space(env);
+    int64_t numel = R.as ? hw_space_numel(R.as) : b->d, d = b->d;
+    size_t cap = (size_t)(d > numel ? d : numel) + 1;
+    R.ibuf = xcalloc(2 * cap, sizeof(int64_t));
+    R.fbuf = xcalloc(2 * cap, sizeof(double));
+    R.esz = b->list ? 0 : hw_dtype_size(b->grid.dtype);
+    R.fast = integer_grid(b) && (L->raw_ndim || (numel == d && hw_space_is_integer(R.as)));
+    if (R.fast && !L->raw_ndim) {
+        R.lo = xcalloc((size_t)d, sizeof(int64_t));
+        R.hi = xcalloc((size_t)d, sizeof(int64_t));
+        for (int64_t j = 0; j < d; j++) {
+            R.lo[j] = R.as->type == HW_SPACE_DISCRETE ? R.as->start : 0;
+            R.hi[j] = R.lo[j] + hw_space_choices(R.as, j) - 1;
+        }
+    }
+    double *lvbuf = xcalloc((size_t)L->nmetrics + 1, sizeof(double));
+    void *ctx = L->prepare ? L->prepare(env) : NULL;
     for (int64_t p = lo; p < hi; p++) {
-        int64_t k = b->todo[p];
-        if (!env) {
-            take_error(b, k, env_err->code, env_err->msg);
-            continue;
-        }
-        if (hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
-            take_error(b, k, HW_E_TIMEOUT, "the request exceeded the server's time limit (--request-timeout) and was abandoned");
-            continue;
-        }
-        if (!b->lean) {
-            eval_generic(b, fam, env, k, &rb);
-            continue;
-        }
-        hw_array a;
-        if (b->list) {
-            for (int64_t j = 0; j < b->d; j++) row[j] = pt_elem(b, k, j);
-            a = (hw_array){HW_DT_FLOAT64, 1, {b->d}, row};
-        } else {
-            a = (hw_array){b->grid.dtype, 1, {b->d}, (char *)b->grid.data + (size_t)k * (size_t)b->d * esz};
+        int64_t k = todo_at(b, p);
+        if (((p - lo) & 255) == 0 && hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
+            for (; p < hi; p++)
+                add_err(b, E, todo_at(b, p), HW_E_TIMEOUT, "the request exceeded the server's time limit (--request-timeout) and was abandoned");
+            break;
         }
         hw_act act;
-        hw_err err;
-        if (hw_space_check_action(as, &a, ibuf, fbuf, &act, &err)) {
-            char msg[HW_ERR_MSG + 32];
-            snprintf(msg, sizeof msg, "points[%lld]: %s", (long long)k, err.msg);
-            take_error(b, k, err.code, msg);
-            continue;
-        }
-        double r;
+        if (load_point(b, E, &R, k, &act)) continue;
+        double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
         bool f;
-        if (b->lean->eval(env, &act, &r, &f, lv, &err)) {
-            take_error(b, k, err.code, err.msg);
+        hw_err err;
+        if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
+            add_errf(b, E, k, err.code, err.msg);
             continue;
         }
         b->reward[k] = r;
         b->feasible[k] = f;
         for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lv[b->lean_idx[j]];
-        if (b->want_rec) {
-            rb.len = 0;
-            for (int i = 0; i < b->lean->nmetrics; i++) rec_add(&rb, b->lean->metric_names[i], lv[i]);
-            set_rec(b, k, rb.p, rb.len);
+    }
+    if (L->release) L->release(ctx);
+    free(lvbuf);
+    free(R.ibuf);
+    free(R.fbuf);
+    free(R.lo);
+    free(R.hi);
+}
+
+void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi) {
+    lean_errs *E = &b->serr[slice];
+    if (!env) {
+        for (int64_t p = lo; p < hi; p++) add_err(b, E, todo_at(b, p), env_err->code, env_err->msg);
+        return;
+    }
+    if (b->lean) {
+        run_lean(b, E, fam, env, lo, hi);
+        return;
+    }
+    recbuf rb = {0};
+    for (int64_t p = lo; p < hi; p++) {
+        int64_t k = todo_at(b, p);
+        if (hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
+            add_err(b, E, k, HW_E_TIMEOUT, "the request exceeded the server's time limit (--request-timeout) and was abandoned");
+            continue;
         }
+        eval_generic(b, E, fam, env, k, &rb);
     }
     free(rb.p);
-    free(ibuf);
-    free(fbuf);
-    free(row);
-    free(lv);
 }
 
 /* ---------------------------------------------------------------- router side */
 
-void lean_slice_back(lean_batch *b, hw_cache *cache, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner), void *ud) {
-    if (!cache) return;
+/* the metric record of an evaluated point k of b (lean: built from its metric row into rb) */
+static void point_rec(lean_batch *b, int64_t k, recbuf *rb, const unsigned char **rec, size_t *len) {
+    if (!b->lean) {
+        *rec = b->rec[k];
+        *len = b->reclen[k];
+        return;
+    }
+    rb->len = 0;
+    const double *lv = b->lv + (size_t)k * (size_t)b->lean->nmetrics;
+    for (int i = 0; i < b->lean->nmetrics; i++) rec_add(rb, b->lean->metric_names[i], lv[i]);
+    *rec = rb->p;
+    *len = rb->len;
+}
+
+void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner),
+                     void *ud) {
+    if (!cache || !b->cached) return;
+    const lean_errs *E = &b->serr[slice];
+    size_t ei = 0; /* the slice's errors are in todo order, as are its points */
+    recbuf rb = {0};
     for (int64_t p = lo; p < hi; p++) {
-        int64_t k = b->todo[p];
+        int64_t k = todo_at(b, p);
+        const lean_err *e = ei < E->n && E->v[ei].k == k ? &E->v[ei++] : NULL;
         const unsigned char *key = b->keys + (size_t)k * HW_CACHE_KEY;
-        if (!b->ecode[k]) hw_cache_put(cache, key, b->reward[k], b->feasible[k], b->rec[k], b->reclen[k]);
+        const unsigned char *rec = NULL;
+        size_t len = 0;
+        if (!e) {
+            point_rec(b, k, &rb, &rec, &len);
+            hw_cache_put(cache, key, b->reward[k], b->feasible[k], rec, len);
+        }
         hw_cache_waiter *w = hw_cache_pending_take(cache, key);
         for (hw_cache_waiter *x = w; x; x = x->next) {
             lean_batch *o = x->owner;
-            if (b->ecode[k]) take_error(o, x->index, b->ecode[k], b->emsg[k]);
-            else take_result(o, x->index, b->reward[k], b->feasible[k], b->rec[k], b->reclen[k]);
+            if (e) add_err(o, &o->rerr, x->index, e->code, e->msg);
+            else take_result(o, x->index, b->reward[k], b->feasible[k], rec, len);
             o->waiting--;
             resolved(ud, o->owner);
         }
         hw_cache_waiters_free(w);
     }
+    free(rb.p);
 }
 
 static void pack_f64(msgpack_packer *pk, const double *v, int64_t n) {
@@ -454,7 +580,21 @@ static void pack_u8(msgpack_packer *pk, const uint8_t *v, int64_t n) {
     hw_pack_array(pk, &a, 0);
 }
 
-/* "all": the union of the records' names, in first-seen order */
+/* n false values without an n-byte array */
+static void pack_false(msgpack_packer *pk, int64_t n) {
+    static const unsigned char zeros[4096];
+    msgpack_pack_map(pk, 3);
+    hw_pack_kv_str(pk, "dtype", hw_dtype_name(HW_DT_BOOL));
+    hw_pack_cstr(pk, "shape");
+    msgpack_pack_array(pk, 1);
+    msgpack_pack_int64(pk, n);
+    hw_pack_cstr(pk, "data");
+    msgpack_pack_bin(pk, (size_t)n);
+    for (int64_t o = 0; o < n; o += (int64_t)sizeof zeros)
+        msgpack_pack_bin_body(pk, zeros, (size_t)(n - o < (int64_t)sizeof zeros ? n - o : (int64_t)sizeof zeros));
+}
+
+/* "all" without a lean entry: the union of the records' names, in first-seen order */
 static void collect_names(lean_batch *b) {
     int cap = 0;
     for (int64_t k = 0; k < b->n; k++) {
@@ -484,13 +624,31 @@ static void collect_names(lean_batch *b) {
             b->vals[(size_t)j * (size_t)b->n + (size_t)k] = b->rec[k] ? rec_get(b->rec[k], b->reclen[k], b->names[j]) : NAN;
 }
 
-void lean_pack_reply(lean_batch *b, msgpack_packer *pk) {
+static int err_cmp(const void *a, const void *b) {
+    const lean_err *x = *(const lean_err *const *)a, *y = *(const lean_err *const *)b;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb) {
     if (b->all) collect_names(b);
+    size_t need = sb->size + (size_t)b->n * (10 + 8 * (size_t)b->nreq) + 64 * (size_t)b->nreq + 256;
+    if (sb->alloc < need) { /* one allocation for the whole reply */
+        char *p = realloc(sb->data, need);
+        if (!p) abort();
+        sb->data = p;
+        sb->alloc = need;
+    }
+    size_t ne = b->rerr.n;
+    for (int s = 0; s < b->nslices; s++) ne += b->serr[s].n;
+    const lean_err **ev = xcalloc(ne, sizeof *ev);
+    size_t i = 0;
+    for (size_t j = 0; j < b->rerr.n; j++) ev[i++] = &b->rerr.v[j];
+    for (int s = 0; s < b->nslices; s++)
+        for (size_t j = 0; j < b->serr[s].n; j++) ev[i++] = &b->serr[s].v[j];
+    qsort(ev, ne, sizeof *ev, err_cmp);
     hw_pack_cstr(pk, "reward");
     pack_f64(pk, b->reward, b->n);
     hw_pack_cstr(pk, "feasible");
-    for (int64_t k = 0; k < b->n; k++)
-        if (b->ecode[k]) b->feasible[k] = 0;
     pack_u8(pk, b->feasible, b->n);
     hw_pack_cstr(pk, "metrics");
     msgpack_pack_map(pk, (size_t)b->nreq);
@@ -499,17 +657,16 @@ void lean_pack_reply(lean_batch *b, msgpack_packer *pk) {
         pack_f64(pk, b->vals + (size_t)j * (size_t)b->n, b->n);
     }
     hw_pack_cstr(pk, "cache_hit");
-    pack_u8(pk, b->hit, b->n);
-    int64_t ne = 0;
-    for (int64_t k = 0; k < b->n; k++) ne += b->ecode[k] != 0;
+    if (b->hit) pack_u8(pk, b->hit, b->n);
+    else pack_false(pk, b->n);
     hw_pack_cstr(pk, "errors");
-    msgpack_pack_array(pk, (size_t)ne);
-    for (int64_t k = 0; k < b->n; k++) {
-        if (!b->ecode[k]) continue;
+    msgpack_pack_array(pk, ne);
+    for (i = 0; i < ne; i++) {
         msgpack_pack_map(pk, 3);
         hw_pack_cstr(pk, "index");
-        msgpack_pack_int64(pk, k);
-        hw_pack_kv_str(pk, "code", hw_code_name((hw_code)b->ecode[k]));
-        hw_pack_kv_str(pk, "message", b->emsg[k]);
+        msgpack_pack_int64(pk, ev[i]->k);
+        hw_pack_kv_str(pk, "code", hw_code_name((hw_code)ev[i]->code));
+        hw_pack_kv_str(pk, "message", ev[i]->msg);
     }
+    free(ev);
 }

@@ -9,8 +9,12 @@
  * Metric records: a point's numeric metrics as bytes [u8 name length][name][f64 value]...,
  * the form kept in the cache and its SQLite file (docs/cache.md).
  *
+ * Per-point cost: no allocation and no msgpack or JSON object per point on the lean path (a
+ * family with a lean entry): points are read in place from the request's wire array, results
+ * written into flat arrays that are packed as wire arrays, errors kept in sparse lists.
+ *
  * Ownership: the router allocates a lean_batch for the batch; a slice writes only its own
- * points' entries; every other field is router-only. */
+ * points' entries and its own error list; every other field is router-only. */
 #ifndef HW_BATCH_H
 #define HW_BATCH_H
 
@@ -25,46 +29,64 @@
 
 #define LEAN_MAX_METRICS 256
 
+/* a point's error: index, code, message (a batch reports them sparsely) */
+typedef struct lean_err {
+    int64_t k;
+    int code;
+    char *msg;
+} lean_err;
+
+typedef struct lean_errs {
+    lean_err *v;
+    size_t n, cap;
+} lean_errs;
+
 typedef struct lean_batch {
     int64_t n, d;
-    hw_array grid;                  /* points as a 2-D wire array (borrowed), or */
+    hw_array grid;                  /* points as a 2-D/3-D wire array (borrowed), or */
     const msgpack_object *list;     /* a list of n lists of d numbers (borrowed) */
-    bool all;                       /* "metrics": "all" */
+    int64_t rows, cols;             /* a point's shape: (d, 0), or (rows, columns) of a 3-D array */
+    bool all;                       /* "metrics": "all" of a family without a lean entry */
     int nreq;
-    char **names;                   /* requested metric names (not "all") */
+    char **names;                   /* requested metric names (a lean family's "all": all its names) */
     const hw_env_lean *lean;        /* the family's lean entry, or NULL */
-    int *lean_idx;                  /* per requested name: index in lean's metrics, -1 */
-    bool want_rec;                  /* workers build metric records (cache on, or "all") */
-    int64_t *todo, ntodo;           /* points to evaluate (not hits, not merged) */
-    unsigned char *keys;            /* n * HW_CACHE_KEY when the cache is on */
-    /* results */
+    int *lean_idx;                  /* per requested name: index in lean's metrics */
+    bool cached;                    /* the cache is on for this batch: keys, records */
+    int64_t *todo, ntodo;           /* points to evaluate (not hits, not merged); todo NULL: 0..n-1 */
+    unsigned char *keys;            /* n * HW_CACHE_KEY when cached */
+    /* results, written by the slice that owns the point (or the router for hits and merges) */
     double *reward, *vals;          /* vals: nreq * n, metric-major */
-    uint8_t *feasible, *hit;
-    int *ecode;                     /* 0 = scored */
-    char **emsg;
-    unsigned char **rec;
+    uint8_t *feasible, *hit;        /* hit NULL: no point was a hit */
+    double *lv;                     /* lean family, cached: n * lean->nmetrics, point-major */
+    unsigned char **rec;            /* no lean entry, cached or "all": per-point metric records */
     size_t *reclen;
+    int nslices;
+    lean_errs *serr;                /* per slice, written by its worker only */
+    lean_errs rerr;                 /* errors set on the router (merged points) */
     int64_t waiting;                /* points waiting for an identical in-flight point */
     void *owner;                    /* the router's batch record */
 } lean_batch;
 
-/* Router: parses the request's points and metrics for env `env_id` (config: the normalised
- * config), computes keys, answers hits and merges in-flight points (cache may be NULL). `owner`
- * is the router's batch record, handed back to `resolved` callbacks. */
+/* Router: parses the request's points and metrics for env `env_id` (config: the session's
+ * config, else the request's "config" is hashed as msgpack), computes keys, answers hits and
+ * merges in-flight points (cache may be NULL). `owner` is the router's batch record, handed back
+ * to `resolved` callbacks. */
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache,
                        size_t max_elems, void *owner, hw_err *err);
+/* Router, before dispatching: the todo list is split into `n` slices (slice s gets an index). */
+void lean_set_slices(lean_batch *b, int n);
 void lean_free(lean_batch *b);
 
-/* Worker: scores todo[lo..hi). env NULL: every point gets `env_err`. */
-void lean_run_slice(lean_batch *b, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi);
+/* Worker: scores todo[lo..hi) as slice `slice`. env NULL: every point gets `env_err`. */
+void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi);
 
-/* Router: a slice is back. Puts its scored points in the cache and copies them into the batches
- * waiting for them; for each waiting point, calls resolved(ud, owner) once. */
-void lean_slice_back(lean_batch *b, hw_cache *cache, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner),
+/* Router: slice `slice` is back. Puts its scored points in the cache and copies them into the
+ * batches waiting for them; for each waiting point, calls resolved(ud, owner) once. */
+void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner),
                      void *ud);
 
 /* Router: the reply fields (5 of them) after the {"id","ok"} header. */
 #define LEAN_REPLY_FIELDS 5
-void lean_pack_reply(lean_batch *b, msgpack_packer *pk);
+void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb);  /* sb: pk's buffer */
 
 #endif

@@ -3,6 +3,7 @@
  * SELECT/INSERT pair on the optional SQLite file (WAL, busy timeout, one write transaction per
  * flush). */
 #include "cache.h"
+#include "cache_key.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ struct hw_cache {
     sqlite3_stmt *sel, *ins;
     bool in_tx;
     char *path;
+    hw_keyer *keyer;
 };
 
 static uint64_t h64(const unsigned char *k) {
@@ -152,6 +154,7 @@ hw_cache *hw_cache_open(const char *path, size_t max_bytes, hw_err *err) {
     c->tab = calloc(c->nbuckets, sizeof *c->tab);
     if (!c->tab) abort();
     c->max_bytes = max_bytes;
+    c->keyer = hw_keyer_new();
     if (path) {
         c->path = strdup(path);
         if (db_open(c, path, err)) {
@@ -181,8 +184,11 @@ void hw_cache_close(hw_cache *c) {
     if (c->db) sqlite3_close(c->db);
     free(c->tab);
     free(c->path);
+    hw_keyer_free(c->keyer);
     free(c);
 }
+
+hw_keyer *hw_cache_keyer(hw_cache *c) { return c->keyer; }
 
 static void fill(hw_cache_val *out, const ent *e) {
     out->reward = e->reward;

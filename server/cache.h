@@ -4,8 +4,8 @@
  * a restarted server or a second server on the same file keeps the hits), the table of keys
  * being evaluated right now (identical in-flight points wait for the first instead of being
  * evaluated again), and the counters the stats op reports.
- * Keys are 16 bytes (truncated SHA-256, computed by batch.c over env id, model version,
- * normalised config and normalised point). Only the router thread touches the cache. */
+ * Keys are 16 bytes (truncated SHA-256 over env id, model version, canonical config and
+ * normalised point: cache_key.h). Only the router thread touches the cache. */
 #ifndef HW_CACHE_H
 #define HW_CACHE_H
 
@@ -52,6 +52,9 @@ typedef struct hw_cache_waiter {
 bool hw_cache_pending_join(hw_cache *c, const unsigned char *key, void *owner, int64_t index);
 hw_cache_waiter *hw_cache_pending_take(hw_cache *c, const unsigned char *key);
 void hw_cache_waiters_free(hw_cache_waiter *w);
+
+/* The key hasher of this cache's thread (cache_key.h). */
+struct hw_keyer *hw_cache_keyer(hw_cache *c);
 
 /* {"entries","bytes","max_bytes","hits","misses","merged","evictions","disk_hits","hit_rate","file"} */
 json_t *hw_cache_stats(const hw_cache *c);

@@ -1,5 +1,6 @@
 /* main.c - hwgym-server: command line, signals, then hw_server_run(). */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,11 @@ int main(int argc, char **argv) {
     o.hard_exit = 1;
     if (o.max_queued_session < o.max_msg)
         fprintf(stderr, "hwgym-server: note: --max-queued-session-mb is below --max-msg: the largest requests will be refused\n");
+    /* Large evaluate_batch buffers (points, results, replies of MBs) are reused from the heap
+     * rather than mapped and faulted in afresh for every request: allocations up to 32 MiB stay
+     * on the heap, and up to 256 MiB of free heap is kept (docs/cache.md, "Memory"). */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     int rc = hw_server_run(&o, &stop_flag);
     json_decref(o.env_limits);
     for (int i = 0; i < o.ndata_dirs; i++) free((char *)o.data_dirs[i]);

@@ -1,7 +1,8 @@
 /* router.c - hwgym-server's main thread (see server.h).
  * Owns: the ROUTER socket, request decoding and validation, the session table (token ->
- * session, pinned worker), dispatch to workers, evaluate_batch fan-out and gather, idle-session
- * reaping, the stats op, and the drain on SIGTERM/SIGINT. */
+ * session, pinned worker), dispatch to workers, idle-session reaping, and the drain on
+ * SIGTERM/SIGINT. evaluate_batch's fan-out and gather are in batch_route.c, the stats op in
+ * stats.c (router_int.h: what they share). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include "registry.h"
 #include "reply.h"
 #include "server.h"
+#include "batch_route.h"
+#include "router_int.h"
 #include "stats.h"
 #include "worker.h"
 
@@ -59,41 +62,6 @@ void hw_server_default_opts(hw_server_opts *o) {
 
 /* ---------------------------------------------------------------- session table */
 
-typedef struct table_ent {
-    session *s;
-    struct table_ent *next;
-} table_ent;
-
-/* sessions held per client connection: routing-id hash -> count */
-typedef struct owner_ent {
-    uint64_t owner;
-    size_t count;
-    struct owner_ent *next;
-} owner_ent;
-
-#define OWNER_BUCKETS 1024
-
-typedef struct router {
-    const hw_server_opts *o;
-    hw_limits lim;
-    void *zctx, *sock, *replies;
-    void **push;
-    worker *w;
-    int nw;
-    int *wsessions;           /* sessions assigned per worker */
-    int rr;                   /* round robin for session-less work */
-    table_ent **buckets;
-    size_t nbuckets, nsessions;
-    int64_t inflight;         /* tasks out at workers */
-    size_t queued;            /* request bytes held by tasks out at workers (--max-queued-mb) */
-    size_t mem;               /* estimated bytes held by all sessions' envs (--server-mem-mb) */
-    double start;
-    uint64_t requests, errors, reaped, steps;
-    hw_hist hist[OP_COUNT];
-    hw_hist hist_bad;         /* requests rejected before an op was known */
-    owner_ent *owners[OWNER_BUCKETS];
-    hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
-} router;
 
 static uint64_t bytes_hash(const void *p, size_t n) {
     const unsigned char *b = p;
@@ -208,7 +176,7 @@ static int new_token(char out[33]) {
 
 /* ---------------------------------------------------------------- tasks */
 
-static void task_free(task *t) {
+void task_free(task *t) {
     for (int i = 0; i < t->nenv; i++) zmq_msg_close(&t->env[i]);
     if (t->decoded) hw_msg_free(&t->msg);
     if (t->has_body) zmq_msg_close(&t->body);
@@ -239,7 +207,7 @@ static void send_reply(router *r, task *t) {
     if (zmq_msg_send(&m, r->sock, 0) < 0) zmq_msg_close(&m);
 }
 
-static void finish(router *r, task *t) {
+void finish(router *r, task *t) {
     if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (hw_now() - t->t0) * 1e6);
     else if (t->op < 0) hw_hist_add(&r->hist_bad, (hw_now() - t->t0) * 1e6);
     if (t->failed) r->errors++;
@@ -248,11 +216,11 @@ static void finish(router *r, task *t) {
     task_free(t);
 }
 
-static size_t task_bytes(const task *t) { return t->has_body ? zmq_msg_size((zmq_msg_t *)&t->body) : 0; }
+size_t task_bytes(const task *t) { return t->has_body ? zmq_msg_size((zmq_msg_t *)&t->body) : 0; }
 
 /* Bounded queues: refuses (LIMIT) a request whose bytes would push the bytes held by queued
  * requests of its session or of the whole server over the operator's limits. */
-static bool queue_full(router *r, task *t, session *s) {
+bool queue_full(router *r, task *t, session *s) {
     size_t n = task_bytes(t);
     if (r->queued + n > r->o->max_queued) {
         reply_fail(t, HW_E_LIMIT, "the server holds %zu bytes of queued requests (--max-queued-mb); retry later", r->queued);
@@ -265,7 +233,7 @@ static bool queue_full(router *r, task *t, session *s) {
     return false;
 }
 
-static void dispatch(router *r, task *t, int wi) {
+void dispatch(router *r, task *t, int wi) {
     size_t n = task_bytes(t);
     r->queued += n;
     if (t->s) {
@@ -318,37 +286,6 @@ static void op_envs(task *t) {
         hw_pack_kv_str(&pk, "id", hw_registry_at(i)->id);
         hw_pack_kv_str(&pk, "summary", hw_registry_at(i)->summary);
     }
-}
-
-static void op_stats(router *r, task *t) {
-    json_t *ops = json_object();
-    for (int i = 0; i < OP_COUNT; i++)
-        if (r->hist[i].count) json_object_set_new(ops, op_names[i], hw_hist_json(&r->hist[i]));
-    if (r->hist_bad.count) json_object_set_new(ops, "(rejected)", hw_hist_json(&r->hist_bad));
-    uint64_t env_steps = 0;
-    long long snaps = 0;
-    json_t *per = json_array();
-    for (int i = 0; i < r->nw; i++) {
-        env_steps += atomic_load(&r->w[i].env_steps);
-        snaps += atomic_load(&r->w[i].nsnapshots);
-        json_array_append_new(per, json_integer(r->wsessions[i]));
-    }
-    json_t *j = json_pack("{s:f, s:i, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "uptime_s", hw_now() - r->start, "workers", r->nw,
-                          "sessions", (json_int_t)r->nsessions, "sessions_per_worker", per, "steps", (json_int_t)r->steps,
-                          "env_steps", (json_int_t)env_steps, "requests", (json_int_t)r->requests, "errors", (json_int_t)r->errors,
-                          "reaped", (json_int_t)r->reaped, "inflight", (json_int_t)r->inflight, "ops", ops);
-    json_object_set_new(j, "snapshots", json_integer(snaps));
-    json_object_set_new(j, "queued_bytes", json_integer((json_int_t)r->queued));
-    json_object_set_new(j, "session_mem_est_bytes", json_integer((json_int_t)r->mem));
-    if (r->cache) json_object_set_new(j, "cache", hw_cache_stats(r->cache));
-    msgpack_packer pk = reply_begin(t, json_object_size(j));
-    const char *k;
-    json_t *v;
-    json_object_foreach(j, k, v) {
-        hw_pack_cstr(&pk, k);
-        hw_pack_json(&pk, v);
-    }
-    json_decref(j);
 }
 
 static int least_loaded(router *r) {
@@ -412,7 +349,7 @@ static void route_make(router *r, task *t) {
     dispatch(r, t, s->worker);
 }
 
-static session *lookup(router *r, task *t, bool required, hw_err *err) {
+session *lookup(router *r, task *t, bool required, hw_err *err) {
     char tok[80];
     const msgpack_object *o = hw_mp_get(t->msg.root, "session");
     if (!o || o->type == MSGPACK_OBJECT_NIL) {
@@ -424,174 +361,6 @@ static session *lookup(router *r, task *t, bool required, hw_err *err) {
     session *s = table_get(r, tok);
     if (!s) hw_fail(err, HW_E_UNKNOWN_SESSION, "unknown session '%.40s' (closed, reaped after the TTL, or never made)", tok);
     return s;
-}
-
-static void batch_done(router *r, batch *b);
-static void lean_reply(router *r, batch *b);
-
-static void route_batch(router *r, task *t) {
-    hw_err err;
-    session *s = lookup(r, t, false, &err);
-    if (!s && err.code != HW_OK) {
-        reply_error(t, &err);
-        return;
-    }
-    batch *b = calloc(1, sizeof *b);
-    if (!b) abort();
-    if (s) {
-        snprintf(b->env_id, sizeof b->env_id, "%s", s->env_id);
-        b->config = json_incref(s->config);
-        s->last_active = hw_now();
-    } else {
-        if (hw_mp_str(t->msg.root, "env", NULL, b->env_id, sizeof b->env_id, &err)) {
-            free(b);
-            reply_error(t, &err);
-            return;
-        }
-        b->config_mp = hw_mp_get(t->msg.root, "config"); /* converted by the workers */
-        if (!hw_registry_find(b->env_id)) {
-            hw_fail(&err, HW_E_UNKNOWN_ENV, "unknown env '%s'", b->env_id);
-            goto fail;
-        }
-    }
-    /* before lean_begin: it may register this request's points as in flight in the cache */
-    if (queue_full(r, t, s)) goto fail_replied;
-    const msgpack_object *pts = hw_mp_get(t->msg.root, "points");
-    if (hw_mp_get(t->msg.root, "metrics")) { /* lean evaluate_batch (batch.h) */
-        int64_t n = pts && pts->type == MSGPACK_OBJECT_ARRAY ? (int64_t)pts->via.array.size : 0;
-        const msgpack_object *sh = pts && pts->type == MSGPACK_OBJECT_MAP ? hw_mp_get(pts, "shape") : NULL;
-        if (sh && sh->type == MSGPACK_OBJECT_ARRAY && sh->via.array.size > 0 && sh->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
-            n = (int64_t)sh->via.array.ptr[0].via.u64;
-        if (n > r->o->max_batch) {
-            hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)n, r->o->max_batch);
-            goto fail;
-        }
-        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, &err))) goto fail;
-        b->n = b->lean->ntodo; /* slices index the points to evaluate */
-    } else if (pts && pts->type == MSGPACK_OBJECT_ARRAY) {
-        b->list = pts;
-        b->n = pts->via.array.size;
-    } else if (pts && pts->type == MSGPACK_OBJECT_MAP) {
-        if (hw_mp_array(pts, "points", NULL, r->lim.max_elems, &b->grid, &err)) goto fail;
-        if (b->grid.ndim != 2) {
-            hw_fail(&err, HW_E_BAD_REQUEST, "points: a wire array of points must be 2-D (points x elements)");
-            goto fail;
-        }
-        b->n = b->grid.shape[0];
-    } else {
-        hw_fail(&err, HW_E_BAD_REQUEST, "field 'points' must be a list of points or a 2-D array");
-        goto fail;
-    }
-    if (!b->lean && b->n > r->o->max_batch) {
-        hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)b->n, r->o->max_batch);
-        goto fail;
-    }
-    if (!b->lean) {
-        b->rewards = calloc((size_t)b->n + 1, sizeof(double));
-        b->metrics = calloc((size_t)b->n + 1, sizeof(json_t *));
-        b->errors = calloc((size_t)b->n + 1, sizeof(json_t *));
-        if (!b->rewards || !b->metrics || !b->errors) { /* an error reply, never an abort */
-            free(b->rewards);
-            free(b->metrics);
-            free(b->errors);
-            hw_fail(&err, HW_E_LIMIT, "evaluate_batch: out of memory for %lld points", (long long)b->n);
-            goto fail;
-        }
-    }
-    r->queued += task_bytes(t);
-    b->parent = t;
-    t->dispatched = true; /* held by the batch until every slice is back */
-    if (b->lean && b->n == 0) { /* every point answered by the cache or in flight elsewhere */
-        b->pending = (int)(b->lean->waiting ? 1 : 0);
-        if (!b->pending) { /* answered now: on_request sends the reply */
-            t->dispatched = false;
-            lean_reply(r, b);
-        }
-        return;
-    }
-    if (b->lean) b->pending += b->lean->waiting ? 1 : 0; /* one extra count released when the last waiter resolves */
-    int slices = b->n < r->nw ? (int)b->n : r->nw;
-    if (slices == 0) slices = 1;
-    b->pending += slices;
-    for (int k = 0; k < slices; k++) {
-        task *sl = calloc(1, sizeof *sl);
-        if (!sl) abort();
-        sl->op = OP_BATCH_SLICE;
-        sl->b = b;
-        sl->lo = b->n * k / slices;
-        sl->hi = b->n * (k + 1) / slices;
-        sl->t0 = t->t0;
-        dispatch(r, sl, (r->rr + k) % r->nw);
-    }
-    r->rr = (r->rr + 1) % r->nw;
-    return;
-fail:
-    json_decref(b->config);
-    free(b);
-    reply_error(t, &err);
-    return;
-fail_replied:
-    json_decref(b->config);
-    free(b);
-}
-
-/* packs a lean batch's reply into its parent task and frees the batch */
-static void lean_reply(router *r, batch *b) {
-    msgpack_packer lp = reply_begin(b->parent, LEAN_REPLY_FIELDS);
-    lean_pack_reply(b->lean, &lp);
-    lean_free(b->lean);
-    if (r->cache) hw_cache_flush(r->cache);
-    json_decref(b->config);
-    free(b);
-}
-
-static void batch_done(router *r, batch *b) {
-    task *t = b->parent;
-    r->queued -= task_bytes(t);
-    if (b->lean) {
-        lean_reply(r, b);
-        finish(r, t);
-        return;
-    }
-    if (b->timed_out) {
-        for (int64_t k = 0; k < b->n; k++) {
-            json_decref(b->metrics[k]);
-            json_decref(b->errors[k]);
-        }
-        free(b->rewards);
-        free(b->metrics);
-        free(b->errors);
-        json_decref(b->config);
-        free(b);
-        reply_fail(t, HW_E_TIMEOUT, "evaluate_batch: the request exceeded the server's time limit (--request-timeout %gs) and was abandoned",
-                   r->o->request_timeout_s);
-        finish(r, t);
-        return;
-    }
-    msgpack_packer pk = reply_begin(t, 3);
-    hw_array ra = {HW_DT_FLOAT64, 1, {b->n}, b->rewards};
-    hw_pack_cstr(&pk, "reward");
-    hw_pack_array(&pk, &ra, 0);
-    hw_pack_cstr(&pk, "metrics");
-    msgpack_pack_array(&pk, (size_t)b->n);
-    for (int64_t k = 0; k < b->n; k++) {
-        if (b->metrics[k]) hw_pack_json(&pk, b->metrics[k]);
-        else msgpack_pack_nil(&pk);
-        json_decref(b->metrics[k]);
-    }
-    hw_pack_cstr(&pk, "errors");
-    msgpack_pack_array(&pk, (size_t)b->n);
-    for (int64_t k = 0; k < b->n; k++) {
-        if (b->errors[k]) hw_pack_json(&pk, b->errors[k]);
-        else msgpack_pack_nil(&pk);
-        json_decref(b->errors[k]);
-    }
-    free(b->rewards);
-    free(b->metrics);
-    free(b->errors);
-    json_decref(b->config);
-    free(b);
-    finish(r, t);
 }
 
 static bool try_inline(router *r, task *t);
@@ -714,20 +483,10 @@ static void after_op(router *r, task *t) {
     finish(r, t);
 }
 
-/* a point of a lean batch that waited for an identical in-flight point has its result */
-static void lean_resolved(void *ud, void *owner) {
-    batch *b = owner;
-    if (b->lean->waiting == 0 && --b->pending == 0) batch_done(ud, b);
-}
-
 static void on_reply(router *r, task *t) {
     r->inflight--;
-    if (t->op == OP_BATCH_SLICE) {
-        batch *b = t->b;
-        if (t->failed) b->timed_out = true;
-        if (b->lean) lean_slice_back(b->lean, r->cache, t->lo, t->hi, lean_resolved, r);
-        task_free(t);
-        if (--b->pending == 0) batch_done(r, b);
+    if (t->op == OP_BATCH_SLICE) { /* batch_route.c */
+        batch_slice_back(r, t);
         return;
     }
     size_t n = task_bytes(t);

@@ -1,7 +1,11 @@
-/* stats.c - see stats.h. Bucket k covers [0.1 * 2^(k/16), 0.1 * 2^((k+1)/16)) microseconds. */
+/* stats.c - see stats.h; and the stats op (router_int.h), moved from router.c. Bucket k covers [0.1 * 2^(k/16), 0.1 * 2^((k+1)/16)) microseconds. */
 #include "stats.h"
 
 #include <math.h>
+#include <stdatomic.h>
+
+#include "reply.h"
+#include "router_int.h"
 
 static int bucket_of(double us) {
     if (us <= 0.1) return 0;
@@ -39,4 +43,37 @@ json_t *hw_hist_json(const hw_hist *h) {
     return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t)h->count, "p50_us", hw_hist_quantile(h, 0.5),
                      "p90_us", hw_hist_quantile(h, 0.9), "p99_us", hw_hist_quantile(h, 0.99), "max_us", h->max_us,
                      "mean_us", h->count ? h->sum_us / (double)h->count : 0.0);
+}
+
+/* ---------------------------------------------------------------- the stats op (moved from router.c) */
+
+void op_stats(router *r, task *t) {
+    json_t *ops = json_object();
+    for (int i = 0; i < OP_COUNT; i++)
+        if (r->hist[i].count) json_object_set_new(ops, hw_op_name_of(i), hw_hist_json(&r->hist[i]));
+    if (r->hist_bad.count) json_object_set_new(ops, "(rejected)", hw_hist_json(&r->hist_bad));
+    uint64_t env_steps = 0;
+    long long snaps = 0;
+    json_t *per = json_array();
+    for (int i = 0; i < r->nw; i++) {
+        env_steps += atomic_load(&r->w[i].env_steps);
+        snaps += atomic_load(&r->w[i].nsnapshots);
+        json_array_append_new(per, json_integer(r->wsessions[i]));
+    }
+    json_t *j = json_pack("{s:f, s:i, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "uptime_s", hw_now() - r->start, "workers", r->nw,
+                          "sessions", (json_int_t)r->nsessions, "sessions_per_worker", per, "steps", (json_int_t)r->steps,
+                          "env_steps", (json_int_t)env_steps, "requests", (json_int_t)r->requests, "errors", (json_int_t)r->errors,
+                          "reaped", (json_int_t)r->reaped, "inflight", (json_int_t)r->inflight, "ops", ops);
+    json_object_set_new(j, "snapshots", json_integer(snaps));
+    json_object_set_new(j, "queued_bytes", json_integer((json_int_t)r->queued));
+    json_object_set_new(j, "session_mem_est_bytes", json_integer((json_int_t)r->mem));
+    if (r->cache) json_object_set_new(j, "cache", hw_cache_stats(r->cache));
+    msgpack_packer pk = reply_begin(t, json_object_size(j));
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v) {
+        hw_pack_cstr(&pk, k);
+        hw_pack_json(&pk, v);
+    }
+    json_decref(j);
 }

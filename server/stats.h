@@ -1,6 +1,7 @@
 /* stats.h - per-op request counters and latency percentiles for the `stats` op.
  * Owns: a log-bucketed latency histogram (no allocation per sample; about 3% resolution).
- * Only the router thread touches it. */
+ * The stats op that reports them (with sessions, workers, queues and the evaluation cache) is
+ * stats.c's op_stats (declared in router_int.h). Only the router thread touches them. */
 #ifndef HW_STATS_H
 #define HW_STATS_H
 

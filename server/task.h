@@ -45,6 +45,7 @@ typedef struct task {
     /* evaluate_batch slices */
     struct batch *b;
     int64_t lo, hi;
+    int slice;                         /* this slice's number in its batch */
     struct task *next;                 /* worker-side held lists */
 } task;
 

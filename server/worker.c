@@ -9,11 +9,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "batch.h"
+#include "batch_slice.h"
 #include "common/env_limits.h"
+#include "multi.h"
 #include "policy.h"
 #include "registry.h"
 #include "reply.h"
+#include "snapshot.h"
+#include "worker_int.h"
 
 double hw_now(void) {
     struct timespec ts;
@@ -29,12 +32,12 @@ static void *xcalloc(size_t n, size_t sz) {
 
 /* ---------------------------------------------------------------- replies */
 
-static void send_back(worker *w, task *t) {
+void send_back(worker *w, task *t) {
     while (zmq_send(w->push, &t, sizeof t, 0) < 0 && errno == EINTR) {
     }
 }
 
-static void pack_space(msgpack_packer *pk, const hw_space *s) {
+void pack_space(msgpack_packer *pk, const hw_space *s) {
     json_t *j = hw_space_to_json(s);
     hw_pack_json(pk, j);
     json_decref(j);
@@ -47,7 +50,7 @@ static void pack_info(msgpack_packer *pk, json_t *info) {
 
 /* ---------------------------------------------------------------- env cache */
 
-static void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err) {
+void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err) {
     char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("{}");
     size_t kl = strlen(env_id) + strlen(cfg) + 2;
     char *key = xcalloc(kl, 1);
@@ -80,7 +83,7 @@ static void *cached_env(worker *w, const char *env_id, const json_t *config, con
 
 /* ---------------------------------------------------------------- session lifetime */
 
-static void snap_free(session *s, snap_rec *r) {
+void snap_free(session *s, snap_rec *r) {
     for (int i = 0; i < s->num_envs; i++)
         if (r->snaps[i]) s->fam->snapshot_free(r->snaps[i]);
     free(r->snaps);
@@ -122,30 +125,6 @@ void session_destroy_envs(session *s) {
     s->dead = true;
 }
 
-static void barrier_unlink(worker *w, session *s) {
-    for (session **p = &w->barriers; *p; p = &(*p)->barrier_next)
-        if (*p == s) {
-            *p = s->barrier_next;
-            break;
-        }
-    s->barrier_next = NULL;
-}
-
-/* Answers every held part of the open barrier with the error and clears the barrier. */
-static void barrier_fail(worker *w, session *s, const hw_err *e) {
-    for (int a = 0; a < s->nagents; a++) {
-        task *h = s->agents[a].held;
-        if (!h) continue;
-        s->agents[a].held = NULL;
-        s->agents[a].has_seed = false;
-        reply_error(h, e);
-        send_back(w, h);
-    }
-    if (s->barrier_op) barrier_unlink(w, s);
-    s->barrier_op = 0;
-    s->nparts = 0;
-}
-
 static void op_close(worker *w, task *t, bool reply) {
     session *s = t->s;
     if (s->barrier_op) {
@@ -159,70 +138,6 @@ static void op_close(worker *w, task *t, bool reply) {
 }
 
 /* ---------------------------------------------------------------- make */
-
-static int parse_agents(session *s, const msgpack_object *arr, hw_err *err) {
-    if (arr->type != MSGPACK_OBJECT_ARRAY || arr->via.array.size == 0)
-        return hw_fail(err, HW_E_BAD_REQUEST, "field 'agents' must be a non-empty list of {name, dims}");
-    if (!hw_space_is_integer(s->aspace) || s->aspace->type == HW_SPACE_DISCRETE)
-        return hw_fail(err, HW_E_NOT_SUPPORTED, "multi-agent sessions need a MultiDiscrete or MultiBinary action space; %s has %s",
-                       s->fam->id, hw_space_type_name(s->aspace->type));
-    uint32_t na = arr->via.array.size;
-    if (na > 1024) return hw_fail(err, HW_E_LIMIT, "agents: %u agents exceed the limit of 1024", na);
-    s->agents = xcalloc(na, sizeof *s->agents);
-    s->nagents = (int)na;
-    int64_t n = s->anumel;
-    int *owner = xcalloc((size_t)n, sizeof *owner);
-    for (int64_t i = 0; i < n; i++) owner[i] = -1;
-    int rc = 0;
-    for (uint32_t a = 0; a < na && !rc; a++) {
-        const msgpack_object *ag = &arr->via.array.ptr[a];
-        agent *A = &s->agents[a];
-        hw_err e2;
-        if (ag->type != MSGPACK_OBJECT_MAP) {
-            rc = hw_fail(err, HW_E_BAD_REQUEST, "agents[%u]: expected a map {name, dims}", a);
-            break;
-        }
-        if (hw_mp_str(ag, "name", NULL, A->name, sizeof A->name, &e2)) {
-            rc = hw_fail(err, e2.code, "agents[%u]: %s", a, e2.msg);
-            break;
-        }
-        for (uint32_t b = 0; b < a; b++)
-            if (strcmp(s->agents[b].name, A->name) == 0) rc = hw_fail(err, HW_E_BAD_REQUEST, "agents[%u]: duplicate agent name '%s'", a, A->name);
-        const msgpack_object *d = hw_mp_get(ag, "dims");
-        if (!rc && (!d || d->type != MSGPACK_OBJECT_ARRAY || d->via.array.size == 0))
-            rc = hw_fail(err, HW_E_BAD_REQUEST, "agents[%u].dims: expected a non-empty list of action element indices", a);
-        if (rc) break;
-        A->ndims = (int)d->via.array.size;
-        if (A->ndims > n) {
-            rc = hw_fail(err, HW_E_BAD_REQUEST, "agents[%u].dims: %d dims but the action has %lld elements", a, A->ndims, (long long)n);
-            break;
-        }
-        A->dims = xcalloc((size_t)A->ndims, sizeof(int));
-        for (int k = 0; k < A->ndims; k++) {
-            const msgpack_object *x = &d->via.array.ptr[k];
-            if (x->type != MSGPACK_OBJECT_POSITIVE_INTEGER || x->via.u64 >= (uint64_t)n) {
-                rc = hw_fail(err, HW_E_BAD_REQUEST, "agents[%u].dims[%d]: expected an element index in [0, %lld)", a, k, (long long)n);
-                break;
-            }
-            int dim = (int)x->via.u64;
-            if (owner[dim] >= 0) {
-                rc = hw_fail(err, HW_E_BAD_REQUEST, "agents[%u].dims[%d]: element %d already belongs to agent '%s'", a, k, dim,
-                             s->agents[owner[dim]].name);
-                break;
-            }
-            owner[dim] = (int)a;
-            A->dims[k] = dim;
-        }
-        if (!rc) A->space = hw_space_select(s->aspace, A->ndims, A->dims);
-    }
-    for (int64_t i = 0; !rc && i < n; i++)
-        if (owner[i] < 0) {
-            const char *nm = s->aspace->names && s->aspace->names[i] ? s->aspace->names[i] : "";
-            rc = hw_fail(err, HW_E_BAD_REQUEST, "agents: action element %lld (%s) belongs to no agent; the dims must partition the action", (long long)i, nm);
-        }
-    free(owner);
-    return rc;
-}
 
 static void op_make(worker *w, task *t) {
     session *s = t->s;
@@ -338,7 +253,7 @@ fail:
 
 /* ---------------------------------------------------------------- reset / step */
 
-static int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *what) {
+int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *what) {
     if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
         *out = o->via.u64;
         return 0;
@@ -565,7 +480,7 @@ static void op_step_vector(worker *w, task *t) {
 }
 
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
-static int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets,
+int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets,
                       int ntargets, hw_err *err) {
     json_t *info = json_object();
     hw_step_out out;
@@ -637,240 +552,6 @@ static void op_step_single(worker *w, task *t) {
 }
 
 /* ---------------------------------------------------------------- multi-agent */
-
-static agent *find_agent(session *s, task *t, hw_err *err) {
-    char name[64];
-    if (hw_mp_str(t->msg.root, "agent", NULL, name, sizeof name, err)) {
-        hw_err_prefix(err, "multi-agent session");
-        return NULL;
-    }
-    for (int a = 0; a < s->nagents; a++)
-        if (strcmp(s->agents[a].name, name) == 0) return &s->agents[a];
-    char list[256] = "";
-    size_t len = 0;
-    for (int a = 0; a < s->nagents && len + 70 < sizeof list; a++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", a ? ", " : "", s->agents[a].name);
-    hw_fail(err, HW_E_UNKNOWN_AGENT, "no agent '%s' in this session (agents: %s)", name, list);
-    return NULL;
-}
-
-static void barrier_complete(worker *w, session *s) {
-    task *targets[1024];
-    int n = 0;
-    for (int a = 0; a < s->nagents; a++) targets[n++] = s->agents[a].held;
-    hw_err err;
-    int rc;
-    if (s->barrier_op == OP_RESET) {
-        uint64_t seed = 0;
-        bool seeded = false;
-        for (int a = 0; a < s->nagents && !seeded; a++)
-            if (s->agents[a].has_seed) {
-                seed = s->agents[a].seed;
-                seeded = true;
-            }
-        rc = run_single(w, s, NULL, seeded ? &seed : NULL, NULL, targets, n, &err);
-    } else {
-        hw_act act = {(size_t)s->anumel, s->ibuf, NULL};
-        rc = run_single(w, s, &act, NULL, NULL, targets, n, &err);
-    }
-    barrier_unlink(w, s);
-    s->barrier_op = 0;
-    s->nparts = 0;
-    for (int a = 0; a < s->nagents; a++) {
-        task *h = s->agents[a].held;
-        s->agents[a].held = NULL;
-        s->agents[a].has_seed = false;
-        if (rc) reply_error(h, &err);
-        send_back(w, h);
-    }
-}
-
-/* Returns true when the task is held (answered later). */
-static bool op_multi_part(worker *w, task *t) {
-    session *s = t->s;
-    hw_err err;
-    agent *A = find_agent(s, t, &err);
-    if (!A) {
-        reply_error(t, &err);
-        return false;
-    }
-    int64_t part[1024];
-    if (t->op == OP_STEP) {
-        if (!s->started[0]) {
-            reply_fail(t, HW_E_BAD_STATE, "step before reset (agent '%s')", A->name);
-            return false;
-        }
-        hw_array a;
-        hw_act act;
-        double fb[1024];
-        if (A->ndims > 1024) {
-            reply_fail(t, HW_E_LIMIT, "agent part too large");
-            return false;
-        }
-        if (hw_mp_array(hw_mp_get(t->msg.root, "action"), "action", t->msg.up.zone, 4096, &a, &err) ||
-            hw_space_check_action(A->space, &a, part, fb, &act, &err)) {
-            hw_err_prefix(&err, A->name);
-            reply_error(t, &err);
-            return false;
-        }
-    } else {
-        const msgpack_object *sd = hw_mp_get(t->msg.root, "seed");
-        if (sd && sd->type != MSGPACK_OBJECT_NIL) {
-            if (get_seed(sd, &A->seed, &err, "seed")) {
-                reply_error(t, &err);
-                return false;
-            }
-            A->has_seed = true;
-        } else {
-            A->has_seed = false;
-        }
-    }
-    if (s->barrier_op && s->barrier_op != t->op) {
-        reply_fail(t, HW_E_BAD_STATE, "a %s barrier is in progress; agent '%s' sent %s", hw_op_name_of(s->barrier_op), A->name,
-                   hw_op_name_of(t->op));
-        return false;
-    }
-    if (!s->barrier_op) {
-        s->barrier_op = t->op;
-        s->deadline = hw_now() + (double)s->timeout_ms / 1000.0;
-        s->barrier_next = w->barriers;
-        w->barriers = s;
-    }
-    if (t->op == OP_STEP)
-        for (int k = 0; k < A->ndims; k++) s->ibuf[A->dims[k]] = part[k];
-    if (A->held) {
-        task *old = A->held;
-        reply_fail(old, HW_E_SUPERSEDED, "agent '%s' sent a newer %s; this one was replaced", A->name, hw_op_name_of(t->op));
-        send_back(w, old);
-    } else {
-        s->nparts++;
-    }
-    A->held = t;
-    if (s->nparts == s->nagents) barrier_complete(w, s);
-    return true;
-}
-
-static void check_barrier_timeouts(worker *w) {
-    double now = hw_now();
-    session *s = w->barriers;
-    while (s) {
-        session *next = s->barrier_next;
-        if (now >= s->deadline) {
-            char missing[256] = "";
-            size_t len = 0;
-            for (int a = 0; a < s->nagents && len + 70 < sizeof missing; a++)
-                if (!s->agents[a].held) len += (size_t)snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", s->agents[a].name);
-            hw_err e;
-            hw_fail(&e, HW_E_TIMEOUT, "%s barrier timed out after %lld ms; missing agents: %s", hw_op_name_of(s->barrier_op),
-                    (long long)s->timeout_ms, missing);
-            barrier_fail(w, s, &e);
-        }
-        s = next;
-    }
-}
-
-static void op_join(task *t) {
-    session *s = t->s;
-    hw_err err;
-    if (s->kind != SK_MULTI) {
-        reply_fail(t, HW_E_BAD_STATE, "join needs a multi-agent session (make with 'agents')");
-        return;
-    }
-    agent *A = find_agent(s, t, &err);
-    if (!A) {
-        reply_error(t, &err);
-        return;
-    }
-    msgpack_packer pk = reply_begin(t, 5);
-    hw_pack_kv_str(&pk, "agent", A->name);
-    hw_pack_cstr(&pk, "dims");
-    msgpack_pack_array(&pk, (size_t)A->ndims);
-    for (int k = 0; k < A->ndims; k++) msgpack_pack_int(&pk, A->dims[k]);
-    hw_pack_cstr(&pk, "action_space");
-    pack_space(&pk, A->space);
-    hw_pack_cstr(&pk, "observation_space");
-    pack_space(&pk, s->ospace);
-    hw_pack_cstr(&pk, "agents");
-    msgpack_pack_array(&pk, (size_t)s->nagents);
-    for (int a = 0; a < s->nagents; a++) hw_pack_cstr(&pk, s->agents[a].name);
-}
-
-/* ---------------------------------------------------------------- snapshots */
-
-static void op_snapshot(task *t) {
-    session *s = t->s;
-    hw_err err;
-    if (!s->fam->snapshot) {
-        reply_fail(t, HW_E_NOT_SUPPORTED, "%s does not support snapshots", s->fam->id);
-        return;
-    }
-    if (s->nsnaps >= s->max_snapshots) {
-        reply_fail(t, HW_E_LIMIT, "session holds %d snapshots (the limit); drop some first", s->nsnaps);
-        return;
-    }
-    snap_rec r = {0};
-    r.snaps = xcalloc((size_t)s->num_envs, sizeof(void *));
-    for (int i = 0; i < s->num_envs; i++) {
-        r.snaps[i] = s->fam->snapshot(s->envs[i], &err);
-        if (!r.snaps[i]) {
-            snap_free(s, &r);
-            reply_error(t, &err);
-            return;
-        }
-    }
-    r.started = xcalloc((size_t)s->num_envs, sizeof(bool));
-    r.needs_reset = xcalloc((size_t)s->num_envs, sizeof(bool));
-    memcpy(r.started, s->started, (size_t)s->num_envs * sizeof(bool));
-    memcpy(r.needs_reset, s->needs_reset, (size_t)s->num_envs * sizeof(bool));
-    r.id = ++s->next_snap;
-    s->snaps = realloc(s->snaps, (size_t)(s->nsnaps + 1) * sizeof *s->snaps);
-    if (!s->snaps) abort();
-    s->snaps[s->nsnaps++] = r;
-    if (s->snap_ctr) atomic_fetch_add(s->snap_ctr, 1);
-    msgpack_packer pk = reply_begin(t, 1);
-    hw_pack_cstr(&pk, "snapshot");
-    msgpack_pack_int64(&pk, r.id);
-}
-
-static int find_snap(session *s, task *t, hw_err *err) {
-    int64_t id;
-    if (hw_mp_int(t->msg.root, "snapshot", true, 0, INT64_MIN, INT64_MAX, &id, err)) return -1;
-    for (int k = 0; k < s->nsnaps; k++)
-        if (s->snaps[k].id == id) return k;
-    return hw_fail(err, HW_E_UNKNOWN_SNAPSHOT, "no snapshot %lld in this session", (long long)id);
-}
-
-static void op_restore(task *t) {
-    session *s = t->s;
-    hw_err err;
-    int k = find_snap(s, t, &err);
-    if (k < 0) {
-        reply_error(t, &err);
-        return;
-    }
-    for (int i = 0; i < s->num_envs; i++)
-        if (s->fam->restore(s->envs[i], s->snaps[k].snaps[i], &err)) {
-            reply_error(t, &err);
-            return;
-        }
-    memcpy(s->started, s->snaps[k].started, (size_t)s->num_envs * sizeof(bool));
-    memcpy(s->needs_reset, s->snaps[k].needs_reset, (size_t)s->num_envs * sizeof(bool));
-    reply_begin(t, 0);
-}
-
-static void op_drop_snapshot(task *t) {
-    session *s = t->s;
-    hw_err err;
-    int k = find_snap(s, t, &err);
-    if (k < 0) {
-        reply_error(t, &err);
-        return;
-    }
-    snap_free(s, &s->snaps[k]);
-    s->snaps[k] = s->snaps[--s->nsnaps];
-    if (s->snap_ctr) atomic_fetch_sub(s->snap_ctr, 1);
-    reply_begin(t, 0);
-}
 
 /* ---------------------------------------------------------------- spaces / evaluate */
 
@@ -948,72 +629,6 @@ static void op_evaluate(worker *w, task *t) {
     }
     json_decref(pt);
     json_decref(metrics);
-}
-
-static json_t *err_json(const hw_err *e) { return json_pack("{s:s, s:s}", "code", hw_code_name(e->code), "message", e->msg); }
-
-static void op_batch_slice(worker *w, task *t) {
-    batch *b = t->b;
-    hw_err err;
-    const hw_env_family *fam;
-    json_t *own_cfg = NULL;
-    void *env = NULL;
-    if (!b->config && b->config_mp && b->config_mp->type != MSGPACK_OBJECT_NIL) { /* converted here, not on the router */
-        if (b->config_mp->type != MSGPACK_OBJECT_MAP) hw_fail(&err, HW_E_BAD_CONFIG, "config: expected a map");
-        else if (!(own_cfg = hw_mp_to_json_max(b->config_mp, w->opts->max_config_values, &err))) hw_err_prefix(&err, "config");
-        if (own_cfg) env = cached_env(w, b->env_id, own_cfg, &fam, &err);
-    } else {
-        env = cached_env(w, b->env_id, b->config, &fam, &err);
-    }
-    json_decref(own_cfg);
-    if (b->lean) { /* lean batch: batch.c scores todo[lo..hi) (points past the request deadline get TIMEOUT) */
-        lean_run_slice(b->lean, fam, env, &err, t->lo, t->hi);
-        if (env) atomic_fetch_add_explicit(&w->env_steps, (unsigned long long)(t->hi - t->lo), memory_order_relaxed);
-        return;
-    }
-    for (int64_t k = t->lo; k < t->hi; k++) {
-        b->rewards[k] = NAN;
-        if (env && hw_deadline_passed()) { /* the request's deadline: the rest is abandoned */
-            t->failed = true;
-            break;
-        }
-        if (!env) {
-            b->errors[k] = err_json(&err);
-            continue;
-        }
-        if (!fam->evaluate) {
-            hw_fail(&err, HW_E_NOT_SUPPORTED, "%s has no one-shot evaluate", fam->id);
-            b->errors[k] = err_json(&err);
-            continue;
-        }
-        json_t *pt;
-        if (b->list) {
-            pt = hw_mp_to_json_max(&b->list->via.array.ptr[k], w->opts->max_config_values, &err);
-        } else {
-            pt = json_array();
-            int64_t m = b->grid.shape[1];
-            bool fl = b->grid.dtype == HW_DT_FLOAT32 || b->grid.dtype == HW_DT_FLOAT64;
-            for (int64_t j = 0; j < m; j++)
-                json_array_append_new(pt, fl ? json_real(hw_array_get_f64(&b->grid, k * m + j))
-                                             : json_integer(hw_array_get_i64(&b->grid, k * m + j)));
-        }
-        if (!pt) {
-            hw_err_prefix(&err, "point");
-            b->errors[k] = err_json(&err);
-            continue;
-        }
-        json_t *metrics = json_object();
-        double r;
-        if (fam->evaluate(env, pt, &r, metrics, &err)) {
-            b->errors[k] = err_json(&err);
-            json_decref(metrics);
-        } else {
-            b->rewards[k] = r;
-            b->metrics[k] = metrics;
-            atomic_fetch_add_explicit(&w->env_steps, 1, memory_order_relaxed);
-        }
-        json_decref(pt);
-    }
 }
 
 /* ---------------------------------------------------------------- loop */

@@ -1,8 +1,9 @@
 /* worker.h - worker threads: each owns the sessions pinned to it and runs their ops in order,
  * so a session needs no locks, while sessions on different workers step at the same time.
- * Owns: the op handlers (make, reset, step, ... multi-agent barriers and their timeouts,
- * snapshots, evaluate and evaluate_batch slices) and a small per-worker cache of envs used for
- * session-less evaluate/spaces and evaluate_batch. */
+ * Owns: the op handlers (make, reset, step, close, spaces, evaluate; snapshots are in
+ * snapshot.c, multi-agent barriers and their timeouts in multi.c, evaluate_batch slices in
+ * batch_slice.c), the worker loop, and a
+ * small per-worker cache of envs used for session-less evaluate/spaces and evaluate_batch. */
 #ifndef HW_WORKER_H
 #define HW_WORKER_H
 

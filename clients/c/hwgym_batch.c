@@ -1,6 +1,7 @@
 /* hwgym_batch.c - libhwgym's lean evaluate_batch (see hwgym_client.h). The reply's wire arrays
  * are read straight from the msgpack message (no JSON). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 void hwc_lean_free(hwc_lean *b) {
     if (!b) return;
     for (int j = 0; j < b->nmetrics; j++) free(b->names[j]);
-    for (size_t k = 0; b->error && k < b->n; k++) free(b->error[k]);
+    for (size_t k = 0; b->error && b->nerrors && k < b->n; k++) free(b->error[k]); /* untouched when no point failed */
     free(b->names);
     free(b->reward);
     free(b->vals);
@@ -30,6 +31,11 @@ static int get_vec(const msgpack_object *o, const char *what, size_t n, double *
         rc = -1;
     } else if (hw_array_numel(&a) != (int64_t)n) {
         rc = hw_fail(err, HW_E_BAD_REQUEST, "reply.%s: %lld values for %zu points", what, (long long)hw_array_numel(&a), n);
+    } else if (out && a.dtype == HW_DT_FLOAT64) {
+        memcpy(out, a.data, n * sizeof(double));
+    } else if (bout && (a.dtype == HW_DT_BOOL || a.dtype == HW_DT_UINT8)) {
+        const uint8_t *p = a.data;
+        for (size_t k = 0; k < n; k++) bout[k] = p[k] != 0;
     } else {
         for (size_t k = 0; k < n; k++) {
             if (out) out[k] = hw_array_get_f64(&a, (int64_t)k);
@@ -40,76 +46,183 @@ static int get_vec(const msgpack_object *o, const char *what, size_t n, double *
     return rc;
 }
 
+/* Points as a wire array. Integer points are sent in the narrowest integer dtype that holds
+ * them (int8 for most action spaces): a fraction of the bytes to copy and send, converted in
+ * chunks straight into the request. */
+static void pack_points(msgpack_packer *pk, const hw_array *a) {
+    int64_t n = hw_array_numel(a);
+    hw_dtype dt = a->dtype;
+    if (dt == HW_DT_INT64 || dt == HW_DT_INT32 || dt == HW_DT_INT16) {
+        int64_t lo = 0, hi = 0;
+        if (dt == HW_DT_INT64 && ((uintptr_t)a->data & 7) == 0) { /* the common case, one vectorisable pass */
+            const int64_t *p = a->data;
+            for (int64_t i = 0; i < n; i++) {
+                lo = p[i] < lo ? p[i] : lo;
+                hi = p[i] > hi ? p[i] : hi;
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = hw_array_get_i64(a, i);
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+        }
+        hw_dtype to = lo >= INT8_MIN && hi <= INT8_MAX ? HW_DT_INT8 : lo >= INT16_MIN && hi <= INT16_MAX ? HW_DT_INT16
+                    : lo >= INT32_MIN && hi <= INT32_MAX ? HW_DT_INT32 : HW_DT_INT64;
+        if (to != dt) {
+            size_t es = hw_dtype_size(to);
+            msgpack_pack_map(pk, 3);
+            hw_pack_kv_str(pk, "dtype", hw_dtype_name(to));
+            hw_pack_cstr(pk, "shape");
+            msgpack_pack_array(pk, (size_t)a->ndim);
+            for (int d = 0; d < a->ndim; d++) msgpack_pack_int64(pk, a->shape[d]);
+            hw_pack_cstr(pk, "data");
+            msgpack_pack_bin(pk, (size_t)n * es);
+            char buf[8192];
+            if (to == HW_DT_INT8 && dt == HW_DT_INT64 && ((uintptr_t)a->data & 7) == 0) {
+                const int64_t *p = a->data;
+                for (int64_t i = 0; i < n; i += (int64_t)sizeof buf) {
+                    int64_t m = n - i < (int64_t)sizeof buf ? n - i : (int64_t)sizeof buf;
+                    for (int64_t j = 0; j < m; j++) buf[j] = (char)(int8_t)p[i + j];
+                    msgpack_pack_bin_body(pk, buf, (size_t)m);
+                }
+                return;
+            }
+            for (int64_t i = 0; i < n;) {
+                size_t m = 0;
+                for (; i < n && m + es <= sizeof buf; i++, m += es) {
+                    int64_t v = hw_array_get_i64(a, i);
+                    if (to == HW_DT_INT8) buf[m] = (char)(int8_t)v;
+                    else if (to == HW_DT_INT16) { int16_t x = (int16_t)v; memcpy(buf + m, &x, 2); }
+                    else { int32_t x = (int32_t)v; memcpy(buf + m, &x, 4); }
+                }
+                msgpack_pack_bin_body(pk, buf, m);
+            }
+            return;
+        }
+    }
+    hw_pack_array(pk, a, 0);
+}
+
+/* One lean call, or several pipelined ones over chunks of the points (a view each, no copy). */
+typedef struct lean_call {
+    const char *token, *env;
+    const json_t *config;
+    const hw_array *points;
+    const char *const *metrics;
+    int nmetrics;
+    size_t chunk, nchunk;
+    hwc_lean *out;
+    bool named;  /* out->names/vals set by the first reply */
+} lean_call;
+
+static void lean_make(void *ud, int i, req *q) {
+    lean_call *L = ud;
+    hw_array a = *L->points;
+    size_t k0 = (size_t)i * L->chunk, per = (size_t)(hw_array_numel(&a) / (a.shape[0] ? a.shape[0] : 1));
+    a.shape[0] = (int64_t)((size_t)a.shape[0] - k0 < L->chunk ? (size_t)a.shape[0] - k0 : L->chunk);
+    a.data = (char *)a.data + k0 * per * hw_dtype_size(a.dtype);
+    req_begin(q, "evaluate_batch", 2 + (L->token != NULL) + (L->env != NULL) + (L->config != NULL));
+    pack_target(q, L->token, L->env, L->config);
+    hw_pack_cstr(&q->pk, "points");
+    pack_points(&q->pk, &a);
+    hw_pack_cstr(&q->pk, "metrics");
+    if (L->nmetrics < 0) hw_pack_cstr(&q->pk, "all");
+    else {
+        msgpack_pack_array(&q->pk, (size_t)L->nmetrics);
+        for (int j = 0; j < L->nmetrics; j++) hw_pack_cstr(&q->pk, L->metrics[j]);
+    }
+}
+
+/* the reply of chunk i: points k0 .. k0 + m of out */
+static int lean_take(void *ud, int i, rep *r, hw_err *err) {
+    lean_call *L = ud;
+    hwc_lean *out = L->out;
+    size_t n = out->n, k0 = (size_t)i * L->chunk, m = n - k0 < L->chunk ? n - k0 : L->chunk;
+    const msgpack_object *root = r->m.root;
+    if (get_vec(hw_mp_get(root, "reward"), "reward", m, out->reward + k0, NULL, err) ||
+        get_vec(hw_mp_get(root, "feasible"), "feasible", m, NULL, out->feasible + k0, err) ||
+        get_vec(hw_mp_get(root, "cache_hit"), "cache_hit", m, NULL, out->cache_hit + k0, err))
+        return -1;
+    const msgpack_object *mt = hw_mp_get(root, "metrics");
+    if (!mt || mt->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_REQUEST, "reply.metrics: expected a map");
+    if (!L->named) {
+        L->named = true;
+        out->nmetrics = (int)mt->via.map.size;
+        out->names = calloc((size_t)out->nmetrics + 1, sizeof(char *));
+        out->vals = malloc((n * (size_t)out->nmetrics + 1) * sizeof(double));
+        if (!out->names || !out->vals) abort();
+        for (int j = 0; j < out->nmetrics; j++) {
+            const msgpack_object_kv *kv = &mt->via.map.ptr[j];
+            if (kv->key.type != MSGPACK_OBJECT_STR) return hw_fail(err, HW_E_BAD_REQUEST, "reply.metrics: keys must be strings");
+            out->names[j] = strndup(kv->key.via.str.ptr, kv->key.via.str.size);
+        }
+    }
+    if ((int)mt->via.map.size != out->nmetrics) return hw_fail(err, HW_E_BAD_REQUEST, "reply.metrics: the chunks name different metrics");
+    for (int j = 0; j < out->nmetrics; j++) {
+        const msgpack_object_kv *kv = &mt->via.map.ptr[j];
+        if (kv->key.type != MSGPACK_OBJECT_STR || strlen(out->names[j]) != kv->key.via.str.size ||
+            memcmp(out->names[j], kv->key.via.str.ptr, kv->key.via.str.size))
+            return hw_fail(err, HW_E_BAD_REQUEST, "reply.metrics: the chunks name different metrics");
+        if (get_vec(&kv->val, out->names[j], m, out->vals + (size_t)j * n + k0, NULL, err)) return -1;
+    }
+    const msgpack_object *e = hw_mp_get(root, "errors");
+    if (e && e->type == MSGPACK_OBJECT_ARRAY)
+        for (uint32_t x = 0; x < e->via.array.size; x++) {
+            const msgpack_object *o = &e->via.array.ptr[x];
+            int64_t k;
+            char code[64], msg[HW_ERR_MSG];
+            if (o->type != MSGPACK_OBJECT_MAP || hw_mp_int(o, "index", true, 0, 0, (int64_t)m - 1, &k, NULL) ||
+                hw_mp_str(o, "code", "INTERNAL", code, sizeof code, NULL) || hw_mp_str(o, "message", "", msg, sizeof msg, NULL))
+                continue;
+            k += (int64_t)k0;
+            if (out->error[k]) continue;
+            /* the server names the index in its chunk: name the caller's */
+            const char *rest = msg;
+            char *end;
+            if (!strncmp(msg, "points[", 7) && strtoll(msg + 7, &end, 10) >= 0 && *end == ']') rest = end + 1;
+            size_t len = strlen(code) + strlen(rest) + 48;
+            out->error[k] = malloc(len);
+            if (!out->error[k]) abort();
+            if (rest != msg) snprintf(out->error[k], len, "%s: points[%lld]%s", code, (long long)k, rest);
+            else snprintf(out->error[k], len, "%s: %s", code, msg);
+            out->reward[k] = NAN;
+            out->nerrors++;
+        }
+    return 0;
+}
+
+/* Batches above this many points go as pipelined chunks (up to LEAN_WINDOW in flight), so the
+ * client's packing, the transfer and the server's scoring of different chunks overlap. Only with
+ * named metrics: a family without a lean entry may name different "all" metrics per chunk. */
+#define LEAN_CHUNK ((size_t)1 << 16)
+#define LEAN_WINDOW 4
+
 int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const json_t *config, const hw_array *points,
                       const char *const *metrics, int nmetrics, hwc_lean *out, hw_err *err) {
     memset(out, 0, sizeof *out);
     if (!points || (points->ndim != 2 && points->ndim != 3))
         return hw_fail(err, HW_E_BAD_ACTION, "points: expected a 2-D array (points x elements) or 3-D (points x rows x columns)");
     size_t n = (size_t)points->shape[0];
-    req q;
-    req_begin(&q, "evaluate_batch", 2 + (token != NULL) + (env != NULL) + (config != NULL));
-    pack_target(&q, token, env, config);
-    hw_pack_cstr(&q.pk, "points");
-    hw_pack_array(&q.pk, points, 0);
-    hw_pack_cstr(&q.pk, "metrics");
-    if (nmetrics < 0) hw_pack_cstr(&q.pk, "all");
-    else {
-        msgpack_pack_array(&q.pk, (size_t)nmetrics);
-        for (int j = 0; j < nmetrics; j++) hw_pack_cstr(&q.pk, metrics[j]);
+    lean_call L = {token, env, config, points, metrics, nmetrics, n ? n : 1, 1, out, false};
+    if (nmetrics >= 0 && n > LEAN_CHUNK) {
+        L.chunk = LEAN_CHUNK;
+        L.nchunk = (n + LEAN_CHUNK - 1) / LEAN_CHUNK;
     }
-    rep r;
-    if (exchange(c, &q, &r, err)) return -1;
-    const msgpack_object *root = r.m.root;
     out->n = n;
-    out->reward = calloc(n + 1, sizeof(double));
-    out->feasible = calloc(n + 1, sizeof(bool));
-    out->cache_hit = calloc(n + 1, sizeof(bool));
+    out->reward = malloc((n + 1) * sizeof(double));
+    out->feasible = malloc(n + 1);
+    out->cache_hit = malloc(n + 1);
     out->error = calloc(n + 1, sizeof(char *));
     if (!out->reward || !out->feasible || !out->cache_hit || !out->error) abort();
-    if (get_vec(hw_mp_get(root, "reward"), "reward", n, out->reward, NULL, err) ||
-        get_vec(hw_mp_get(root, "feasible"), "feasible", n, NULL, out->feasible, err) ||
-        get_vec(hw_mp_get(root, "cache_hit"), "cache_hit", n, NULL, out->cache_hit, err))
-        goto fail;
-    const msgpack_object *m = hw_mp_get(root, "metrics");
-    if (!m || m->type != MSGPACK_OBJECT_MAP) {
-        hw_fail(err, HW_E_BAD_REQUEST, "reply.metrics: expected a map");
-        goto fail;
+    if (exchange_pipe(c, (int)L.nchunk, LEAN_WINDOW, lean_make, lean_take, &L, err)) { /* the server's error as it is */
+        hwc_lean_free(out);
+        return -1;
     }
-    out->nmetrics = (int)m->via.map.size;
-    out->names = calloc((size_t)out->nmetrics + 1, sizeof(char *));
-    out->vals = calloc(n * (size_t)out->nmetrics + 1, sizeof(double));
-    if (!out->names || !out->vals) abort();
-    for (int j = 0; j < out->nmetrics; j++) {
-        const msgpack_object_kv *kv = &m->via.map.ptr[j];
-        if (kv->key.type != MSGPACK_OBJECT_STR) {
-            hw_fail(err, HW_E_BAD_REQUEST, "reply.metrics: keys must be strings");
-            goto fail;
-        }
-        out->names[j] = strndup(kv->key.via.str.ptr, kv->key.via.str.size);
-        if (get_vec(&kv->val, out->names[j], n, out->vals + (size_t)j * n, NULL, err)) goto fail;
+    if (!L.named) { /* no points: an empty reply */
+        out->names = calloc(1, sizeof(char *));
+        out->vals = calloc(1, sizeof(double));
+        if (!out->names || !out->vals) abort();
     }
-    const msgpack_object *e = hw_mp_get(root, "errors");
-    if (e && e->type == MSGPACK_OBJECT_ARRAY)
-        for (uint32_t i = 0; i < e->via.array.size; i++) {
-            const msgpack_object *x = &e->via.array.ptr[i];
-            int64_t k;
-            char code[64], msg[HW_ERR_MSG];
-            if (x->type != MSGPACK_OBJECT_MAP || hw_mp_int(x, "index", true, 0, 0, (int64_t)n - 1, &k, NULL) ||
-                hw_mp_str(x, "code", "INTERNAL", code, sizeof code, NULL) || hw_mp_str(x, "message", "", msg, sizeof msg, NULL))
-                continue;
-            size_t len = strlen(code) + strlen(msg) + 3;
-            free(out->error[k]);
-            out->error[k] = malloc(len);
-            if (!out->error[k]) abort();
-            snprintf(out->error[k], len, "%s: %s", code, msg);
-            out->reward[k] = NAN;
-            out->nerrors++;
-        }
-    rep_free(&r);
     return 0;
-fail:
-    hw_err_prefix(err, "evaluate_batch");
-    rep_free(&r);
-    hwc_lean_free(out);
-    return -1;
 }

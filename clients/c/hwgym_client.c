@@ -214,6 +214,80 @@ out:
     return rc;
 }
 
+/* Pipelined calls (see hwgym_client_int.h). */
+int exchange_pipe(hwc_client *c, int n, int window, void (*make)(void *ud, int i, req *q), int (*take)(void *ud, int i, rep *r, hw_err *err),
+                  void *ud, hw_err *err) {
+    pthread_mutex_lock(&c->mu);
+    uint64_t base = c->next_id + 1;
+    c->next_id += (uint64_t)n;
+    int sent = 0, done = 0, rc = 0;
+    while (done < n && rc == 0) {
+        while (sent < n && sent - done < window) {
+            req q;
+            make(ud, sent, &q);
+            hw_pack_cstr(&q.pk, "id");
+            msgpack_pack_uint64(&q.pk, base + (uint64_t)sent);
+            zmq_pollitem_t out = {c->sock, 0, ZMQ_POLLOUT, 0};
+            if (zmq_poll(&out, 1, c->timeout_ms) <= 0 || zmq_send(c->sock, q.sb.data, q.sb.size, ZMQ_DONTWAIT) < 0) {
+                rc = hw_fail(err, HW_E_IO, "%s: cannot send to %s: %s", q.op, c->endpoint,
+                             zmq_errno() == EAGAIN ? "timed out" : zmq_strerror(zmq_errno()));
+                msgpack_sbuffer_destroy(&q.sb);
+                goto out;
+            }
+            msgpack_sbuffer_destroy(&q.sb);
+            sent++;
+        }
+        zmq_pollitem_t in = {c->sock, 0, ZMQ_POLLIN, 0};
+        int k = zmq_poll(&in, 1, c->timeout_ms);
+        if (k < 0 && zmq_errno() == EINTR) continue;
+        if (k <= 0) {
+            rc = hw_fail(err, HW_E_IO, "timeout after %d ms waiting for a reply from %s", c->timeout_ms, c->endpoint);
+            break;
+        }
+        rep r;
+        memset(&r, 0, sizeof r);
+        zmq_msg_init(&r.zm);
+        if (zmq_msg_recv(&r.zm, c->sock, 0) < 0) {
+            zmq_msg_close(&r.zm);
+            if (zmq_errno() == EINTR) continue;
+            rc = hw_fail(err, HW_E_IO, "receive failed: %s", zmq_strerror(zmq_errno()));
+            break;
+        }
+        hw_limits lim = hw_limits_default;
+        lim.max_msg = (size_t)1 << 31;
+        lim.max_elems = lim.max_total = MAX_ELEMS;
+        lim.max_bin = (size_t)1 << 31;
+        hw_err derr;
+        if (hw_msg_decode(&r.m, zmq_msg_data(&r.zm), zmq_msg_size(&r.zm), &lim, &derr)) {
+            zmq_msg_close(&r.zm);
+            continue;
+        }
+        r.have = true;
+        const msgpack_object *id = hw_mp_get(r.m.root, "id");
+        if (!id || id->type != MSGPACK_OBJECT_POSITIVE_INTEGER || id->via.u64 < base || id->via.u64 >= base + (uint64_t)sent) {
+            rep_free(&r); /* a stale reply to an earlier call */
+            continue;
+        }
+        const msgpack_object *ok = hw_mp_get(r.m.root, "ok");
+        if (ok && ok->type == MSGPACK_OBJECT_BOOLEAN && ok->via.boolean) {
+            rc = take(ud, (int)(id->via.u64 - base), &r, err);
+        } else {
+            const msgpack_object *e = hw_mp_get(r.m.root, "error");
+            char code[64] = "INTERNAL", msg[HW_ERR_MSG] = "malformed error reply";
+            if (e && e->type == MSGPACK_OBJECT_MAP) {
+                hw_mp_str(e, "code", "INTERNAL", code, sizeof code, NULL);
+                hw_mp_str(e, "message", "", msg, sizeof msg, NULL);
+            }
+            rc = hw_fail(err, hw_code_from_name(code), "%s", msg);
+        }
+        rep_free(&r);
+        done++;
+    }
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
 static json_t *rep_json(rep *r, hw_err *err) {
     json_t *j = hw_mp_to_json(r->m.root, err);
     if (!j) hw_err_prefix(err, "reply");

@@ -28,6 +28,12 @@ void rep_free(rep *r);
 /* Sends q (consumed) and waits for the reply with its id. On ok=false, fills err from the
  * reply and returns -1 (r is then freed). */
 int exchange(hwc_client *c, req *q, rep *r, hw_err *err);
+/* n calls with up to `window` in flight on the client's socket: make(ud, i, q) builds request i
+ * (req_begin + fields; the id is appended here), take(ud, i, r, err) reads the ok reply of
+ * request i (replies come in any order; nonzero aborts). An error reply aborts with its code and
+ * message; replies still in flight are dropped later as stale. Returns 0 or -1. */
+int exchange_pipe(hwc_client *c, int n, int window, void (*make)(void *ud, int i, req *q), int (*take)(void *ud, int i, rep *r, hw_err *err),
+                  void *ud, hw_err *err);
 /* "session" / "env" / "config" fields (each only when non-NULL). */
 void pack_target(req *q, const char *token, const char *env, const json_t *config);
 

@@ -5,8 +5,9 @@ int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dis
 
 static const char *const names[] = {"distance"};
 
-static int lean_eval(void *env, const hw_act *act, double *reward, bool *feasible, double *v, hw_err *err) {
+static int lean_eval(void *env, void *ctx, const hw_act *act, double *reward, bool *feasible, double *v, hw_err *err) {
     (void)err;
+    (void)ctx;
     *feasible = true;
     return diag_env_eval_action(env, act, reward, &v[0]);
 }

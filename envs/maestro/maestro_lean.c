@@ -11,7 +11,8 @@ static const char *const names[] = {"runtime", "num_macs", "throughput", "energy
                                     "l1_size", "l2_size", "peak_noc_bw", "offchip_bw_req", "avg_utilized_pes", "num_pes"};
 #define NM ((int)(sizeof names / sizeof names[0]))
 
-static int lean_eval(void *env, const hw_act *act, double *reward, bool *feasible, double *v, hw_err *err) {
+static int lean_eval(void *env, void *ctx, const hw_act *act, double *reward, bool *feasible, double *v, hw_err *err) {
+    (void)ctx;
     if (!act->i) return hw_fail(err, HW_E_BAD_ACTION, "point: expected integer parameters");
     maestro_result r;
     int pes = maestro_env_eval_action(env, act->i, reward, &r);

@@ -535,3 +535,12 @@ const hw_env_family hw_family_sched = {
     .create_ctx = env_create_ctx,
     .mem_bytes = env_mem_bytes,
 };
+
+/* Hook for the lean batch entry (sched_lean.c): what evaluate() scores a table against. */
+void sched_env_lean_ctx(void *p, const sched_accel **acc, const sched_layer **layer, int *obj);
+void sched_env_lean_ctx(void *p, const sched_accel **acc, const sched_layer **layer, int *obj) {
+    sched_env *e = p;
+    *acc = &e->acc;
+    *layer = &e->layers[e->st.started ? e->st.li : 0];
+    *obj = e->obj;
+}

@@ -309,3 +309,134 @@ Test(trials, schema1_file_migrates_and_search_logs_cache_hits) {
     sqlite3_close(q);
     hwtest_rmtree(dir);
 }
+
+/* the lean reward and a metric of point k against the JSON evaluate of the same point */
+static void same_as_evaluate(hwc_client *c, const char *env, json_t *cfg, const hwc_lean *b, int k, json_t *pt, const char *metric) {
+    json_t *m = NULL;
+    double r;
+    hw_err e;
+    cr_assert_eq(hwc_evaluate(c, NULL, env, cfg, pt, &r, &m, &e), 0, "%s", e.msg);
+    cr_assert_eq(b->reward[k], r, "%s point %d: lean reward %g, evaluate %g", env, k, b->reward[k], r);
+    cr_assert_eq(b->feasible[k], json_is_true(json_object_get(m, "feasible")), "%s point %d", env, k);
+    int j = metric_index(b, metric);
+    cr_assert_geq(j, 0);
+    json_t *v = json_object_get(m, metric);
+    if (v) cr_assert_eq(b->vals[(size_t)j * b->n + (size_t)k], json_is_boolean(v) ? json_is_true(v) : json_number_value(v), "%s.%s", env, metric);
+    else cr_assert(isnan(b->vals[(size_t)j * b->n + (size_t)k]), "%s.%s of an infeasible point", env, metric);
+    json_decref(m);
+}
+
+Test(lean, sched_and_placement_entries_match_evaluate) {
+    srv s;
+    hwc_client *c = start(&s, 0, NULL);
+    hwc_lean b;
+    hw_err e;
+    /* sched-v0: the all-in-DRAM table (valid), a table breaking a column's product (infeasible),
+     * and one with a zero factor (the point's error) */
+    int64_t t[3][10][8];
+    static const int64_t dims[8] = {1, 128, 1, 128, 3, 3, 28, 28};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 10; i++)
+            for (int j = 0; j < 8; j++) t[k][i][j] = i == 9 ? dims[j] : 1;
+    t[1][0][1] = 2;
+    t[2][3][3] = 0;
+    hw_array ta = {HW_DT_INT64, 3, {3, 10, 8}, t};
+    const char *sm[] = {"energy_pj", "cycles"};
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "sched-v0", NULL, &ta, sm, 2, &b, &e), 0, "%s", e.msg);
+    for (int k = 0; k < 2; k++) {
+        json_t *pt = json_array();
+        for (int i = 0; i < 10; i++) {
+            json_t *row = json_array();
+            for (int j = 0; j < 8; j++) json_array_append_new(row, json_integer(t[k][i][j]));
+            json_array_append_new(pt, row);
+        }
+        same_as_evaluate(c, "sched-v0", NULL, &b, k, pt, "energy_pj");
+        json_decref(pt);
+    }
+    cr_assert(b.feasible[0] && !b.feasible[1]);
+    cr_assert(b.error[2] && strstr(b.error[2], "points[2]: table[3][3] (LB.K): expected a positive integer"), "%s", b.error[2]);
+    hwc_lean_free(&b);
+    /* placement-v0: random memory choices */
+    json_t *pcfg = json_pack("{s:s}", "workload", "resnet50");
+    hwc_session ps;
+    cr_assert_eq(hwc_make(c, "placement-v0", pcfg, NULL, &ps, &e), 0, "%s", e.msg);
+    int64_t nt = ps.act_numel;
+    int64_t *pp = calloc((size_t)(2 * nt), sizeof(int64_t));
+    for (int64_t i = 0; i < 2 * nt; i++) pp[i] = (i * 7 + i / 3) % 3;
+    hw_array pa = {HW_DT_INT64, 2, {2, nt}, pp};
+    const char *pm[] = {"latency_us", "valid", "eps"};
+    cr_assert_eq(hwc_evaluate_lean(c, ps.token, NULL, NULL, &pa, pm, 3, &b, &e), 0, "%s", e.msg);
+    for (int k = 0; k < 2; k++) {
+        json_t *pt = json_array();
+        for (int64_t i = 0; i < nt; i++) json_array_append_new(pt, json_integer(pp[k * nt + i]));
+        same_as_evaluate(c, "placement-v0", pcfg, &b, k, pt, "latency_us");
+        same_as_evaluate(c, "placement-v0", pcfg, &b, k, pt, "eps");
+        json_decref(pt);
+    }
+    hwc_lean_free(&b);
+    hwc_session_free(&ps);
+    free(pp);
+    json_decref(pcfg);
+    stop(&s, c);
+}
+
+Test(lean, big_batch_in_pipelined_chunks) {
+    srv s;
+    hwc_client *c = start(&s, 0, NULL);
+    enum { N = 70000 }; /* above libhwgym's 65,536-point chunk: two requests in flight */
+    int64_t *p = malloc(sizeof(int64_t) * N * 2);
+    for (int k = 0; k < N; k++) p[2 * k] = k % 8, p[2 * k + 1] = (k / 8) % 8;
+    p[2 * 66000 + 1] = 9; /* out of range, in the second chunk */
+    hw_array a = {HW_DT_INT64, 2, {N, 2}, p};
+    json_t *cfg = json_pack("{s:i}", "dims", 2);
+    const char *dist[] = {"distance"};
+    hwc_lean b;
+    hw_err e;
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, dist, 1, &b, &e), 0, "%s", e.msg);
+    cr_assert_eq(b.n, N);
+    cr_assert_eq(b.nerrors, 1);
+    cr_assert(b.error[66000] && strstr(b.error[66000], "BAD_ACTION: points[66000]: action element 1"), "the caller's index, not the chunk's: %s", b.error[66000]);
+    static const int ks[] = {0, 65535, 65536, 69999};
+    for (int i = 0; i < 4; i++) {
+        json_t *pt = json_pack("[I,I]", (json_int_t)p[2 * ks[i]], (json_int_t)p[2 * ks[i] + 1]);
+        same_as_evaluate(c, "diag-v0", cfg, &b, ks[i], pt, "distance");
+        json_decref(pt);
+    }
+    hwc_lean_free(&b);
+    json_decref(cfg);
+    free(p);
+    stop(&s, c);
+}
+
+Test(cache, one_key_for_a_config_in_any_key_order_or_form) {
+    srv s;
+    hwc_client *c = start(&s, 16, NULL);
+    hw_array a = {HW_DT_INT64, 2, {3, 10}, P};
+    hwc_lean b;
+    hw_err e;
+    json_t *c1 = json_loads("{\"model\":\"mobilenet_v2\",\"layer\":2}", 0, NULL), *c2 = json_loads("{\"layer\":2,\"model\":\"mobilenet_v2\"}", 0, NULL);
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", c1, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+    cr_assert(!b.cache_hit[0]);
+    hwc_lean_free(&b);
+    /* session-less, the keys in another order: the same config */
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", c2, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+    for (int k = 0; k < 3; k++) cr_assert(b.cache_hit[k], "point %d", k);
+    hwc_lean_free(&b);
+    /* a session made with that config: its JSON config hashes like the request's msgpack */
+    hwc_session ss;
+    cr_assert_eq(hwc_make(c, "maestro-v0", c2, NULL, &ss, &e), 0, "%s", e.msg);
+    cr_assert_eq(hwc_evaluate_lean(c, ss.token, NULL, NULL, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+    for (int k = 0; k < 3; k++) cr_assert(b.cache_hit[k], "session, point %d", k);
+    hwc_lean_free(&b);
+    hwc_session_free(&ss);
+    /* a config that differs only in an integer's type is another key */
+    json_t *c3 = json_loads("{\"model\":\"mobilenet_v2\",\"layer\":2.0}", 0, NULL);
+    if (hwc_evaluate_lean(c, NULL, "maestro-v0", c3, &a, NULL, 0, &b, &e) == 0) {
+        cr_assert(!b.cache_hit[0]);
+        hwc_lean_free(&b);
+    }
+    json_decref(c1);
+    json_decref(c2);
+    json_decref(c3);
+    stop(&s, c);
+}

@@ -1,0 +1,74 @@
+/* batch_slice.c - see batch_slice.h. Moved from worker.c unchanged. */
+#include <math.h>
+
+#include "batch.h"
+#include "batch_slice.h"
+#include "common/env_limits.h"
+#include "reply.h"
+#include "worker_int.h"
+
+static json_t *err_json(const hw_err *e) { return json_pack("{s:s, s:s}", "code", hw_code_name(e->code), "message", e->msg); }
+
+void op_batch_slice(worker *w, task *t) {
+    batch *b = t->b;
+    hw_err err;
+    const hw_env_family *fam;
+    json_t *own_cfg = NULL;
+    void *env = NULL;
+    if (!b->config && b->config_mp && b->config_mp->type != MSGPACK_OBJECT_NIL) { /* converted here, not on the router */
+        if (b->config_mp->type != MSGPACK_OBJECT_MAP) hw_fail(&err, HW_E_BAD_CONFIG, "config: expected a map");
+        else if (!(own_cfg = hw_mp_to_json_max(b->config_mp, w->opts->max_config_values, &err))) hw_err_prefix(&err, "config");
+        if (own_cfg) env = cached_env(w, b->env_id, own_cfg, &fam, &err);
+    } else {
+        env = cached_env(w, b->env_id, b->config, &fam, &err);
+    }
+    json_decref(own_cfg);
+    if (b->lean) { /* lean batch: batch.c scores todo[lo..hi) (points past the request deadline get TIMEOUT) */
+        lean_run_slice(b->lean, t->slice, fam, env, &err, t->lo, t->hi);
+        if (env) atomic_fetch_add_explicit(&w->env_steps, (unsigned long long)(t->hi - t->lo), memory_order_relaxed);
+        return;
+    }
+    for (int64_t k = t->lo; k < t->hi; k++) {
+        b->rewards[k] = NAN;
+        if (env && hw_deadline_passed()) { /* the request's deadline: the rest is abandoned */
+            t->failed = true;
+            break;
+        }
+        if (!env) {
+            b->errors[k] = err_json(&err);
+            continue;
+        }
+        if (!fam->evaluate) {
+            hw_fail(&err, HW_E_NOT_SUPPORTED, "%s has no one-shot evaluate", fam->id);
+            b->errors[k] = err_json(&err);
+            continue;
+        }
+        json_t *pt;
+        if (b->list) {
+            pt = hw_mp_to_json_max(&b->list->via.array.ptr[k], w->opts->max_config_values, &err);
+        } else {
+            pt = json_array();
+            int64_t m = b->grid.shape[1];
+            bool fl = b->grid.dtype == HW_DT_FLOAT32 || b->grid.dtype == HW_DT_FLOAT64;
+            for (int64_t j = 0; j < m; j++)
+                json_array_append_new(pt, fl ? json_real(hw_array_get_f64(&b->grid, k * m + j))
+                                             : json_integer(hw_array_get_i64(&b->grid, k * m + j)));
+        }
+        if (!pt) {
+            hw_err_prefix(&err, "point");
+            b->errors[k] = err_json(&err);
+            continue;
+        }
+        json_t *metrics = json_object();
+        double r;
+        if (fam->evaluate(env, pt, &r, metrics, &err)) {
+            b->errors[k] = err_json(&err);
+            json_decref(metrics);
+        } else {
+            b->rewards[k] = r;
+            b->metrics[k] = metrics;
+            atomic_fetch_add_explicit(&w->env_steps, 1, memory_order_relaxed);
+        }
+        json_decref(pt);
+    }
+}

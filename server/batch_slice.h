@@ -1,0 +1,12 @@
+/* batch_slice.h - an evaluate_batch slice on a worker thread: the env for the batch's config
+ * (the session's, or a session-less request's converted here), then either the lean path
+ * (batch.h: lean_run_slice) or the JSON form, one evaluate() per point with per-point JSON
+ * metrics and errors. */
+#ifndef HW_BATCH_SLICE_H
+#define HW_BATCH_SLICE_H
+
+#include "worker.h"
+
+void op_batch_slice(worker *w, task *t);
+
+#endif

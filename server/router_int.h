@@ -1,0 +1,68 @@
+/* router_int.h - router internals shared by the files that run on the router thread (router.c,
+ * batch_route.c, stats.c); not used by the workers. Owns: the router record and the session
+ * table's entry types; declarations of router.c's task helpers. */
+#ifndef HW_ROUTER_INT_H
+#define HW_ROUTER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "hw_codec.h"
+#include "server.h"
+#include "stats.h"
+#include "worker.h"
+
+/* ---------------------------------------------------------------- session table */
+
+typedef struct table_ent {
+    session *s;
+    struct table_ent *next;
+} table_ent;
+
+/* sessions held per client connection: routing-id hash -> count */
+typedef struct owner_ent {
+    uint64_t owner;
+    size_t count;
+    struct owner_ent *next;
+} owner_ent;
+
+#define OWNER_BUCKETS 1024
+
+typedef struct router {
+    const hw_server_opts *o;
+    hw_limits lim;
+    void *zctx, *sock, *replies;
+    void **push;
+    worker *w;
+    int nw;
+    int *wsessions;           /* sessions assigned per worker */
+    int rr;                   /* round robin for session-less work */
+    table_ent **buckets;
+    size_t nbuckets, nsessions;
+    int64_t inflight;         /* tasks out at workers */
+    size_t queued;            /* request bytes held by tasks out at workers (--max-queued-mb) */
+    size_t mem;               /* estimated bytes held by all sessions' envs (--server-mem-mb) */
+    double start;
+    uint64_t requests, errors, reaped, steps;
+    hw_hist hist[OP_COUNT];
+    hw_hist hist_bad;         /* requests rejected before an op was known */
+    owner_ent *owners[OWNER_BUCKETS];
+    hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
+} router;
+
+void task_free(task *t);
+/* records the op's latency, sends the reply (if any) and frees the task */
+void finish(router *r, task *t);
+size_t task_bytes(const task *t);
+/* Bounded queues: refuses (LIMIT) a request whose bytes would push the bytes held by queued
+ * requests of its session or of the whole server over the operator's limits. */
+bool queue_full(router *r, task *t, session *s);
+void dispatch(router *r, task *t, int wi);
+/* the request's session ("session" field); required: an error when absent */
+session *lookup(router *r, task *t, bool required, hw_err *err);
+
+/* the stats op (stats.c) */
+void op_stats(router *r, task *t);
+
+#endif

@@ -1,0 +1,20 @@
+/* worker_int.h - worker internals shared by the files that run worker ops (worker.c, multi.c,
+ * batch_slice.c, snapshot.c); not used by the router. Owns nothing: declarations of worker.c's helpers. */
+#ifndef HW_WORKER_INT_H
+#define HW_WORKER_INT_H
+
+#include "worker.h"
+
+/* hands a finished task back to the router */
+void send_back(worker *w, task *t);
+void pack_space(msgpack_packer *pk, const hw_space *s);
+/* the worker's env for (env_id, config), created on a miss (WORKER_CACHE entries, LRU) */
+void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err);
+/* frees a snapshot record's env states and flags */
+void snap_free(session *s, snap_rec *r);
+int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *what);
+/* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
+int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets, int ntargets,
+               hw_err *err);
+
+#endif
