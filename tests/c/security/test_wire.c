@@ -10,11 +10,10 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "../common/hwtest.h"
 #include "hw_codec.h"
 #include "hwgym_client.h"
 #include "sec.h"
-
-static const char *code_of(json_t *r) { return err_code(r) ? err_code(r) : "OK"; }
 
 /* a byte-exact check on the raw reply, independent of the harness decoder */
 static void assert_utf8_reply(json_t *r, const char *what) {
@@ -66,7 +65,7 @@ Test(wire, error_messages_are_valid_utf8_on_every_path, .timeout = 60) {
     /* the mmap evaluate of finding 6: BAD_ACTION, not a decode failure in the client */
     json_t *r = call(c, "{\"op\":\"evaluate\",\"v\":1,\"env\":\"mmap-v0\",\"config\":{\"problem\":\"alexnet_train_batch_32\"},"
                         "\"point\":{\"actions\":\"0\xc3\xa9\"}}");
-    cr_assert_str_eq(code_of(r), "BAD_ACTION", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "BAD_ACTION", "%s", err_msg(r));
     json_decref(r);
     cli_close(c);
     sec_stop(&S);
@@ -76,15 +75,12 @@ Test(wire, float_above_2_63_in_an_integer_action, .timeout = 60) {
     srv S;
     sec_start(&S, NULL, NULL);
     void *c = cli_new(S.ep);
-    json_t *r = sec_make(c, "diag-v0", "{}");
     char tok[64];
-    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
-    json_decref(r);
-    json_decref(call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\"}", tok));
+    sec_session(c, "diag-v0", "{}", tok);
     const char *vals[] = {"1e19", "-1e19", "9223372036854775808.0", "1.8446744073709552e19", "1e300"};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
-        r = call(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[%s,0,0,0]}", tok, vals[i]);
-        cr_assert_str_eq(code_of(r), "BAD_ACTION", "%s: %s", vals[i], err_msg(r));
+        json_t *r = call(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[%s,0,0,0]}", tok, vals[i]);
+        cr_assert_str_eq(sec_code(r), "BAD_ACTION", "%s: %s", vals[i], err_msg(r));
         json_decref(r);
     }
     cli_close(c);
@@ -95,14 +91,11 @@ Test(wire, stats_counts_snapshots, .timeout = 60) {
     srv S;
     sec_start(&S, NULL, NULL);
     void *c = cli_new(S.ep);
-    json_t *r = sec_make(c, "diag-v0", "{}");
     char tok[64];
-    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
-    json_decref(r);
-    json_decref(call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\"}", tok));
+    sec_session(c, "diag-v0", "{}", tok);
     json_decref(call(c, "{\"op\":\"snapshot\",\"v\":1,\"session\":\"%s\"}", tok));
     json_decref(call(c, "{\"op\":\"snapshot\",\"v\":1,\"session\":\"%s\"}", tok));
-    r = call(c, "{\"op\":\"stats\",\"v\":1}");
+    json_t *r = call(c, "{\"op\":\"stats\",\"v\":1}");
     cr_assert_eq(json_integer_value(json_object_get(r, "snapshots")), 2, "stats: snapshots");
     json_decref(r);
     json_decref(call(c, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", tok));
@@ -136,18 +129,15 @@ Test(wire, float_to_int64_saturates_without_undefined_behaviour) {
 }
 
 static void keygen(const char *bin, char pub[41], char sec[41]) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "%s --curve-keygen", bin);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    char buf[256] = "";
-    cr_assert(fgets(buf, sizeof buf, p));
-    pclose(p);
-    json_t *j = json_loads(buf, 0, NULL);
-    cr_assert(j);
+    const char *argv[] = {bin, "--curve-keygen", NULL};
+    char *out = NULL;
+    cr_assert_eq(hwtest_run(argv, &out, NULL), 0, "%s --curve-keygen failed", bin);
+    json_t *j = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL); /* the first line */
+    cr_assert(j, "--curve-keygen: %s", out);
     snprintf(pub, 41, "%s", json_string_value(json_object_get(j, "public")));
     snprintf(sec, 41, "%s", json_string_value(json_object_get(j, "secret")));
     json_decref(j);
+    free(out);
 }
 
 static int make_with_key(const char *ep, const char *server, const char *pub, const char *sec, hw_err *err) {
@@ -218,14 +208,14 @@ Test(wire, empty_strings_in_configs, .timeout = 60) {
     sec_start(&S, NULL, NULL);
     void *c = cli_new(S.ep);
     json_t *r = sec_make(c, "diag-v0", "{\"\":1}");
-    cr_assert_str_eq(code_of(r), "BAD_CONFIG", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "BAD_CONFIG", "%s", err_msg(r));
     json_decref(r);
     r = sec_make(c, "diag-v0", "{\"action_space\":\"\"}");
-    cr_assert_str_eq(code_of(r), "BAD_CONFIG", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "BAD_CONFIG", "%s", err_msg(r));
     cr_assert(strstr(err_msg(r), "action_space"), "names the field: %s", err_msg(r));
     json_decref(r);
     r = call(c, "{\"op\":\"\",\"v\":1}");
-    cr_assert_str_eq(code_of(r), "UNKNOWN_OP", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "UNKNOWN_OP", "%s", err_msg(r));
     json_decref(r);
     cli_close(c);
     sec_stop(&S);
