@@ -5,29 +5,13 @@
 #include <string.h>
 
 #include "../common/hwtest.h"
+#include "../common/hwtest_env.h"
 #include "dram/dram_model.h"
 #include "registry.h"
 
-static void *mk(const char *cfg_text, const hw_env_family **f) {
-    json_t *cfg = cfg_text ? json_loads(cfg_text, 0, NULL) : NULL;
-    if (cfg_text) cr_assert(cfg, "bad test json %s", cfg_text);
-    hw_err err;
-    void *env = hw_env_create("dram-v0", cfg, f, &err);
-    json_decref(cfg);
-    cr_assert(env, "create failed: %s", err.msg);
-    return env;
-}
+static void *mk(const char *cfg_text, const hw_env_family **f) { return hwtest_env_make("dram-v0", cfg_text, f); }
 
-static void mk_err(const char *cfg_text, const char *needle) {
-    json_t *cfg = json_loads(cfg_text, 0, NULL);
-    cr_assert(cfg);
-    hw_err err;
-    void *env = hw_env_create("dram-v0", cfg, NULL, &err);
-    json_decref(cfg);
-    cr_assert_null(env, "accepted %s", cfg_text);
-    cr_assert_eq(err.code, HW_E_BAD_CONFIG);
-    cr_assert(strstr(err.msg, needle), "'%s' lacks '%s'", err.msg, needle);
-}
+static void mk_err(const char *cfg_text, const char *needle) { hwtest_env_refuses("dram-v0", cfg_text, needle); }
 
 #define SMALL "\"count\":2000"
 

@@ -5,28 +5,12 @@
 #include <string.h>
 
 #include "maestro/maestro.h"
+#include "../common/hwtest_env.h"
 #include "registry.h"
 
-static void *mk(const char *cfg_text, const hw_env_family **f) {
-    json_t *cfg = cfg_text ? json_loads(cfg_text, 0, NULL) : NULL;
-    hw_err err = {0};
-    void *env = hw_env_create("maestro-v0", cfg, f, &err);
-    json_decref(cfg);
-    cr_assert(env, "create failed: %s", err.msg);
-    return env;
-}
+static void *mk(const char *cfg_text, const hw_env_family **f) { return hwtest_env_make("maestro-v0", cfg_text, f); }
 
-static void bad_config(const char *cfg_text, const char *field) {
-    json_t *cfg = json_loads(cfg_text, 0, NULL);
-    cr_assert(cfg, "bad JSON in test: %s", cfg_text);
-    hw_err err = {0};
-    const hw_env_family *f;
-    void *env = hw_env_create("maestro-v0", cfg, &f, &err);
-    json_decref(cfg);
-    cr_assert_null(env, "config accepted: %s", cfg_text);
-    cr_assert_eq(err.code, HW_E_BAD_CONFIG, "%s", err.msg);
-    cr_assert(strstr(err.msg, field), "error '%s' does not name %s", err.msg, field);
-}
+static void bad_config(const char *cfg_text, const char *field) { hwtest_env_refuses("maestro-v0", cfg_text, field); }
 
 Test(maestro_env, spaces_and_step) {
     const hw_env_family *f;

@@ -5,26 +5,12 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "../common/hwtest_env.h"
 #include "registry.h"
 
-static void *mk(const char *cfg_text, const hw_env_family **f) {
-    json_t *cfg = cfg_text ? json_loads(cfg_text, 0, NULL) : NULL;
-    hw_err err = {0};
-    void *env = hw_env_create("mmap-v0", cfg, f, &err);
-    json_decref(cfg);
-    cr_assert(env, "create failed: %s", err.msg);
-    return env;
-}
+static void *mk(const char *cfg_text, const hw_env_family **f) { return hwtest_env_make("mmap-v0", cfg_text, f); }
 
-static void bad_cfg(const char *text, const char *field) {
-    json_t *cfg = json_loads(text, 0, NULL);
-    hw_err err = {0};
-    void *env = hw_env_create("mmap-v0", cfg, NULL, &err);
-    json_decref(cfg);
-    cr_assert_null(env);
-    cr_assert_eq(err.code, HW_E_BAD_CONFIG, "%s", err.msg);
-    cr_assert(strstr(err.msg, field), "'%s' does not name %s", err.msg, field);
-}
+static void bad_cfg(const char *text, const char *field) { hwtest_env_refuses("mmap-v0", text, field); }
 
 static int step(const hw_env_family *f, void *env, int a, hw_step_out *o, json_t *info) {
     int64_t ai = a;

@@ -41,9 +41,12 @@ static const form FORMS[] = {
     {"placement-v0", "{}", 10},
     {"placement-v0", "{\"features\":\"log1p\",\"episode_steps\":5}", 10},
     {"placement-v0", "{\"workload\":\"bert_base\",\"features\":\"normalized\"}", 10},
-    {"sched-v0", "{}", 40},
-    {"sched-v0", "{\"obs\":\"dict\",\"objective\":\"cycles\"}", 40},
-    {"sched-v0", "{\"model\":\"vgg16\",\"mode\":\"network\",\"objective\":\"edp\",\"steps_per_layer\":2}", 40},
+    /* every sched-v0 step runs a brute-force search (single steps take up to ~15 s under ASan):
+     * 20 steps are one whole 16-step episode, the reset after it and, in network mode, ten
+     * layer changes. One Test per form, so that Criterion runs them side by side. */
+    {"sched-v0", "{}", 20},
+    {"sched-v0", "{\"obs\":\"dict\",\"objective\":\"cycles\"}", 20},
+    {"sched-v0", "{\"model\":\"vgg16\",\"mode\":\"network\",\"objective\":\"edp\",\"steps_per_layer\":2}", 20},
 };
 
 /* value fits the element type of the space (Box: float32/float64 range and its bounds) */
@@ -190,14 +193,22 @@ static void play(const form *f) {
 
 #define NFORMS ((int)(sizeof FORMS / sizeof *FORMS))
 
-static void family(const char *env) {
+/* Plays the forms of env (nth < 0: all of them; else only its nth form). */
+static void family_form(const char *env, int nth) {
     int n = 0;
     for (int k = 0; k < NFORMS; k++)
         if (!strcmp(FORMS[k].env, env)) {
-            play(&FORMS[k]);
+            if (nth < 0 || n == nth) play(&FORMS[k]);
             n++;
         }
-    cr_assert(n > 0);
+    cr_assert(nth < 0 ? n > 0 : nth < n, "%s has %d forms", env, n);
+}
+static void family(const char *env) { family_form(env, -1); }
+
+static int nforms(const char *env) {
+    int n = 0;
+    for (int k = 0; k < NFORMS; k++) n += !strcmp(FORMS[k].env, env);
+    return n;
 }
 
 Test(obs_space, diag) { family("diag-v0"); }
@@ -205,7 +216,10 @@ Test(obs_space, maestro, .timeout = 120) { family("maestro-v0"); }
 Test(obs_space, dram, .timeout = 120) { family("dram-v0"); }
 Test(obs_space, mmap, .timeout = 120) { family("mmap-v0"); }
 Test(obs_space, placement, .timeout = 120) { family("placement-v0"); }
-Test(obs_space, sched, .timeout = 120) { family("sched-v0"); }
+Test(obs_space, sched, .timeout = 120) { family_form("sched-v0", 0); }
+Test(obs_space, sched_dict_obs, .timeout = 120) { family_form("sched-v0", 1); }
+Test(obs_space, sched_network, .timeout = 120) { family_form("sched-v0", 2); }
+Test(obs_space, sched_every_form_has_a_test) { cr_assert_eq(nforms("sched-v0"), 3, "a new sched-v0 form needs its Test above"); }
 
 /* every registered family has at least one form above */
 Test(obs_space, covers_every_family) {

@@ -65,6 +65,16 @@ json_t *sec_make(void *c, const char *env, const char *cfg) {
     return r;
 }
 
+void sec_session(void *c, const char *env, const char *cfg, char tok[64]) {
+    json_t *r = sec_make(c, env, cfg);
+    cr_assert_null(err_code(r), "make %s %s: %s", env, cfg, err_msg(r));
+    snprintf(tok, 64, "%s", json_string_value(json_object_get(r, "session")));
+    json_decref(r);
+    json_decref(call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\"}", tok));
+}
+
+const char *sec_code(const json_t *r) { return err_code(r) ? err_code(r) : "OK"; }
+
 int sec_stop(srv *s) {
     int rc = srv_stop(s);
     for (int i = 0; i < s->o.ndata_dirs; i++) free((char *)s->o.data_dirs[i]);

@@ -23,6 +23,10 @@ void sec_start(srv *s, const secfx *f, hw_server_opts *tweak);
 /* make of env with config text; returns the reply (caller frees). */
 int sec_stop(srv *s); /* srv_stop + frees the data-dir strings */
 json_t *sec_make(void *c, const char *env, const char *cfg);
+/* make of env with config text (must succeed), then reset; the session token into tok. */
+void sec_session(void *c, const char *env, const char *cfg, char tok[64]);
+/* The reply's error code, or "OK". */
+const char *sec_code(const json_t *r);
 void write_file(const char *path, const char *text);
 
 #endif

@@ -19,8 +19,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static const char *code_of(json_t *r) { return err_code(r) ? err_code(r) : "OK"; }
-
 Test(limits, knob_caps_and_operator_overrides, .timeout = 60) {
     hw_server_opts o;
     hw_server_default_opts(&o);
@@ -29,7 +27,7 @@ Test(limits, knob_caps_and_operator_overrides, .timeout = 60) {
     sec_start(&S, NULL, &o);
     void *c = cli_new(S.ep);
     json_t *r = sec_make(c, "dram-v0", "{\"count\":501}");
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     cr_assert(strstr(err_msg(r), "count"), "names the knob: %s", err_msg(r));
     json_decref(r);
     r = sec_make(c, "dram-v0", "{\"count\":500}");
@@ -41,13 +39,13 @@ Test(limits, knob_caps_and_operator_overrides, .timeout = 60) {
     sec_start(&S, NULL, NULL);
     c = cli_new(S.ep);
     r = sec_make(c, "dram-v0", "{\"count\":10000000}");
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     json_decref(r);
     r = call(c, "{\"op\":\"evaluate\",\"v\":1,\"env\":\"sched-v0\",\"point\":{\"baseline\":\"random-pruned\",\"samples\":10000000}}");
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     json_decref(r);
     r = sec_make(c, "diag-v0", "{\"step_us\":10000000}");
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     json_decref(r);
     cli_close(c);
     sec_stop(&S);
@@ -63,7 +61,7 @@ Test(limits, session_memory_budget_at_make, .timeout = 60) {
     /* 4096 envs x 10^5 requests: refused before 4095 of them are built */
     double t0 = now_s();
     json_t *r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"dram-v0\",\"num_envs\":4096,\"config\":{\"count\":100000}}");
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     cr_assert(strstr(err_msg(r), "memory"), "%s", err_msg(r));
     cr_assert_lt(now_s() - t0, 5.0);
     json_decref(r);
@@ -84,7 +82,7 @@ Test(limits, session_memory_budget_at_make, .timeout = 60) {
     snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
     json_decref(r);
     r = sec_make(c, "dram-v0", "{\"count\":100000}");
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     json_decref(r);
     json_decref(call(c, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", tok));
     r = sec_make(c, "dram-v0", "{\"count\":100000}");
@@ -103,15 +101,11 @@ Test(limits, request_deadline_gives_timeout, .timeout = 60) {
     srv S;
     sec_start(&S, NULL, &o);
     void *c = cli_new(S.ep);
-    json_t *r = sec_make(c, "diag-v0", "{\"step_us\":5000000}");
-    cr_assert_null(err_code(r), "%s", err_msg(r));
     char tok[64];
-    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
-    json_decref(r);
-    json_decref(call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\"}", tok));
+    sec_session(c, "diag-v0", "{\"step_us\":5000000}", tok);
     double t0 = now_s();
-    r = call(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[0,0,0,0]}", tok);
-    cr_assert_str_eq(code_of(r), "TIMEOUT", "%s", err_msg(r));
+    json_t *r = call(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[0,0,0,0]}", tok);
+    cr_assert_str_eq(sec_code(r), "TIMEOUT", "%s", err_msg(r));
     cr_assert_lt(now_s() - t0, 3.0, "the 5 s step was abandoned");
     json_decref(r);
     /* evaluate_batch: many costly points, one TIMEOUT for the request */
@@ -119,7 +113,7 @@ Test(limits, request_deadline_gives_timeout, .timeout = 60) {
     r = call(c, "{\"op\":\"evaluate_batch\",\"v\":1,\"env\":\"diag-v0\",\"config\":{\"step_us\":100000},\"points\":"
                 "[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],"
                 "[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]]}");
-    cr_assert_str_eq(code_of(r), "TIMEOUT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "TIMEOUT", "%s", err_msg(r));
     cr_assert_lt(now_s() - t0, 3.0);
     json_decref(r);
     /* the server is healthy afterwards */
@@ -139,18 +133,15 @@ Test(limits, sigterm_drain_has_a_deadline, .timeout = 60) {
     srv S;
     sec_start(&S, NULL, &o);
     void *c = cli_new(S.ep);
-    json_t *r = sec_make(c, "diag-v0", "{\"step_us\":8000000}");
     char tok[64];
-    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
-    json_decref(r);
-    json_decref(call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\"}", tok));
+    sec_session(c, "diag-v0", "{\"step_us\":8000000}", tok);
     send_json(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[0,0,0,0]}", tok);
     usleep(100000);
     double t0 = now_s();
     S.stop = 1; /* what SIGTERM does */
-    r = recv_reply(c);
+    json_t *r = recv_reply(c);
     cr_assert(r, "the step in flight is answered");
-    cr_assert_str_eq(code_of(r), "TIMEOUT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "TIMEOUT", "%s", err_msg(r));
     json_decref(r);
     cr_assert_eq(sec_stop(&S), 0);
     cr_assert_lt(now_s() - t0, 4.0, "drain took %.1f s", now_s() - t0);
@@ -170,14 +161,14 @@ Test(limits, config_size_is_bounded, .timeout = 60) {
     for (int i = 0; i < 5000; i++) strcat(big, i ? ",0" : "0");
     strcat(big, "]}}");
     json_t *r = call(c, "%s", big);
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     json_decref(r);
     free(big);
     /* a key cut at 255 bytes in the middle of a UTF-8 character is refused, not dropped */
     char key[400] = "";
     for (int i = 0; i < 128; i++) strcat(key, "\xc3\xa9"); /* 256 bytes of 'é': byte 255 splits one */
     r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"config\":{\"%s\":1}}", key);
-    cr_assert_str_eq(code_of(r), "LIMIT", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     json_decref(r);
     cli_close(c);
     sec_stop(&S);
@@ -224,7 +215,7 @@ Test(limits, router_answers_while_a_worker_converts_a_big_config, .timeout = 60)
     zmq_pollitem_t it = {a, 0, ZMQ_POLLIN, 0};
     r = recv_reply(a);
     cr_assert(r);
-    cr_assert_str_eq(code_of(r), "BAD_CONFIG", "%s", err_msg(r));
+    cr_assert_str_eq(sec_code(r), "BAD_CONFIG", "%s", err_msg(r));
     json_decref(r);
     (void)it;
     cli_close(a);
@@ -240,11 +231,8 @@ Test(limits, queued_bytes_per_session_are_bounded, .timeout = 60) {
     srv S;
     sec_start(&S, NULL, &o);
     void *c = cli_new(S.ep);
-    json_t *r = sec_make(c, "diag-v0", "{\"step_us\":400000}");
     char tok[64];
-    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
-    json_decref(r);
-    json_decref(call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\"}", tok));
+    sec_session(c, "diag-v0", "{\"step_us\":400000}", tok);
     /* 8 steps of ~60 KB each while the first one runs: the later ones are refused with LIMIT */
     char *pad = malloc(60001);
     memset(pad, 'x', 60000);
@@ -254,7 +242,7 @@ Test(limits, queued_bytes_per_session_are_bounded, .timeout = 60) {
     free(pad);
     int limits = 0, oks = 0;
     for (int i = 0; i < 8; i++) {
-        r = recv_reply(c);
+        json_t *r = recv_reply(c);
         cr_assert(r, "reply %d", i);
         if (err_code(r) && !strcmp(err_code(r), "LIMIT")) limits++;
         else if (!err_code(r)) oks++;

@@ -1,0 +1,128 @@
+/* maestro_internal.h - shared internals of the native MAESTRO cost model (not a public API).
+ * Owns the data the model's files pass between them: the cluster-level table (level), the
+ * per-call dimension table (dimtab), the iteration states of a directive (istate, itab, icase),
+ * a level's analysis result (lres) and the evaluation context (ctx, with its memo of sub-cluster
+ * results), plus the small inline predicates on them. The files:
+ *   maestro_layer.c   dimension names, layer and hardware defaults (public helpers)
+ *   maestro_levels.c  cluster construction: the mapping split into levels (once per evaluation)
+ *   maestro_reuse.c   iteration states and reuse analysis (ingress/egress volumes per case)
+ *   maestro_model.c   the per-level engine (delays, traffic, memo) and maestro_eval() */
+#ifndef HW_MAESTRO_INTERNAL_H
+#define HW_MAESTRO_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "maestro.h"
+
+#define LV_DIRS 40
+#define MEMO_N 32
+#define MAX_CASES 1000000
+#define MAX_STATES 3
+
+enum { POS_INIT = 0, POS_STEADY = 1, POS_EDGE = 2 };
+
+typedef struct {
+    int dims[MD_NDIM];
+    bool has[MD_NDIM];
+} dimtab;
+
+typedef struct {
+    int nd;
+    maestro_directive d[LV_DIRS];
+    int csize;  /* number of sub-clusters at this level */
+    int nedge;  /* active sub-clusters in a spatial edge step (static analysis) */
+    dimtab sd;  /* static dimensions of this level */
+    int ostride[MD_NDIM];
+    int first[MD_NDIM], last[MD_NDIM];
+    int spidx;  /* first SpatialMap */
+    bool conv;  /* Y/R and X/S overlap (CONV, DSCONV); false for GEMM */
+    long mapped[MD_NDIM], unique[MD_NDIM], medge[MD_NDIM], uedge[MD_NDIM];
+} level;
+
+typedef struct {
+    int n;
+    int v[MD_NDIM];
+    unsigned mask; /* bit v set when v is in the list */
+} varlist;
+
+typedef struct {
+    unsigned char pos, unroll, iedge, spee;
+    long occ;
+} istate;
+
+typedef struct {
+    long long runtime, macs, compute_sum;
+    long long l2rd[MT_N], l2wr[MT_N], l1rd[MT_N], l1wr[MT_N], upreq[MT_N], downreq[MT_N];
+    long double avg_active;
+    long long sp_occ;
+    long long peak_bw, offchip;
+    long double avg_bw;
+    long double dmin[3], dmax[3], davg[3];
+    double ai;
+} lres;
+
+typedef struct {
+    const maestro_layer *l;
+    const maestro_hw *h;
+    int nlv;
+    level lv[MAESTRO_MAX_LEVELS];
+    varlist tv[MT_N];  /* coupled variables per tensor */
+    varlist invars;    /* sorted input-tensor variables */
+    bool leaf_seen;
+    long long leaf_downreq[MT_N];
+    char *reason;
+    /* sub-cluster results depend only on (level, dimensions): memoised per evaluation */
+    int nmemo;
+    struct memo {
+        int li;
+        int dims[MD_NDIM];
+        unsigned has;
+        lres r;
+    } memo[MEMO_N];
+} ctx;
+
+/* ---------- iteration analysis (per call, on the call's dimensions) ---------- */
+typedef struct {
+    int nst[LV_DIRS];
+    istate st[LV_DIRS][MAX_STATES];
+} itab;
+
+/* one iteration case: the state of every directive */
+typedef struct {
+    const istate *s[LV_DIRS];
+} icase;
+
+/* ---------- overlap: Y/R and X/S (Y, X reference; R, S sliding) ---------- */
+static inline bool is_ref_c(bool conv, int v) { return conv && (v == MD_Y || v == MD_X); }
+static inline bool is_overlapped_c(bool conv, int v) { return conv && (v == MD_Y || v == MD_X || v == MD_R || v == MD_S); }
+static inline int counterpart(int v) {
+    switch (v) {
+    case MD_Y: return MD_R;
+    case MD_X: return MD_S;
+    case MD_R: return MD_Y;
+    case MD_S: return MD_X;
+    default: return v;
+    }
+}
+static inline bool in_list(const varlist *vl, int v) { return (vl->mask >> v) & 1u; }
+static inline const istate *stv(const level *L, const icase *cs, int v) { return cs->s[L->last[v]]; }
+static inline bool is_edge(const istate *s) { return s->pos == POS_EDGE || s->iedge; }
+
+/* Writes the reason into c->reason; returns -1 (maestro_model.c). */
+int maestro_fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Splits the mapping into cluster levels, fills c->lv, c->nlv, c->tv and c->invars; checks the
+ * rules MAESTRO enforces by terminating. -1 with c->reason set when MAESTRO would not run. */
+int maestro_build_levels(ctx *c, const maestro_mapping *m);
+
+/* Reuse analysis of one level on one case (maestro_reuse.c). */
+void maestro_iteration_states(const level *L, const dimtab *D, itab *it);
+int maestro_spatial_ingress(const level *L, const varlist *cv, const icase *cs, long *out); /* -1: MAESTRO terminates */
+long maestro_spatial_egress(const level *L, const varlist *ov, const icase *cs);
+long maestro_crit_psums(const level *L, const varlist *ov, const icase *cs);
+long maestro_psum_mapping_size(const level *L, const varlist *ov, const icase *cs);
+long maestro_mapped_volume(const level *L, const varlist *cv);
+/* The dimensions a sub-cluster sees in case cs (ee: the edge-of-edge sub-cluster). */
+void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out);
+
+#endif

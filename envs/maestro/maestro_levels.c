@@ -1,0 +1,256 @@
+/* maestro_levels.c - cluster construction for the MAESTRO cost model: splits a mapping at its
+ * Cluster directives into levels and applies MAESTRO's rewrites per level (input-centric Y/X,
+ * inherited and unrolled missing directives, outer stride), then the static per-level analysis
+ * (edge sub-clusters, mapped/unique sizes). Also fixes the tensors' coupled variables for the
+ * layer type. Runs once per evaluation; see maestro_internal.h for the types. */
+#include <limits.h>
+#include <string.h>
+
+#include "maestro_internal.h"
+
+static void index_level(level *L) {
+    for (int v = 0; v < MD_NDIM; v++) L->first[v] = L->last[v] = -1;
+    for (int i = 0; i < L->nd; i++) {
+        int v = L->d[i].dim;
+        if (L->first[v] < 0) L->first[v] = i;
+        L->last[v] = i;
+    }
+}
+
+/* ---------- static cluster analysis (once per mapping) ---------- */
+static void spatial_edge_clusters(level *L) {
+    const maestro_directive *sp = &L->d[L->spidx];
+    int dim = L->sd.dims[sp->dim], size = sp->size, ofs = sp->ofs, cs = L->csize;
+    int full = ofs * (cs - 1) + size;
+    int ne = 1;
+    if (dim > full) {
+        int nsteady = ((dim - size) / ofs + 1) / cs - 1;
+        int rem = dim - (nsteady + 1) * ofs * cs;
+        ne = rem < size ? 1 : (rem - size) / ofs + 1;
+    } else if (dim > size) {
+        ne = (dim - size) / ofs + 1;
+        if (ofs * (ne - 1) + size < dim) ne++;
+    }
+    if (dim <= size) ne = 1;
+    L->nedge = ne;
+}
+
+static void mapping_sizes(level *L) {
+    memset(L->mapped, 0, sizeof L->mapped);
+    memset(L->unique, 0, sizeof L->unique);
+    memset(L->medge, 0, sizeof L->medge);
+    memset(L->uedge, 0, sizeof L->uedge);
+    for (int i = 0; i < L->nd; i++) {
+        const maestro_directive *d = &L->d[i];
+        int v = d->dim, size = d->size, ofs = d->ofs, dim = L->sd.dims[v];
+        int ns = (dim - size) / ofs;
+        if (ns < 0) ns = 0;
+        bool has_edge = (ns * ofs + size < dim) || (size > dim);
+        L->mapped[v] = size;
+        L->unique[v] = size < ofs ? size : ofs;
+        if (d->kind == MDIR_TEMPORAL && dim <= size) L->unique[v] = 0;
+        int em = dim - (ns + 1) * ofs;
+        if (em < 0) em = dim;
+        int oob = size - em;
+        L->medge[v] = has_edge ? em : size;
+        L->uedge[v] = ofs - oob > 0 ? ofs - oob : 0;
+    }
+    for (int i = 0; i < L->nd; i++) {
+        const maestro_directive *d = &L->d[i];
+        int v = d->dim;
+        if (!is_ref_c(L->conv, v)) continue;
+        int sl = counterpart(v), out = v == MD_Y ? MD_YP : MD_XP;
+        L->mapped[out] = L->mapped[v] - L->mapped[sl] + 1;
+        L->unique[out] = d->ofs < d->size ? d->ofs : d->size;
+        L->medge[out] = L->medge[v] - L->medge[sl] + 1;
+        L->uedge[out] = d->ofs < L->medge[out] ? d->ofs : L->medge[out];
+    }
+}
+
+int maestro_build_levels(ctx *c, const maestro_mapping *m) {
+    const maestro_layer *ly = c->l;
+    int ncl = 0;
+    long U = 1;
+    for (int i = 0; i < m->n; i++)
+        if (m->d[i].kind == MDIR_CLUSTER) {
+            ncl++;
+            if (m->d[i].size <= 0) return maestro_fail(c, "Cluster size must be positive (directive %d)", i);
+            U *= m->d[i].size;
+            if (U > (long)INT_MAX) return maestro_fail(c, "Cluster sizes overflow (directive %d)", i);
+        }
+    if (ncl >= MAESTRO_MAX_LEVELS)
+        return maestro_fail(c, "%d Cluster directives: MAESTRO supports at most 3 (4 NoC levels)", ncl);
+    if (c->h->num_pes / U < 1)
+        return maestro_fail(c, "the Cluster sizes need %ld PEs, more than the %d the hardware has", U, c->h->num_pes);
+    /* tensors */
+    bool dw = ly->type == MAESTRO_DSCONV, gemm = ly->type == MAESTRO_GEMM, conv = !gemm;
+    varlist *in = &c->tv[MT_IN], *w = &c->tv[MT_W], *o = &c->tv[MT_OUT];
+    in->n = w->n = o->n = 0;
+    if (gemm) { /* MAESTRO: input {M,K}, weight {K,N}, output {M,N} */
+        in->v[in->n++] = MD_Y, in->v[in->n++] = MD_C;
+        w->v[w->n++] = MD_C, w->v[w->n++] = MD_K;
+        o->v[o->n++] = MD_Y, o->v[o->n++] = MD_K;
+    } else if (ly->type == MAESTRO_NGCONV) { /* MAESTRO: {N,G,C,Y,X}, {G,K,C,R,S}, {N,G,K,C,Y,X} */
+        if (ly->has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
+        in->v[in->n++] = MD_G, in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
+        w->v[w->n++] = MD_G, w->v[w->n++] = MD_K, w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
+        o->v[o->n++] = MD_G, o->v[o->n++] = MD_K, o->v[o->n++] = MD_C, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    } else {
+        if (ly->has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
+        in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
+        if (!dw) w->v[w->n++] = MD_K;
+        w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
+        o->v[o->n++] = dw ? MD_C : MD_K, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    }
+    for (int t = 0; t < MT_N; t++) {
+        c->tv[t].mask = 0;
+        for (int i = 0; i < c->tv[t].n; i++) c->tv[t].mask |= 1u << c->tv[t].v[i];
+    }
+    /* sorted unique input vars by MAESTRO's names: C G K N R S X Y, or for GEMM K M N */
+    static const int order[] = {MD_C, MD_G, MD_K, MD_N, MD_R, MD_S, MD_X, MD_Y};
+    static const int order_gemm[] = {MD_C, MD_Y, MD_K};
+    const int *ord = gemm ? order_gemm : order;
+    int nord = gemm ? 3 : 8;
+    c->invars.n = 0;
+    c->invars.mask = 0;
+    for (int i = 0; i < nord; i++)
+        if (in_list(in, ord[i]) || in_list(w, ord[i])) c->invars.v[c->invars.n++] = ord[i], c->invars.mask |= 1u << ord[i];
+
+    /* full dimensions */
+    dimtab full;
+    int ostr[MD_NDIM];
+    for (int v = 0; v < MD_NDIM; v++) {
+        full.dims[v] = ly->dim[v];
+        full.has[v] = true;
+        ostr[v] = 1;
+    }
+    full.has[MD_N] = ly->has_n;
+    full.has[MD_G] = ly->type == MAESTRO_NGCONV;
+    if (gemm) full.has[MD_N] = full.has[MD_R] = full.has[MD_S] = full.has[MD_X] = full.has[MD_YP] = full.has[MD_XP] = false;
+    ostr[MD_Y] = ostr[MD_YP] = ly->stride_y;
+    ostr[MD_X] = ostr[MD_XP] = ly->stride_x;
+
+    dimtab cur = full;
+    int cur_ostr[MD_NDIM];
+    memcpy(cur_ostr, ostr, sizeof ostr);
+    maestro_directive buf[LV_DIRS];
+    int nb = 0;
+    const level *prev = NULL;
+    int lvl = 0;
+    int next_size = c->h->num_pes / (int)U;
+    for (int i = 0; i <= m->n; i++) {
+        bool closing = (i == m->n) || m->d[i].kind == MDIR_CLUSTER;
+        if (!closing) {
+            if (nb >= LV_DIRS - 20) return maestro_fail(c, "too many directives in cluster level %d", lvl);
+            buf[nb++] = m->d[i];
+            continue;
+        }
+        level *L = &c->lv[lvl];
+        memset(L, 0, sizeof *L);
+        /* ConvertToInputCentric: Y'/X' become Y/X when the level has no Y/X */
+        {
+            int has_y = 0, has_x = 0, iyp = -1, ixp = -1, rsz = cur.dims[MD_R], ssz = cur.dims[MD_S];
+            for (int k = 0; k < nb; k++) {
+                int v = buf[k].dim;
+                if (v == MD_Y) has_y = 1;
+                if (v == MD_X) has_x = 1;
+                if (v == MD_YP && iyp < 0) iyp = k;
+                if (v == MD_XP && ixp < 0) ixp = k;
+                if (v == MD_R) rsz = buf[k].size;
+                if (v == MD_S) ssz = buf[k].size;
+            }
+            if (conv && !has_x && ixp >= 0) buf[ixp].dim = MD_X, buf[ixp].size += ssz - 1;
+            if (conv && !has_y && iyp >= 0) buf[iyp].dim = MD_Y, buf[iyp].size += rsz - 1;
+        }
+        /* InheritMissingDirectives: front-inserted TemporalMaps copied from the level above */
+        int nd = 0;
+        maestro_directive tmp[LV_DIRS];
+        if (prev) {
+            maestro_directive front[MD_NDIM * 2];
+            int nf = 0;
+            for (int k = 0; k < prev->nd; k++) {
+                int v = prev->d[k].dim;
+                bool found = false;
+                for (int q = 0; q < nb && !found; q++) found = buf[q].dim == v;
+                for (int q = 0; q < nf && !found; q++) found = front[q].dim == v;
+                if (!found) {
+                    maestro_directive t = {MDIR_TEMPORAL, (unsigned char)v, 0, prev->d[k].size, prev->d[k].ofs};
+                    front[nf++] = t;
+                }
+            }
+            for (int q = nf - 1; q >= 0; q--) tmp[nd++] = front[q];
+        }
+        for (int q = 0; q < nb; q++) tmp[nd++] = buf[q];
+        /* UnrollMissingDirectives */
+        for (int k = 0; k < c->invars.n; k++) {
+            int v = c->invars.v[k];
+            bool found = false;
+            for (int q = 0; q < nd && !found; q++) found = tmp[q].dim == v;
+            if (!found && cur.has[v]) {
+                maestro_directive t = {MDIR_TEMPORAL, (unsigned char)v, 0, cur.dims[v], cur.dims[v]};
+                tmp[nd++] = t;
+            }
+        }
+        /* ApplyOuterStride (MAESTRO rescales a Y/X map >= the filter size when stride > 1) */
+        bool top = lvl == 0;
+        for (int q = 0; q < nd; q++) {
+            int v = tmp[q].dim;
+            if (!is_ref_c(conv, v) || cur_ostr[v] == 1) continue;
+            int st = cur_ostr[v];
+            int idx = 0;
+            while (tmp[idx].dim != v) idx++;
+            int sl = full.dims[counterpart(v)];
+            int msz = tmp[q].size;
+            if (msz >= sl) {
+                int outm = (msz + st - sl) / st;
+                int adj = outm * (st < sl ? st : sl) + (sl - st > 0 ? sl - st : 0);
+                int aofs = outm * st;
+                if (!top && sl < st) aofs = outm * sl;
+                tmp[idx].size = adj;
+                tmp[idx].ofs = aofs;
+            }
+        }
+        L->nd = nd;
+        memcpy(L->d, tmp, sizeof(maestro_directive) * (size_t)nd);
+        L->csize = next_size;
+        L->conv = conv;
+        L->sd = cur;
+        memcpy(L->ostride, cur_ostr, sizeof cur_ostr);
+        index_level(L);
+        /* checks MAESTRO makes (it terminates) */
+        int nsp = 0;
+        L->spidx = -1;
+        for (int k = 0; k < nd; k++) {
+            if (L->d[k].kind == MDIR_SPATIAL) {
+                if (L->spidx < 0) L->spidx = k;
+                nsp++;
+            }
+            if (L->d[k].dim == MD_YP || L->d[k].dim == MD_XP)
+                return maestro_fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
+            if (!cur.has[L->d[k].dim])
+                return maestro_fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
+        }
+        if (nsp == 0) return maestro_fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
+        if (nsp > 2) return maestro_fail(c, "more than two SpatialMaps at cluster level %d (MAESTRO: MultiParallelismInSingleCluster)", lvl);
+        if (L->csize <= 0) return maestro_fail(c, "cluster level %d has no sub-clusters", lvl);
+        spatial_edge_clusters(L);
+        mapping_sizes(L);
+        lvl++;
+        if (i == m->n) break;
+        /* lower-level dimensions: the mapping sizes of this level */
+        dimtab low;
+        memset(&low, 0, sizeof low);
+        for (int k = 0; k < c->invars.n; k++) {
+            int v = c->invars.v[k];
+            int sz = L->d[L->first[v]].size;
+            low.dims[v] = sz < cur.dims[v] ? sz : cur.dims[v];
+            low.has[v] = true;
+        }
+        cur = low;
+        next_size = m->d[i].size;
+        prev = L;
+        nb = 0;
+    }
+    c->nlv = lvl;
+    return 0;
+}
