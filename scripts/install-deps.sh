@@ -9,9 +9,12 @@ PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlit
       python3 python3-zmq python3-msgpack python3-numpy
       python3-pip python3-setuptools python3-wheel
       slurm-wlm munge iproute2 chromium)
+# One dpkg-query for every package (it exits 1 when one is unknown to dpkg, hence || true).
+installed=$(dpkg-query -W -f='${Package}\t${Status}\n' "${PKGS[@]}" 2>/dev/null \
+            | awk -F'\t' '$2 == "install ok installed" { print $1 }') || true
 missing=()
 for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  grep -qxF "$p" <<< "$installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   stamp; exit 0
