@@ -6,9 +6,10 @@
 
 extern const hw_env_lean hw_lean_maestro __attribute__((weak));
 extern const hw_env_lean hw_lean_diag __attribute__((weak));
+extern const hw_env_lean hw_lean_placement __attribute__((weak));
 
 const hw_env_lean *hw_env_lean_find(const char *id) {
-    const hw_env_lean *t[] = {&hw_lean_maestro, &hw_lean_diag};
+    const hw_env_lean *t[] = {&hw_lean_maestro, &hw_lean_diag, &hw_lean_placement};
     if (!id) return NULL;
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (t[i] && !strcmp(t[i]->id, id)) return t[i];

@@ -464,6 +464,21 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     return 0;
 }
 
+int pl_env_eval_action(void *p, const hw_act *act, double *reward, pl_result *r, hw_err *err) {
+    pl_env *e = p;
+    const pl_model *m = e->m;
+    if (!act->i || (int64_t)act->n != m->nt) return hw_fail(err, HW_E_BAD_ACTION, "point: expected %d memory indices", m->nt);
+    for (int t = 0; t < m->nt; t++) {
+        int64_t v = act->i[t];
+        if (v < 0 || v >= m->hw.n_mem)
+            return hw_fail(err, HW_E_BAD_ACTION, "point[%d]: %lld out of range [0, %d]", t, (long long)v, m->hw.n_mem - 1);
+        e->act[t] = (uint8_t)v;
+    }
+    pl_evaluate(m, e->act, e->s, r);
+    *reward = score(e, r, NULL);
+    return 0;
+}
+
 static void *env_create(const json_t *cfg, hw_err *err) { return env_create_ctx(cfg, &hw_env_ctx_local, err); }
 
 const hw_env_family hw_family_placement = {
