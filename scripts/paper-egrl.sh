@@ -63,21 +63,30 @@ T0=$(date +%s)
 # ---------------------------------------------------------------- training runs (Figure 4)
 JOBFILE=$WORK/jobs.txt
 : > "$JOBFILE"
+# seed-major order (every workload's seed 1, then seed 2, ...): a run cut short by the clock
+# still has every workload and mode on its first seeds (finish it with EGRL_WORK)
+maxn=0
 for w in $WORKLOADS; do
-    var="EGRL_BUDGET_$w"
-    b=${!var:-$BUDGET}
     var="EGRL_SEEDS_$w"
-    wseeds=${!var:-$SEEDS}
-    for m in $MODES; do
-        for s in $wseeds; do
+    n=$(echo ${!var:-$SEEDS} | wc -w)
+    [ "$n" -gt "$maxn" ] && maxn=$n
+done
+for idx in $(seq 1 "$maxn"); do
+    for w in $WORKLOADS; do
+        var="EGRL_BUDGET_$w"
+        b=${!var:-$BUDGET}
+        var="EGRL_SEEDS_$w"
+        s=$(echo ${!var:-$SEEDS} | awk -v i="$idx" '{print $i}')
+        [ -n "$s" ] || continue
+        for m in $MODES; do
+            [ "$m" = greedy-dp ] && [ "$idx" -gt 1 ] && continue # deterministic: one run
             name="$w.$m.$s"
-            if [ -s "$WORK/$name.json" ]; then [ "$m" = greedy-dp ] && break; continue; fi
+            [ -s "$WORK/$name.json" ] && continue
             extra="$ARGS"
             [ "$m" = greedy-dp ] && extra=""
             save=""
             [ "$m" = egrl ] || [ "$m" = pg ] && save="--save $WORK/$name.gnn"
             echo "$BIN/hwgym-egrl --endpoint $EP --config '{\"workload\":\"$w\"}' --mode $m --seed $s --budget $b --quiet --curve $WORK/$name.csv $save $extra > $WORK/$name.json 2> $WORK/$name.err || echo FAILED $name" >> "$JOBFILE"
-            [ "$m" = greedy-dp ] && break # deterministic: one run
         done
     done
 done
