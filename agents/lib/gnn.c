@@ -13,7 +13,7 @@
 #define LEAKY 0.2
 
 struct gnn_scratch {
-    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool;
+    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool, dA;
 };
 
 static double *dres(gnn_dbuf *b, size_t n) {
@@ -106,7 +106,7 @@ void gnn_free(gnn_net *n) {
     }
     struct gnn_scratch *s = n->sc;
     dfree(&s->out), dfree(&s->dH), dfree(&s->dO), dfree(&s->dZ), dfree(&s->ds), dfree(&s->dt), dfree(&s->dX),
-        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool);
+        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool), dfree(&s->dA);
     free(s);
     free(n->cc);
     free(n->lv);
@@ -281,18 +281,18 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
     return Y;
 }
 
-/* dY: R x H (post-activation); dX (R x F) is written (not added). */
-static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
-    gnn_conv_cache *k = &n->cc[c];
-    struct gnn_scratch *sc = n->sc;
-    const gnn_graph *g = k->g;
-    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, d = H / K, R = k->rows;
-    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *O = k->O.p, *Y = k->Y.p, *X = k->X.p;
-    const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c];
-    double *gW = n->grads + n->conv_w[c], *gas = n->grads + n->conv_as[c], *gad = n->grads + n->conv_ad[c],
-           *gb = n->grads + n->conv_b[c];
-    double *dO = dres(&sc->dO, (size_t)R * H), *dZ = dres(&sc->dZ, (size_t)R * H), *ds = dres(&sc->ds, (size_t)R * K),
-           *dt = dres(&sc->dt, (size_t)R * K);
+/* The attention part of a GAT layer's backward (everything but the two products with W):
+ * dO = dY * ELU'(O); gb += column sums of dO; per row i and head h, with dalpha_p = dO_i . Z_j:
+ * dZ_j += alpha_p dO_i, de_p = alpha_p (dalpha_p - sum_p' alpha_p' dalpha_p'), through the
+ * LeakyReLU into dt_i and ds_j; then dZ_i += dt_i a_dst + ds_i a_src and the attention vectors'
+ * gradients. Sums are vectorised (reassociated: the same binary gives the same results). */
+__attribute__((target_clones("avx2", "default"), optimize("O3", "no-trapping-math", "no-signed-zeros", "associative-math")))
+static void attn_backward(const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre,
+                          const double *restrict O, const double *restrict Y, const double *restrict dY,
+                          const double *restrict as, const double *restrict ad, double *restrict dO, double *restrict dZ,
+                          double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb,
+                          double *restrict gas, double *restrict gad, int R, int H, int K) {
+    const int d = H / K;
     for (size_t i = 0; i < (size_t)R * H; i++) dO[i] = dY[i] * (O[i] > 0 ? 1.0 : Y[i] + 1.0);
     for (int i = 0; i < R; i++)
         for (int j = 0; j < H; j++) gb[j] += dO[(size_t)i * H + j];
@@ -300,44 +300,60 @@ static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
     memset(ds, 0, sizeof(double) * (size_t)R * K);
     memset(dt, 0, sizeof(double) * (size_t)R * K);
     for (int i = 0; i < R; i++) {
-        int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
-        for (int h = 0; h < K; h++) {
-            const double *dOi = dO + (size_t)i * H + (size_t)h * d;
-            double dot_sum = 0;
-            /* dalpha_p = dO_i . Z_j; reuse a small stack buffer per row when possible */
-            for (int p = p0; p < p1; p++) {
-                const double *z = Z + (size_t)g->col[p] * H + (size_t)h * d;
-                double da = 0;
-                for (int q = 0; q < d; q++) da += dOi[q] * z[q];
-                dot_sum += al[(size_t)p * K + h] * da;
+        const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
+        const double *dOi = dO + (size_t)i * H;
+        double dot_sum[64];
+        for (int h = 0; h < K; h++) dot_sum[h] = 0;
+        for (int p = p0; p < p1; p++) {
+            const double *z = Z + (size_t)g->col[p] * H;
+            for (int h = 0; h < K; h++) {
+                double v = 0;
+                for (int q = h * d; q < (h + 1) * d; q++) v += dOi[q] * z[q];
+                da[(size_t)p * K + h] = v;
+                dot_sum[h] += al[(size_t)p * K + h] * v;
             }
-            for (int p = p0; p < p1; p++) {
-                int j = g->col[p];
-                const double *z = Z + (size_t)j * H + (size_t)h * d;
-                double *dz = dZ + (size_t)j * H + (size_t)h * d;
-                double a = al[(size_t)p * K + h], da = 0;
-                for (int q = 0; q < d; q++) {
-                    da += dOi[q] * z[q];
-                    dz[q] += a * dOi[q];
-                }
-                double de = a * (da - dot_sum);
+        }
+        for (int p = p0; p < p1; p++) {
+            const int j = g->col[p];
+            double *dz = dZ + (size_t)j * H;
+            for (int h = 0; h < K; h++) {
+                const double a = al[(size_t)p * K + h];
+                for (int q = h * d; q < (h + 1) * d; q++) dz[q] += a * dOi[q];
+                double de = a * (da[(size_t)p * K + h] - dot_sum[h]);
                 double dp = de * (pre[(size_t)p * K + h] > 0 ? 1.0 : LEAKY);
                 dt[(size_t)i * K + h] += dp;
                 ds[(size_t)j * K + h] += dp;
             }
         }
     }
-    for (int i = 0; i < R; i++)
+    for (int i = 0; i < R; i++) {
+        const double *z = Z + (size_t)i * H;
+        double *dz = dZ + (size_t)i * H;
         for (int h = 0; h < K; h++) {
-            double dti = dt[(size_t)i * K + h], dsi = ds[(size_t)i * K + h];
-            const double *z = Z + (size_t)i * H + (size_t)h * d;
-            double *dz = dZ + (size_t)i * H + (size_t)h * d;
-            for (int q = 0; q < d; q++) {
-                dz[q] += dti * ad[h * d + q] + dsi * as[h * d + q];
-                gad[h * d + q] += dti * z[q];
-                gas[h * d + q] += dsi * z[q];
+            const double dti = dt[(size_t)i * K + h], dsi = ds[(size_t)i * K + h];
+            for (int q = h * d; q < (h + 1) * d; q++) {
+                dz[q] += dti * ad[q] + dsi * as[q];
+                gad[q] += dti * z[q];
+                gas[q] += dsi * z[q];
             }
         }
+    }
+}
+
+/* dY: R x H (post-activation); dX (R x F) is written (not added). */
+static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
+    gnn_conv_cache *k = &n->cc[c];
+    struct gnn_scratch *sc = n->sc;
+    const gnn_graph *g = k->g;
+    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, R = k->rows;
+    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *O = k->O.p, *Y = k->Y.p, *X = k->X.p;
+    const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c];
+    double *gW = n->grads + n->conv_w[c], *gas = n->grads + n->conv_as[c], *gad = n->grads + n->conv_ad[c],
+           *gb = n->grads + n->conv_b[c];
+    double *dO = dres(&sc->dO, (size_t)R * H), *dZ = dres(&sc->dZ, (size_t)R * H), *ds = dres(&sc->ds, (size_t)R * K),
+           *dt = dres(&sc->dt, (size_t)R * K);
+    double *da = dres(&sc->dA, (size_t)g->rowptr[R] * K);
+    attn_backward(g, Z, al, pre, O, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, H, K);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, F, H, R, 1.0, X, F, dZ, H, 1.0, gW, H);
     if (dX) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, F, H, 1.0, dZ, H, W, H, 0.0, dX, F);
 }
