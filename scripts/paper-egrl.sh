@@ -17,6 +17,8 @@
 #   EGRL_BUDGET_<workload>=N    override the budget of one workload (e.g. EGRL_BUDGET_bert_base=2000)
 #   EGRL_SEEDS_<workload>="..." override the seeds of one workload
 #   EGRL_OUT=docs/results       output directory
+#   EGRL_REPORT_ONLY=1          with EGRL_WORK: start no run, report on the finished ones there
+#   EGRL_TRAIN_SECONDS=N        the training time to state (with EGRL_REPORT_ONLY)
 #   EGRL_NOTE=TEXT              appended to the timing sentence of egrl.md (e.g. ", under nice -n 5 on a shared machine")
 #   EGRL_WORK=DIR               keep the runs in DIR and skip every run whose summary is already
 #                               there (to finish an interrupted reproduction; DIR is not deleted)
@@ -90,9 +92,13 @@ for idx in $(seq 1 "$maxn"); do
         done
     done
 done
+if [ "${EGRL_REPORT_ONLY:-0}" = 1 ]; then
+    : > "$JOBFILE" # report on the runs already in EGRL_WORK, start none
+fi
 echo "paper-egrl: $(wc -l < "$JOBFILE") runs, $JOBS at a time (work dir $WORK)" >&2
 xargs -P "$JOBS" -I{} -d '\n' sh -c '{}; echo . >&2' < "$JOBFILE"
 T1=$(date +%s)
+[ -n "${EGRL_TRAIN_SECONDS:-}" ] && T0=$((T1 - EGRL_TRAIN_SECONDS)) # report-only: the training time measured before
 
 # ---------------------------------------------------------------- transfer (Figure 5)
 TRANS=$WORK/transfer.tsv
