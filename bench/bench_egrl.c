@@ -8,6 +8,7 @@
  *     ratio (target: server within 2x of in-process).
  * Medians over repetitions; 1 and 2 are this thread's CPU time (the build machine is shared),
  * 3 is wall time (it includes the server process). Usage: bench_egrl [--reps N] (the server is BUILD/bin/hwgym-server). */
+#include <dirent.h>
 #include <libgen.h>
 #include <math.h>
 #include <signal.h>
@@ -20,7 +21,11 @@
 #include <unistd.h>
 
 #include "agent_common.h"
+#include "env_lean.h"
+#include "placement/placement_env.h"
 #include "gnn.h"
+#include "gnn_int.h"
+#include <cblas.h>
 #include "sac_discrete.h"
 
 extern char **environ;
@@ -106,8 +111,20 @@ static void gnn_times(wl *w, const char *name, int reps) {
         tf[k] = (b - a) * 1e3;
         tb[k] = (d - b) * 1e3;
     }
-    printf("gnn %-10s N=%-4d params %zu  forward %.3f ms  backward %.3f ms (CPU time, median of %d)\n", name, w->N, n->nparams,
-           median(tf, reps), median(tb, reps), reps);
+    /* the floor of any float64 forward: its dense products alone (same shapes), in this run */
+    double *A = calloc((size_t)w->N * 256, sizeof(double)), *C = calloc((size_t)w->N * 256, sizeof(double)), *td = malloc(sizeof(double) * (size_t)reps);
+    for (int k = 0; k < reps; k++) {
+        double a = cpu();
+        for (int cv = 0; cv < n->nconv; cv++)
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n->cc[cv].rows, n->conv_out[cv], n->conv_in[cv], 1.0, A,
+                        n->conv_in[cv], n->params + n->conv_w[cv], n->conv_out[cv], 0.0, C, n->conv_out[cv]);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, w->N, 6, c.out, 1.0, A, c.out, n->params + n->head_w, 6, 1.0, C, 6);
+        td[k] = (cpu() - a) * 1e3;
+    }
+    double mf = median(tf, reps), md = median(td, reps);
+    printf("gnn %-10s N=%-4d params %zu  forward %.3f ms (its dgemms alone %.3f ms = %.0f%%)  backward %.3f ms (CPU time, median of %d)\n",
+           name, w->N, n->nparams, mf, md, 100 * md / mf, median(tb, reps), reps);
+    free(A), free(C), free(td);
     sacd_cfg sc = sacd_cfg_default();
     sc.actor = c;
     sc.critic = (gnn_cfg){1, 32, 32, 4, 4, 1, 0.5};
@@ -155,6 +172,79 @@ static double batch_ms(wl *w, int reps) {
     return m;
 }
 
+/* CPU time (s) of every thread of process pid, from /proc/PID/task/TID/schedstat (ns) */
+static double proc_cpu(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return NAN;
+    double tot = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char f[300];
+        snprintf(f, sizeof f, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+        FILE *fp = fopen(f, "r");
+        unsigned long long ns = 0;
+        if (fp && fscanf(fp, "%llu", &ns) == 1) tot += 1e-9 * (double)ns;
+        if (fp) fclose(fp);
+    }
+    closedir(d);
+    return tot;
+}
+
+/* the lean batch as hwgym-egrl sends it: one binary array, the numeric metrics back */
+static double lean_ms(wl *w, int reps) {
+    gsl_rng *r = ag_rng_new(2);
+    double *t = malloc(sizeof(double) * (size_t)reps), rew[20];
+    double *x = malloc(sizeof(double) * (size_t)w->N * 2 * 20);
+    json_t *m[20];
+    for (int k = 0; k < reps; k++) {
+        for (int i = 0; i < 2 * w->N * 20; i++) x[i] = ag_rng_int(r, 3);
+        hw_err err = {0};
+        double t0 = now();
+        if (ag_sess_evaluate_lean(w->s, 20, x, rew, m, &err)) fprintf(stderr, "bench_egrl: %s\n", err.msg);
+        else
+            for (int j = 0; j < 20; j++) json_decref(m[j]);
+        t[k] = (now() - t0) * 1e3;
+    }
+    double md = median(t, reps);
+    free(t);
+    free(x);
+    gsl_rng_free(r);
+    return md;
+}
+
+/* the model alone in-process: placement-v0's lean entry on 20 points */
+static double model_ms(int N, int reps) {
+    hw_err err = {0};
+    json_t *cfg = json_pack("{ss}", "workload", "bert_base");
+    void *env = hw_family_placement.create(cfg, &err);
+    json_decref(cfg);
+    const hw_env_lean *l = hw_env_lean_find("placement-v0");
+    if (!env || !l) return NAN;
+    gsl_rng *r = ag_rng_new(2);
+    double *t = malloc(sizeof(double) * (size_t)reps), v[64];
+    int64_t *a = malloc(sizeof(int64_t) * (size_t)N * 2 * 20);
+    for (int k = 0; k < reps; k++) {
+        for (int i = 0; i < 2 * N * 20; i++) a[i] = ag_rng_int(r, 3);
+        double t0 = now();
+        for (int j = 0; j < 20; j++) {
+            hw_act act = {(size_t)(2 * N), a + (size_t)j * 2 * N, NULL};
+            double rw;
+            bool f;
+            l->eval(env, &act, &rw, &f, v, &err);
+        }
+        t[k] = (now() - t0) * 1e3;
+    }
+    double md = median(t, reps);
+    free(t);
+    free(a);
+    gsl_rng_free(r);
+    hw_family_placement.destroy(env);
+    return md;
+}
+
 int main(int argc, char **argv) {
     int reps = 40;
     for (int i = 1; i < argc; i++) {
@@ -185,9 +275,16 @@ int main(int argc, char **argv) {
     int rc = load(&remote, ep, "bert_base");
     if (!rc) {
         double ml = batch_ms(&bert, reps), mr = batch_ms(&remote, reps);
-        printf("evaluate_batch of 20 BERT mappings: in-process %.3f ms (%.1f us/mapping), tcp server %.3f ms (%.1f us/mapping), "
-               "ratio %.2f (target <= 2)\n",
+        double mm = model_ms(bert.N, reps);
+        double c0 = proc_cpu(srv), ll = lean_ms(&remote, reps), sc = (proc_cpu(srv) - c0) * 1e3 / reps;
+        printf("evaluate_batch of 20 BERT mappings, JSON: in-process %.3f ms (%.1f us/mapping), tcp server %.3f ms (%.1f us/mapping), "
+               "ratio %.2f\n",
                ml, ml * 50, mr, mr * 50, mr / ml);
+        printf("evaluate_batch of 20 BERT mappings, lean (as hwgym-egrl sends them): tcp server %.3f ms (%.1f us/mapping); "
+               "the model in-process %.3f ms (%.1f us/mapping); ratio %.2f (target <= 2)\n",
+               ll, ll * 50, mm, mm * 50, ll / mm);
+        printf("  server CPU time per lean batch of 20: %.3f ms (all its threads, /proc schedstat), %.2f x the model in-process\n", sc,
+               sc / mm);
     }
     wl_free(&remote);
     kill(srv, SIGTERM);

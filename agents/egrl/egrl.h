@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "boltzmann.h"
 #include "gnn.h"
 #include "sac_discrete.h"
@@ -60,6 +61,12 @@ typedef struct eg_ctx {
     double upd_acc; /* fractional gradient steps carried to the next generation */
     double best_gnn_fit;
     double *best_gnn; /* params of the best GNN policy evaluated greedily (NULL: none yet) */
+    size_t best_gnn_n;
+    /* Greedy-DP position: the current map, its reward, the next node */
+    int64_t *dp_cur;
+    double dp_r;
+    int64_t dp_node;
+    ag_ckpt_ctl *ctl; /* NULL: checkpoints off */
     sacd_stats last;
     int64_t valid, evals;
     FILE *curve;
@@ -85,6 +92,11 @@ void eg_pop_evolve(eg_ctx *c);
 void eg_gnn_mutate(eg_ctx *c, gnn_net *n);
 void eg_gnn_crossover(eg_ctx *c, gnn_net *child, const gnn_net *a, const gnn_net *b);
 void eg_migrate(eg_ctx *c);
+
+/* ckpt.c: a checkpoint when one is due (call before an evaluate_batch); the state from
+ * ctl->resume (after the population and the learner exist). 0 or -1 (c->err / err set). */
+int eg_ckpt_point(eg_ctx *c);
+int eg_ckpt_restore(eg_ctx *c, hw_err *err);
 
 /* loops.c */
 int eg_run_population(eg_ctx *c); /* egrl and ea */

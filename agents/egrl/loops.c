@@ -11,6 +11,7 @@ static void keep_best_gnn(eg_ctx *c, const gnn_net *n, double fit) {
     if (!(fit > c->best_gnn_fit)) return;
     c->best_gnn_fit = fit;
     if (!c->best_gnn) c->best_gnn = malloc(sizeof(double) * n->nparams);
+    c->best_gnn_n = n->nparams;
     memcpy(c->best_gnn, n->params, sizeof(double) * n->nparams);
 }
 
@@ -36,6 +37,10 @@ int eg_run_population(eg_ctx *c) {
     }
     int rc = 0;
     while (!ag_run_done(c->run)) {
+        if (eg_ckpt_point(c)) {
+            rc = -1;
+            break;
+        }
         eg_pop_act(c, acts);
         for (int k = 0; k < R; k++) sacd_act(c->pg, c->rng, c->p.pg_noise, acts + (size_t)(c->npop + k) * c->D);
         int n = eg_evaluate(c, B, acts, (const char *const *)names, rew);
@@ -73,6 +78,10 @@ int eg_run_pg(eg_ctx *c) {
     for (int k = 0; k < R && k < 64; k++) names[k] = "pg";
     int rc = 0;
     while (!ag_run_done(c->run)) {
+        if (eg_ckpt_point(c)) {
+            rc = -1;
+            break;
+        }
         for (int k = 0; k < R; k++) sacd_act(c->pg, c->rng, c->p.pg_noise, acts + (size_t)k * c->D);
         int n = eg_evaluate(c, R, acts, names, rew);
         if (n < 0) {
@@ -95,43 +104,49 @@ int eg_run_pg(eg_ctx *c) {
  * is spent. One evaluate_batch per node. */
 int eg_run_dp(eg_ctx *c) {
     int K = c->nmem * c->nmem;
-    int64_t *cur = calloc((size_t)c->D, sizeof(int64_t));
+    if (!c->dp_cur) { /* a fresh run (a resumed one has its position from the checkpoint) */
+        c->dp_cur = calloc((size_t)c->D, sizeof(int64_t));
+        c->dp_r = -INFINITY;
+        c->dp_node = 0;
+    }
+    int64_t *cur = c->dp_cur;
     int64_t *acts = malloc(sizeof(int64_t) * (size_t)K * c->D);
     double *rew = malloc(sizeof(double) * (size_t)K);
     const char *names[64 * 64];
     for (int k = 0; k < K; k++) names[k] = "dp";
-    double cur_r = -INFINITY;
     int rc = 0;
     while (!ag_run_done(c->run)) {
-        for (int i = 0; i < c->N && !ag_run_done(c->run); i++) {
-            for (int k = 0; k < K; k++) {
-                int64_t *a = acts + (size_t)k * c->D;
-                memcpy(a, cur, sizeof(int64_t) * (size_t)c->D);
-                a[2 * i] = k / c->nmem;
-                a[2 * i + 1] = k % c->nmem;
-            }
-            int n = eg_evaluate(c, K, acts, names, rew);
-            if (n < 0) {
-                rc = -1;
-                break;
-            }
-            int best = -1;
-            for (int k = 0; k < n; k++) { /* the current map's own score (the first time: the start map) */
-                int64_t *a = acts + (size_t)k * c->D;
-                if (a[2 * i] == cur[2 * i] && a[2 * i + 1] == cur[2 * i + 1]) cur_r = rew[k];
-            }
-            for (int k = 0; k < n; k++)
-                if (rew[k] > cur_r && (best < 0 || rew[k] > rew[best])) best = k;
-            if (best >= 0) {
-                cur[2 * i] = acts[(size_t)best * c->D + 2 * i];
-                cur[2 * i + 1] = acts[(size_t)best * c->D + 2 * i + 1];
-                cur_r = rew[best];
-            }
-            c->gens++;
+        if (eg_ckpt_point(c)) {
+            rc = -1;
+            break;
         }
-        if (rc) break;
+        int i = (int)c->dp_node;
+        for (int k = 0; k < K; k++) {
+            int64_t *a = acts + (size_t)k * c->D;
+            memcpy(a, cur, sizeof(int64_t) * (size_t)c->D);
+            a[2 * i] = k / c->nmem;
+            a[2 * i + 1] = k % c->nmem;
+        }
+        int n = eg_evaluate(c, K, acts, names, rew);
+        if (n < 0) {
+            rc = -1;
+            break;
+        }
+        int best = -1;
+        for (int k = 0; k < n; k++) { /* the current map's own score (the first time: the start map) */
+            int64_t *a = acts + (size_t)k * c->D;
+            if (a[2 * i] == cur[2 * i] && a[2 * i + 1] == cur[2 * i + 1]) c->dp_r = rew[k];
+        }
+        for (int k = 0; k < n; k++)
+            if (rew[k] > c->dp_r && (best < 0 || rew[k] > rew[best])) best = k;
+        if (best >= 0) {
+            cur[2 * i] = acts[(size_t)best * c->D + 2 * i];
+            cur[2 * i + 1] = acts[(size_t)best * c->D + 2 * i + 1];
+            c->dp_r = rew[best];
+        }
+        c->gens++;
+        c->dp_node = (i + 1) % c->N;
     }
-    free(cur);
     free(acts);
     free(rew);
     return rc;

@@ -135,6 +135,7 @@ int main(int argc, char **argv) {
     int rc = 1;
     json_t *acfg = NULL;
     gnn_net *loaded = NULL;
+    ag_ckpt_ctl ctl = {0};
     c.sess = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
     if (!c.sess || eg_workload(&c, &err)) goto out;
     p->pol.in = c.F;
@@ -155,18 +156,23 @@ int main(int argc, char **argv) {
         }
         p->pol = loaded->cfg; /* the file's architecture wins */
     }
+    acfg = ag_opts_to_json(&o, extra);
+    if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, -1, &err)) goto out;
+    if (ag_ckpt_on(&ctl) && !eval) c.ctl = &ctl;
     if (curve) {
-        c.curve = fopen(curve, "w");
+        c.curve = ctl.resume ? fopen(curve, "r+") : NULL; /* resumed: cut back to the checkpoint's length below */
+        if (!c.curve) {
+            c.curve = fopen(curve, "w");
+            if (c.curve) fprintf(c.curve, "sample,gen,worker,reward,speedup,best_speedup\n");
+        }
         if (!c.curve) {
             hw_fail(&err, HW_E_BAD_CONFIG, "--curve %s: cannot open for writing", curve);
             goto out;
         }
-        fprintf(c.curve, "sample,gen,worker,reward,speedup,best_speedup\n");
     }
-    acfg = ag_opts_to_json(&o, extra);
     char agent[64];
     snprintf(agent, sizeof agent, "hwgym-egrl --mode %s%s", eval ? "eval-only" : mode_names[m], "");
-    c.run = ag_run_begin(&o, agent, acfg, &err);
+    c.run = ag_run_resume(&o, agent, acfg, c.ctl ? ctl.resume : NULL, "*", &err);
     if (!c.run) goto out;
     int src = 0;
     if (eval) src = eval_only(&c, loaded);
@@ -182,8 +188,10 @@ int main(int argc, char **argv) {
         if (!src && (m == EG_EGRL || m == EG_EA)) {
             eg_pop_init(&c);
             if (loaded) memcpy(c.pop[0].net->params, loaded->params, sizeof(double) * loaded->nparams);
-            src = eg_run_population(&c);
-        } else if (!src && m == EG_PG) src = eg_run_pg(&c);
+        }
+        if (!src && eg_ckpt_restore(&c, &c.err)) src = -1;
+        if (!src && (m == EG_EGRL || m == EG_EA)) src = eg_run_population(&c);
+        else if (!src && m == EG_PG) src = eg_run_pg(&c);
         else if (!src) src = eg_run_dp(&c);
     }
     if (src) err = c.err;
@@ -228,6 +236,8 @@ done:
     gnn_graph_free(c.g);
     free(c.feat);
     free(c.best_gnn);
+    free(c.dp_cur);
+    ag_ckpt_ctl_free(&ctl);
     ag_sess_free(c.sess);
     gsl_rng_free(c.rng);
     ag_opts_free(&o);

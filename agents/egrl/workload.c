@@ -68,32 +68,35 @@ int eg_evaluate(eg_ctx *c, int n, const int64_t *actions, const char *const *wor
     int64_t left = c->o->budget - ag_run_samples(c->run);
     if (n > left) n = (int)(left > 0 ? left : 0);
     if (n <= 0) return 0;
-    json_t *pts = json_array();
-    for (int k = 0; k < n; k++) json_array_append_new(pts, ag_json_i64(actions + (size_t)k * c->D, c->D));
-    json_t *metrics = NULL;
-    if (ag_sess_evaluate_batch(c->sess, pts, rewards, &metrics, &c->err)) {
-        json_decref(pts);
+    /* the lean evaluate_batch: the points as one binary array, numbers-only metrics back (a
+     * local session falls back to the JSON batch inside ag_sess_evaluate_lean) */
+    size_t nd = (size_t)n * (size_t)c->D;
+    double *x = malloc(sizeof(double) * nd);
+    for (size_t k = 0; k < nd; k++) x[k] = (double)actions[k];
+    json_t **metrics = calloc((size_t)n, sizeof(json_t *));
+    int rc = ag_sess_evaluate_lean(c->sess, n, x, rewards, metrics, &c->err);
+    free(x);
+    if (rc) {
+        free(metrics);
         return -1;
     }
     c->calls++;
-    for (int k = 0; k < n; k++) {
-        json_t *m = json_array_get(metrics, (size_t)k);
-        if (!json_is_object(m)) m = NULL;
-        if (ag_run_eval(c->run, workers[k], c->gens, json_array_get(pts, (size_t)k), rewards[k], m, &c->err)) {
-            json_decref(pts);
-            json_decref(metrics);
-            return -1;
-        }
+    for (int k = 0; k < n && rc == 0; k++) {
+        json_t *m = metrics[k];
+        json_t *pt = ag_json_i64(actions + (size_t)k * c->D, c->D);
+        if (ag_run_eval(c->run, workers[k], c->gens, pt, rewards[k], m, &c->err)) rc = -1;
+        json_decref(pt);
+        if (rc) break;
         c->evals++;
         double sp = m ? json_number_value(json_object_get(m, "speedup")) : 0.0;
-        if (m && json_is_true(json_object_get(m, "valid"))) c->valid++;
+        if (m && json_is_true(json_object_get(m, "feasible"))) c->valid++;
         if (isnan(rewards[k])) rewards[k] = -INFINITY;
         if (sp > c->curve_best) c->curve_best = sp;
         if (c->curve)
             fprintf(c->curve, "%lld,%lld,%s,%.6g,%.6g,%.6g\n", (long long)ag_run_samples(c->run), (long long)c->gens, workers[k],
                     rewards[k], sp, c->curve_best);
     }
-    json_decref(pts);
-    json_decref(metrics);
-    return n;
+    for (int k = 0; k < n; k++) json_decref(metrics[k]);
+    free(metrics);
+    return rc ? -1 : n;
 }

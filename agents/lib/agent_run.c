@@ -225,7 +225,7 @@ int ag_run_end(ag_run *r, const json_t *extra, hw_err *err) {
 int ag_trials_truncate(struct sqlite3 *db, int64_t run_id, const char *worker, int64_t keep, hw_err *err) {
     sqlite3_stmt *st = NULL;
     int64_t have = -1;
-    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM trials WHERE run_id=? AND worker=?", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM trials WHERE run_id=?1 AND (?2 = '*' OR worker=?2)", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, run_id);
         sqlite3_bind_text(st, 2, worker, -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW) have = sqlite3_column_int64(st, 0);
@@ -240,8 +240,8 @@ int ag_trials_truncate(struct sqlite3 *db, int64_t run_id, const char *worker, i
                        (long long)have, (long long)run_id, worker, (long long)keep);
     if (have == keep) return 0;
     int rc = 0;
-    const char *q = "DELETE FROM trials WHERE run_id=?1 AND worker=?2 AND id NOT IN "
-                    "(SELECT id FROM trials WHERE run_id=?1 AND worker=?2 ORDER BY id LIMIT ?3)";
+    const char *q = "DELETE FROM trials WHERE run_id=?1 AND (?2 = '*' OR worker=?2) AND id NOT IN "
+                    "(SELECT id FROM trials WHERE run_id=?1 AND (?2 = '*' OR worker=?2) ORDER BY id LIMIT ?3)";
     if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) rc = -1;
     else {
         sqlite3_bind_int64(st, 1, run_id);

@@ -121,7 +121,7 @@ int ag_ckpt_commit(ag_ckpt_ctl *ctl, ag_ckpt *c, ag_run *run, int64_t samples, h
 
 /* ---- the run's part (agent_run.c) ---- */
 /* Like ag_run_begin, but with ck (not NULL) continues the run stored in ck: logs into its run
- * id, deletes that run's trials of `worker` logged after the checkpoint, and restores the
+ * id, deletes that run's trials of `worker` ("*": every worker) logged after the checkpoint, and restores the
  * sample count and the best (so progress and the summary continue). The run is ended by
  * ag_run_end as usual. */
 ag_run *ag_run_resume(const ag_opts *o, const char *agent, const json_t *agent_config, const ag_ckpt *ck,
@@ -132,7 +132,8 @@ int ag_run_drop_worker(ag_run *r, const char *worker, hw_err *err);
 /* Flushes the run's trial DB and puts run.id, run.samples, run.best, run.best_action,
  * run.best_metrics into c. */
 int ag_run_ckpt_put(ag_run *r, ag_ckpt *c, hw_err *err);
-/* Deletes run_id's trials of worker after the first `keep` (by id). Fails when the DB holds
+/* Deletes run_id's trials of worker ("*": of every worker, for an agent whose one process logs
+ * under several worker names, as hwgym-egrl) after the first `keep` (by id). Fails when the DB holds
  * fewer than keep (the checkpoint is ahead of the log: refuse to continue). */
 int ag_trials_truncate(struct sqlite3 *db, int64_t run_id, const char *worker, int64_t keep, hw_err *err);
 

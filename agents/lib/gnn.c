@@ -13,7 +13,7 @@
 #define LEAKY 0.2
 
 struct gnn_scratch {
-    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool;
+    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool, dA;
 };
 
 static double *dres(gnn_dbuf *b, size_t n) {
@@ -106,7 +106,7 @@ void gnn_free(gnn_net *n) {
     }
     struct gnn_scratch *s = n->sc;
     dfree(&s->out), dfree(&s->dH), dfree(&s->dO), dfree(&s->dZ), dfree(&s->ds), dfree(&s->dt), dfree(&s->dX),
-        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool);
+        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool), dfree(&s->dA);
     free(s);
     free(n->cc);
     free(n->lv);
@@ -161,6 +161,82 @@ void gnn_layer_range(const gnn_net *n, int t, size_t *begin, size_t *end) {
 
 /* ------------------------------------------------------------------ GAT layer */
 
+/* exp(x) for x <= 709 (clamped below at -708), relative error below 3e-13: Cody-Waite
+ * reduction and a degree-10 Taylor polynomial, written branch-free so the loops below
+ * vectorise (AVX2 clone dispatched at load time; the same arithmetic, so the same results). */
+static inline __attribute__((always_inline)) double fexp(double v) {
+    const double L2E = 1.4426950408889634, C1 = 6.93145751953125E-1, C2 = 1.42860682030941723212E-6, SH = 0x1.8p52;
+    v = v < -708.0 ? -708.0 : v;
+    v = v > 709.0 ? 709.0 : v;
+    double kd = v * L2E + SH;
+    uint64_t kb;
+    memcpy(&kb, &kd, 8);
+    double k = kd - SH, r = v - k * C1 - k * C2;
+    double p = 1.0 / 3628800;
+    p = 1.0 / 362880 + r * p;
+    p = 1.0 / 40320 + r * p;
+    p = 1.0 / 5040 + r * p;
+    p = 1.0 / 720 + r * p;
+    p = 1.0 / 120 + r * p;
+    p = 1.0 / 24 + r * p;
+    p = 1.0 / 6 + r * p;
+    p = 0.5 + r * p;
+    p = 1.0 + r * p;
+    p = 1.0 + r * p;
+    uint64_t bits = (kb + 1023) << 52;
+    double sc;
+    memcpy(&sc, &bits, 8);
+    return p * sc;
+}
+
+#define VEC_FN __attribute__((target_clones("avx2", "default"), optimize("O3", "no-trapping-math")))
+
+/* y = exp(y) in place */
+VEC_FN static void vexp_inplace(double *restrict y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = fexp(y[i]);
+}
+
+/* O += b (per column, H columns), Y = ELU(O) */
+VEC_FN static void bias_elu(double *restrict O, double *restrict Y, const double *restrict b, int R, int H) {
+    for (int i = 0; i < R; i++) {
+        double *o = O + (size_t)i * H, *y = Y + (size_t)i * H;
+        for (int j = 0; j < H; j++) {
+            double v = o[j] + b[j];
+            o[j] = v;
+            double e = fexp(v < 0 ? v : 0.0) - 1.0;
+            y[j] = v > 0 ? v : e;
+        }
+    }
+}
+
+/* O_i = sum_j alpha_ij Z_j per head, normalising alpha (exp of the shifted logits) in place */
+VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, double *restrict al, double *restrict O, int R, int H,
+                             int K) {
+    const int d = H / K;
+    for (int i = 0; i < R; i++) {
+        const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
+        double sum[64];
+        if (p1 == p0) memset(O + (size_t)i * H, 0, sizeof(double) * (size_t)H); /* no neighbour (never: self loops) */
+        for (int h = 0; h < K; h++) sum[h] = 0;
+        for (int p = p0; p < p1; p++)
+            for (int h = 0; h < K; h++) sum[h] += al[(size_t)p * K + h];
+        for (int h = 0; h < K; h++) sum[h] = 1.0 / sum[h];
+        double *restrict o = O + (size_t)i * H;
+        for (int p = p0; p < p1; p++) {
+            double *ap = al + (size_t)p * K;
+            const double *restrict z = Z + (size_t)g->col[p] * H;
+            for (int h = 0; h < K; h++) {
+                double a = ap[h] * sum[h];
+                ap[h] = a;
+                if (p == p0) /* the first neighbour initialises the row (no memset) */
+                    for (int q = h * d; q < (h + 1) * d; q++) o[q] = a * z[q];
+                else
+                    for (int q = h * d; q < (h + 1) * d; q++) o[q] += a * z[q];
+            }
+        }
+    }
+}
+
 static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const double *X) {
     gnn_conv_cache *k = &n->cc[c];
     const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, d = H / K, R = g->n;
@@ -170,65 +246,55 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
     double *Xc = dres(&k->X, (size_t)R * F), *Z = dres(&k->Z, (size_t)R * H), *s = dres(&k->s, (size_t)R * K),
            *t = dres(&k->t, (size_t)R * K), *pre = dres(&k->pre, nnz * K), *al = dres(&k->alpha, nnz * K),
            *O = dres(&k->O, (size_t)R * H), *Y = dres(&k->Y, (size_t)R * H);
-    memcpy(Xc, X, sizeof(double) * (size_t)R * F);
+    if (Xc != X) memcpy(Xc, X, sizeof(double) * (size_t)R * F);
     const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c],
                  *b = n->params + n->conv_b[c];
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, H, F, 1.0, Xc, F, W, H, 0.0, Z, H);
     for (int i = 0; i < R; i++)
         for (int h = 0; h < K; h++) {
-            const double *z = Z + (size_t)i * H + (size_t)h * d;
+            const double *z = Z + (size_t)i * H + (size_t)h * d, *ah = as + h * d, *dh = ad + h * d;
             double ss = 0, tt = 0;
-            for (int q = 0; q < d; q++) ss += z[q] * as[h * d + q], tt += z[q] * ad[h * d + q];
+            for (int q = 0; q < d; q++) ss += z[q] * ah[q], tt += z[q] * dh[q];
             s[(size_t)i * K + h] = ss;
             t[(size_t)i * K + h] = tt;
         }
-    memset(O, 0, sizeof(double) * (size_t)R * H);
+    /* logits per edge and head, shifted by the row's max; one vectorised exp over all */
+    double mx[64];
     for (int i = 0; i < R; i++) {
-        int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
-        for (int h = 0; h < K; h++) {
-            double mx = -INFINITY;
-            for (int p = p0; p < p1; p++) {
-                double e = t[(size_t)i * K + h] + s[(size_t)g->col[p] * K + h];
+        const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
+        const double *ti = t + (size_t)i * K;
+        for (int h = 0; h < K; h++) mx[h] = -INFINITY;
+        for (int p = p0; p < p1; p++) {
+            const double *sj = s + (size_t)g->col[p] * K;
+            double *pp = pre + (size_t)p * K;
+            for (int h = 0; h < K; h++) {
+                double e = ti[h] + sj[h];
                 e = e > 0 ? e : LEAKY * e;
-                pre[(size_t)p * K + h] = e;
-                if (e > mx) mx = e;
-            }
-            double sum = 0;
-            for (int p = p0; p < p1; p++) {
-                double w = exp(pre[(size_t)p * K + h] - mx);
-                al[(size_t)p * K + h] = w;
-                sum += w;
-            }
-            double *o = O + (size_t)i * H + (size_t)h * d;
-            for (int p = p0; p < p1; p++) {
-                double a = al[(size_t)p * K + h] / sum;
-                al[(size_t)p * K + h] = a;
-                const double *z = Z + (size_t)g->col[p] * H + (size_t)h * d;
-                for (int q = 0; q < d; q++) o[q] += a * z[q];
+                pp[h] = e;
+                mx[h] = e > mx[h] ? e : mx[h];
             }
         }
+        for (int p = p0; p < p1; p++)
+            for (int h = 0; h < K; h++) al[(size_t)p * K + h] = pre[(size_t)p * K + h] - mx[h];
     }
-    for (int i = 0; i < R; i++)
-        for (int j = 0; j < H; j++) {
-            double o = O[(size_t)i * H + j] + b[j];
-            O[(size_t)i * H + j] = o;
-            Y[(size_t)i * H + j] = o > 0 ? o : exp(o) - 1.0;
-        }
+    vexp_inplace(al, nnz * K);
+    aggregate(g, Z, al, O, R, H, K);
+    bias_elu(O, Y, b, R, H);
     return Y;
 }
 
-/* dY: R x H (post-activation); dX (R x F) is written (not added). */
-static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
-    gnn_conv_cache *k = &n->cc[c];
-    struct gnn_scratch *sc = n->sc;
-    const gnn_graph *g = k->g;
-    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, d = H / K, R = k->rows;
-    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *O = k->O.p, *Y = k->Y.p, *X = k->X.p;
-    const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c];
-    double *gW = n->grads + n->conv_w[c], *gas = n->grads + n->conv_as[c], *gad = n->grads + n->conv_ad[c],
-           *gb = n->grads + n->conv_b[c];
-    double *dO = dres(&sc->dO, (size_t)R * H), *dZ = dres(&sc->dZ, (size_t)R * H), *ds = dres(&sc->ds, (size_t)R * K),
-           *dt = dres(&sc->dt, (size_t)R * K);
+/* The attention part of a GAT layer's backward (everything but the two products with W):
+ * dO = dY * ELU'(O); gb += column sums of dO; per row i and head h, with dalpha_p = dO_i . Z_j:
+ * dZ_j += alpha_p dO_i, de_p = alpha_p (dalpha_p - sum_p' alpha_p' dalpha_p'), through the
+ * LeakyReLU into dt_i and ds_j; then dZ_i += dt_i a_dst + ds_i a_src and the attention vectors'
+ * gradients. Sums are vectorised (reassociated: the same binary gives the same results). */
+__attribute__((target_clones("avx2", "default"), optimize("O3", "no-trapping-math", "no-signed-zeros", "associative-math")))
+static void attn_backward(const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre,
+                          const double *restrict O, const double *restrict Y, const double *restrict dY,
+                          const double *restrict as, const double *restrict ad, double *restrict dO, double *restrict dZ,
+                          double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb,
+                          double *restrict gas, double *restrict gad, int R, int H, int K) {
+    const int d = H / K;
     for (size_t i = 0; i < (size_t)R * H; i++) dO[i] = dY[i] * (O[i] > 0 ? 1.0 : Y[i] + 1.0);
     for (int i = 0; i < R; i++)
         for (int j = 0; j < H; j++) gb[j] += dO[(size_t)i * H + j];
@@ -236,44 +302,60 @@ static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
     memset(ds, 0, sizeof(double) * (size_t)R * K);
     memset(dt, 0, sizeof(double) * (size_t)R * K);
     for (int i = 0; i < R; i++) {
-        int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
-        for (int h = 0; h < K; h++) {
-            const double *dOi = dO + (size_t)i * H + (size_t)h * d;
-            double dot_sum = 0;
-            /* dalpha_p = dO_i . Z_j; reuse a small stack buffer per row when possible */
-            for (int p = p0; p < p1; p++) {
-                const double *z = Z + (size_t)g->col[p] * H + (size_t)h * d;
-                double da = 0;
-                for (int q = 0; q < d; q++) da += dOi[q] * z[q];
-                dot_sum += al[(size_t)p * K + h] * da;
+        const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
+        const double *dOi = dO + (size_t)i * H;
+        double dot_sum[64];
+        for (int h = 0; h < K; h++) dot_sum[h] = 0;
+        for (int p = p0; p < p1; p++) {
+            const double *z = Z + (size_t)g->col[p] * H;
+            for (int h = 0; h < K; h++) {
+                double v = 0;
+                for (int q = h * d; q < (h + 1) * d; q++) v += dOi[q] * z[q];
+                da[(size_t)p * K + h] = v;
+                dot_sum[h] += al[(size_t)p * K + h] * v;
             }
-            for (int p = p0; p < p1; p++) {
-                int j = g->col[p];
-                const double *z = Z + (size_t)j * H + (size_t)h * d;
-                double *dz = dZ + (size_t)j * H + (size_t)h * d;
-                double a = al[(size_t)p * K + h], da = 0;
-                for (int q = 0; q < d; q++) {
-                    da += dOi[q] * z[q];
-                    dz[q] += a * dOi[q];
-                }
-                double de = a * (da - dot_sum);
+        }
+        for (int p = p0; p < p1; p++) {
+            const int j = g->col[p];
+            double *dz = dZ + (size_t)j * H;
+            for (int h = 0; h < K; h++) {
+                const double a = al[(size_t)p * K + h];
+                for (int q = h * d; q < (h + 1) * d; q++) dz[q] += a * dOi[q];
+                double de = a * (da[(size_t)p * K + h] - dot_sum[h]);
                 double dp = de * (pre[(size_t)p * K + h] > 0 ? 1.0 : LEAKY);
                 dt[(size_t)i * K + h] += dp;
                 ds[(size_t)j * K + h] += dp;
             }
         }
     }
-    for (int i = 0; i < R; i++)
+    for (int i = 0; i < R; i++) {
+        const double *z = Z + (size_t)i * H;
+        double *dz = dZ + (size_t)i * H;
         for (int h = 0; h < K; h++) {
-            double dti = dt[(size_t)i * K + h], dsi = ds[(size_t)i * K + h];
-            const double *z = Z + (size_t)i * H + (size_t)h * d;
-            double *dz = dZ + (size_t)i * H + (size_t)h * d;
-            for (int q = 0; q < d; q++) {
-                dz[q] += dti * ad[h * d + q] + dsi * as[h * d + q];
-                gad[h * d + q] += dti * z[q];
-                gas[h * d + q] += dsi * z[q];
+            const double dti = dt[(size_t)i * K + h], dsi = ds[(size_t)i * K + h];
+            for (int q = h * d; q < (h + 1) * d; q++) {
+                dz[q] += dti * ad[q] + dsi * as[q];
+                gad[q] += dti * z[q];
+                gas[q] += dsi * z[q];
             }
         }
+    }
+}
+
+/* dY: R x H (post-activation); dX (R x F) is written (not added). */
+static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
+    gnn_conv_cache *k = &n->cc[c];
+    struct gnn_scratch *sc = n->sc;
+    const gnn_graph *g = k->g;
+    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, R = k->rows;
+    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *O = k->O.p, *Y = k->Y.p, *X = k->X.p;
+    const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c];
+    double *gW = n->grads + n->conv_w[c], *gas = n->grads + n->conv_as[c], *gad = n->grads + n->conv_ad[c],
+           *gb = n->grads + n->conv_b[c];
+    double *dO = dres(&sc->dO, (size_t)R * H), *dZ = dres(&sc->dZ, (size_t)R * H), *ds = dres(&sc->ds, (size_t)R * K),
+           *dt = dres(&sc->dt, (size_t)R * K);
+    double *da = dres(&sc->dA, (size_t)g->rowptr[R] * K);
+    attn_backward(g, Z, al, pre, O, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, H, K);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, F, H, R, 1.0, X, F, dZ, H, 1.0, gW, H);
     if (dX) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, F, H, 1.0, dZ, H, W, H, 0.0, dX, F);
 }
@@ -296,7 +378,7 @@ const double *gnn_forward(gnn_net *n, const gnn_graph *g, const double *X) {
         int m = gnn_pool_select(gp, y, n->cfg.ratio, v->perm.p, &v->ws);
         gnn_pool_graph(gp, v->perm.p, m, v->g, &v->ws);
         v->rows = m;
-        double *th = dres(&v->th, (size_t)m), *Xp = dres(&v->Xp, (size_t)m * Hd);
+        double *th = dres(&v->th, (size_t)m), *Xp = dres(&n->cc[l].X, (size_t)m * Hd); /* the conv's own input copy */
         for (int r = 0; r < m; r++) {
             int u = v->perm.p[r];
             th[r] = tanh(y[u]);
@@ -310,7 +392,7 @@ const double *gnn_forward(gnn_net *n, const gnn_graph *g, const double *X) {
         int l = D - 1 - i, c = D + 1 + i;
         const gnn_graph *gl = l == 0 ? g : n->lv[l].g;
         const gnn_level *up = &n->lv[l + 1];
-        double *U = dres(&sc->dU, (size_t)gl->n * Hd);
+        double *U = dres(&n->cc[c].X, (size_t)gl->n * Hd); /* the conv's own input copy */
         memcpy(U, n->cc[l].Y.p, sizeof(double) * (size_t)gl->n * Hd);
         for (int r = 0; r < up->rows; r++) {
             double *u = U + (size_t)up->perm.p[r] * Hd;

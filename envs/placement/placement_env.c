@@ -464,6 +464,21 @@ static int env_evaluate(void *p, const json_t *point, double *reward, json_t *me
     return 0;
 }
 
+int pl_env_eval_action(void *p, const hw_act *act, double *reward, pl_result *r, hw_err *err) {
+    pl_env *e = p;
+    const pl_model *m = e->m;
+    if (!act->i || (int64_t)act->n != m->nt) return hw_fail(err, HW_E_BAD_ACTION, "point: expected %d memory indices", m->nt);
+    for (int t = 0; t < m->nt; t++) {
+        int64_t v = act->i[t];
+        if (v < 0 || v >= m->hw.n_mem)
+            return hw_fail(err, HW_E_BAD_ACTION, "point[%d]: %lld out of range [0, %d]", t, (long long)v, m->hw.n_mem - 1);
+        e->act[t] = (uint8_t)v;
+    }
+    pl_evaluate(m, e->act, e->s, r);
+    *reward = score(e, r, NULL);
+    return 0;
+}
+
 static void *env_create(const json_t *cfg, hw_err *err) { return env_create_ctx(cfg, &hw_env_ctx_local, err); }
 
 const hw_env_family hw_family_placement = {
@@ -481,23 +496,3 @@ const hw_env_family hw_family_placement = {
     .evaluate = env_evaluate,
     .create_ctx = env_create_ctx,
 };
-
-/* Hook for the lean batch entry (placement_lean.c): scores an action already validated against
- * the action space as evaluate() scores the same array point, with no JSON. v gets valid, eps,
- * speedup, latency_us, baseline_latency_us, rectified_speedup, reassigned_bytes,
- * reassigned_tensors, total_bytes (evaluate()'s numeric metrics). */
-int placement_env_eval_action(void *p, const int64_t *a, double *reward, int *feasible, double *v);
-int placement_env_eval_action(void *p, const int64_t *a, double *reward, int *feasible, double *v) {
-    pl_env *e = p;
-    const pl_model *m = e->m;
-    for (int t = 0; t < m->nt; t++) e->act[t] = (uint8_t)a[t];
-    pl_result r;
-    pl_evaluate(m, e->act, e->s, &r);
-    *reward = score(e, &r, NULL);
-    int valid = r.reassigned_bytes == 0;
-    double rs = m->baseline / r.latency;
-    *feasible = valid;
-    v[0] = valid, v[1] = r.eps, v[2] = valid ? rs : 0.0, v[3] = r.latency * 1e6, v[4] = m->baseline * 1e6, v[5] = rs;
-    v[6] = (double)r.reassigned_bytes, v[7] = r.n_reassigned, v[8] = (double)m->total_bytes;
-    return 0;
-}

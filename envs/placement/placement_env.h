@@ -30,4 +30,9 @@ const pl_model *pl_env_model(const void *env);
  * (cap bytes) receives a short description. Errors are HW_E_BAD_ACTION naming the element. */
 int pl_parse_point(const pl_model *m, const json_t *point, uint8_t *map, char *policy, size_t cap, hw_err *err);
 
+/* The lean entry's evaluation (placement_lean.c): scores an integer action of 2N memory indices
+ * on env p (range-checked), the reward as evaluate() gives it; r's `rectified` points into the
+ * env's scratch (valid until its next evaluation). */
+int pl_env_eval_action(void *p, const hw_act *act, double *reward, pl_result *r, hw_err *err);
+
 #endif
