@@ -251,7 +251,7 @@ ELAPSED=$(( $(date +%s) - T0 ))
     echo "paper's Table 1 ranges. Every PPO-family agent uses the same observation/reward normalisation"
     echo "(agents/lib/ag_norm.h: log-running observations, return-std rewards)."
     echo
-    echo "The trial data of every table is in \`marl-data/\` (gzip CSV, the lead worker's rewards per run)."
+    echo "The trial data of every table is in \`marl-data/\` (xz CSV, the lead worker's rewards per run)."
     echo "Recompute this file from it alone: \`scripts/marl-report-from-data.sh $OUT/marl-data OUT.md\`."
     echo "Means are over seeds with 95% confidence intervals (t quantiles, GSL); \"±\" is the CI half-width"
     echo "(n/a with one seed). MARL = hwgym-marl with one agent per parameter (decentralised), every"
@@ -289,8 +289,9 @@ sqlite3 -csv -header "$DB" "SELECT t.run_id, t.worker, t.episode,
     CASE WHEN t.reward IS NULL THEN '' ELSE printf('%.17g', t.reward) END AS reward,
     CASE WHEN t.run_id = $data THEN t.action ELSE '' END AS action
     FROM trials t JOIN (SELECT run_id, MIN(id) AS first FROM trials GROUP BY run_id) f ON f.run_id = t.run_id
-    WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | gzip -9n > "$DATA/trials.csv.gz"
-sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs ORDER BY id" | gzip -9n > "$DATA/runs.csv.gz"
+    WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | xz -9e -T1 > "$DATA/trials.csv.xz"
+sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs ORDER BY id" | xz -9e -T1 > "$DATA/runs.csv.xz"
+rm -f "$DATA/trials.csv.gz" "$DATA/runs.csv.gz"
 # the report is computed from the exported data alone, so rerunning the script below on the
 # committed data gives exactly the committed tables
 BUILD=$BUILD scripts/marl-report-from-data.sh "$DATA" "$OUT/marl.md" "$SVGDIR"
