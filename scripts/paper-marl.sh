@@ -285,12 +285,15 @@ DATA=$OUT/marl-data
 mkdir -p "$DATA"
 cp "$MAN" "$DATA/manifest.tsv"
 cp "$HDR" "$DATA/header.md"
+# only the runs the report uses (with MARL_DEADLINE, the runs of dropped seeds stay out)
+IDS=$( (cut -f5 "$MAN"; echo "$data") | sort -un | paste -sd,)
 sqlite3 -csv -header "$DB" "SELECT t.run_id, t.worker, t.episode,
     CASE WHEN t.reward IS NULL THEN '' ELSE printf('%.17g', t.reward) END AS reward,
     CASE WHEN t.run_id = $data THEN t.action ELSE '' END AS action
-    FROM trials t JOIN (SELECT run_id, MIN(id) AS first FROM trials GROUP BY run_id) f ON f.run_id = t.run_id
-    WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | xz -9e -T1 > "$DATA/trials.csv.xz"
-sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs ORDER BY id" | xz -9e -T1 > "$DATA/runs.csv.xz"
+    FROM trials t JOIN (SELECT run_id, MIN(id) AS first FROM trials WHERE run_id IN ($IDS) GROUP BY run_id) f
+    ON f.run_id = t.run_id
+    WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | xz -9 -T1 > "$DATA/trials.csv.xz"
+sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs WHERE id IN ($IDS) ORDER BY id" | xz -9 -T1 > "$DATA/runs.csv.xz"
 rm -f "$DATA/trials.csv.gz" "$DATA/runs.csv.gz"
 # the report is computed from the exported data alone, so rerunning the script below on the
 # committed data gives exactly the committed tables
