@@ -8,7 +8,7 @@ PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlit
       libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev libyaml-dev libssl-dev
       python3 python3-zmq python3-msgpack python3-numpy
       python3-pip python3-setuptools python3-wheel
-      slurm-wlm munge iproute2)
+      slurm-wlm munge iproute2 xz-utils)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
