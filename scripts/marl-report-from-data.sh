@@ -8,6 +8,7 @@
 # temporary directory, discarded). Env: BUILD (default build) for bin/hwgym-marl.
 # The rebuilt DB also serves `hwgym cluster DB --run ID` on the clustering run (its actions are kept).
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;; esac
 [ $# -ge 2 ] || { echo "usage: $0 DATA_DIR OUT.md [SVG_DIR]" >&2; exit 2; }
 abs() { case $1 in /*) echo "$1";; *) echo "$PWD/$1";; esac; }
 DATA=$(abs "$1") OUTMD=$(abs "$2") SVGARG=${3:+$(abs "$3")}

@@ -15,9 +15,14 @@
 #                            its seed, so this changes the wall time, not the results)
 #   MARL_DEADLINE=TIME       (date -d syntax, e.g. 16:20) start no run after TIME; the report then
 #                            keeps seeds 1..k, the seeds whose every run finished
-# CPU time per seed (2-core VM, docs/results/marl-notes.md): about 17 minutes at 20,000 samples and
+# CPU time per seed (2-core VM, docs/results/marl-notes.md): about 16 minutes at 20,000 samples and
 # 1,000 dram-v0 designs, most of it in the MARL runs (10 worker processes stepping in lock-step).
 set -euo pipefail
+case "${1:-}" in
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;;
+    "") ;;
+    *) echo "paper-marl: no arguments (the knobs are environment variables; --help)" >&2; exit 2;;
+esac
 
 BUILD=${BUILD:-build}
 BIN=$BUILD/bin
