@@ -8,7 +8,7 @@ PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlit
       libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev libyaml-dev libssl-dev
       python3 python3-zmq python3-msgpack python3-numpy
       python3-pip python3-setuptools python3-wheel
-      slurm-wlm munge iproute2 chromium)
+      slurm-wlm munge iproute2 xz-utils chromium)
 # One dpkg-query for every package (it exits 1 when one is unknown to dpkg, hence || true).
 installed=$(dpkg-query -W -f='${Package}\t${Status}\n' "${PKGS[@]}" 2>/dev/null \
             | awk -F'\t' '$2 == "install ok installed" { print $1 }') || true

@@ -11,8 +11,18 @@
 #   MARL_LR=2.5e-3           PPO learning rate for MARL workers and single-agent PPO alike
 #   MARL_OUT=docs/results    output directory (marl.md and marl/*.svg)
 #   MARL_KEEP_DB=PATH        keep the trial DB of all runs at PATH
-# With the defaults it takes about 12 minutes on a 2-core machine (20,000 x 3 seeds: 34 min).
+#   MARL_JOBS=2              runs played at a time (every run is independent and deterministic for
+#                            its seed, so this changes the wall time, not the results)
+#   MARL_DEADLINE=TIME       (date -d syntax, e.g. 16:20) start no run after TIME; the report then
+#                            keeps seeds 1..k, the seeds whose every run finished
+# CPU time per seed (2-core VM, docs/results/marl-notes.md): about 16 minutes at 20,000 samples and
+# 1,000 dram-v0 designs, most of it in the MARL runs (10 worker processes stepping in lock-step).
 set -euo pipefail
+case "${1:-}" in
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0;;
+    "") ;;
+    *) echo "paper-marl: no arguments (the knobs are environment variables; --help)" >&2; exit 2;;
+esac
 
 BUILD=${BUILD:-build}
 BIN=$BUILD/bin
@@ -38,10 +48,11 @@ HDR=$WORK/header.md
 "$BIN/hwgym-server" --bind "$EP" --workers 2 > "$WORK/server.log" 2>&1 &
 SERVER=$!
 cleanup() {
+    local rc=$?
     kill "$SERVER" 2>/dev/null || true
     wait "$SERVER" 2>/dev/null || true
     if [ -n "${MARL_KEEP_DB:-}" ] && [ -f "$DB" ]; then cp "$DB" "$MARL_KEEP_DB"; fi
-    rm -rf "$WORK"
+    if [ "$rc" = 0 ]; then rm -rf "$WORK"; else echo "paper-marl: failed; the runs' DB and logs are kept in $WORK" >&2; fi
 }
 trap cleanup EXIT
 for _ in $(seq 50); do "$BIN/hwgym" envs --endpoint "$EP" > /dev/null 2>&1 && break; sleep 0.1; done
@@ -55,13 +66,36 @@ add() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$MAN"; }
 SKIPPED=""
 common() { echo --endpoint "$EP" --db "$DB" --quiet; }
 
-marl() { # cfg seed budget [extra...]
-    local cfg=$1 seed=$2 budget=$3; shift 3
-    "$BIN/hwgym-marl" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$budget" \
-        --policy-config "{\"lr\":$LR}" "$@" | run_id
+# Every run is independent (its own session and seed; a MARL session steps in lock-step through
+# the server's barriers), so its trials do not depend on which other runs share the server: the
+# runs are queued first and then played MARL_JOBS at a time, longest first. The manifest is
+# written in queue order afterwards, so it does not depend on the schedule either (only the run
+# ids, which the DB hands out in start order, do).
+JOBS=$WORK/jobs
+mkdir -p "$JOBS"
+NJ=0
+# queue COST CMD...: queue a run of seed $seed (the schedule plays seed 1's runs first, then seed
+# 2's, ..., largest COST first within a seed); sets J to its number
+queue() {
+    local cost=$1; shift
+    NJ=$((NJ + 1)); J=$NJ
+    printf '%q ' "$@" > "$JOBS/$J.cmd"
+    printf '%s\t%s\t%s\n' "$seed" "$cost" "$J" >> "$JOBS/list"
 }
-ppo() { "$BIN/hwgym-ppo" $(common) --env "$ENV" --config "$1" --seed "$2" --budget "$3" --lr "$LR" | run_id; }
-search() { "$BIN/hwgym-search" $(common) --env "$ENV" --config "$1" --seed "$2" --budget "$3" --algo "$4" | run_id; }
+# add SECTION GROUP METHOD SEED JOB: a manifest row, resolved to the job's run id at the end
+add() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$MAN.jobs"; }
+: > "$MAN.jobs"
+
+marl() { # cost cfg seed budget [extra...]
+    local cost=$1 cfg=$2 seed=$3 budget=$4; shift 4
+    queue "$cost" "$BIN/hwgym-marl" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$budget" \
+        --policy-config "{\"lr\":$LR}" "$@"
+}
+ppo() { queue "$4" "$BIN/hwgym-ppo" $(common) --env "$ENV" --config "$1" --seed "$2" --budget "$3" --lr "$LR"; }
+search() { queue "$5" "$BIN/hwgym-search" $(common) --env "$ENV" --config "$1" --seed "$2" --budget "$3" --algo "$4"; }
+# relative CPU cost per sample, measured on maestro-v0 / dram-v0 (docs/results/marl-notes.md)
+C_MARL=$((BUDGET * 30)) C_PPO=$((BUDGET * 6)) C_BO=$((BUDGET * 25)) C_FAST=$BUDGET
+C_DRAM=$((DRAM_BUDGET * 60))
 
 # ---------------------------------------------------------------- Table III + Figure 5 (maestro-v0)
 ENV=maestro-v0
@@ -76,24 +110,22 @@ for model in mobilenet_v2 vgg16; do
         cfg="{\"model\":\"$model\",\"layer\":$(paper_layer $model),\"objective\":\"$obj\",\"preset\":\"$PRESET\"}"
         group="$model L2 $obj"
         for seed in $(seq 1 "$SEEDS"); do
-            log "$group seed $seed"
-            id=$(marl "$cfg" "$seed" "$BUDGET")
-            [ "$obj" != area ] && add table3 "$group" MARL "$seed" "$id"
-            add fig5 "$group" MARL "$seed" "$id"
+            marl "$C_MARL" "$cfg" "$seed" "$BUDGET"
+            [ "$obj" != area ] && add table3 "$group" MARL "$seed" "$J"
+            add fig5 "$group" MARL "$seed" "$J"
             if have hwgym-ppo; then
-                id=$(ppo "$cfg" "$seed" "$BUDGET")
-                [ "$obj" != area ] && add table3 "$group" "PPO (single agent)" "$seed" "$id"
-                add fig5 "$group" PPO "$seed" "$id"
+                ppo "$cfg" "$seed" "$BUDGET" "$C_PPO"
             else
-                id=$(marl "$cfg" "$seed" "$BUDGET" --agents single)
-                [ "$obj" != area ] && add table3 "$group" "PPO (single agent)" "$seed" "$id"
-                add fig5 "$group" PPO "$seed" "$id"
+                marl "$C_MARL" "$cfg" "$seed" "$BUDGET" --agents single
             fi
+            [ "$obj" != area ] && add table3 "$group" "PPO (single agent)" "$seed" "$J"
+            add fig5 "$group" PPO "$seed" "$J"
             [ "$obj" = area ] && continue
             if have hwgym-search; then
                 for algo in random bo ga gamma; do
                     case $algo in random) name="Random walker";; bo) name="BO";; ga) name="GA";; gamma) name="GAMMA";; esac
-                    id=$(search "$cfg" "$seed" "$BUDGET" "$algo"); add table3 "$group" "$name" "$seed" "$id"
+                    cost=$C_FAST; [ $algo = bo ] && cost=$C_BO
+                    search "$cfg" "$seed" "$BUDGET" "$algo" "$cost"; add table3 "$group" "$name" "$seed" "$J"
                 done
             fi
         done
@@ -103,13 +135,16 @@ have hwgym-ppo || SKIPPED="$SKIPPED hwgym-ppo (single-agent PPO ran as hwgym-mar
 have hwgym-search || SKIPPED="$SKIPPED hwgym-search (random walker, BO, GA, GAMMA rows missing);"
 
 # ---------------------------------------------------------------- Figures 4 and 6 (clustering)
+# the clustering dataset is run at once: Figure 6's agent assignments come from it
 cfg="{\"model\":\"mobilenet_v2\",\"layer\":3,\"objective\":\"latency\",\"preset\":\"$PRESET\"}"
 log "clustering dataset (random walker, $BUDGET samples)"
 if have hwgym-search; then
-    data=$(search "$cfg" 100 "$BUDGET" random)
+    data=$("$BIN/hwgym-search" $(common) --env "$ENV" --config "$cfg" --seed 100 --budget "$BUDGET" --algo random | run_id)
 else
-    data=$(marl "$cfg" 100 "$BUDGET" --agents single --policy random)
+    data=$("$BIN/hwgym-marl" $(common) --env "$ENV" --config "$cfg" --seed 100 --budget "$BUDGET" \
+        --policy-config "{\"lr\":$LR}" --agents single --policy random | run_id)
 fi
+[ -n "$data" ] || { echo "paper-marl: the clustering run failed" >&2; exit 1; }
 DENDRO=$WORK/dendrogram.txt
 for k in 1 2 3 6 9 10; do
     svg=()
@@ -120,9 +155,9 @@ done
 cp "$WORK/cluster3.txt" "$DENDRO"
 for k in 1 2 3 6 9 10; do
     for seed in $(seq 1 "$SEEDS"); do
-        log "fig6: $k agents seed $seed"
         name="$k agents"; [ "$k" = 1 ] && name="1 agent"
-        id=$(marl "$cfg" "$seed" "$BUDGET" --agents "$WORK/assign$k.json"); add fig6 "MobileNet-v2 L2 latency" "$name" "$seed" "$id"
+        marl $((C_MARL * (k + 2) / 12)) "$cfg" "$seed" "$BUDGET" --agents "$WORK/assign$k.json"
+        add fig6 "MobileNet-v2 L2 latency" "$name" "$seed" "$J"
     done
 done
 
@@ -136,23 +171,60 @@ for wl in random stream; do
         case $obj in power) o="low power";; latency) o="low latency";; joint) o="joint";; esac
         group="$wl trace, $o"
         for seed in $(seq 1 "$SEEDS"); do
-            log "dram $group seed $seed"
-            id=$(marl "$cfg" "$seed" "$DRAM_BUDGET"); add dram "$group" "PPO (MARL)" "$seed" "$id"
-            if have hwgym-ppo; then id=$(ppo "$cfg" "$seed" "$DRAM_BUDGET"); add dram "$group" "PPO (SARL)" "$seed" "$id"; fi
+            marl "$C_DRAM" "$cfg" "$seed" "$DRAM_BUDGET"; add dram "$group" "PPO (MARL)" "$seed" "$J"
+            if have hwgym-ppo; then ppo "$cfg" "$seed" "$DRAM_BUDGET" "$C_DRAM"; add dram "$group" "PPO (SARL)" "$seed" "$J"; fi
             if have hwgym-tdm-ppo; then
-                id=$("$BIN/hwgym-tdm-ppo" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$DRAM_BUDGET" \
-                     --lr "$LR" | run_id)
-                add dram "$group" "PPO (TDM)" "$seed" "$id"
+                queue "$C_DRAM" "$BIN/hwgym-tdm-ppo" $(common) --env "$ENV" --config "$cfg" --seed "$seed" \
+                    --budget "$DRAM_BUDGET" --lr "$LR"
+                add dram "$group" "PPO (TDM)" "$seed" "$J"
             fi
             if have hwgym-sac; then
-                id=$("$BIN/hwgym-sac" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$DRAM_BUDGET" | run_id)
-                add dram "$group" "SAC (SARL)" "$seed" "$id"
+                queue "$C_DRAM" "$BIN/hwgym-sac" $(common) --env "$ENV" --config "$cfg" --seed "$seed" --budget "$DRAM_BUDGET"
+                add dram "$group" "SAC (SARL)" "$seed" "$J"
             fi
         done
     done
 done
 have hwgym-tdm-ppo || SKIPPED="$SKIPPED hwgym-tdm-ppo (no TDM rows);"
 have hwgym-sac || SKIPPED="$SKIPPED hwgym-sac (no SAC rows);"
+
+# ---------------------------------------------------------------- play the queue
+PAR=${MARL_JOBS:-2}
+DEADLINE=0
+if [ -n "${MARL_DEADLINE:-}" ]; then DEADLINE=$(date -d "$MARL_DEADLINE" +%s) || exit 2; fi
+log "$NJ runs queued, $PAR at a time${MARL_DEADLINE:+, none started after $MARL_DEADLINE}"
+export JOBS T0 DEADLINE
+run_job() { # N: runs job N, writes its run id to $JOBS/N.id, its stderr to $JOBS/N.err
+    local n=$1 t=$(date +%s) id
+    [ "$DEADLINE" -gt 0 ] && [ "$t" -ge "$DEADLINE" ] && return 0 # past MARL_DEADLINE: not run
+    id=$(eval "$(cat "$JOBS/$n.cmd")" 2> "$JOBS/$n.err" | sed -n 's/.*"run_id":\([0-9][0-9]*\).*/\1/p' | tail -1)
+    if [ -z "$id" ]; then
+        printf '[paper-marl %4ds] run %s FAILED: %s\n' $(( $(date +%s) - T0 )) "$n" "$(cat "$JOBS/$n.cmd")" >&2
+        tail -5 "$JOBS/$n.err" >&2
+        return 1
+    fi
+    echo "$id" > "$JOBS/$n.id"
+    printf '[paper-marl %4ds] run %s done in %ds (%s left): %s\n' $(( $(date +%s) - T0 )) "$n" $(( $(date +%s) - t )) \
+        "$(( $(wc -l < "$JOBS/list") - $(find "$JOBS" -name '*.id' | wc -l) ))" \
+        "$(sed 's/--endpoint [^ ]* --db [^ ]* --quiet //; s/[^ ]*\/bin\///' "$JOBS/$n.cmd" | cut -c1-150)" >&2
+}
+export -f run_job
+sort -t$'\t' -k1,1n -k2,2nr -k3,3n "$JOBS/list" | cut -f3 | xargs -P "$PAR" -I{} bash -c 'run_job {}' ||
+    { echo "paper-marl: some runs failed (above)" >&2; exit 1; }
+# with MARL_DEADLINE, the report keeps seeds 1..SEEDS_DONE: the seeds whose every run finished
+SEEDS_ASKED=$SEEDS SEEDS=0
+for s in $(seq 1 "$SEEDS_ASKED"); do
+    while IFS=$'\t' read -r js _ j; do
+        [ "$js" = "$s" ] && [ ! -f "$JOBS/$j.id" ] && break 2
+    done < "$JOBS/list"
+    SEEDS=$s
+done
+[ "$SEEDS" -ge 1 ] || { echo "paper-marl: not one seed finished before MARL_DEADLINE" >&2; exit 1; }
+[ "$SEEDS" = "$SEEDS_ASKED" ] || log "MARL_DEADLINE: reporting seeds 1..$SEEDS of $SEEDS_ASKED (the runs of later seeds are dropped)"
+while IFS=$'\t' read -r sec grp meth seed j; do
+    [ "$seed" -le "$SEEDS" ] || continue
+    printf '%s\t%s\t%s\t%s\t%s\n' "$sec" "$grp" "$meth" "$seed" "$(cat "$JOBS/$j.id")" >> "$MAN"
+done < "$MAN.jobs"
 ELAPSED=$(( $(date +%s) - T0 ))
 
 # ---------------------------------------------------------------- the report
@@ -162,16 +234,19 @@ ELAPSED=$(( $(date +%s) - T0 ))
     echo "Generated by \`make paper-marl\` (scripts/paper-marl.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'),"
     echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, in ${ELAPSED} s."
     echo
-    echo "Command: \`MARL_BUDGET=$BUDGET MARL_DRAM_BUDGET=$DRAM_BUDGET MARL_SEEDS=$SEEDS MARL_LR=$LR make paper-marl\`"
+    echo "Command: \`MARL_BUDGET=$BUDGET MARL_DRAM_BUDGET=$DRAM_BUDGET MARL_SEEDS=$SEEDS_ASKED MARL_LR=$LR${MARL_DEADLINE:+ MARL_DEADLINE='$MARL_DEADLINE'} MARL_JOBS=$PAR make paper-marl\`"
     echo
+    if [ "$SEEDS" != "$SEEDS_ASKED" ]; then
+        echo "**Seeds 1..$SEEDS of the $SEEDS_ASKED asked for**: MARL_DEADLINE passed before every run of seed"
+        echo "$((SEEDS + 1)) had finished, so its runs and later ones are not in the tables."
+        echo
+    fi
     echo "| setting | this run | the papers |"
     echo "|---|---|---|"
     echo "| samples per run, maestro-v0 | $BUDGET | 20,000 |"
     echo "| samples (designs) per run, dram-v0 | $DRAM_BUDGET | not stated (curves over ~10^5 steps) |"
     echo "| seeds per configuration | $SEEDS | 5 |"
     echo "| PPO learning rate (MARL workers and single-agent PPO) | $LR | not stated / {1e-5 .. 2e-4} (DRAM) |"
-    echo
-    echo "Raise the budget with \`MARL_BUDGET=20000 MARL_SEEDS=5 make paper-marl\` (about an hour on an idle 2-core machine)."
     echo
     echo "Settings: maestro-v0 tables use \"preset\": \"$PRESET\" (archgym = ArchGym's MAESTRO harness: 1024 PEs,"
     echo "buffers of 2^30 bytes) on the papers' layers: \"MobileNet-v2 L2\" = the paper's layer 2 = our"
@@ -181,7 +256,7 @@ ELAPSED=$(( $(date +%s) - T0 ))
     echo "paper's Table 1 ranges. Every PPO-family agent uses the same observation/reward normalisation"
     echo "(agents/lib/ag_norm.h: log-running observations, return-std rewards)."
     echo
-    echo "The trial data of every table is in \`marl-data/\` (gzip CSV, the lead worker's rewards per run)."
+    echo "The trial data of every table is in \`marl-data/\` (xz CSV, the lead worker's rewards per run)."
     echo "Recompute this file from it alone: \`scripts/marl-report-from-data.sh $OUT/marl-data OUT.md\`."
     echo "Means are over seeds with 95% confidence intervals (t quantiles, GSL); \"±\" is the CI half-width"
     echo "(n/a with one seed). MARL = hwgym-marl with one agent per parameter (decentralised), every"
@@ -215,12 +290,16 @@ DATA=$OUT/marl-data
 mkdir -p "$DATA"
 cp "$MAN" "$DATA/manifest.tsv"
 cp "$HDR" "$DATA/header.md"
+# only the runs the report uses (with MARL_DEADLINE, the runs of dropped seeds stay out)
+IDS=$( (cut -f5 "$MAN"; echo "$data") | sort -un | paste -sd,)
 sqlite3 -csv -header "$DB" "SELECT t.run_id, t.worker, t.episode,
     CASE WHEN t.reward IS NULL THEN '' ELSE printf('%.17g', t.reward) END AS reward,
     CASE WHEN t.run_id = $data THEN t.action ELSE '' END AS action
-    FROM trials t JOIN (SELECT run_id, MIN(id) AS first FROM trials GROUP BY run_id) f ON f.run_id = t.run_id
-    WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | gzip -9n > "$DATA/trials.csv.gz"
-sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs ORDER BY id" | gzip -9n > "$DATA/runs.csv.gz"
+    FROM trials t JOIN (SELECT run_id, MIN(id) AS first FROM trials WHERE run_id IN ($IDS) GROUP BY run_id) f
+    ON f.run_id = t.run_id
+    WHERE t.worker = (SELECT worker FROM trials WHERE id = f.first) ORDER BY t.id" | xz -9 -T1 > "$DATA/trials.csv.xz"
+sqlite3 -csv -header "$DB" "SELECT id, agent, env, env_config, seed FROM runs WHERE id IN ($IDS) ORDER BY id" | xz -9 -T1 > "$DATA/runs.csv.xz"
+rm -f "$DATA/trials.csv.gz" "$DATA/runs.csv.gz"
 # the report is computed from the exported data alone, so rerunning the script below on the
 # committed data gives exactly the committed tables
 BUILD=$BUILD scripts/marl-report-from-data.sh "$DATA" "$OUT/marl.md" "$SVGDIR"
