@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""paper-mmap-report.py OUT T T3 MZARGS SECONDS - writes OUT.md (docs/results/mmap.md) and the
+"""paper-mmap-report.py OUT T T3 MZARGS SECONDS [SEEDS [T7]] - writes OUT.md (docs/results/mmap.md) and the
 SVG figures in OUT/ from the summaries (OUT/data/*.json) and curves (OUT/data/*.csv.gz) of
 scripts/paper-mmap.sh. Standard library only."""
 import glob
@@ -9,6 +9,8 @@ import os
 import sys
 
 out, T, T3, MZ, SECS = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+SEEDS = (sys.argv[6] if len(sys.argv) > 6 else "1").split()
+T7 = float(sys.argv[7]) if len(sys.argv) > 7 else T
 D = os.path.join(out, "data")
 T2P = ["alexnet_train_batch_32", "wavenet_coherent_batch32", "alphatensor_like", "tensor2tensor_transformer_bf16"]
 PAPER_T2 = {"alexnet_train_batch_32": (300, 0.5834, 0.5426, 0.4100), "wavenet_coherent_batch32": (3020, 0.7099, 0.7004, 0.4804),
@@ -50,6 +52,27 @@ def fmt(x, d=3):
     return "—" if x is None else f"{x:.{d}f}"
 
 
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def msd(xs, d=3):
+    """mean ± sample sd over the seeds that have a value, with the count when some have none."""
+    v = [x for x in xs if x is not None]
+    if not v:
+        return "—"
+    m = sum(v) / len(v)
+    sd = (sum((x - m) ** 2 for x in v) / (len(v) - 1)) ** 0.5 if len(v) > 1 else 0.0
+    t = f"{m:.{d}f} ± {sd:.{d}f}" if len(v) > 1 else f"{m:.{d}f}"
+    return t + (f" ({len(v)}/{len(xs)})" if len(v) < len(xs) else "")
+
+
+def runs(name):
+    """the summaries of name-s<seed> over SEEDS (None where missing)."""
+    return [load(f"{name}-s{s}") for s in SEEDS]
+
+
 COL = {"muzero": "#1f77b4", "es": "#ff7f0e", "random": "#7f7f7f", "search": "#2ca02c", "learn": "#d62728"}
 
 
@@ -67,9 +90,12 @@ def panel(x0, y0, w, h, title, series, tmax, heur):
          f'<text x="{x0 + 4}" y="{sy(ymax) + 8}" font-size="9">{ymax:.2f}</text>',
          f'<text x="{x0 + 4}" y="{sy(ymin)}" font-size="9">{ymin:.2f}</text>',
          f'<text x="{sx(tmax)}" y="{y0 + h - 8}" text-anchor="end" font-size="9">{tmax:.0f} s</text>']
-    for i, (lab, pts) in enumerate(series):
+    labs = []
+    for lab, pts in series:
         c = COL.get(lab, "black")
-        o.append(f'<text x="{x0 + 50 + 70 * i}" y="{y0 + 28}" font-size="10" fill="{c}">{lab}</text>')
+        if lab not in labs:
+            o.append(f'<text x="{x0 + 50 + 70 * len(labs)}" y="{y0 + 28}" font-size="10" fill="{c}">{lab}</text>')
+            labs.append(lab)
         if not pts:
             continue
         path = [(0.0, pts[0][1])] if False else []
@@ -81,7 +107,7 @@ def panel(x0, y0, w, h, title, series, tmax, heur):
             prev = b
         path.append((tmax, prev))
         d = " ".join(f"{sx(s):.1f},{sy(b / heur):.1f}" for s, b in path)
-        o.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="{d}"/>')
+        o.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.2" stroke-opacity="0.8" points="{d}"/>')
     return o
 
 
@@ -100,7 +126,9 @@ L.append(f"Produced by `make paper-mmap` (scripts/paper-mmap.sh, {SECS} s of run
          "other jobs). Every run is `hwgym-muzero` with `--endpoint local`, a wall-clock limit and an unbounded step "
          "budget, so agents are compared at equal time, as the paper's Figure 5 does. Data beside this page: "
          "`mmap/data/*.json` (each run's JSON summary, with the best mapping as a digit string) and "
-         "`mmap/data/*.csv.gz` (every complete game: seconds, env steps, return, best so far).\n")
+         "`mmap/data/*.csv.gz` (every complete game: seconds, env steps, return, best so far). "
+         f"Seeds: {', '.join(SEEDS)}; table cells are mean ± sample standard deviation over the seeds, and "
+         "\"(k/n)\" means only k of the n seeds completed a game (the mean is over those).\n")
 L.append(f"MuZero settings for these time-budgeted runs: `{MZ}` (plus the Appendix C values that are defaults: "
          "discount 0.9999, c1 1.25, c2 19652, Dirichlet 0.03/0.25 when not Gumbel, replay 20000, Reanalyse 0.5, "
          "Adam 2e-4 with weight decay 1e-4, K = 5, TD-10). ES: `--games 8` (population 8, mirrored), sigma 0.5, step 0.5. "
@@ -115,39 +143,46 @@ L.append("| program | buffers (ours / paper) | MuZero | ES | Random | games MuZe
 L.append("|---|---|---|---|---|---|---|")
 panels = []
 for i, p in enumerate(T2P):
-    js = {m: load(f"t2-{p}-{m}-s1") for m in ("muzero", "es", "random")}
-    nb = next((j["num_buffers"] for j in js.values() if j), None)
+    js = {m: runs(f"t2-{p}-{m}") for m in ("muzero", "es", "random")}
+    some = [j for l in js.values() for j in l if j]
+    nb = some[0]["num_buffers"] if some else None
     pp = PAPER_T2[p]
-    vals = {m: rel(j) for m, j in js.items()}
+    vals = {m: mean([rel(j) for j in js[m]]) for m in js}
     best = max((v for v in vals.values() if v is not None), default=None)
-    cell = lambda m: ("**" + fmt(vals[m]) + "**") if vals[m] is not None and vals[m] == best else fmt(vals[m])
-    games = " / ".join(str(js[m]["games_completed"]) if js[m] else "—" for m in ("muzero", "es", "random"))
+    cell = lambda m: ("**" + msd([rel(j) for j in js[m]]) + "**") if vals[m] is not None and vals[m] == best else msd([rel(j) for j in js[m]])
+    games = " / ".join("+".join(str(j["games_completed"]) if j else "—" for j in js[m]) for m in ("muzero", "es", "random"))
     L.append(f"| {p} | {nb} / {pp[0]} | {cell('muzero')} | {cell('es')} | {cell('random')} | {games} | {pp[1]} / {pp[2]} / {pp[3]} |")
-    heur = next((j["heuristic_return"] for j in js.values() if j), 1.0)
-    series = [(m, curve(f"t2-{p}-{m}-s1")) for m in ("muzero", "es", "random")]
+    heur = some[0]["heuristic_return"] if some else 1.0
+    series = [(m, curve(f"t2-{p}-{m}-s{sd}")) for m in ("muzero", "es", "random") for sd in SEEDS]
     panels.append(panel((i % 2) * 360, (i // 2) * 220, 350, 210, p, series, T, heur))
 svg(os.path.join(out, "figure5.svg"), panels, 720, 440)
 L.append("\n![Figure 5](mmap/figure5.svg)\n")
-L.append("Figure 5 (ours): best return so far / heuristic return against seconds; the dashed line is the heuristic.\n")
+L.append("Figure 5 (ours): best return so far / heuristic return against seconds, one line per seed; the dashed line is "
+         "the heuristic. Games column: complete games per seed.\n")
 
 # ---------------- Table 3
-L.append(f"## Table 3: speedup over the heuristic ({T3:.0f} s of MuZero per program)\n")
+L.append(f"## Table 3: speedup over the heuristic ({T3:.0f} s of MuZero per program and seed)\n")
 L.append("Speedup = heuristic program latency / agent program latency, both from the env's cost model "
-         "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. A program where MuZero "
-         "completed no game in the time counts as not improved for MuZero and as 1.0 for MuZero-prod.\n")
-L.append("| program | buffers | MuZero games | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
+         "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. Per program: the mean "
+         "over the seeds that completed a game (MuZero) and over all seeds (MuZero-prod, where a seed that "
+         "completed no game scores 1.0). The summary row counts a program as improved when its mean speedup "
+         "is above 1; programs where no seed completed a game count as not improved for MuZero.\n")
+L.append("| program | buffers | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
 L.append("|---|---|---|---|---|---|")
 ag, pr = [], []
 for p in T3P:
-    j = load(f"t3-{p}-prod-s1")
-    if not j:
+    js = runs(f"t3-{p}-prod")
+    if not any(js):
         L.append(f"| {p} | — | — | — | — | — |")
         continue
-    sp = j["heuristic_latency"] / j["agent_latency"] if j.get("agent_latency") else None
-    rr = j["agent_return"] / j["heuristic_return"] if j.get("agent_return") else None
-    ag.append(sp)
-    pr.append(j["prod_speedup_over_heuristic"])
-    L.append(f"| {p} | {j['num_buffers']} | {j['games_completed']} | {fmt(rr)} | {fmt(sp, 4)} | {fmt(j['prod_speedup_over_heuristic'], 4)} |")
+    sps = [j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None for j in js]
+    rrs = [j["agent_return"] / j["heuristic_return"] if j and j.get("agent_return") else None for j in js]
+    prs = [j["prod_speedup_over_heuristic"] for j in js if j]
+    ag.append(mean(sps))
+    pr.append(mean(prs))
+    nb = next(j["num_buffers"] for j in js if j)
+    games = "+".join(str(j["games_completed"]) if j else "—" for j in js)
+    L.append(f"| {p} | {nb} | {games} | {msd(rrs)} | {msd(sps, 4)} | {msd(prs, 4)} |")
 L.append("")
 agv = [x for x in ag if x is not None]
 L.append("| agent | mean | max | min | models improved | paper mean / max / min / improved |")
@@ -161,20 +196,23 @@ if pr:
 L.append("")
 
 # ---------------- Figure 7
-L.append(f"## Figure 7: ablation on inference_resnet ({T:.0f} s each)\n")
+L.append(f"## Figure 7: ablation on inference_resnet ({T7:.0f} s each)\n")
 L.append("| agent | best return / heuristic | games | env steps | simulations | train steps |")
 L.append("|---|---|---|---|---|---|")
 series = []
 heur = 1.0
 for m, lab in (("muzero", "MuZero (search + learning)"), ("search", "search only (MCTS over the true game, no learning)"),
                ("learn", "learning only (no MCTS)")):
-    j = load(f"f7-inference_resnet-{m}-s1")
-    if j:
-        heur = j["heuristic_return"]
-        L.append(f"| {lab} | {fmt(rel(j))} | {j['games_completed']} | {j['env_steps']} | {j['simulations']} | {j['train_steps']} |")
-    series.append((m, curve(f"f7-inference_resnet-{m}-s1")))
-svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T, heur)], 420, 240)
+    js = runs(f"f7-inference_resnet-{m}")
+    ok = [j for j in js if j]
+    if ok:
+        heur = ok[0]["heuristic_return"]
+        avg = lambda k: f"{mean([j[k] for j in ok]):.0f}"
+        L.append(f"| {lab} | {msd([rel(j) for j in js])} | {avg('games_completed')} | {avg('env_steps')} | {avg('simulations')} | {avg('train_steps')} |")
+    series += [(m, curve(f"f7-inference_resnet-{m}-s{sd}")) for sd in SEEDS]
+svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T7, heur)], 420, 240)
 L.append("\n![Figure 7](mmap/figure7.svg)\n")
+L.append("Games, env steps, simulations and train steps are means over the seeds.\n")
 
 with open(os.path.join(os.path.dirname(out.rstrip("/")) or ".", os.path.basename(out.rstrip("/")) + ".md"), "w") as f:
     f.write("\n".join(L) + "\n")

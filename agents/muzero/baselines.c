@@ -131,3 +131,34 @@ int64_t mz_es_generations(const mz_agent *A) {
     const es_state *s = A->mode_state;
     return s ? s->gen : 0;
 }
+
+/* ES state for the checkpoint (ckpt.c): the preferences, the generation's noise, its fitness so
+ * far, which candidate each game plays, and the counters. */
+void mz_es_ckpt_put(const mz_agent *A, ag_ckpt *c) {
+    const es_state *s = A->mode_state;
+    size_t ne = (size_t)(s->P / 2 > 0 ? s->P / 2 : 1) * (size_t)s->D;
+    ag_ckpt_put_f64(c, "es.theta", s->theta, (size_t)s->D);
+    ag_ckpt_put_f64(c, "es.eps", s->eps, ne);
+    ag_ckpt_put_f64(c, "es.fit", s->fit, (size_t)s->P);
+    ag_ckpt_put_u8(c, "es.done", s->doneflag, (size_t)s->P);
+    int64_t *cand = malloc(sizeof(int64_t) * (size_t)A->G);
+    for (int i = 0; i < A->G; i++) cand[i] = s->cand[i];
+    ag_ckpt_put_i64(c, "es.cand", cand, (size_t)A->G);
+    free(cand);
+    ag_ckpt_put_int(c, "es.gen", s->gen);
+    ag_ckpt_put_real(c, "es.best_gen_mean", s->best_gen_mean);
+}
+
+int mz_es_ckpt_get(mz_agent *A, const ag_ckpt *c, hw_err *err) {
+    es_state *s = A->mode_state;
+    size_t ne = (size_t)(s->P / 2 > 0 ? s->P / 2 : 1) * (size_t)s->D;
+    int64_t *cand = malloc(sizeof(int64_t) * (size_t)A->G);
+    int rc = ag_ckpt_get_f64(c, "es.theta", s->theta, (size_t)s->D, err) || ag_ckpt_get_f64(c, "es.eps", s->eps, ne, err) ||
+             ag_ckpt_get_f64(c, "es.fit", s->fit, (size_t)s->P, err) || ag_ckpt_get_u8(c, "es.done", s->doneflag, (size_t)s->P, err) ||
+             ag_ckpt_get_i64(c, "es.cand", cand, (size_t)A->G, err) || ag_ckpt_get_int(c, "es.gen", &s->gen, err) ||
+             ag_ckpt_get_real(c, "es.best_gen_mean", &s->best_gen_mean, err);
+    if (!rc)
+        for (int i = 0; i < A->G; i++) s->cand[i] = (int)cand[i];
+    free(cand);
+    return rc ? -1 : 0;
+}

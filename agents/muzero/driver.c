@@ -7,6 +7,8 @@
 
 #include "mz_agent.h"
 
+#define MZ_MAX_OPENS 256 /* restore points per game (server snapshots) */
+
 static void traj_reserve(mz_game *g, int n) {
     if (n <= g->cap) return;
     int cap = g->cap ? g->cap : 64;
@@ -20,7 +22,7 @@ static void traj_reserve(mz_game *g, int n) {
     g->cap = cap;
 }
 
-static void encode(mz_agent *A, mz_game *g) { mzf_encode(&g->env->L, g->env->st.obs, A->nbuf, A->rscale, g->cur_feat); }
+void mz_game_encode(mz_agent *A, mz_game *g) { mzf_encode(&g->env->L, g->env->st.obs, A->nbuf, A->rscale, g->cur_feat); }
 
 /* Appends trajectory positions [a, b) to the replay as one segment; done marks the last. For the
  * learning-only mode the policy weight is 1 where the TD-n return beat the stored value. */
@@ -62,16 +64,33 @@ static int new_backup(mz_agent *A, mz_game *g, hw_err *err) {
     if (mz_env_snapshot(g->env, &id, err)) return -1;
     if (g->backup >= 0 && mz_env_drop(g->env, g->backup, err)) return -1;
     g->backup = id;
+    g->backup_buf = g->env->st.buffer;
+    g->stretch_losses = 0;
     g->backup_len = g->n;
     return 0;
 }
 
+/* Drops the restore points at trajectory length >= n. */
+static int drop_opens(mz_game *g, int n, hw_err *err) {
+    int k = 0;
+    for (int i = 0; i < g->nopen; i++) {
+        if (g->opens[i].n >= n) {
+            if (mz_env_drop(g->env, g->opens[i].snap, err)) return -1;
+        } else {
+            g->opens[k++] = g->opens[i];
+        }
+    }
+    g->nopen = k;
+    return 0;
+}
+
 static int game_reset(mz_agent *A, mz_game *g, hw_err *err) {
+    if (drop_opens(g, 0, err)) return -1;
     if (mz_env_reset(g->env, err)) return -1;
     g->episode++;
     g->n = g->flushed = g->backup_len = 0;
     g->nforced = 0;
-    encode(A, g);
+    mz_game_encode(A, g);
     return new_backup(A, g, err);
 }
 
@@ -86,7 +105,7 @@ int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err 
 
 int mz_agent_init(mz_agent *A, hw_err *err) {
     A->best = -INFINITY;
-    if (A->o.curve) {
+    if (A->o.curve && !(A->ctl && A->ctl->resume)) { /* a resumed run keeps its curve (ckpt.c) */
         A->curve = fopen(A->o.curve, "w");
         if (!A->curve) return hw_fail(err, HW_E_BAD_REQUEST, "--curve: cannot write %s", A->o.curve);
         fprintf(A->curve, "seconds,env_steps,return,best\n");
@@ -98,6 +117,7 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
         A->games[i] = g;
         g->idx = i;
         g->backup = -1;
+        g->backup_buf = -1;
         g->episode = -1;
         g->env = mz_env_open(A->ao->endpoint, A->ao->config, err);
         if (!g->env) return -1;
@@ -140,6 +160,7 @@ void mz_agent_free(mz_agent *A) {
         free(g->val);
         free(g->prefix);
         free(g->forced);
+        free(g->opens);
         free(g->cur_feat);
         free(g);
     }
@@ -199,37 +220,65 @@ static void complete(mz_agent *A, mz_game *g) {
     if (A->on_done) A->on_done(A, g, ret);
 }
 
-/* After one env step of g: Drop-backup on a lost game, completion, new backup, flushing. */
-static int after_step(mz_agent *A, mz_game *g, int alias_prev, hw_err *err) {
+/* After one env step of g: Drop-backup on a lost game, completion, new backup, flushing.
+ * alias_prev / last_of_group describe the buffer just decided. */
+static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_group, hw_err *err) {
     mz_env *e = g->env;
     if (e->terminated && e->lost) {
         A->losses++;
         if (A->o.backup && g->backup >= 0) {
+            /* restore point: the state just before the group that cannot be completed was opened
+             * in CMEM, when that is inside the backup stretch; otherwise the backup_safe state */
+            int64_t snap = g->backup;
+            int n0 = g->backup_len;
+            bool escalate = ++g->stretch_losses > 1;
+            if (escalate) {
+                /* a second loss since the backup_safe state: the groups waiting in CMEM compete
+                 * for the same memory, and dropping them one per loss would re-walk thousands of
+                 * steps per group on a big training program. Back to the backup (the paper's
+                 * restore point), and Drop every group that was open at the loss. */
+                for (int i = 0; i < g->nopen; i++) add_forced(g, g->opens[i].alias);
+                g->stretch_losses = 0;
+            } else {
+                for (int i = 0; i < g->nopen; i++)
+                    if (g->opens[i].alias == e->st.alias_cur && g->opens[i].n >= n0) {
+                        snap = g->opens[i].snap;
+                        n0 = g->opens[i].n;
+                    }
+            }
             /* the discarded stretch becomes a short terminal segment whose last reward cancels the
              * stretch's rewards: the negative signal stays local */
             double s = 0;
-            for (int i = g->backup_len; i < g->n - 1; i++) s += g->rew[i];
+            for (int i = n0; i < g->n - 1; i++) s += g->rew[i];
             g->rew[g->n - 1] = -s;
-            flush(A, g, g->backup_len, g->n, true);
+            flush(A, g, n0, g->n, true);
             add_forced(g, alias_prev);
             add_forced(g, e->st.alias_cur);
-            g->n = g->backup_len;
-            if (mz_env_restore(e, g->backup, err)) return -1;
+            A->rewound += g->n - n0;
+            g->n = n0;
+            if (mz_env_restore(e, snap, err) || drop_opens(g, n0, err)) return -1;
             g->restores++;
             A->restores++;
-            encode(A, g);
+            mz_game_encode(A, g);
             return 0;
         }
         flush(A, g, g->flushed, g->n, true);
         if (A->on_done) A->on_done(A, g, 0);
         return game_reset(A, g, err);
     }
+    if (last_of_group) /* the group is complete: it can no longer be the one that fails */
+        for (int i = 0; i < g->nopen; i++)
+            if (g->opens[i].alias == alias_prev) {
+                if (mz_env_drop(e, g->opens[i].snap, err)) return -1;
+                g->opens[i] = g->opens[--g->nopen];
+                break;
+            }
     if (e->terminated) {
         complete(A, g);
         flush(A, g, g->flushed, g->n, true);
         return game_reset(A, g, err);
     }
-    encode(A, g);
+    mz_game_encode(A, g);
     if (A->o.backup && e->st.backup_safe && new_backup(A, g, err)) return -1;
     if (!A->o.backup) g->backup_len = g->n;
     if (g->backup_len - g->flushed >= 256) {
@@ -243,6 +292,7 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, hw_err *err) {
         memmove(g->pol, g->pol + (size_t)k * MZ_NACT, sizeof(double) * (size_t)rest * MZ_NACT);
         memmove(g->val, g->val + k, sizeof(double) * (size_t)rest);
         g->n = rest;
+        for (int i = 0; i < g->nopen; i++) g->opens[i].n -= k;
         g->backup_len = 0;
         g->flushed = 0;
     }
@@ -265,15 +315,36 @@ void mz_progress(mz_agent *A, bool force) {
             (long long)A->games_done, best, A->heur_return, (long long)A->restores, (long long)A->train_steps, rate, eta);
 }
 
+/* A restore point before the current buffer opens its alias group in CMEM: if the group later
+ * cannot be completed, Drop-backup comes back here instead of to the (possibly much older)
+ * backup_safe state. */
+static int open_point(mz_game *g, hw_err *err) {
+    if (g->nopen == g->capopen) {
+        g->capopen = g->capopen ? 2 * g->capopen : 16;
+        g->opens = realloc(g->opens, sizeof *g->opens * (size_t)g->capopen);
+    }
+    struct mz_open *o = &g->opens[g->nopen];
+    if (mz_env_snapshot(g->env, &o->snap, err)) return -1;
+    o->alias = g->env->st.alias_cur;
+    o->n = g->n;
+    o->buf = g->env->st.buffer;
+    g->nopen++;
+    return 0;
+}
+
 int mz_agent_play(mz_agent *A, hw_err *err) {
     int G = A->G;
-    for (int i = 0; i < G; i++)
+    for (int i = 0; i < G && !A->resumed; i++)
         if (game_reset(A, A->games[i], err)) return -1;
     int *act = calloc((size_t)G, sizeof(int));
     double *pol = calloc((size_t)G * MZ_NACT, sizeof(double)), *val = calloc((size_t)G, sizeof(double));
     int rc = 0;
     const char *worker = A->o.worker ? A->o.worker : "0";
     while (!mz_agent_out_of_budget(A)) {
+        if (mz_ckpt_maybe(A, err)) {
+            rc = -1;
+            goto out;
+        }
         A->decide(A, A->games, G, act, pol, val);
         for (int i = 0; i < G && !mz_agent_out_of_budget(A); i++) {
             mz_game *g = A->games[i];
@@ -289,6 +360,12 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
                 for (a = MZ_NACT - 1; a > 0 && !(e->st.mask >> a & 1); a--) {
                 }
             int alias_prev = e->st.alias_cur, buf = e->st.buffer;
+            const double *gl = e->L.off_global >= 0 ? e->st.obs + e->L.off_global : NULL;
+            bool opens = gl && a != 2 && gl[2] == 0 && gl[3] > 0, last = gl && gl[3] == 0;
+            if (opens && A->o.backup && g->backup >= 0 && g->nopen < MZ_MAX_OPENS && open_point(g, err)) {
+                rc = -1;
+                goto out;
+            }
             traj_reserve(g, g->n + 1);
             memcpy(g->feat + (size_t)g->n * (size_t)g->F, g->cur_feat, sizeof(double) * (size_t)g->F);
             g->act[g->n] = (uint8_t)a;
@@ -302,7 +379,7 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
             g->rew[g->n] = e->reward * A->rscale;
             g->n++;
             if (buf >= 0 && buf < A->nbuf) g->prefix[buf] = (uint8_t)a;
-            if (mz_log_step(A, g, worker, a, err) || after_step(A, g, alias_prev, err)) {
+            if (mz_log_step(A, g, worker, a, err) || after_step(A, g, alias_prev, last, err)) {
                 rc = -1;
                 goto out;
             }

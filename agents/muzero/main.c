@@ -14,6 +14,7 @@ static const char *const MODES[] = {"muzero", "prod", "search", "learn", "es", "
 int main(int argc, char **argv) {
     mz_agent A;
     memset(&A, 0, sizeof A);
+    ag_ckpt_ctl ctl = {0};
     mz_opts *o = &A.o;
     o->mcts = mcts_cfg_default();
     o->train = mz_train_cfg_default();
@@ -148,14 +149,16 @@ int main(int argc, char **argv) {
     hw_err err = {0};
     int rc = 1;
     json_t *acfg = ag_opts_to_json(&ao, extra);
-    A.run = ag_run_begin(&ao, "hwgym-muzero", acfg, &err);
+    if (ag_ckpt_ctl_init(&ctl, &ao, "main", acfg, -1, &err)) goto out;
+    if (ag_ckpt_on(&ctl)) A.ctl = &ctl;
+    A.run = ag_run_resume(&ao, "hwgym-muzero", acfg, ctl.resume, worker ? worker : "0", &err);
     if (!A.run) goto out;
     if (mz_agent_init(&A, &err)) goto out;
     bool learning = o->mode == MODE_MUZERO || o->mode == MODE_PROD || o->mode == MODE_LEARN;
     if (learning) {
         if (mz_setup_learning(&A, &err)) goto out;
         A.decide = o->mode == MODE_LEARN ? mz_decide_learn : mz_decide_muzero;
-        if (o->demo && mz_play_demo(&A, &err)) goto out;
+        if (o->demo && !ctl.resume && mz_play_demo(&A, &err)) goto out;
     } else if (o->mode == MODE_SEARCH) {
         if (mz_setup_search(&A, &err)) goto out;
         A.decide = mz_decide_search;
@@ -164,6 +167,7 @@ int main(int argc, char **argv) {
     } else {
         A.decide = mz_decide_random;
     }
+    if (ctl.resume && mz_ckpt_restore(&A, &err)) goto out;
     if (mz_agent_play(&A, &err)) goto out;
     if (save && A.net && mz_net_save(A.net, save, &err)) goto out;
     rc = 0;
@@ -179,6 +183,7 @@ out:
         json_object_set_new(x, "demo_steps", json_integer(A.demo_steps));
         json_object_set_new(x, "games_completed", json_integer(A.games_done));
         json_object_set_new(x, "losses_restored", json_integer(A.restores));
+        json_object_set_new(x, "steps_rewound", json_integer(A.rewound));
         json_object_set_new(x, "simulations_per_move", json_integer(o->mcts.sims));
         json_object_set_new(x, "simulations", json_integer(A.sims));
         json_object_set_new(x, "train_steps", json_integer(A.train_steps));
@@ -216,6 +221,7 @@ out:
     mz_agent_free(&A);
     if (A.rng) gsl_rng_free(A.rng);
     json_decref(acfg);
+    ag_ckpt_ctl_free(&ctl);
     ag_opts_free(&ao);
     return rc;
 }

@@ -169,7 +169,7 @@ void mz_train_maybe(mz_agent *A) {
     }
 }
 
-/* The heuristic's game played through game 0's env: positions with one-hot policies and Monte
+/* The heuristic's game played through game 0's env (logged as episode -1 of the run's worker): positions with one-hot policies and Monte
  * Carlo return-to-go values go to the replay as a demonstration segment. */
 int mz_play_demo(mz_agent *A, hw_err *err) {
     mz_game *g = A->games[0];
@@ -188,7 +188,7 @@ int mz_play_demo(mz_agent *A, hw_err *err) {
         p[k].mask = e->st.mask;
         p[k].policy[a] = 1;
         p[k].pweight = 1;
-        if (mz_env_step(e, a, err) || mz_log_step(A, g, "demo", a, err)) {
+        if (mz_env_step(e, a, err) || mz_log_step(A, g, A->o.worker ? A->o.worker : "0", a, err)) {
             free(p);
             free(feat);
             return -1;

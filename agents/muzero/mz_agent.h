@@ -4,6 +4,8 @@
  *   muzero.c    MuZero acting (learned-model MCTS), search-only (true-game MCTS), learning-only,
  *               training with Reanalyse, the heuristic demonstration
  *   baselines.c ES (Salimans et al. 2017) over action preferences, random legal play
+ *   ckpt.c      checkpoint and --resume (checkpoint.h's rule): the whole agent state, and the
+ *               games in flight rebuilt by replaying their action prefixes into fresh sessions
  *   main.c      command line and summary */
 #ifndef HWGYM_MZ_AGENT_H
 #define HWGYM_MZ_AGENT_H
@@ -14,6 +16,7 @@
 #include <stdio.h>
 
 #include "agent_common.h"
+#include "checkpoint.h"
 #include "mcts.h"
 #include "muzero_net.h"
 #include "muzero_train.h"
@@ -52,6 +55,7 @@ typedef struct mz_game {
     int idx;
     int64_t episode;
     int64_t backup;       /* snapshot id of the last backup_safe state (-1: none) */
+    int backup_buf;       /* buffers decided at that state */
     int backup_len;       /* trajectory length at that state */
     int flushed;          /* trajectory positions already in the replay */
     /* trajectory of the current game (positions since the last flush are kept) */
@@ -61,10 +65,15 @@ typedef struct mz_game {
     double *rew, *pol, *val;
     /* actions that made the current state (prefix), nbuf long */
     uint8_t *prefix;
+    /* Drop-backup restore points inside the backup stretch: a snapshot taken just before each
+     * alias group was opened in CMEM, while the group is still open (see driver.c) */
+    struct mz_open { int alias; int n; int buf; int64_t snap; } *opens;
+    int nopen, capopen;
     /* alias groups to drop after a restore */
     int *forced;
     int nforced, capforced;
     int restores;
+    int stretch_losses;   /* losses since the last backup_safe state */
     double *cur_feat;     /* features of the current state */
     void *user;           /* per-mode state (ES candidate) */
 } mz_game;
@@ -92,6 +101,7 @@ struct mz_agent {
     char *best_actions;
     json_t *best_metrics;
     int64_t games_done, restores, losses;
+    int64_t rewound;      /* trajectory steps undone by Drop-backup restores */
     int64_t env_steps, demo_steps;
     double t0;
     /* learning */
@@ -109,6 +119,9 @@ struct mz_agent {
     bool quiet;
     double last_print;
     FILE *curve;
+    /* checkpoints */
+    ag_ckpt_ctl *ctl;     /* NULL: none */
+    bool resumed;         /* the games were rebuilt from a checkpoint: do not reset them */
 };
 
 /* driver.c */
@@ -117,6 +130,8 @@ void mz_agent_free(mz_agent *A);
 /* Plays until the budget (env steps) or the time limit is spent. */
 int mz_agent_play(mz_agent *A, hw_err *err);
 bool mz_agent_out_of_budget(const mz_agent *A);
+/* The current state's features into g->cur_feat. */
+void mz_game_encode(mz_agent *A, mz_game *g);
 void mz_progress(mz_agent *A, bool force);
 double mz_agent_temperature(const mz_agent *A);
 /* Logs one env step of game g (already applied) as a trial. */
@@ -133,7 +148,15 @@ void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, do
 void mz_free_search(mz_agent *A);
 void mz_train_maybe(mz_agent *A);
 
+/* ckpt.c */
+/* Writes a checkpoint when one is due (top of the play loop: no step in flight). */
+int mz_ckpt_maybe(mz_agent *A, hw_err *err);
+/* Restores everything from A->ctl->resume after init and mode setup (replaces the demo). */
+int mz_ckpt_restore(mz_agent *A, hw_err *err);
+
 /* baselines.c */
+void mz_es_ckpt_put(const mz_agent *A, ag_ckpt *c);
+int mz_es_ckpt_get(mz_agent *A, const ag_ckpt *c, hw_err *err);
 int mz_setup_es(mz_agent *A, hw_err *err);
 void mz_free_es(mz_agent *A);
 void mz_decide_random(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);

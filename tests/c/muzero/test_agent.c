@@ -144,7 +144,7 @@ Test(muzero_agent, end_to_end_through_a_server_with_trials_and_determinism) {
     }
     cr_assert_str_eq(res[0], res[1], "same seed, same result");
     cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials"), 400, "one trial per env step");
-    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials WHERE worker='demo'"), 152);
+    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials WHERE worker='0' AND episode=-1"), 152, "the demonstration: worker 0, episode -1");
     /* search-only and ES through the same server */
     const char *modes[][2] = {{"search", "2"}, {"es", "2"}};
     for (int i = 0; i < 2; i++) {
