@@ -28,7 +28,7 @@ Test(placement_lean, matches_the_json_evaluate) {
         hw_act act = {(size_t)nt, a, NULL};
         double rl;
         bool f;
-        cr_assert_eq(l->eval(env, &act, &rl, &f, v, &err), 0, "%s", err.msg);
+        cr_assert_eq(l->eval(env, NULL, &act, &rl, &f, v, &err), 0, "%s", err.msg);
         json_t *pt = ag_json_i64(a, nt), *m = json_object();
         double rj;
         cr_assert_eq(hw_family_placement.evaluate(env, pt, &rj, m, &err), 0, "%s", err.msg);
@@ -49,7 +49,7 @@ Test(placement_lean, matches_the_json_evaluate) {
     hw_act act = {(size_t)nt, a, NULL};
     double rl;
     bool f;
-    cr_assert_neq(l->eval(env, &act, &rl, &f, v, &err), 0);
+    cr_assert_neq(l->eval(env, NULL, &act, &rl, &f, v, &err), 0);
     cr_assert(strstr(err.msg, "point[7]"), "%s", err.msg);
     gsl_rng_free(r);
     free(a);
