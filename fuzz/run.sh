@@ -5,6 +5,9 @@
 set -u
 B=${1:-build/fuzz}
 S=${FUZZ_SECONDS:-30}
+# FUZZ_SEED=N: libFuzzer's -seed (the same mutation sequence on every run; make test pins it);
+# unset: a random seed, printed in the log.
+SEED_ARG=${FUZZ_SEED:+-seed=$FUZZ_SEED}
 mkdir -p "$B/artifacts"
 fail=0
 for h in "$B"/fuzz/fuzz_*; do
@@ -15,7 +18,7 @@ for h in "$B"/fuzz/fuzz_*; do
     leaks=1
     [ "$name" = fuzz_request ] && leaks=0 # the server keeps sessions between inputs; ASan server tests check leaks
     echo "fuzz: $name for ${S}s on $seeds" >&2
-    if ! "$h" -max_total_time="$S" -timeout=30 -rss_limit_mb=4096 -detect_leaks=$leaks -print_final_stats=1 \
+    if ! "$h" $SEED_ARG -max_total_time="$S" -timeout=30 -rss_limit_mb=4096 -detect_leaks=$leaks -print_final_stats=1 \
         -artifact_prefix="$B/artifacts/$name-" "$work" "$seeds" >"$B/fuzz/$name.log" 2>&1; then
         echo "fuzz: $name FOUND A PROBLEM (log $B/fuzz/$name.log, reproducer in $B/artifacts/)" >&2
         tail -30 "$B/fuzz/$name.log" >&2
