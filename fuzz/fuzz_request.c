@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -30,11 +31,17 @@ static void *run(void *arg) {
 
 /* one request, one reply; aborts on a hang or an undecodable reply */
 static json_t *roundtrip(const void *buf, size_t n) {
-    if (zmq_send(sock, buf, n, 0) < 0) return NULL;
+    /* libFuzzer's -timeout alarm (SIGALRM every timeout/2+1 s) interrupts blocking calls: retry */
+    int rc;
+    while ((rc = zmq_send(sock, buf, n, 0)) < 0 && zmq_errno() == EINTR) {
+    }
+    if (rc < 0) return NULL;
     zmq_msg_t m;
     zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, sock, 0) < 0) {
-        fprintf(stderr, "fuzz_request: no reply within 20 s (hang)\n");
+    while ((rc = zmq_msg_recv(&m, sock, 0)) < 0 && zmq_errno() == EINTR) {
+    }
+    if (rc < 0) {
+        fprintf(stderr, "fuzz_request: no reply within 20 s (hang): %s\n", zmq_strerror(zmq_errno()));
         abort();
     }
     hw_msg msg;
