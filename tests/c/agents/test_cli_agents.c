@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "../common/hwtest.h"
+#include "../common/hwtest_db.h"
 
 static const char *DIAG = "{\"dims\":2,\"choices\":4,\"episode_length\":1}";
 
@@ -29,18 +30,6 @@ static json_t *summary_of(const char *out) {
                           "best_action", "best_metrics", "wall_s", "samples_per_s"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) cr_assert(json_object_get(j, keys[i]), "summary lacks %s", keys[i]);
     return j;
-}
-
-static double query_double(const char *db, const char *sql) {
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
-    double v = NAN;
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
 }
 
 Test(agents_cli, help_and_usage_errors) {
@@ -103,10 +92,10 @@ Test(agents_cli, progress_and_summary_format, .timeout = 80) {
     cr_assert(strstr(last, "samples 800/800 (100.0%)"), "%s", last);
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE run_id = 1");
-    cr_assert_eq(query_double(db, sql), 800);
-    cr_assert_eq(query_double(db, "SELECT count(*) FROM runs WHERE agent = 'hwgym-ppo' AND ended_at IS NOT NULL"), 1);
+    cr_assert_eq(hwtest_db_double(db, sql), 800);
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(*) FROM runs WHERE agent = 'hwgym-ppo' AND ended_at IS NOT NULL"), 1);
     /* the best reward in the summary is the DB's maximum */
-    cr_assert_float_eq(json_real_value(json_object_get(j, "best_reward")), query_double(db, "SELECT max(reward) FROM trials"),
+    cr_assert_float_eq(json_real_value(json_object_get(j, "best_reward")), hwtest_db_double(db, "SELECT max(reward) FROM trials"),
                        1e-12);
     json_decref(j);
     free(out);
@@ -148,9 +137,9 @@ Test(agents_cli, ppo_deterministic_through_server, .timeout = 85) {
                        "AND a.observation = b.observation AND a.reset_seed = b.reset_seed";
     char sql[512];
     snprintf(sql, sizeof sql, same, 2);
-    cr_assert_eq(query_double(db, sql), 300, "same seed must give the same 300 trials");
+    cr_assert_eq(hwtest_db_double(db, sql), 300, "same seed must give the same 300 trials");
     snprintf(sql, sizeof sql, same, 3);
-    cr_assert_lt(query_double(db, sql), 300, "another seed must give other trials");
+    cr_assert_lt(hwtest_db_double(db, sql), 300, "another seed must give other trials");
     hwtest_rmtree(dir);
 }
 
@@ -158,7 +147,7 @@ Test(agents_cli, ppo_deterministic_through_server, .timeout = 85) {
 static double tail_mean(const char *db, int n) {
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT avg(reward) FROM (SELECT reward FROM trials WHERE run_id = 1 ORDER BY id DESC LIMIT %d)", n);
-    return query_double(db, sql);
+    return hwtest_db_double(db, sql);
 }
 
 static double run_and_tail(const char *name, const char *const *args, int nargs, int tail) {

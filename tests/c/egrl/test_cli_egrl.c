@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../common/hwtest.h"
+#include "../common/hwtest_db.h"
 
 #define R50 "{\"workload\":\"resnet50\"}"
 static const char *SMALL[] = {"--hidden", "8", "--out", "8", "--heads", "2", "--depth", "2", "--critic-hidden", "4",
@@ -33,18 +34,6 @@ static json_t *run_ok(const char *bin, const char *const *args, int want_rc) {
     free(out);
     free(err);
     return j;
-}
-
-static double q(const char *db, const char *sql) {
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
-    double v = NAN;
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
 }
 
 /* args = a + SMALL */
@@ -112,26 +101,26 @@ Test(egrl_cli, egrl_through_server_logs_every_evaluation_and_is_deterministic, .
         cr_assert_str_eq(json_string_value(json_object_get(j, "mode")), "egrl");
         char sql[256];
         snprintf(sql, sizeof sql, "SELECT max(reward) FROM trials WHERE run_id = %d", r + 1);
-        cr_assert_float_eq(json_real_value(json_object_get(j, "best_reward")), q(db, sql), 1e-12);
+        cr_assert_float_eq(json_real_value(json_object_get(j, "best_reward")), hwtest_db_double(db, sql), 1e-12);
         /* best_speedup: the best valid speedup, never above best_reward when that is positive */
         double bs = json_real_value(json_object_get(j, "best_speedup")), br = json_real_value(json_object_get(j, "best_reward"));
         cr_assert(bs >= 0 && (br <= 0 || fabs(bs - br) < 1e-12), "best_speedup %g best_reward %g", bs, br);
         json_decref(j);
     }
     cr_assert_eq(hwtest_server_stop(&srv), 0);
-    cr_assert_eq(q(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND kind = 'eval'"), 35);
-    cr_assert_eq(q(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND worker = 'pg0'"), 5);
-    cr_assert_eq(q(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND worker LIKE 'bz%'"), 10);
-    cr_assert_eq(q(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND worker LIKE 'gnn%'"), 20);
-    cr_assert_eq(q(db, "SELECT count(DISTINCT episode) FROM trials WHERE run_id = 1"), 5);
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND kind = 'eval'"), 35);
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND worker = 'pg0'"), 5);
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND worker LIKE 'bz%'"), 10);
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND worker LIKE 'gnn%'"), 20);
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(DISTINCT episode) FROM trials WHERE run_id = 1"), 5);
     const char *same = "SELECT count(*) FROM trials a JOIN trials b ON a.id - (SELECT min(id) FROM trials WHERE run_id = 1) = "
                        "b.id - (SELECT min(id) FROM trials WHERE run_id = %d) WHERE a.run_id = 1 AND b.run_id = %d "
                        "AND a.action = b.action AND a.reward = b.reward AND a.worker = b.worker";
     char sql[512];
     snprintf(sql, sizeof sql, same, 2, 2);
-    cr_assert_eq(q(db, sql), 35, "same seed, server and in-process: the same 35 trials");
+    cr_assert_eq(hwtest_db_double(db, sql), 35, "same seed, server and in-process: the same 35 trials");
     snprintf(sql, sizeof sql, same, 3, 3);
-    cr_assert_lt(q(db, sql), 35, "another seed gives other trials");
+    cr_assert_lt(hwtest_db_double(db, sql), 35, "another seed gives other trials");
     hwtest_rmtree(dir);
 }
 
@@ -146,9 +135,9 @@ Test(egrl_cli, baselines_and_transfer, .timeout = 120) {
     json_t *j = run_ok(bin, dp, 0);
     cr_assert_eq(json_integer_value(json_object_get(j, "evaluate_calls")), 2);
     json_decref(j);
-    cr_assert_eq(q(db, "SELECT count(DISTINCT json_extract(action, '$[0]') * 3 + json_extract(action, '$[1]')) FROM trials "
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(DISTINCT json_extract(action, '$[0]') * 3 + json_extract(action, '$[1]')) FROM trials "
                        "WHERE run_id = 1 AND id <= 9"), 9);
-    cr_assert_eq(q(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND id <= 9 AND json_extract(action, '$[5]') != 0"), 0,
+    cr_assert_eq(hwtest_db_double(db, "SELECT count(*) FROM trials WHERE run_id = 1 AND id <= 9 AND json_extract(action, '$[5]') != 0"), 0,
                  "the other nodes stay all-DRAM during node 0");
     /* ea and pg */
     const char *ea[] = {"--endpoint", "local", "--config", R50, "--mode", "ea", "--budget", "20", "--pop", "5"};

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "../common/hwtest.h"
+#include "../common/hwtest_db.h"
 
 static void need(const char *name, char *path, size_t cap) {
     if (!hwtest_bin(name, path, cap)) cr_skip_test("BUILD/bin/%s is not built", name);
@@ -28,18 +29,6 @@ static json_t *summary(const char *out) {
                           "heuristic_return", "prod_latency", "mode"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) cr_assert(json_object_get(j, keys[i]), "summary lacks %s: %s", keys[i], out);
     return j;
-}
-
-static double db_count(const char *db, const char *sql) {
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
-    double v = NAN;
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
 }
 
 Test(muzero_agent, help_and_usage_errors) {
@@ -143,8 +132,8 @@ Test(muzero_agent, end_to_end_through_a_server_with_trials_and_determinism) {
         free(err);
     }
     cr_assert_str_eq(res[0], res[1], "same seed, same result");
-    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials"), 400, "one trial per env step");
-    cr_assert_eq(db_count(db, "SELECT COUNT(*) FROM trials WHERE worker='0' AND episode=-1"), 152, "the demonstration: worker 0, episode -1");
+    cr_assert_eq(hwtest_db_double(db, "SELECT COUNT(*) FROM trials"), 400, "one trial per env step");
+    cr_assert_eq(hwtest_db_double(db, "SELECT COUNT(*) FROM trials WHERE worker='0' AND episode=-1"), 152, "the demonstration: worker 0, episode -1");
     /* search-only and ES through the same server */
     const char *modes[][2] = {{"search", "2"}, {"es", "2"}};
     for (int i = 0; i < 2; i++) {
