@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../common/hwtest.h"
+#include "../common/hwtest_db.h"
 #include "agent_common.h"
 
 static char tmp[64];
@@ -22,35 +23,6 @@ static void mk(void) { hwtest_tmpdir(tmp, sizeof tmp); }
 static void rm(void) { hwtest_rmtree(tmp); }
 
 TestSuite(resume, .init = mk, .fini = rm, .timeout = 120);
-
-/* The run's trials as one string, per worker in log order. */
-static char *trials(const char *db, long long *count) {
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "%s", db);
-    sqlite3_stmt *st;
-    cr_assert_eq(sqlite3_prepare_v2(h,
-                                    "SELECT worker, episode, step, action, quote(reward), run_id FROM trials "
-                                    "ORDER BY worker, id",
-                                    -1, &st, NULL),
-                 SQLITE_OK, "%s", sqlite3_errmsg(h));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    buf[0] = 0;
-    *count = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        char line[4096];
-        int k = snprintf(line, sizeof line, "%s|%lld|%lld|%s|%s|%lld\n", sqlite3_column_text(st, 0),
-                         (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2),
-                         sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), (long long)sqlite3_column_int64(st, 5));
-        while (n + (size_t)k + 1 > cap) buf = realloc(buf, cap *= 2);
-        memcpy(buf + n, line, (size_t)k + 1);
-        n += (size_t)k;
-        ++*count;
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return buf;
-}
 
 static double best_of(const char *out) {
     json_error_t je;
@@ -79,7 +51,7 @@ static void kill_one(const char *const *prefix, const char *tag, const char *ful
     free(out);
     free(err);
     long long n_part;
-    free(trials(part, &n_part));
+    free(hwtest_db_trials(part, &n_part));
     cr_assert_lt(n_part, budget, "%s: the killed attempt logged %lld of %lld trials", tag, n_part, budget);
 
     rc = hwtest_run_args(prefix, (const char *[]){"--db", part, "--checkpoint-every", every, "--resume", NULL}, &out, &err);
@@ -90,7 +62,7 @@ static void kill_one(const char *const *prefix, const char *tag, const char *ful
     free(err);
 
     long long n_full, n_res;
-    char *a = trials(full, &n_full), *b = trials(part, &n_res);
+    char *a = hwtest_db_trials(full, &n_full), *b = hwtest_db_trials(part, &n_res);
     cr_assert_eq(n_full, n_res, "%s: %lld trials uninterrupted, %lld after resume", tag, n_full, n_res);
     if (strcmp(a, b)) {
         size_t i = 0;
