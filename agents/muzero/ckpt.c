@@ -162,18 +162,8 @@ static int get_game(mz_agent *A, mz_game *g, const ag_ckpt *c, hw_err *err) {
     g->backup_len = (int)st[3];
     g->flushed = (int)st[4];
     int n = (int)st[5], cur = (int)st[6];
-    g->cap = 0;
-    if (g->cap < n + 1) { /* traj_reserve is driver-private: the arrays are simply sized here */
-        int cap = 64;
-        while (cap < n + 1) cap *= 2;
-        g->feat = realloc(g->feat, sizeof(double) * (size_t)cap * (size_t)g->F);
-        g->act = realloc(g->act, (size_t)cap);
-        g->mask = realloc(g->mask, (size_t)cap);
-        g->rew = realloc(g->rew, sizeof(double) * (size_t)cap);
-        g->pol = realloc(g->pol, sizeof(double) * (size_t)cap * MZ_NACT);
-        g->val = realloc(g->val, sizeof(double) * (size_t)cap);
-        g->cap = cap;
-    }
+    g->cap = 0; /* sized afresh from 64, as a new game's arrays grow */
+    mz_traj_reserve(g, n + 1);
     g->n = n;
     size_t z = (size_t)n;
     if (ag_ckpt_get_f64(c, kf(k, sizeof k, i, "feat"), g->feat, z * (size_t)g->F, err) ||

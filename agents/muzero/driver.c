@@ -9,7 +9,7 @@
 
 #define MZ_MAX_OPENS 256 /* restore points per game (server snapshots) */
 
-static void traj_reserve(mz_game *g, int n) {
+void mz_traj_reserve(mz_game *g, int n) {
     if (n <= g->cap) return;
     int cap = g->cap ? g->cap : 64;
     while (cap < n) cap *= 2;
@@ -19,6 +19,7 @@ static void traj_reserve(mz_game *g, int n) {
     g->rew = realloc(g->rew, sizeof(double) * (size_t)cap);
     g->pol = realloc(g->pol, sizeof(double) * (size_t)cap * MZ_NACT);
     g->val = realloc(g->val, sizeof(double) * (size_t)cap);
+    if (!g->feat || !g->act || !g->mask || !g->rew || !g->pol || !g->val) abort(); /* out of memory */
     g->cap = cap;
 }
 
@@ -366,7 +367,7 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
                 rc = -1;
                 goto out;
             }
-            traj_reserve(g, g->n + 1);
+            mz_traj_reserve(g, g->n + 1);
             memcpy(g->feat + (size_t)g->n * (size_t)g->F, g->cur_feat, sizeof(double) * (size_t)g->F);
             g->act[g->n] = (uint8_t)a;
             g->mask[g->n] = e->st.mask;

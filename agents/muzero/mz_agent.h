@@ -132,6 +132,9 @@ int mz_agent_play(mz_agent *A, hw_err *err);
 bool mz_agent_out_of_budget(const mz_agent *A);
 /* The current state's features into g->cur_feat. */
 void mz_game_encode(mz_agent *A, mz_game *g);
+/* Grows g's trajectory arrays (features, actions, masks, rewards, policies, values) to hold at
+ * least n steps: capacity 64 doubled as needed; aborts when out of memory. */
+void mz_traj_reserve(mz_game *g, int n);
 void mz_progress(mz_agent *A, bool force);
 double mz_agent_temperature(const mz_agent *A);
 /* Logs one env step of game g (already applied) as a trial. */
