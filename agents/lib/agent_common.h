@@ -182,6 +182,12 @@ int64_t ag_run_id(const ag_run *r);  /* 0 without --db */
 /* Final progress line, summary JSON on stdout (extra's keys merged in; extra is borrowed),
  * end of the DB run, frees r. Returns 0 or -1 (DB error; the summary is still printed). */
 int ag_run_end(ag_run *r, const json_t *extra, hw_err *err);
+/* The end of every agent's run, in one place. failed: the agent's loop stopped on *err.
+ * Then "error": err->msg goes into extra (an object, borrowed; may be NULL) so the summary says
+ * why. Ends the run (ag_run_end; *r becomes NULL), then prints "<prog>: CODE: message" on stderr
+ * for the loop's error or, when the loop succeeded, for a failure to end the run (err then holds
+ * it). Returns 0 when both succeeded, 1 otherwise. */
+int ag_run_finish(ag_run **r, json_t *extra, bool failed, hw_err *err, const char *prog);
 
 /* ---------------------------------------------------------------- helpers */
 json_t *ag_json_i64(const int64_t *a, int64_t n);

@@ -221,6 +221,19 @@ int ag_run_end(ag_run *r, const json_t *extra, hw_err *err) {
     return rc;
 }
 
+int ag_run_finish(ag_run **r, json_t *extra, bool failed, hw_err *err, const char *prog) {
+    if (failed && json_is_object(extra)) json_object_set_new(extra, "error", json_string(err->msg));
+    hw_err e2 = {0};
+    int erc = ag_run_end(*r, extra, &e2);
+    *r = NULL;
+    if (!failed && erc) {
+        *err = e2;
+        failed = true;
+    }
+    if (failed) fprintf(stderr, "%s: %s: %s\n", prog, hw_code_name(err->code), err->msg);
+    return failed ? 1 : 0;
+}
+
 /* ---------------------------------------------------------------- checkpoints (checkpoint.h) */
 int ag_trials_truncate(struct sqlite3 *db, int64_t run_id, const char *worker, int64_t keep, hw_err *err) {
     sqlite3_stmt *st = NULL;

@@ -78,16 +78,11 @@ int main(int argc, char **argv) {
     t.ckpt = ag_ckpt_on(&ctl) ? &ctl : NULL;
     run = ag_run_resume(&o, "hwgym-ppo", acfg, ctl.resume, worker ? worker : "0", &err);
     if (!run) goto out;
-    if (ppo_train(s, run, &t, o.seed, o.budget, &res, NULL, &err)) {
-        fprintf(stderr, "hwgym-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
-        ag_run_end(run, res, NULL);
-        run = NULL;
-        goto out;
-    }
-    rc = ag_run_end(run, res, &err) ? 1 : 0;
-    run = NULL;
+    int trc = ppo_train(s, run, &t, o.seed, o.budget, &res, NULL, &err);
+    rc = ag_run_finish(&run, res, trc != 0, &err, "hwgym-ppo");
+    err.msg[0] = 0; /* printed */
 out:
-    if (rc && err.msg[0] && !res) fprintf(stderr, "hwgym-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
+    if (rc && err.msg[0]) fprintf(stderr, "hwgym-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
     json_decref(res);
     json_decref(acfg);
     ag_ckpt_ctl_free(&ctl);

@@ -129,17 +129,10 @@ int main(int argc, char **argv) {
                     (json_int_t)tr.updates, "ent_coef", tr.ent_coef);
     if (!eval_only) json_object_set_new(res, "best_seen", rls_result_json(&tr));
     if (gr.episodes) json_object_set_new(res, "greedy", rls_result_json(&gr));
-    if (frc) {
-        fprintf(stderr, "hwgym-rlsched: %s: %s\n", hw_code_name(err.code), err.msg);
-        json_object_set_new(res, "error", json_string(err.msg));
-        ag_run_end(run, res, NULL);
-        run = NULL;
-        goto out;
-    }
-    rc = ag_run_end(run, res, &err) ? 1 : 0;
-    run = NULL;
+    rc = ag_run_finish(&run, res, frc != 0, &err, "hwgym-rlsched");
+    err.msg[0] = 0; /* printed */
 out:
-    if (rc && err.msg[0] && !res) fprintf(stderr, "hwgym-rlsched: %s: %s\n", hw_code_name(err.code), err.msg);
+    if (rc && err.msg[0]) fprintf(stderr, "hwgym-rlsched: %s: %s\n", hw_code_name(err.code), err.msg);
     json_decref(res);
     json_decref(acfg);
     rls_result_free(&tr);

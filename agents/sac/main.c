@@ -194,10 +194,8 @@ int main(int argc, char **argv) {
     json_object_set_new(res, "episodes", json_integer(lp.episode));
     json_object_set_new(res, "final", json_pack("{s:f,s:f,s:f,s:f}", "q_loss", lp.st.q_loss, "pi_loss", lp.st.pi_loss,
                                                 "alpha", lp.st.alpha_mean, "entropy", lp.st.entropy));
-    if (lrc) fprintf(stderr, "hwgym-sac: %s: %s\n", hw_code_name(err.code), err.msg);
-    rc = (ag_run_end(run, res, lrc ? NULL : &err) || lrc) ? 1 : 0;
-    run = NULL;
-    err.msg[0] = 0;
+    rc = ag_run_finish(&run, res, lrc != 0, &err, "hwgym-sac");
+    err.msg[0] = 0; /* printed */
 out:
     if (rc && err.msg[0]) fprintf(stderr, "hwgym-sac: %s: %s\n", hw_code_name(err.code), err.msg);
     json_decref(res);

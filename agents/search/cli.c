@@ -156,7 +156,6 @@ int hs_main(int argc, char **argv) {
     json_object_set_new(ex, "evaluate_calls", json_integer(res.calls));
     json_object_set_new(ex, "best_index", json_integer(res.best_index));
     json_object_set_new(ex, "best_point", res.best_index >= 0 ? hs_point_decoded(space, res.best_x) : json_null());
-    if (src) json_object_set_new(ex, "error", json_string(err.msg));
     if (!src && res.best_index >= 0 && !sess->local) {
         /* the lean evaluate_batch logs numeric metrics only: the summary's best_metrics are those
          * of one full evaluate of the best point (e.g. maestro-v0's directives); not a sample */
@@ -167,17 +166,9 @@ int hs_main(int argc, char **argv) {
         else json_decref(fm);
         json_decref(bp);
     }
-    hw_err e2 = {0};
-    int erc = ag_run_end(run, ex, &e2);
-    run = NULL;
+    rc = ag_run_finish(&run, ex, src != 0, &err, "hwgym-search");
     json_decref(ex);
     hs_result_free(&res);
-    if (src == 0 && erc) {
-        err = e2;
-        src = -1;
-    }
-    rc = src ? 1 : 0;
-    if (src) fprintf(stderr, "hwgym-search: %s\n", err.msg);
     goto done;
 out:
     fprintf(stderr, "hwgym-search: %s\n", err.msg);

@@ -317,10 +317,8 @@ int main(int argc, char **argv) {
     if (!t.run) goto out;
     int lrc = native ? run_native(&t, res, &err) : run_wrapper(&t, nvec, K, res, &err);
     json_object_set_new(res, "updates", json_integer(t.p->updates));
-    if (lrc) fprintf(stderr, "hwgym-tdm-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
-    rc = ag_run_end(t.run, res, lrc ? NULL : &err) || lrc ? 1 : 0;
-    t.run = NULL;
-    err.msg[0] = 0;
+    rc = ag_run_finish(&t.run, res, lrc != 0, &err, "hwgym-tdm-ppo");
+    err.msg[0] = 0; /* printed */
 out:
     if (rc && err.msg[0]) fprintf(stderr, "hwgym-tdm-ppo: %s: %s\n", hw_code_name(err.code), err.msg);
     json_decref(res);

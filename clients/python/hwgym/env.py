@@ -47,50 +47,23 @@ else:
             else:
                 self.name, self.version = base, None
 
-    class _EnvBase:
+    from ._fallback import Seeded
+
+    class _EnvBase(Seeded):
         """Minimal stand-in for gymnasium.Env when Gymnasium is not installed."""
         metadata = {"render_modes": []}
         render_mode = None
         spec = None
-        _np_random = None
-        _np_random_seed = None
 
         def reset(self, *, seed=None, options=None):
             if seed is not None:
                 self._np_random, self._np_random_seed = _local_np_random(seed)
-
-        @property
-        def np_random(self):
-            if self._np_random is None:
-                self._np_random, self._np_random_seed = _local_np_random(None)
-            return self._np_random
-
-        @np_random.setter
-        def np_random(self, value):
-            self._np_random, self._np_random_seed = value, -1
-
-        @property
-        def np_random_seed(self):
-            if self._np_random is None:
-                self._np_random, self._np_random_seed = _local_np_random(None)
-            return self._np_random_seed
-
-        @property
-        def unwrapped(self):
-            return self
 
         def render(self):
             return None
 
         def get_wrapper_attr(self, name):
             return getattr(self, name)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.close()
-            return False
 
 
 def _local_np_random(seed):

@@ -30,7 +30,9 @@ __all__ = ["HwParallelEnv", "parallel_env", "aec_env", "default_agents"]
 try:
     from pettingzoo.utils.env import ParallelEnv as _PZBase
 except ImportError:  # PettingZoo is optional
-    class _PZBase:
+    from ._fallback import Closing
+
+    class _PZBase(Closing):
         """Minimal stand-in for pettingzoo.ParallelEnv."""
         metadata = {}
         agents = []
@@ -43,17 +45,6 @@ except ImportError:  # PettingZoo is optional
         @property
         def max_num_agents(self):
             return len(self.possible_agents)
-
-        @property
-        def unwrapped(self):
-            return self
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.close()
-            return False
 
 
 def default_agents(action_space, agents=None):

@@ -26,41 +26,14 @@ if HAVE_GYMNASIUM:
     _VecBase = gymnasium.vector.VectorEnv
     AutoresetMode = getattr(gymnasium.vector, "AutoresetMode", None)  # Gymnasium >= 1.1
 else:
-    class _VecBase:
+    from ._fallback import Seeded
+
+    class _VecBase(Seeded):
         """Minimal stand-in for gymnasium.vector.VectorEnv."""
         metadata = {}
         render_mode = None
         spec = None
         closed = False
-        _np_random = None
-        _np_random_seed = None
-
-        @property
-        def np_random(self):
-            if self._np_random is None:
-                self._np_random, self._np_random_seed = _np_random_for(None)
-            return self._np_random
-
-        @np_random.setter
-        def np_random(self, value):
-            self._np_random, self._np_random_seed = value, -1
-
-        @property
-        def np_random_seed(self):
-            if self._np_random is None:
-                self._np_random, self._np_random_seed = _np_random_for(None)
-            return self._np_random_seed
-
-        @property
-        def unwrapped(self):
-            return self
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.close()
-            return False
 
 #: The two autoreset modes (Gymnasium's AutoresetMode members where it has them, else strings).
 NEXT_STEP = AutoresetMode.NEXT_STEP if AutoresetMode is not None else "NextStep"
