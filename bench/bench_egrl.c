@@ -233,7 +233,7 @@ static double model_ms(int N, int reps) {
             hw_act act = {(size_t)(2 * N), a + (size_t)j * 2 * N, NULL};
             double rw;
             bool f;
-            l->eval(env, &act, &rw, &f, v, &err);
+            l->eval(env, NULL, &act, &rw, &f, v, &err);
         }
         t[k] = (now() - t0) * 1e3;
     }

@@ -209,10 +209,45 @@ VEC_FN static void bias_elu(double *restrict O, double *restrict Y, const double
     }
 }
 
+/* The per-edge kernels below are written once as always-inline bodies taking the number of
+ * heads K and the head width d, and instantiated for Table 2's shapes (4 heads of 8: width 32;
+ * 4 heads of 32: width 128) with K and d known at compile time, so the per-head loops unroll
+ * into whole vectors, and once for any other shape. Same arithmetic in every instance. */
+#define KERNEL_OPT optimize("O3", "no-trapping-math")
+#define SHAPES(call, K, d)                                                                                                      \
+    do {                                                                                                                        \
+        if ((K) == 4 && (d) == 8) call(4, 8);                                                                                   \
+        else if ((K) == 4 && (d) == 32) call(4, 32);                                                                            \
+        else call(K, d);                                                                                                        \
+    } while (0)
+
+/* s_i^k = Z_i^k . a_src^k, t_i^k = Z_i^k . a_dst^k */
+static inline __attribute__((always_inline, KERNEL_OPT)) void scores_body(const double *restrict Z, const double *restrict as,
+                                                                         const double *restrict ad, double *restrict s,
+                                                                         double *restrict t, int R, const int K, const int d) {
+    const int H = K * d;
+    for (int i = 0; i < R; i++)
+        for (int h = 0; h < K; h++) {
+            const double *z = Z + (size_t)i * H + (size_t)h * d, *ah = as + h * d, *dh = ad + h * d;
+            double ss = 0, tt = 0;
+            for (int q = 0; q < d; q++) ss += z[q] * ah[q], tt += z[q] * dh[q];
+            s[(size_t)i * K + h] = ss;
+            t[(size_t)i * K + h] = tt;
+        }
+}
+
+VEC_FN static void attn_scores(const double *restrict Z, const double *restrict as, const double *restrict ad, double *restrict s,
+                               double *restrict t, int R, int H, int K) {
+#define CALL(KK, dd) scores_body(Z, as, ad, s, t, R, KK, dd)
+    SHAPES(CALL, K, H / K);
+#undef CALL
+}
+
 /* O_i = sum_j alpha_ij Z_j per head, normalising alpha (exp of the shifted logits) in place */
-VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, double *restrict al, double *restrict O, int R, int H,
-                             int K) {
-    const int d = H / K;
+static inline __attribute__((always_inline, KERNEL_OPT)) void aggregate_body(const gnn_graph *g, const double *restrict Z,
+                                                                            double *restrict al, double *restrict O, int R,
+                                                                            const int K, const int d) {
+    const int H = K * d;
     for (int i = 0; i < R; i++) {
         const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
         double sum[64];
@@ -237,9 +272,16 @@ VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, doubl
     }
 }
 
+VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, double *restrict al, double *restrict O, int R, int H,
+                             int K) {
+#define CALL(KK, dd) aggregate_body(g, Z, al, O, R, KK, dd)
+    SHAPES(CALL, K, H / K);
+#undef CALL
+}
+
 static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const double *X) {
     gnn_conv_cache *k = &n->cc[c];
-    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, d = H / K, R = g->n;
+    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, R = g->n;
     const size_t nnz = (size_t)g->rowptr[R];
     k->g = g;
     k->rows = R;
@@ -250,14 +292,7 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
     const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c],
                  *b = n->params + n->conv_b[c];
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, H, F, 1.0, Xc, F, W, H, 0.0, Z, H);
-    for (int i = 0; i < R; i++)
-        for (int h = 0; h < K; h++) {
-            const double *z = Z + (size_t)i * H + (size_t)h * d, *ah = as + h * d, *dh = ad + h * d;
-            double ss = 0, tt = 0;
-            for (int q = 0; q < d; q++) ss += z[q] * ah[q], tt += z[q] * dh[q];
-            s[(size_t)i * K + h] = ss;
-            t[(size_t)i * K + h] = tt;
-        }
+    attn_scores(Z, as, ad, s, t, R, H, K);
     /* logits per edge and head, shifted by the row's max; one vectorised exp over all */
     double mx[64];
     for (int i = 0; i < R; i++) {
@@ -288,22 +323,26 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
  * dZ_j += alpha_p dO_i, de_p = alpha_p (dalpha_p - sum_p' alpha_p' dalpha_p'), through the
  * LeakyReLU into dt_i and ds_j; then dZ_i += dt_i a_dst + ds_i a_src and the attention vectors'
  * gradients. Sums are vectorised (reassociated: the same binary gives the same results). */
-__attribute__((target_clones("avx2", "default"), optimize("O3", "no-trapping-math", "no-signed-zeros", "associative-math")))
-static void attn_backward(const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre,
-                          const double *restrict O, const double *restrict Y, const double *restrict dY,
-                          const double *restrict as, const double *restrict ad, double *restrict dO, double *restrict dZ,
-                          double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb,
-                          double *restrict gas, double *restrict gad, int R, int H, int K) {
-    const int d = H / K;
-    for (size_t i = 0; i < (size_t)R * H; i++) dO[i] = dY[i] * (O[i] > 0 ? 1.0 : Y[i] + 1.0);
-    for (int i = 0; i < R; i++)
-        for (int j = 0; j < H; j++) gb[j] += dO[(size_t)i * H + j];
+#define BW_OPT optimize("O3", "no-trapping-math", "no-signed-zeros", "associative-math")
+static inline __attribute__((always_inline, BW_OPT)) void attn_backward_body(
+    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict O,
+    const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
+    double *restrict dZ, double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb, double *restrict gas,
+    double *restrict gad, int R, const int K, const int d) {
+    const int H = K * d;
     memset(dZ, 0, sizeof(double) * (size_t)R * H);
     memset(ds, 0, sizeof(double) * (size_t)R * K);
     memset(dt, 0, sizeof(double) * (size_t)R * K);
     for (int i = 0; i < R; i++) {
         const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
-        const double *dOi = dO + (size_t)i * H;
+        /* dO_i = dY_i * ELU'(O_i), made where it is used (one pass over the rows) */
+        double *dOi = dO + (size_t)i * H;
+        const double *dYi = dY + (size_t)i * H, *Oi = O + (size_t)i * H, *Yi = Y + (size_t)i * H;
+        for (int q = 0; q < H; q++) {
+            double v = dYi[q] * (Oi[q] > 0 ? 1.0 : Yi[q] + 1.0);
+            dOi[q] = v;
+            gb[q] += v;
+        }
         double dot_sum[64];
         for (int h = 0; h < K; h++) dot_sum[h] = 0;
         for (int p = p0; p < p1; p++) {
@@ -340,6 +379,16 @@ static void attn_backward(const gnn_graph *g, const double *restrict Z, const do
             }
         }
     }
+}
+
+__attribute__((target_clones("avx2", "default"), BW_OPT)) static void attn_backward(
+    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict O,
+    const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
+    double *restrict dZ, double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb, double *restrict gas,
+    double *restrict gad, int R, int H, int K) {
+#define CALL(KK, dd) attn_backward_body(g, Z, al, pre, O, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, KK, dd)
+    SHAPES(CALL, K, H / K);
+#undef CALL
 }
 
 /* dY: R x H (post-activation); dX (R x F) is written (not added). */
