@@ -196,19 +196,6 @@ VEC_FN static void vexp_inplace(double *restrict y, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = fexp(y[i]);
 }
 
-/* O += b (per column, H columns), Y = ELU(O) */
-VEC_FN static void bias_elu(double *restrict O, double *restrict Y, const double *restrict b, int R, int H) {
-    for (int i = 0; i < R; i++) {
-        double *o = O + (size_t)i * H, *y = Y + (size_t)i * H;
-        for (int j = 0; j < H; j++) {
-            double v = o[j] + b[j];
-            o[j] = v;
-            double e = fexp(v < 0 ? v : 0.0) - 1.0;
-            y[j] = v > 0 ? v : e;
-        }
-    }
-}
-
 /* The per-edge kernels below are written once as always-inline bodies taking the number of
  * heads K and the head width d, and instantiated for Table 2's shapes (4 heads of 8: width 32;
  * 4 heads of 32: width 128) with K and d known at compile time, so the per-head loops unroll
@@ -243,20 +230,22 @@ VEC_FN static void attn_scores(const double *restrict Z, const double *restrict 
 #undef CALL
 }
 
-/* O_i = sum_j alpha_ij Z_j per head, normalising alpha (exp of the shifted logits) in place */
+/* O_i = sum_j alpha_ij Z_j per head, normalising alpha (exp of the shifted logits) in place,
+ * then Y_i = ELU(O_i + b) while the row is in cache (O itself is not kept: the backward takes
+ * ELU'(O) from Y, which is exact, since O > 0 exactly when Y > 0 and ELU'(O) = Y + 1 otherwise) */
 static inline __attribute__((always_inline, KERNEL_OPT)) void aggregate_body(const gnn_graph *g, const double *restrict Z,
-                                                                            double *restrict al, double *restrict O, int R,
+                                                                            double *restrict al, double *restrict o,
+                                                                            const double *restrict b, double *restrict Y, int R,
                                                                             const int K, const int d) {
     const int H = K * d;
     for (int i = 0; i < R; i++) {
         const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
         double sum[64];
-        if (p1 == p0) memset(O + (size_t)i * H, 0, sizeof(double) * (size_t)H); /* no neighbour (never: self loops) */
+        if (p1 == p0) memset(o, 0, sizeof(double) * (size_t)H); /* no neighbour (never: self loops) */
         for (int h = 0; h < K; h++) sum[h] = 0;
         for (int p = p0; p < p1; p++)
             for (int h = 0; h < K; h++) sum[h] += al[(size_t)p * K + h];
         for (int h = 0; h < K; h++) sum[h] = 1.0 / sum[h];
-        double *restrict o = O + (size_t)i * H;
         for (int p = p0; p < p1; p++) {
             double *ap = al + (size_t)p * K;
             const double *restrict z = Z + (size_t)g->col[p] * H;
@@ -269,12 +258,18 @@ static inline __attribute__((always_inline, KERNEL_OPT)) void aggregate_body(con
                     for (int q = h * d; q < (h + 1) * d; q++) o[q] += a * z[q];
             }
         }
+        double *restrict y = Y + (size_t)i * H;
+        for (int q = 0; q < H; q++) {
+            double v = o[q] + b[q];
+            double e = fexp(v < 0 ? v : 0.0) - 1.0;
+            y[q] = v > 0 ? v : e;
+        }
     }
 }
 
-VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, double *restrict al, double *restrict O, int R, int H,
-                             int K) {
-#define CALL(KK, dd) aggregate_body(g, Z, al, O, R, KK, dd)
+VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, double *restrict al, double *restrict orow,
+                             const double *restrict b, double *restrict Y, int R, int H, int K) {
+#define CALL(KK, dd) aggregate_body(g, Z, al, orow, b, Y, R, KK, dd)
     SHAPES(CALL, K, H / K);
 #undef CALL
 }
@@ -287,7 +282,7 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
     k->rows = R;
     double *Xc = dres(&k->X, (size_t)R * F), *Z = dres(&k->Z, (size_t)R * H), *s = dres(&k->s, (size_t)R * K),
            *t = dres(&k->t, (size_t)R * K), *pre = dres(&k->pre, nnz * K), *al = dres(&k->alpha, nnz * K),
-           *O = dres(&k->O, (size_t)R * H), *Y = dres(&k->Y, (size_t)R * H);
+           *orow = dres(&k->O, (size_t)H), *Y = dres(&k->Y, (size_t)R * H);
     if (Xc != X) memcpy(Xc, X, sizeof(double) * (size_t)R * F);
     const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c],
                  *b = n->params + n->conv_b[c];
@@ -313,8 +308,7 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
             for (int h = 0; h < K; h++) al[(size_t)p * K + h] = pre[(size_t)p * K + h] - mx[h];
     }
     vexp_inplace(al, nnz * K);
-    aggregate(g, Z, al, O, R, H, K);
-    bias_elu(O, Y, b, R, H);
+    aggregate(g, Z, al, orow, b, Y, R, H, K);
     return Y;
 }
 
@@ -325,8 +319,7 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
  * gradients. Sums are vectorised (reassociated: the same binary gives the same results). */
 #define BW_OPT optimize("O3", "no-trapping-math", "no-signed-zeros", "associative-math")
 static inline __attribute__((always_inline, BW_OPT)) void attn_backward_body(
-    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict O,
-    const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
+    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
     double *restrict dZ, double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb, double *restrict gas,
     double *restrict gad, int R, const int K, const int d) {
     const int H = K * d;
@@ -337,9 +330,9 @@ static inline __attribute__((always_inline, BW_OPT)) void attn_backward_body(
         const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
         /* dO_i = dY_i * ELU'(O_i), made where it is used (one pass over the rows) */
         double *dOi = dO + (size_t)i * H;
-        const double *dYi = dY + (size_t)i * H, *Oi = O + (size_t)i * H, *Yi = Y + (size_t)i * H;
+        const double *dYi = dY + (size_t)i * H, *Yi = Y + (size_t)i * H;
         for (int q = 0; q < H; q++) {
-            double v = dYi[q] * (Oi[q] > 0 ? 1.0 : Yi[q] + 1.0);
+            double v = dYi[q] * (Yi[q] > 0 ? 1.0 : Yi[q] + 1.0);
             dOi[q] = v;
             gb[q] += v;
         }
@@ -382,11 +375,10 @@ static inline __attribute__((always_inline, BW_OPT)) void attn_backward_body(
 }
 
 __attribute__((target_clones("avx2", "default"), BW_OPT)) static void attn_backward(
-    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict O,
-    const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
+    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
     double *restrict dZ, double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb, double *restrict gas,
     double *restrict gad, int R, int H, int K) {
-#define CALL(KK, dd) attn_backward_body(g, Z, al, pre, O, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, KK, dd)
+#define CALL(KK, dd) attn_backward_body(g, Z, al, pre, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, KK, dd)
     SHAPES(CALL, K, H / K);
 #undef CALL
 }
@@ -397,14 +389,14 @@ static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
     struct gnn_scratch *sc = n->sc;
     const gnn_graph *g = k->g;
     const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, R = k->rows;
-    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *O = k->O.p, *Y = k->Y.p, *X = k->X.p;
+    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *Y = k->Y.p, *X = k->X.p;
     const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c];
     double *gW = n->grads + n->conv_w[c], *gas = n->grads + n->conv_as[c], *gad = n->grads + n->conv_ad[c],
            *gb = n->grads + n->conv_b[c];
     double *dO = dres(&sc->dO, (size_t)R * H), *dZ = dres(&sc->dZ, (size_t)R * H), *ds = dres(&sc->ds, (size_t)R * K),
            *dt = dres(&sc->dt, (size_t)R * K);
     double *da = dres(&sc->dA, (size_t)g->rowptr[R] * K);
-    attn_backward(g, Z, al, pre, O, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, H, K);
+    attn_backward(g, Z, al, pre, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, H, K);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, F, H, R, 1.0, X, F, dZ, H, 1.0, gW, H);
     if (dX) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, F, H, 1.0, dZ, H, W, H, 0.0, dX, F);
 }
