@@ -13,7 +13,7 @@
 #define LEAKY 0.2
 
 struct gnn_scratch {
-    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool, dA;
+    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool, dA, ph;
 };
 
 static double *dres(gnn_dbuf *b, size_t n) {
@@ -106,7 +106,7 @@ void gnn_free(gnn_net *n) {
     }
     struct gnn_scratch *s = n->sc;
     dfree(&s->out), dfree(&s->dH), dfree(&s->dO), dfree(&s->dZ), dfree(&s->ds), dfree(&s->dt), dfree(&s->dX),
-        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool), dfree(&s->dA);
+        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool), dfree(&s->dA), dfree(&s->ph);
     free(s);
     free(n->cc);
     free(n->lv);
@@ -496,6 +496,9 @@ void gnn_backward(gnn_net *n, const double *dY, double *dX) {
         double *dprev = n->lv[l - 1].dY.p, *gp = n->grads + n->pool_p[l];
         double pn = cblas_dnrm2(Hd, p, 1);
         if (pn < 1e-12) pn = 1e-12;
+        const double ipn = 1.0 / pn;
+        double *ph = dres(&sc->ph, (size_t)Hd); /* p / |p|, once per level instead of per row */
+        for (int q = 0; q < Hd; q++) ph[q] = p[q] * ipn;
         for (int r = 0; r < m; r++) {
             int u = v->perm.p[r];
             const double *xu = xprev + (size_t)u * Hd;
@@ -506,9 +509,10 @@ void gnn_backward(gnn_net *n, const double *dY, double *dX) {
                 dth += g[q] * xu[q];
             }
             double dy = dth * (1.0 - th * th), yu = v->y.p[u];
+            const double dyi = dy * ipn; /* d(x.p/|p|)/dp = (x - y p/|p|) / |p| */
             for (int q = 0; q < Hd; q++) {
-                dprev[(size_t)u * Hd + q] += dy * p[q] / pn;
-                gp[q] += dy * (xu[q] / pn - yu * p[q] / (pn * pn));
+                dprev[(size_t)u * Hd + q] += dy * ph[q];
+                gp[q] += dyi * (xu[q] - yu * ph[q]);
             }
         }
     }
