@@ -141,7 +141,7 @@ static void gnn_times(wl *w, const char *name, int reps) {
         sacd_update(s, r, NULL);
         tf[k] = (cpu() - t0) * 1e3;
     }
-    printf("sac %-10s one update (actor 128, critics 32, batch 24): %.2f ms (CPU time, median of %d)\n", name, median(tf, ur), ur);
+    printf("sac %-10s one update (actor 128, critics 32, batch 24, chunk 1): %.2f ms (CPU time, median of %d)\n", name, median(tf, ur), ur);
     free(a);
     sacd_free(s);
     free(tf), free(tb), free(dY);
@@ -233,7 +233,7 @@ static double model_ms(int N, int reps) {
             hw_act act = {(size_t)(2 * N), a + (size_t)j * 2 * N, NULL};
             double rw;
             bool f;
-            l->eval(env, &act, &rw, &f, v, &err);
+            l->eval(env, NULL, &act, &rw, &f, v, &err);
         }
         t[k] = (now() - t0) * 1e3;
     }

@@ -13,7 +13,9 @@
 #   EGRL_WORKLOADS="resnet50 resnet101 bert_base"
 #   EGRL_MODES="egrl ea pg greedy-dp"
 #   EGRL_JOBS=2                 runs in parallel
-#   EGRL_ARGS=""                extra hwgym-egrl arguments for every learning run
+#   EGRL_ARGS=""                extra hwgym-egrl arguments for every learning run (none: the paper's
+#                               settings, incl. Table 2's one SAC update per evaluation; ~29 min
+#                               wall on 2 idle cores, docs/egrl.md "Speed")
 #   EGRL_BUDGET_<workload>=N    override the budget of one workload (e.g. EGRL_BUDGET_bert_base=2000)
 #   EGRL_SEEDS_<workload>="..." override the seeds of one workload
 #   EGRL_OUT=docs/results       output directory

@@ -13,7 +13,7 @@
 #define LEAKY 0.2
 
 struct gnn_scratch {
-    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool, dA;
+    gnn_dbuf out, dH, dO, dZ, ds, dt, dX, dU, dx, dpool, dA, ph;
 };
 
 static double *dres(gnn_dbuf *b, size_t n) {
@@ -106,7 +106,7 @@ void gnn_free(gnn_net *n) {
     }
     struct gnn_scratch *s = n->sc;
     dfree(&s->out), dfree(&s->dH), dfree(&s->dO), dfree(&s->dZ), dfree(&s->ds), dfree(&s->dt), dfree(&s->dX),
-        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool), dfree(&s->dA);
+        dfree(&s->dU), dfree(&s->dx), dfree(&s->dpool), dfree(&s->dA), dfree(&s->ph);
     free(s);
     free(n->cc);
     free(n->lv);
@@ -196,32 +196,56 @@ VEC_FN static void vexp_inplace(double *restrict y, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = fexp(y[i]);
 }
 
-/* O += b (per column, H columns), Y = ELU(O) */
-VEC_FN static void bias_elu(double *restrict O, double *restrict Y, const double *restrict b, int R, int H) {
-    for (int i = 0; i < R; i++) {
-        double *o = O + (size_t)i * H, *y = Y + (size_t)i * H;
-        for (int j = 0; j < H; j++) {
-            double v = o[j] + b[j];
-            o[j] = v;
-            double e = fexp(v < 0 ? v : 0.0) - 1.0;
-            y[j] = v > 0 ? v : e;
+/* The per-edge kernels below are written once as always-inline bodies taking the number of
+ * heads K and the head width d, and instantiated for Table 2's shapes (4 heads of 8: width 32;
+ * 4 heads of 32: width 128) with K and d known at compile time, so the per-head loops unroll
+ * into whole vectors, and once for any other shape. Same arithmetic in every instance. */
+#define KERNEL_OPT optimize("O3", "no-trapping-math")
+#define SHAPES(call, K, d)                                                                                                      \
+    do {                                                                                                                        \
+        if ((K) == 4 && (d) == 8) call(4, 8);                                                                                   \
+        else if ((K) == 4 && (d) == 32) call(4, 32);                                                                            \
+        else call(K, d);                                                                                                        \
+    } while (0)
+
+/* s_i^k = Z_i^k . a_src^k, t_i^k = Z_i^k . a_dst^k */
+static inline __attribute__((always_inline, KERNEL_OPT)) void scores_body(const double *restrict Z, const double *restrict as,
+                                                                         const double *restrict ad, double *restrict s,
+                                                                         double *restrict t, int R, const int K, const int d) {
+    const int H = K * d;
+    for (int i = 0; i < R; i++)
+        for (int h = 0; h < K; h++) {
+            const double *z = Z + (size_t)i * H + (size_t)h * d, *ah = as + h * d, *dh = ad + h * d;
+            double ss = 0, tt = 0;
+            for (int q = 0; q < d; q++) ss += z[q] * ah[q], tt += z[q] * dh[q];
+            s[(size_t)i * K + h] = ss;
+            t[(size_t)i * K + h] = tt;
         }
-    }
 }
 
-/* O_i = sum_j alpha_ij Z_j per head, normalising alpha (exp of the shifted logits) in place */
-VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, double *restrict al, double *restrict O, int R, int H,
-                             int K) {
-    const int d = H / K;
+VEC_FN static void attn_scores(const double *restrict Z, const double *restrict as, const double *restrict ad, double *restrict s,
+                               double *restrict t, int R, int H, int K) {
+#define CALL(KK, dd) scores_body(Z, as, ad, s, t, R, KK, dd)
+    SHAPES(CALL, K, H / K);
+#undef CALL
+}
+
+/* O_i = sum_j alpha_ij Z_j per head, normalising alpha (exp of the shifted logits) in place,
+ * then Y_i = ELU(O_i + b) while the row is in cache (O itself is not kept: the backward takes
+ * ELU'(O) from Y, which is exact, since O > 0 exactly when Y > 0 and ELU'(O) = Y + 1 otherwise) */
+static inline __attribute__((always_inline, KERNEL_OPT)) void aggregate_body(const gnn_graph *g, const double *restrict Z,
+                                                                            double *restrict al, double *restrict o,
+                                                                            const double *restrict b, double *restrict Y, int R,
+                                                                            const int K, const int d) {
+    const int H = K * d;
     for (int i = 0; i < R; i++) {
         const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
         double sum[64];
-        if (p1 == p0) memset(O + (size_t)i * H, 0, sizeof(double) * (size_t)H); /* no neighbour (never: self loops) */
+        if (p1 == p0) memset(o, 0, sizeof(double) * (size_t)H); /* no neighbour (never: self loops) */
         for (int h = 0; h < K; h++) sum[h] = 0;
         for (int p = p0; p < p1; p++)
             for (int h = 0; h < K; h++) sum[h] += al[(size_t)p * K + h];
         for (int h = 0; h < K; h++) sum[h] = 1.0 / sum[h];
-        double *restrict o = O + (size_t)i * H;
         for (int p = p0; p < p1; p++) {
             double *ap = al + (size_t)p * K;
             const double *restrict z = Z + (size_t)g->col[p] * H;
@@ -234,30 +258,36 @@ VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, doubl
                     for (int q = h * d; q < (h + 1) * d; q++) o[q] += a * z[q];
             }
         }
+        double *restrict y = Y + (size_t)i * H;
+        for (int q = 0; q < H; q++) {
+            double v = o[q] + b[q];
+            double e = fexp(v < 0 ? v : 0.0) - 1.0;
+            y[q] = v > 0 ? v : e;
+        }
     }
+}
+
+VEC_FN static void aggregate(const gnn_graph *g, const double *restrict Z, double *restrict al, double *restrict orow,
+                             const double *restrict b, double *restrict Y, int R, int H, int K) {
+#define CALL(KK, dd) aggregate_body(g, Z, al, orow, b, Y, R, KK, dd)
+    SHAPES(CALL, K, H / K);
+#undef CALL
 }
 
 static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const double *X) {
     gnn_conv_cache *k = &n->cc[c];
-    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, d = H / K, R = g->n;
+    const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, R = g->n;
     const size_t nnz = (size_t)g->rowptr[R];
     k->g = g;
     k->rows = R;
     double *Xc = dres(&k->X, (size_t)R * F), *Z = dres(&k->Z, (size_t)R * H), *s = dres(&k->s, (size_t)R * K),
            *t = dres(&k->t, (size_t)R * K), *pre = dres(&k->pre, nnz * K), *al = dres(&k->alpha, nnz * K),
-           *O = dres(&k->O, (size_t)R * H), *Y = dres(&k->Y, (size_t)R * H);
+           *orow = dres(&k->O, (size_t)H), *Y = dres(&k->Y, (size_t)R * H);
     if (Xc != X) memcpy(Xc, X, sizeof(double) * (size_t)R * F);
     const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c],
                  *b = n->params + n->conv_b[c];
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, H, F, 1.0, Xc, F, W, H, 0.0, Z, H);
-    for (int i = 0; i < R; i++)
-        for (int h = 0; h < K; h++) {
-            const double *z = Z + (size_t)i * H + (size_t)h * d, *ah = as + h * d, *dh = ad + h * d;
-            double ss = 0, tt = 0;
-            for (int q = 0; q < d; q++) ss += z[q] * ah[q], tt += z[q] * dh[q];
-            s[(size_t)i * K + h] = ss;
-            t[(size_t)i * K + h] = tt;
-        }
+    attn_scores(Z, as, ad, s, t, R, H, K);
     /* logits per edge and head, shifted by the row's max; one vectorised exp over all */
     double mx[64];
     for (int i = 0; i < R; i++) {
@@ -278,8 +308,7 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
             for (int h = 0; h < K; h++) al[(size_t)p * K + h] = pre[(size_t)p * K + h] - mx[h];
     }
     vexp_inplace(al, nnz * K);
-    aggregate(g, Z, al, O, R, H, K);
-    bias_elu(O, Y, b, R, H);
+    aggregate(g, Z, al, orow, b, Y, R, H, K);
     return Y;
 }
 
@@ -288,22 +317,25 @@ static const double *conv_forward(gnn_net *n, int c, const gnn_graph *g, const d
  * dZ_j += alpha_p dO_i, de_p = alpha_p (dalpha_p - sum_p' alpha_p' dalpha_p'), through the
  * LeakyReLU into dt_i and ds_j; then dZ_i += dt_i a_dst + ds_i a_src and the attention vectors'
  * gradients. Sums are vectorised (reassociated: the same binary gives the same results). */
-__attribute__((target_clones("avx2", "default"), optimize("O3", "no-trapping-math", "no-signed-zeros", "associative-math")))
-static void attn_backward(const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre,
-                          const double *restrict O, const double *restrict Y, const double *restrict dY,
-                          const double *restrict as, const double *restrict ad, double *restrict dO, double *restrict dZ,
-                          double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb,
-                          double *restrict gas, double *restrict gad, int R, int H, int K) {
-    const int d = H / K;
-    for (size_t i = 0; i < (size_t)R * H; i++) dO[i] = dY[i] * (O[i] > 0 ? 1.0 : Y[i] + 1.0);
-    for (int i = 0; i < R; i++)
-        for (int j = 0; j < H; j++) gb[j] += dO[(size_t)i * H + j];
+#define BW_OPT optimize("O3", "no-trapping-math", "no-signed-zeros", "associative-math")
+static inline __attribute__((always_inline, BW_OPT)) void attn_backward_body(
+    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
+    double *restrict dZ, double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb, double *restrict gas,
+    double *restrict gad, int R, const int K, const int d) {
+    const int H = K * d;
     memset(dZ, 0, sizeof(double) * (size_t)R * H);
     memset(ds, 0, sizeof(double) * (size_t)R * K);
     memset(dt, 0, sizeof(double) * (size_t)R * K);
     for (int i = 0; i < R; i++) {
         const int p0 = g->rowptr[i], p1 = g->rowptr[i + 1];
-        const double *dOi = dO + (size_t)i * H;
+        /* dO_i = dY_i * ELU'(O_i), made where it is used (one pass over the rows) */
+        double *dOi = dO + (size_t)i * H;
+        const double *dYi = dY + (size_t)i * H, *Yi = Y + (size_t)i * H;
+        for (int q = 0; q < H; q++) {
+            double v = dYi[q] * (Yi[q] > 0 ? 1.0 : Yi[q] + 1.0);
+            dOi[q] = v;
+            gb[q] += v;
+        }
         double dot_sum[64];
         for (int h = 0; h < K; h++) dot_sum[h] = 0;
         for (int p = p0; p < p1; p++) {
@@ -342,20 +374,29 @@ static void attn_backward(const gnn_graph *g, const double *restrict Z, const do
     }
 }
 
+__attribute__((target_clones("avx2", "default"), BW_OPT)) static void attn_backward(
+    const gnn_graph *g, const double *restrict Z, const double *restrict al, const double *restrict pre, const double *restrict Y, const double *restrict dY, const double *restrict as, const double *restrict ad, double *restrict dO,
+    double *restrict dZ, double *restrict da, double *restrict ds, double *restrict dt, double *restrict gb, double *restrict gas,
+    double *restrict gad, int R, int H, int K) {
+#define CALL(KK, dd) attn_backward_body(g, Z, al, pre, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, KK, dd)
+    SHAPES(CALL, K, H / K);
+#undef CALL
+}
+
 /* dY: R x H (post-activation); dX (R x F) is written (not added). */
 static void conv_backward(gnn_net *n, int c, const double *dY, double *dX) {
     gnn_conv_cache *k = &n->cc[c];
     struct gnn_scratch *sc = n->sc;
     const gnn_graph *g = k->g;
     const int F = n->conv_in[c], H = n->conv_out[c], K = n->cfg.heads, R = k->rows;
-    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *O = k->O.p, *Y = k->Y.p, *X = k->X.p;
+    const double *Z = k->Z.p, *al = k->alpha.p, *pre = k->pre.p, *Y = k->Y.p, *X = k->X.p;
     const double *W = n->params + n->conv_w[c], *as = n->params + n->conv_as[c], *ad = n->params + n->conv_ad[c];
     double *gW = n->grads + n->conv_w[c], *gas = n->grads + n->conv_as[c], *gad = n->grads + n->conv_ad[c],
            *gb = n->grads + n->conv_b[c];
     double *dO = dres(&sc->dO, (size_t)R * H), *dZ = dres(&sc->dZ, (size_t)R * H), *ds = dres(&sc->ds, (size_t)R * K),
            *dt = dres(&sc->dt, (size_t)R * K);
     double *da = dres(&sc->dA, (size_t)g->rowptr[R] * K);
-    attn_backward(g, Z, al, pre, O, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, H, K);
+    attn_backward(g, Z, al, pre, Y, dY, as, ad, dO, dZ, da, ds, dt, gb, gas, gad, R, H, K);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, F, H, R, 1.0, X, F, dZ, H, 1.0, gW, H);
     if (dX) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, F, H, 1.0, dZ, H, W, H, 0.0, dX, F);
 }
@@ -455,6 +496,9 @@ void gnn_backward(gnn_net *n, const double *dY, double *dX) {
         double *dprev = n->lv[l - 1].dY.p, *gp = n->grads + n->pool_p[l];
         double pn = cblas_dnrm2(Hd, p, 1);
         if (pn < 1e-12) pn = 1e-12;
+        const double ipn = 1.0 / pn;
+        double *ph = dres(&sc->ph, (size_t)Hd); /* p / |p|, once per level instead of per row */
+        for (int q = 0; q < Hd; q++) ph[q] = p[q] * ipn;
         for (int r = 0; r < m; r++) {
             int u = v->perm.p[r];
             const double *xu = xprev + (size_t)u * Hd;
@@ -465,9 +509,10 @@ void gnn_backward(gnn_net *n, const double *dY, double *dX) {
                 dth += g[q] * xu[q];
             }
             double dy = dth * (1.0 - th * th), yu = v->y.p[u];
+            const double dyi = dy * ipn; /* d(x.p/|p|)/dp = (x - y p/|p|) / |p| */
             for (int q = 0; q < Hd; q++) {
-                dprev[(size_t)u * Hd + q] += dy * p[q] / pn;
-                gp[q] += dy * (xu[q] / pn - yu * p[q] / (pn * pn));
+                dprev[(size_t)u * Hd + q] += dy * ph[q];
+                gp[q] += dyi * (xu[q] - yu * ph[q]);
             }
         }
     }

@@ -113,17 +113,38 @@ typedef struct scored {
     int i;
 } scored;
 
-static int cmp_scored(const void *a, const void *b) {
-    const scored *x = a, *y = b;
-    if (x->y != y->y) return x->y < y->y ? 1 : -1; /* descending score */
-    return (x->i > y->i) - (x->i < y->i);           /* then lower row first */
-}
-
 int gnn_topk_rows(int n, double ratio) {
     int k = (int)((double)n * ratio + 0.999999999);
     if (k < 1) k = 1;
     if (k > n) k = n;
     return k;
+}
+
+/* x before y in the pooling order: higher score first, then lower row */
+static inline int before(scored x, scored y) { return x.y != y.y ? x.y > y.y : x.i < y.i; }
+
+/* Rearranges sc[0, n) so that sc[k-1] is the k-th element in the pooling order (quickselect,
+ * middle pivot: deterministic, linear on average). The order is strict (rows differ), so the
+ * top k are exactly the elements not after sc[k-1]. */
+static scored kth(scored *sc, int n, int k) {
+    int lo = 0, hi = n - 1, t = k - 1;
+    while (lo < hi) {
+        scored piv = sc[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (before(sc[i], piv)) i++;
+            while (before(piv, sc[j])) j--;
+            if (i <= j) {
+                scored tmp = sc[i];
+                sc[i++] = sc[j];
+                sc[j--] = tmp;
+            }
+        }
+        if (t <= j) hi = j;
+        else if (t >= i) lo = i;
+        else break;
+    }
+    return sc[t];
 }
 
 int gnn_pool_select(const gnn_graph *g, const double *y, double ratio, int *perm, gnn_ws_int *ws) {
@@ -137,11 +158,11 @@ int gnn_pool_select(const gnn_graph *g, const double *y, double ratio, int *perm
         int a = g->seg[s], b = g->seg[s + 1], ns = b - a;
         if (ns <= 0) continue;
         for (int i = 0; i < ns; i++) sc[i] = (scored){y[a + i], a + i};
-        qsort(sc, (size_t)ns, sizeof(scored), cmp_scored);
         int k = gnn_topk_rows(ns, ratio);
-        for (int i = 0; i < k; i++) perm[m + i] = sc[i].i;
-        qsort(perm + m, (size_t)k, sizeof(int), cmp_int);
-        m += k;
+        scored last = kth(sc, ns, k);
+        /* the rows of the top k, ascending */
+        for (int i = a; i < b; i++)
+            if (!before(last, (scored){y[i], i})) perm[m++] = i;
     }
     return m;
 }
@@ -178,7 +199,14 @@ void gnn_pool_graph(const gnn_graph *g, const int *perm, int m, gnn_graph *out, 
                 out->col[k++] = nw;
             }
         }
-        qsort(out->col + out->rowptr[rr], (size_t)(k - out->rowptr[rr]), sizeof(int), cmp_int);
+        int *row = out->col + out->rowptr[rr], len = k - out->rowptr[rr];
+        if (len > 32) qsort(row, (size_t)len, sizeof(int), cmp_int);
+        else /* short rows (most): insertion sort */
+            for (int x = 1; x < len; x++) {
+                int v = row[x], z = x;
+                for (; z > 0 && row[z - 1] > v; z--) row[z] = row[z - 1];
+                row[z] = v;
+            }
         out->rowptr[rr + 1] = k;
     }
 }

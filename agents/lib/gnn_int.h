@@ -29,7 +29,7 @@ void gnn_pool_graph(const gnn_graph *g, const int *perm, int m, gnn_graph *out, 
 struct gnn_conv_cache {
     const gnn_graph *g;
     int rows;
-    gnn_dbuf X, Z, s, t, pre, alpha, O, Y;
+    gnn_dbuf X, Z, s, t, pre, alpha, O, Y; /* O: one row of scratch (the pre-activation is not kept) */
 };
 
 struct gnn_level {

@@ -19,6 +19,7 @@ sacd_cfg sacd_cfg_default(void) {
     c.alpha = 0.05;
     c.reward_scale = 5;
     c.batch = 24;
+    c.chunk = 1;
     c.buffer = 100000;
     c.noise_std = 0.1;
     c.noise_clip = 0.2;
@@ -59,7 +60,10 @@ sacd *sacd_new(const sacd_cfg *cfg, const gnn_graph *g, const double *feat, int 
     s->nch = nch;
     s->nact = nact;
     s->g = g;
-    s->gb = gnn_graph_batch(g, c.batch);
+    if (c.chunk < 1 || c.chunk > c.batch) c.chunk = c.batch;
+    s->cfg.chunk = c.chunk;
+    s->gb = gnn_graph_batch(g, c.chunk);
+    s->gtail = c.batch % c.chunk ? gnn_graph_batch(g, c.batch % c.chunk) : NULL;
     s->feat = malloc(sizeof(double) * (size_t)g->n * F);
     memcpy(s->feat, feat, sizeof(double) * (size_t)g->n * F);
     s->actor = gnn_new(&c.actor);
@@ -97,6 +101,7 @@ sacd *sacd_new(const sacd_cfg *cfg, const gnn_graph *g, const double *feat, int 
 void sacd_free(sacd *s) {
     if (!s) return;
     gnn_graph_free(s->gb);
+    gnn_graph_free(s->gtail);
     gnn_free(s->actor), gnn_free(s->q1), gnn_free(s->q2), gnn_free(s->q1t), gnn_free(s->q2t);
     nnet_adam_free(s->opt_actor), nnet_adam_free(s->opt_q1), nnet_adam_free(s->opt_q2);
     free(s->feat), free(s->r_act), free(s->r_rew), free(s->r_done);
@@ -198,16 +203,20 @@ static void soft_update(gnn_net *t, const gnn_net *n, double tau) {
 }
 
 static double critic_step(sacd *s, gnn_net *q, nnet_adam *opt) {
-    int B = s->cfg.batch, N = s->N;
-    const double *out = gnn_forward(q, s->gb, s->Xc);
+    int B = s->cfg.batch, N = s->N, W = s->F + s->nact, C = s->cfg.chunk;
     double loss = 0;
-    for (int b = 0; b < B; b++) {
-        double e = mean_rows(out + (size_t)b * N, N) - s->y[b];
-        loss += e * e / B;
-        for (int i = 0; i < N; i++) s->dq[(size_t)b * N + i] = 2.0 * e / B / N;
-    }
     gnn_zero_grad(q);
-    gnn_backward(q, s->dq, NULL);
+    for (int b0 = 0; b0 < B; b0 += C) {
+        int nb = B - b0 < C ? B - b0 : C;
+        const gnn_graph *gc = nb == C ? s->gb : s->gtail;
+        const double *out = gnn_forward(q, gc, s->Xc + (size_t)b0 * N * W);
+        for (int b = 0; b < nb; b++) {
+            double e = mean_rows(out + (size_t)b * N, N) - s->y[b0 + b];
+            loss += e * e / B;
+            for (int i = 0; i < N; i++) s->dq[(size_t)b * N + i] = 2.0 * e / B / N;
+        }
+        gnn_backward(q, s->dq, NULL);
+    }
     nnet_adam_step(opt, q->params, q->grads);
     return loss;
 }

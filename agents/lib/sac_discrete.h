@@ -34,6 +34,9 @@ typedef struct sacd_cfg {
     double gamma, tau, alpha;   /* 0.99, 1e-3, 0.05 */
     double reward_scale;        /* 5 */
     int batch;                  /* 24 */
+    int chunk;                  /* replay samples per critic forward/backward (1; 1..batch): the loss is
+                                   a sum over samples, so the gradient is the same for any chunk, but
+                                   small chunks keep a pass's buffers in cache (bench/README.md) */
     int64_t buffer;             /* 100000 */
     double noise_std, noise_clip; /* 0.1, 0.2 */
 } sacd_cfg;
@@ -48,7 +51,8 @@ typedef struct sacd {
     sacd_cfg cfg;
     int N, F, nsub, nch, nact; /* nodes, features, sub-actions, choices; nact = nsub*nch */
     const gnn_graph *g;        /* borrowed */
-    gnn_graph *gb;             /* B copies of g */
+    gnn_graph *gb;             /* cfg.chunk copies of g */
+    gnn_graph *gtail;          /* batch % chunk copies (NULL when chunk divides batch) */
     double *feat;              /* N x F (copy) */
     gnn_net *actor, *q1, *q2, *q1t, *q2t;
     nnet_adam *opt_actor, *opt_q1, *opt_q2;

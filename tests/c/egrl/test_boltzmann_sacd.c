@@ -92,7 +92,7 @@ Test(boltzmann, mutation_crossover_seeding) {
 
 static const int64_t EDGES[] = {0, 1, 1, 2, 2, 3, 1, 4, 4, 5};
 
-static sacd *small_sacd(gnn_graph **g) {
+static sacd *small_sacd_chunk(gnn_graph **g, int chunk) {
     hw_err err = {0};
     *g = gnn_graph_from_edges(6, EDGES, 5, &err);
     double feat[6 * 3];
@@ -105,9 +105,40 @@ static sacd *small_sacd(gnn_graph **g) {
     c.batch = 4;
     c.buffer = 16;
     c.alpha = 0.3;
+    c.chunk = chunk;
     sacd *s = sacd_new(&c, *g, feat, 3, 2, 3, 5, &err);
     cr_assert_not_null(s, "%s", err.msg);
     return s;
+}
+
+static sacd *small_sacd(gnn_graph **g) { return small_sacd_chunk(g, 1); }
+
+/* the critics see the batch in chunks: any chunk (one sample, a remainder, the whole batch) is
+ * the same update up to rounding */
+Test(sacd, critic_chunks_give_the_same_update) {
+    int chunks[3] = {1, 3, 4};
+    sacd *s[3];
+    gnn_graph *g[3];
+    int64_t a[12];
+    for (int v = 0; v < 3; v++) {
+        s[v] = small_sacd_chunk(&g[v], chunks[v]);
+        cr_assert_eq(s[v]->cfg.chunk, chunks[v]);
+        for (int k = 0; k < 6; k++) {
+            for (int i = 0; i < 12; i++) a[i] = (k * 5 + i) % 3;
+            sacd_add(s[v], a, 0.1 * k, true);
+        }
+        gsl_rng *r = ag_rng_new(9);
+        for (int u = 0; u < 2; u++) cr_assert_eq(sacd_update(s[v], r, NULL), 1);
+        gsl_rng_free(r);
+    }
+    for (int v = 1; v < 3; v++)
+        for (size_t i = 0; i < s[0]->q1->nparams; i++) {
+            cr_assert_float_eq(s[v]->q1->params[i], s[0]->q1->params[i], 1e-9, "chunk %d q1[%zu]", chunks[v], i);
+            cr_assert_float_eq(s[v]->q2->params[i], s[0]->q2->params[i], 1e-9, "chunk %d q2[%zu]", chunks[v], i);
+        }
+    for (size_t i = 0; i < s[0]->actor->nparams; i++)
+        cr_assert_float_eq(s[2]->actor->params[i], s[0]->actor->params[i], 1e-9, "actor[%zu]", i);
+    for (int v = 0; v < 3; v++) sacd_free(s[v]), gnn_graph_free(g[v]);
 }
 
 Test(sacd, actor_loss_gradient_check) {
