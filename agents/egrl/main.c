@@ -213,17 +213,8 @@ int main(int argc, char **argv) {
         json_object_set_new(ex, "final", json_pack("{sfsfsfsf}", "q_loss", c.last.q_loss, "pi_loss", c.last.pi_loss, "entropy",
                                                    c.last.entropy, "q_pi", c.last.q_pi));
     }
-    if (src) json_object_set_new(ex, "error", json_string(err.msg));
-    hw_err e2 = {0};
-    int erc = ag_run_end(c.run, ex, &e2);
-    c.run = NULL;
+    rc = ag_run_finish(&c.run, ex, src != 0, &err, "hwgym-egrl");
     json_decref(ex);
-    if (!src && erc) {
-        err = e2;
-        src = -1;
-    }
-    rc = src ? 1 : 0;
-    if (src) fprintf(stderr, "hwgym-egrl: %s\n", err.msg);
     goto done;
 out:
     fprintf(stderr, "hwgym-egrl: %s\n", err.msg);
