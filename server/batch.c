@@ -392,6 +392,8 @@ typedef struct lean_run {
     const hw_space *as;
     int64_t *ibuf, *lo, *hi;
     double *fbuf, *lv;
+    int64_t *blo;    /* eval_many blocks: lo and hi - lo of each element of a block of points */
+    uint64_t *bspan;
     bool fast;       /* integer wire array, integer space (or raw points) */
     size_t esz;
 } lean_run;
@@ -455,6 +457,85 @@ static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_ac
     return 0;
 }
 
+/* cnt integers of dtype dt at src, widened into o. Blocks of 16 with a fixed trip count and
+ * restrict pointers: GCC vectorises them at -O2. */
+#define WIDEN(T)                                                                                                       \
+    do {                                                                                                               \
+        const T *restrict q = (const T *)(const void *)src;                                                           \
+        for (; j + 16 <= cnt; j += 16)                                                                                 \
+            for (size_t i = 0; i < 16; i++) o[j + i] = q[j + i];                                                      \
+        for (; j < cnt; j++) o[j] = q[j];                                                                              \
+    } while (0)
+static void widen(hw_dtype dt, const char *restrict src, size_t cnt, int64_t *restrict o) {
+    size_t j = 0;
+    switch (dt) {
+    case HW_DT_INT64: memcpy(o, src, cnt * 8); break;
+    case HW_DT_INT8: WIDEN(int8_t); break;
+    case HW_DT_UINT8: WIDEN(uint8_t); break;
+    case HW_DT_INT16:
+        if (((uintptr_t)src & 1) == 0) WIDEN(int16_t);
+        else for (; j < cnt; j++) { int16_t v; memcpy(&v, src + 2 * j, 2); o[j] = v; }
+        break;
+    case HW_DT_INT32:
+        if (((uintptr_t)src & 3) == 0) WIDEN(int32_t);
+        else for (; j < cnt; j++) { int32_t v; memcpy(&v, src + 4 * j, 4); o[j] = v; }
+        break;
+    case HW_DT_BOOL: for (; j < cnt; j++) o[j] = ((const uint8_t *)src)[j] != 0; break;
+    default: for (; j < cnt; j++) o[j] = hw_array_get_i64(&(hw_array){dt, 1, {(int64_t)cnt}, (void *)src}, (int64_t)j); break;
+    }
+}
+#undef WIDEN
+
+/* every x[i] in [lo[i], lo[i] + span[i]] (span < 2^63): u = x - lo as unsigned is in range iff
+ * neither u nor span - u has its top bit set; OR-ed in 16 lanes, so GCC vectorises it at -O2 */
+static bool block_in_range(const int64_t *restrict x, const int64_t *restrict lo, const uint64_t *restrict span, int64_t n) {
+    uint64_t lane[16] = {0}, bad = 0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) {
+            uint64_t u = (uint64_t)x[i + j] - (uint64_t)lo[i + j];
+            lane[j] |= u | (span[i + j] - u);
+        }
+    for (; i < n; i++) {
+        uint64_t u = (uint64_t)x[i] - (uint64_t)lo[i];
+        bad |= u | (span[i] - u);
+    }
+    for (int j = 0; j < 16; j++) bad |= lane[j];
+    return (bad >> 63) == 0;
+}
+
+enum { LEAN_BLOCK = 256 }; /* points per eval_many call; the request deadline is read once per block */
+
+/* A block of points todo[p0..p0+m) in one eval_many call of the family (env_lean.h): loaded in one
+ * pass, range-checked in one pass, results written in place (or scattered to the points' slots
+ * when the todo list is not the identity). -1 (nothing written): a point is out of range or the
+ * family declined; the caller then scores the block point by point, which names each error. */
+static int run_block(lean_batch *b, lean_run *R, void *env, void *ctx, int64_t p0, int64_t m, int64_t *blk, double *rw, uint8_t *fe,
+                     double *lvb) {
+    const hw_env_lean *L = b->lean;
+    int64_t d = b->d, nm = L->nmetrics;
+    size_t row = (size_t)d * R->esz;
+    if (!b->todo) widen(b->grid.dtype, (const char *)b->grid.data + (size_t)p0 * row, (size_t)(m * d), blk);
+    else
+        for (int64_t i = 0; i < m; i++) widen(b->grid.dtype, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, (size_t)d, blk + i * d);
+    if (!block_in_range(blk, R->blo, R->bspan, m * d)) return -1;
+    bool direct = !b->todo && !b->lv; /* results straight into the reply's arrays */
+    bool want_lv = b->lv || b->nreq;
+    double *r = direct ? b->reward + p0 : rw;
+    uint8_t *f = direct ? b->feasible + p0 : fe;
+    if (L->eval_many(env, ctx, blk, m, d, r, f, want_lv ? lvb : NULL)) return -1;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t k = todo_at(b, p0 + i);
+        if (!direct) {
+            b->reward[k] = rw[i];
+            b->feasible[k] = fe[i];
+        }
+        if (b->lv) memcpy(b->lv + (size_t)k * (size_t)nm, lvb + i * nm, (size_t)nm * sizeof(double));
+        for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lvb[i * nm + b->lean_idx[j]];
+    }
+    return 0;
+}
+
 static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void *env, int64_t lo, int64_t hi) {
     const hw_env_lean *L = b->lean;
     lean_run R = {0};
@@ -474,33 +555,57 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
         }
     }
     double *lvbuf = xcalloc((size_t)L->nmetrics + 1, sizeof(double));
+    /* blocks of LEAN_BLOCK points in one eval_many call when the family has one */
+    bool many = R.fast && !L->raw_ndim && L->eval_many && d > 0;
+    int64_t *blk = many ? xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t)) : NULL;
+    if (many) {
+        R.blo = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t));
+        R.bspan = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(uint64_t));
+        for (int64_t x = 0; x < LEAN_BLOCK * d; x++) {
+            R.blo[x] = R.lo[x % d];
+            R.bspan[x] = (uint64_t)(R.hi[x % d] - R.lo[x % d]);
+        }
+    }
+    double *rw = many ? xmalloc(LEAN_BLOCK * sizeof(double)) : NULL;
+    uint8_t *fe = many ? xmalloc(LEAN_BLOCK) : NULL;
+    double *lvb = many ? xmalloc((size_t)LEAN_BLOCK * (size_t)(L->nmetrics + 1) * sizeof(double)) : NULL;
     void *ctx = L->prepare ? L->prepare(env) : NULL;
-    for (int64_t p = lo; p < hi; p++) {
-        int64_t k = todo_at(b, p);
-        if (((p - lo) & 255) == 0 && hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
-            for (; p < hi; p++)
+    for (int64_t p0 = lo; p0 < hi; p0 += LEAN_BLOCK) {
+        int64_t p1 = hi - p0 < LEAN_BLOCK ? hi : p0 + LEAN_BLOCK;
+        if (hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
+            for (int64_t p = p0; p < hi; p++)
                 add_err(b, E, todo_at(b, p), HW_E_TIMEOUT, "the request exceeded the server's time limit (--request-timeout) and was abandoned");
             break;
         }
-        hw_act act;
-        if (load_point(b, E, &R, k, &act)) continue;
-        double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
-        bool f;
-        hw_err err;
-        if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
-            add_errf(b, E, k, err.code, err.msg);
-            continue;
+        if (many && run_block(b, &R, env, ctx, p0, p1 - p0, blk, rw, fe, lvb) == 0) continue;
+        for (int64_t p = p0; p < p1; p++) {
+            int64_t k = todo_at(b, p);
+            hw_act act;
+            if (load_point(b, E, &R, k, &act)) continue;
+            double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
+            bool f;
+            hw_err err;
+            if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
+                add_errf(b, E, k, err.code, err.msg);
+                continue;
+            }
+            b->reward[k] = r;
+            b->feasible[k] = f;
+            for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lv[b->lean_idx[j]];
         }
-        b->reward[k] = r;
-        b->feasible[k] = f;
-        for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lv[b->lean_idx[j]];
     }
     if (L->release) L->release(ctx);
+    free(blk);
+    free(rw);
+    free(fe);
+    free(lvb);
     free(lvbuf);
     free(R.ibuf);
     free(R.fbuf);
     free(R.lo);
     free(R.hi);
+    free(R.blo);
+    free(R.bspan);
 }
 
 void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi) {
