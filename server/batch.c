@@ -394,6 +394,7 @@ typedef struct lean_run {
     double *fbuf, *lv;
     int64_t *blo;    /* eval_many blocks: lo and hi - lo of each element of a block of points */
     uint64_t *bspan;
+    int8_t *blo8, *bhi8; /* the same bounds as int8 (NULL when one does not fit), for int8 points */
     bool fast;       /* integer wire array, integer space (or raw points) */
     size_t esz;
 } lean_run;
@@ -487,21 +488,44 @@ static void widen(hw_dtype dt, const char *restrict src, size_t cnt, int64_t *re
 #undef WIDEN
 
 /* every x[i] in [lo[i], lo[i] + span[i]] (span < 2^63): u = x - lo as unsigned is in range iff
- * neither u nor span - u has its top bit set; OR-ed in 16 lanes, so GCC vectorises it at -O2 */
-static bool block_in_range(const int64_t *restrict x, const int64_t *restrict lo, const uint64_t *restrict span, int64_t n) {
-    uint64_t lane[16] = {0}, bad = 0;
+ * neither u nor span - u has its top bit set. Two lanes at a time (GCC vector extension: SSE2),
+ * the flags OR-ed in a register. */
+typedef uint64_t u64x2 __attribute__((vector_size(16)));
+static bool block_in_range(const int64_t *x, const int64_t *lo, const uint64_t *span, int64_t n) {
+    u64x2 acc = {0, 0};
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) {
-            uint64_t u = (uint64_t)x[i + j] - (uint64_t)lo[i + j];
-            lane[j] |= u | (span[i + j] - u);
-        }
+    for (; i + 2 <= n; i += 2) {
+        u64x2 vx, vl, vs;
+        memcpy(&vx, x + i, 16);
+        memcpy(&vl, lo + i, 16);
+        memcpy(&vs, span + i, 16);
+        u64x2 u = vx - vl;
+        acc |= u | (vs - u);
+    }
+    uint64_t bad = acc[0] | acc[1];
     for (; i < n; i++) {
         uint64_t u = (uint64_t)x[i] - (uint64_t)lo[i];
         bad |= u | (span[i] - u);
     }
-    for (int j = 0; j < 16; j++) bad |= lane[j];
     return (bad >> 63) == 0;
+}
+
+/* the same check on int8 points against int8 bounds, sixteen at a time (SSE2 byte compares) */
+typedef int8_t i8x16 __attribute__((vector_size(16)));
+static bool block_in_range8(const int8_t *x, const int8_t *lo, const int8_t *hi, int64_t n) {
+    i8x16 acc = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        i8x16 vx, vl, vh;
+        memcpy(&vx, x + i, 16);
+        memcpy(&vl, lo + i, 16);
+        memcpy(&vh, hi + i, 16);
+        acc |= (i8x16)((vx < vl) | (vx > vh));
+    }
+    bool bad = false;
+    for (int j = 0; j < 16; j++) bad |= acc[j] != 0;
+    for (; i < n; i++) bad |= x[i] < lo[i] || x[i] > hi[i];
+    return !bad;
 }
 
 enum { LEAN_BLOCK = 256 }; /* points per eval_many call; the request deadline is read once per block */
@@ -518,18 +542,28 @@ static int run_block(lean_batch *b, lean_run *R, void *env, void *ctx, int64_t p
     if (!b->todo) widen(b->grid.dtype, (const char *)b->grid.data + (size_t)p0 * row, (size_t)(m * d), blk);
     else
         for (int64_t i = 0; i < m; i++) widen(b->grid.dtype, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, (size_t)d, blk + i * d);
-    if (!block_in_range(blk, R->blo, R->bspan, m * d)) return -1;
-    bool direct = !b->todo && !b->lv; /* results straight into the reply's arrays */
+    if (!b->todo && R->blo8 && b->grid.dtype == HW_DT_INT8) { /* checked on the wire bytes */
+        if (!block_in_range8((const int8_t *)b->grid.data + (size_t)p0 * (size_t)d, R->blo8, R->bhi8, m * d)) return -1;
+    } else if (!block_in_range(blk, R->blo, R->bspan, m * d)) {
+        return -1;
+    }
+    bool direct = !b->todo && !b->lv; /* results straight into the batch's result arrays */
     bool want_lv = b->lv || b->nreq;
     double *r = direct ? b->reward + p0 : rw;
     uint8_t *f = direct ? b->feasible + p0 : fe;
     if (L->eval_many(env, ctx, blk, m, d, r, f, want_lv ? lvb : NULL)) return -1;
+    if (direct) { /* the requested metrics, one tight loop each */
+        for (int j = 0; j < b->nreq; j++) {
+            double *dst = b->vals + (size_t)j * (size_t)b->n + (size_t)p0;
+            int li = b->lean_idx[j];
+            for (int64_t i = 0; i < m; i++) dst[i] = lvb[i * nm + li];
+        }
+        return 0;
+    }
     for (int64_t i = 0; i < m; i++) {
         int64_t k = todo_at(b, p0 + i);
-        if (!direct) {
-            b->reward[k] = rw[i];
-            b->feasible[k] = fe[i];
-        }
+        b->reward[k] = rw[i];
+        b->feasible[k] = fe[i];
         if (b->lv) memcpy(b->lv + (size_t)k * (size_t)nm, lvb + i * nm, (size_t)nm * sizeof(double));
         for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lvb[i * nm + b->lean_idx[j]];
     }
@@ -561,9 +595,16 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
     if (many) {
         R.blo = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t));
         R.bspan = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(uint64_t));
+        bool fit8 = true;
         for (int64_t x = 0; x < LEAN_BLOCK * d; x++) {
             R.blo[x] = R.lo[x % d];
             R.bspan[x] = (uint64_t)(R.hi[x % d] - R.lo[x % d]);
+            fit8 &= R.lo[x % d] >= INT8_MIN && R.hi[x % d] <= INT8_MAX;
+        }
+        if (fit8) {
+            R.blo8 = xmalloc((size_t)LEAN_BLOCK * (size_t)d);
+            R.bhi8 = xmalloc((size_t)LEAN_BLOCK * (size_t)d);
+            for (int64_t x = 0; x < LEAN_BLOCK * d; x++) R.blo8[x] = (int8_t)R.lo[x % d], R.bhi8[x] = (int8_t)R.hi[x % d];
         }
     }
     double *rw = many ? xmalloc(LEAN_BLOCK * sizeof(double)) : NULL;
@@ -606,6 +647,8 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
     free(R.hi);
     free(R.blo);
     free(R.bspan);
+    free(R.blo8);
+    free(R.bhi8);
 }
 
 void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi) {
