@@ -1,7 +1,9 @@
 /* batch.c - see batch.h. */
 #include "batch.h"
 
+#include "batch_block.h"
 #include "cache_key.h"
+#include "reply_slot.h"
 #include "common/env_limits.h"
 
 #include <math.h>
@@ -264,8 +266,26 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
     hw_cache_count(cache, hits, misses, merged);
 }
 
+/* ---------------------------------------------------------------- reply slots */
+
+/* The reply's "reward" and "feasible" fields are laid out now, after the {"id","ok"} header, and
+ * become the batch's result arrays: the workers write the results straight into the reply. The
+ * rest of the reply is appended when the batch is done (lean_pack_reply). */
+static void reply_slots(lean_batch *b, msgpack_sbuffer *sb) {
+    size_t need = sb->size + (size_t)b->n * (10 + 8 * (size_t)b->nreq) + 64 * (size_t)b->nreq + 512;
+    if (sb->alloc < need) {
+        char *p = realloc(sb->data, need);
+        if (!p) abort();
+        sb->data = p;
+        sb->alloc = need;
+    }
+    b->reward = reply_slot(sb, "reward", HW_DT_FLOAT64, b->n);
+    b->feasible = reply_slot(sb, "feasible", HW_DT_BOOL, b->n);
+    b->inreply = true;
+}
+
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache, size_t max_elems,
-                       void *owner, hw_err *err) {
+                       void *owner, msgpack_sbuffer *reply, hw_err *err) {
     lean_batch *b = xcalloc(1, sizeof *b);
     b->owner = owner;
     b->lean = hw_env_lean_find(env_id);
@@ -295,9 +315,13 @@ lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const jso
     }
     size_t n = (size_t)b->n;
     /* every point's entries are written once (evaluated, failed, a hit or merged): no zeroing */
-    b->reward = xmalloc(n * sizeof(double));
+    if (reply && !b->all) { /* reward and feasible live in the reply itself */
+        reply_slots(b, reply);
+    } else {
+        b->reward = xmalloc(n * sizeof(double));
+        b->feasible = xmalloc(n);
+    }
     b->vals = b->nreq ? xmalloc(n * (size_t)b->nreq * sizeof(double)) : NULL;
-    b->feasible = xmalloc(n);
     if (b->all) {
         b->rec = xcalloc(n, sizeof(unsigned char *));
         b->reclen = xcalloc(n, sizeof(size_t));
@@ -323,9 +347,11 @@ void lean_free(lean_batch *b) {
     free(b->lean_idx);
     free(b->todo);
     free(b->keys);
-    free(b->reward);
+    if (!b->inreply) {
+        free(b->reward);
+        free(b->feasible);
+    }
     free(b->vals);
-    free(b->feasible);
     free(b->hit);
     free(b->lv);
     free(b->rec);
@@ -458,76 +484,6 @@ static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_ac
     return 0;
 }
 
-/* cnt integers of dtype dt at src, widened into o. Blocks of 16 with a fixed trip count and
- * restrict pointers: GCC vectorises them at -O2. */
-#define WIDEN(T)                                                                                                       \
-    do {                                                                                                               \
-        const T *restrict q = (const T *)(const void *)src;                                                           \
-        for (; j + 16 <= cnt; j += 16)                                                                                 \
-            for (size_t i = 0; i < 16; i++) o[j + i] = q[j + i];                                                      \
-        for (; j < cnt; j++) o[j] = q[j];                                                                              \
-    } while (0)
-static void widen(hw_dtype dt, const char *restrict src, size_t cnt, int64_t *restrict o) {
-    size_t j = 0;
-    switch (dt) {
-    case HW_DT_INT64: memcpy(o, src, cnt * 8); break;
-    case HW_DT_INT8: WIDEN(int8_t); break;
-    case HW_DT_UINT8: WIDEN(uint8_t); break;
-    case HW_DT_INT16:
-        if (((uintptr_t)src & 1) == 0) WIDEN(int16_t);
-        else for (; j < cnt; j++) { int16_t v; memcpy(&v, src + 2 * j, 2); o[j] = v; }
-        break;
-    case HW_DT_INT32:
-        if (((uintptr_t)src & 3) == 0) WIDEN(int32_t);
-        else for (; j < cnt; j++) { int32_t v; memcpy(&v, src + 4 * j, 4); o[j] = v; }
-        break;
-    case HW_DT_BOOL: for (; j < cnt; j++) o[j] = ((const uint8_t *)src)[j] != 0; break;
-    default: for (; j < cnt; j++) o[j] = hw_array_get_i64(&(hw_array){dt, 1, {(int64_t)cnt}, (void *)src}, (int64_t)j); break;
-    }
-}
-#undef WIDEN
-
-/* every x[i] in [lo[i], lo[i] + span[i]] (span < 2^63): u = x - lo as unsigned is in range iff
- * neither u nor span - u has its top bit set. Two lanes at a time (GCC vector extension: SSE2),
- * the flags OR-ed in a register. */
-typedef uint64_t u64x2 __attribute__((vector_size(16)));
-static bool block_in_range(const int64_t *x, const int64_t *lo, const uint64_t *span, int64_t n) {
-    u64x2 acc = {0, 0};
-    int64_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-        u64x2 vx, vl, vs;
-        memcpy(&vx, x + i, 16);
-        memcpy(&vl, lo + i, 16);
-        memcpy(&vs, span + i, 16);
-        u64x2 u = vx - vl;
-        acc |= u | (vs - u);
-    }
-    uint64_t bad = acc[0] | acc[1];
-    for (; i < n; i++) {
-        uint64_t u = (uint64_t)x[i] - (uint64_t)lo[i];
-        bad |= u | (span[i] - u);
-    }
-    return (bad >> 63) == 0;
-}
-
-/* the same check on int8 points against int8 bounds, sixteen at a time (SSE2 byte compares) */
-typedef int8_t i8x16 __attribute__((vector_size(16)));
-static bool block_in_range8(const int8_t *x, const int8_t *lo, const int8_t *hi, int64_t n) {
-    i8x16 acc = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        i8x16 vx, vl, vh;
-        memcpy(&vx, x + i, 16);
-        memcpy(&vl, lo + i, 16);
-        memcpy(&vh, hi + i, 16);
-        acc |= (i8x16)((vx < vl) | (vx > vh));
-    }
-    bool bad = false;
-    for (int j = 0; j < 16; j++) bad |= acc[j] != 0;
-    for (; i < n; i++) bad |= x[i] < lo[i] || x[i] > hi[i];
-    return !bad;
-}
-
 enum { LEAN_BLOCK = 256 }; /* points per eval_many call; the request deadline is read once per block */
 
 /* A block of points todo[p0..p0+m) in one eval_many call of the family (env_lean.h): loaded in one
@@ -539,12 +495,12 @@ static int run_block(lean_batch *b, lean_run *R, void *env, void *ctx, int64_t p
     const hw_env_lean *L = b->lean;
     int64_t d = b->d, nm = L->nmetrics;
     size_t row = (size_t)d * R->esz;
-    if (!b->todo) widen(b->grid.dtype, (const char *)b->grid.data + (size_t)p0 * row, (size_t)(m * d), blk);
+    if (!b->todo) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)p0 * row, (size_t)(m * d), blk);
     else
-        for (int64_t i = 0; i < m; i++) widen(b->grid.dtype, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, (size_t)d, blk + i * d);
+        for (int64_t i = 0; i < m; i++) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, (size_t)d, blk + i * d);
     if (!b->todo && R->blo8 && b->grid.dtype == HW_DT_INT8) { /* checked on the wire bytes */
-        if (!block_in_range8((const int8_t *)b->grid.data + (size_t)p0 * (size_t)d, R->blo8, R->bhi8, m * d)) return -1;
-    } else if (!block_in_range(blk, R->blo, R->bspan, m * d)) {
+        if (!lean_in_range8((const int8_t *)b->grid.data + (size_t)p0 * (size_t)d, R->blo8, R->bhi8, m * d)) return -1;
+    } else if (!lean_in_range(blk, R->blo, R->bspan, m * d)) {
         return -1;
     }
     bool direct = !b->todo && !b->lv; /* results straight into the batch's result arrays */
@@ -590,7 +546,7 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
     }
     double *lvbuf = xcalloc((size_t)L->nmetrics + 1, sizeof(double));
     /* blocks of LEAN_BLOCK points in one eval_many call when the family has one */
-    bool many = R.fast && !L->raw_ndim && L->eval_many && d > 0;
+    bool many = R.fast && !L->raw_ndim && L->eval_many && d > 0 && d <= 4096; /* blocks of at most 8 MiB */
     int64_t *blk = many ? xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t)) : NULL;
     if (many) {
         R.blo = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t));
@@ -779,7 +735,7 @@ static int err_cmp(const void *a, const void *b) {
 
 void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb) {
     if (b->all) collect_names(b);
-    size_t need = sb->size + (size_t)b->n * (10 + 8 * (size_t)b->nreq) + 64 * (size_t)b->nreq + 256;
+    size_t need = sb->size + (size_t)b->n * ((b->inreply ? 1 : 10) + 8 * (size_t)b->nreq) + 64 * (size_t)b->nreq + 256;
     if (sb->alloc < need) { /* one allocation for the whole reply */
         char *p = realloc(sb->data, need);
         if (!p) abort();
@@ -794,10 +750,12 @@ void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb) {
     for (int s = 0; s < b->nslices; s++)
         for (size_t j = 0; j < b->serr[s].n; j++) ev[i++] = &b->serr[s].v[j];
     qsort(ev, ne, sizeof *ev, err_cmp);
-    hw_pack_cstr(pk, "reward");
-    pack_f64(pk, b->reward, b->n);
-    hw_pack_cstr(pk, "feasible");
-    pack_u8(pk, b->feasible, b->n);
+    if (!b->inreply) { /* else already in place (reply_slots) */
+        hw_pack_cstr(pk, "reward");
+        pack_f64(pk, b->reward, b->n);
+        hw_pack_cstr(pk, "feasible");
+        pack_u8(pk, b->feasible, b->n);
+    }
     hw_pack_cstr(pk, "metrics");
     msgpack_pack_map(pk, (size_t)b->nreq);
     for (int j = 0; j < b->nreq; j++) {

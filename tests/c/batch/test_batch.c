@@ -16,6 +16,8 @@
 #include "../common/hwtest.h"
 #include "env_lean.h"
 #include "registry.h"
+#include "hw_codec.h"
+#include "reply_slot.h"
 #include "server.h"
 
 typedef struct srv {
@@ -546,4 +548,42 @@ Test(lean, narrow_dtypes_carry_values_exactly) {
     }
     json_decref(cfg);
     stop(&s, c);
+}
+
+/* reply_slot lays out a wire array whose data starts 8-aligned, whatever precedes it, in msgpack
+ * that decodes to the same {dtype, shape, data} as the shortest encoding */
+Test(lean, reply_slot_is_aligned_and_decodes) {
+    static const int64_t ns[] = {0, 1, 127, 128, 255, 256, 8191, 8192, 65535, 65536, 100000};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (int pre = 0; pre < 16; pre++)
+            for (int f = 0; f < 2; f++) {
+                hw_dtype dt = f ? HW_DT_BOOL : HW_DT_FLOAT64;
+                int64_t n = ns[i];
+                msgpack_sbuffer sb;
+                msgpack_sbuffer_init(&sb);
+                msgpack_packer pk;
+                msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+                msgpack_pack_map(&pk, 2);
+                hw_pack_cstr(&pk, "p");
+                msgpack_pack_str(&pk, (size_t)pre);
+                msgpack_pack_str_body(&pk, "0123456789abcdef", (size_t)pre);
+                size_t need = sb.size + (size_t)n * 8 + 128;
+                sb.data = realloc(sb.data, need);
+                sb.alloc = need;
+                char *slot = reply_slot(&sb, "x", dt, n);
+                cr_assert_eq((uintptr_t)slot % 8, 0, "n %lld, prefix %d: data at offset %zu", (long long)n, pre, (size_t)(slot - sb.data));
+                memset(slot, 1, (size_t)n * hw_dtype_size(dt));
+                cr_assert_eq(slot + (size_t)n * hw_dtype_size(dt), sb.data + sb.size, "the slot ends the buffer");
+                hw_msg m;
+                hw_err e;
+                cr_assert_eq(hw_msg_decode(&m, sb.data, sb.size, NULL, &e), 0, "%s", e.msg);
+                msgpack_zone z;
+                msgpack_zone_init(&z, 256);
+                hw_array a;
+                cr_assert_eq(hw_mp_array(hw_mp_get(m.root, "x"), "x", &z, 1u << 20, &a, &e), 0, "n %lld prefix %d: %s", (long long)n, pre, e.msg);
+                cr_assert(a.dtype == dt && a.ndim == 1 && a.shape[0] == n && (n == 0 || a.data == (void *)slot), "n %lld prefix %d: dtype %d ndim %d shape %lld data %p slot %p", (long long)n, pre, (int)a.dtype, a.ndim, (long long)a.shape[0], a.data, (void *)slot);
+                msgpack_zone_destroy(&z);
+                hw_msg_free(&m);
+                msgpack_sbuffer_destroy(&sb);
+            }
 }
