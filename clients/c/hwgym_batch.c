@@ -283,10 +283,13 @@ static int lean_take(void *ud, int i, rep *r, hw_err *err) {
     return 0;
 }
 
-/* Batches above this many points go as pipelined chunks (up to LEAN_WINDOW in flight), so the
- * client's packing, the transfer and the server's scoring of different chunks overlap. Only with
- * named metrics: a family without a lean entry may name different "all" metrics per chunk. */
-#define LEAN_CHUNK ((size_t)1 << 16)
+/* Batches above this many points (hwgym-server's default --max-batch) go as pipelined chunks of
+ * equal size (up to LEAN_WINDOW in flight), so the client's packing, the transfer and the
+ * server's scoring of different chunks overlap. Not smaller: on 2 cores a request's fixed costs
+ * outweigh the overlap (diag-v0, 100,000 points: 60-72M points/s as one request, 62-66M as two
+ * of 50,000, 52M as four of 25,000). Only with named metrics: a family without a lean entry
+ * may name different "all" metrics per chunk. */
+#define LEAN_CHUNK ((size_t)100000)
 #define LEAN_WINDOW 4
 
 int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const json_t *config, const hw_array *points,
@@ -296,7 +299,7 @@ int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const j
         return hw_fail(err, HW_E_BAD_ACTION, "points: expected a 2-D array (points x elements) or 3-D (points x rows x columns)");
     size_t n = (size_t)points->shape[0];
     lean_call L = {token, env, config, points, metrics, nmetrics, n ? n : 1, 1, out, false};
-    if (nmetrics >= 0 && n > LEAN_CHUNK) { /* chunks of equal size: 100,000 points go as 2 x 50,000 */
+    if (nmetrics >= 0 && n > LEAN_CHUNK) { /* chunks of equal size: 150,000 points go as 2 x 75,000 */
         L.nchunk = (n + LEAN_CHUNK - 1) / LEAN_CHUNK;
         L.chunk = (n + L.nchunk - 1) / L.nchunk;
     }

@@ -388,10 +388,10 @@ Test(lean, sched_and_placement_entries_match_evaluate) {
 Test(lean, big_batch_in_pipelined_chunks) {
     srv s;
     hwc_client *c = start(&s, 0, NULL);
-    enum { N = 70000 }; /* above libhwgym's 65,536-point chunk: two requests of 35,000 in flight */
+    enum { N = 140000 }; /* above libhwgym's 100,000-point chunk: two requests of 70,000 in flight */
     int64_t *p = malloc(sizeof(int64_t) * N * 2);
     for (int k = 0; k < N; k++) p[2 * k] = k % 8, p[2 * k + 1] = (k / 8) % 8;
-    p[2 * 66000 + 1] = 9; /* out of range, in the second chunk */
+    p[2 * 133000 + 1] = 9; /* out of range, in the second chunk */
     hw_array a = {HW_DT_INT64, 2, {N, 2}, p};
     json_t *cfg = json_pack("{s:i}", "dims", 2);
     const char *dist[] = {"distance"};
@@ -400,8 +400,8 @@ Test(lean, big_batch_in_pipelined_chunks) {
     cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, dist, 1, &b, &e), 0, "%s", e.msg);
     cr_assert_eq(b.n, N);
     cr_assert_eq(b.nerrors, 1);
-    cr_assert(b.error[66000] && strstr(b.error[66000], "BAD_ACTION: points[66000]: action element 1"), "the caller's index, not the chunk's: %s", b.error[66000]);
-    static const int ks[] = {0, 65535, 65536, 69999};
+    cr_assert(b.error[133000] && strstr(b.error[133000], "BAD_ACTION: points[133000]: action element 1"), "the caller's index, not the chunk's: %s", b.error[133000]);
+    static const int ks[] = {0, 69999, 70000, 139999};
     for (int i = 0; i < 4; i++) {
         json_t *pt = json_pack("[I,I]", (json_int_t)p[2 * ks[i]], (json_int_t)p[2 * ks[i] + 1]);
         same_as_evaluate(c, "diag-v0", cfg, &b, ks[i], pt, "distance");
