@@ -112,12 +112,17 @@ static hw_dtype narrowest(const int64_t *restrict p, int64_t n) {
 static bool narrow8(const int64_t *restrict p, int64_t n, char *restrict dst) {
     uint64_t v8[16] = {0}, a8 = 0;
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
+    for (; i + 16 <= n; i += 16) {
         for (int j = 0; j < 16; j++) {
             uint64_t u = (uint64_t)p[i + j];
             v8[j] |= (u + 0x80u) >> 8;
             dst[i + j] = (char)(int8_t)p[i + j];
         }
+        if ((i & 1023) == 0) { /* give up early on points that need a wider dtype (sched-v0's tables) */
+            for (int j = 0; j < 16; j++) a8 |= v8[j];
+            if (a8) return false;
+        }
+    }
     for (; i < n; i++) {
         a8 |= ((uint64_t)p[i] + 0x80u) >> 8;
         dst[i] = (char)(int8_t)p[i];
