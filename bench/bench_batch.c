@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,8 +126,8 @@ static json_t *point_json(const int64_t *p, const int64_t *shape, int ndim, int 
 static int batch_override;
 static pid_t server_pid;
 
-/* CPU seconds (user + system) of process p, all threads */
-static double proc_cpu(pid_t p) {
+/* CPU seconds (user + system) of process p, all threads; its minor page faults in *minflt */
+static double proc_cpu_flt(pid_t p, double *minflt) {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
     FILE *f = fopen(path, "r");
@@ -135,9 +136,18 @@ static double proc_cpu(pid_t p) {
     fclose(f);
     buf[n] = 0;
     char *q = strrchr(buf, ')');
-    unsigned long ut = 0, st = 0;
-    if (q) sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+    unsigned long ut = 0, st = 0, mf = 0;
+    if (q) sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %lu %*u %*u %*u %lu %lu", &mf, &ut, &st);
+    if (minflt) *minflt = (double)mf;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double proc_cpu(pid_t p) { return proc_cpu_flt(p, NULL); }
+
+static double self_flt(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_minflt;
 }
 
 static double self_cpu(void) {
@@ -184,7 +194,8 @@ static void family(const fcase *fc, const char *ep, double secs) {
      * of one side rather than the whole figure */
     enum { ROUNDS = 3 };
     double rate_in = 0, rate_srv = 0, cpu_in = 0, cpu_srv = 0, cpu_cli = 0;
-    int64_t n_srv_all = 0, n_in_all = 0;
+    int64_t n_srv_all = 0, n_in_all = 0, req_all = 0;
+    double flt_srv = 0, flt_cli = 0;
     for (int round = 0; round < ROUNDS; round++) {
         int64_t n_in = 0, n_srv = 0;
         double c0 = self_cpu(), t0 = now();
@@ -206,15 +217,19 @@ static void family(const fcase *fc, const char *ep, double secs) {
         double ri = (double)n_in / (now() - t0);
         cpu_in += self_cpu() - c0;
         n_in_all += n_in;
-        double cpu_s0 = proc_cpu(server_pid), cpu_c0 = self_cpu();
+        double f_s0, f_s1, f_c0 = self_flt();
+        double cpu_s0 = proc_cpu_flt(server_pid, &f_s0), cpu_c0 = self_cpu();
         t0 = now();
         while (now() - t0 < secs / ROUNDS) {
             if (hwc_evaluate_lean(c, NULL, fc->env, cfg, &a, NULL, 0, &b, &err)) break;
             hwc_lean_free(&b);
             n_srv += K;
+            req_all++;
         }
         double rs = (double)n_srv / (now() - t0);
-        cpu_srv += proc_cpu(server_pid) - cpu_s0;
+        cpu_srv += proc_cpu_flt(server_pid, &f_s1) - cpu_s0;
+        flt_srv += f_s1 - f_s0;
+        flt_cli += self_flt() - f_c0;
         cpu_cli += self_cpu() - cpu_c0;
         n_srv_all += n_srv;
         rate_in = ri > rate_in ? ri : rate_in;
@@ -228,6 +243,8 @@ static void family(const fcase *fc, const char *ep, double secs) {
     printf("  %-13s   CPU per point: in-process %.3f us; server %.3f us (all threads) + client %.3f us\n", "",
            n_in_all ? 1e6 * cpu_in / (double)n_in_all : 0, n_srv_all ? 1e6 * cpu_srv / (double)n_srv_all : 0,
            n_srv_all ? 1e6 * cpu_cli / (double)n_srv_all : 0);
+    printf("  %-13s   minor page faults per request: server %.1f, client %.1f\n", "", req_all ? flt_srv / (double)req_all : 0,
+           req_all ? flt_cli / (double)req_all : 0);
     if (bad) printf("  %-13s   note: %lld of %d bench points were rejected by the env\n", "", (long long)bad, K);
     if (contrast) { /* the JSON evaluate_batch for contrast */
         json_t *list = json_array();

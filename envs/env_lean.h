@@ -33,6 +33,13 @@ typedef struct hw_env_lean {
     /* Scores one point. vals gets nmetrics numbers (NaN when a metric does not apply, e.g. an
      * invalid mapping). Returns 0, or -1 with err (the point's error; others still run). */
     int (*eval)(void *env, void *ctx, const hw_act *act, double *reward, bool *feasible, double *vals, hw_err *err);
+    /* Optional, for a family whose model costs nanoseconds (diag-v0): scores n points at once,
+     * given as n x d integers, row-major, each already range-checked against the env's integer
+     * action space (raw_ndim 0 only). Writes reward[n], feasible[n] and, when vals is not NULL,
+     * n x nmetrics numbers (point-major): for every point exactly eval()'s numbers. Returns 0, or
+     * -1 when it does not take these points (e.g. diag-v0 with step_us); the server then scores
+     * them one by one with eval(), which reports each point's error. */
+    int (*eval_many)(void *env, void *ctx, const int64_t *pts, int64_t n, int64_t d, double *reward, uint8_t *feasible, double *vals);
 } hw_env_lean;
 
 /* NULL when the family has no lean entry in this build. */

@@ -1,7 +1,9 @@
 /* batch.c - see batch.h. */
 #include "batch.h"
 
+#include "batch_block.h"
 #include "cache_key.h"
+#include "reply_slot.h"
 #include "common/env_limits.h"
 
 #include <math.h>
@@ -264,8 +266,26 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
     hw_cache_count(cache, hits, misses, merged);
 }
 
+/* ---------------------------------------------------------------- reply slots */
+
+/* The reply's "reward" and "feasible" fields are laid out now, after the {"id","ok"} header, and
+ * become the batch's result arrays: the workers write the results straight into the reply. The
+ * rest of the reply is appended when the batch is done (lean_pack_reply). */
+static void reply_slots(lean_batch *b, msgpack_sbuffer *sb) {
+    size_t need = sb->size + (size_t)b->n * (10 + 8 * (size_t)b->nreq) + 64 * (size_t)b->nreq + 512;
+    if (sb->alloc < need) {
+        char *p = realloc(sb->data, need);
+        if (!p) abort();
+        sb->data = p;
+        sb->alloc = need;
+    }
+    b->reward = reply_slot(sb, "reward", HW_DT_FLOAT64, b->n);
+    b->feasible = reply_slot(sb, "feasible", HW_DT_BOOL, b->n);
+    b->inreply = true;
+}
+
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache, size_t max_elems,
-                       void *owner, hw_err *err) {
+                       void *owner, msgpack_sbuffer *reply, hw_err *err) {
     lean_batch *b = xcalloc(1, sizeof *b);
     b->owner = owner;
     b->lean = hw_env_lean_find(env_id);
@@ -295,9 +315,13 @@ lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const jso
     }
     size_t n = (size_t)b->n;
     /* every point's entries are written once (evaluated, failed, a hit or merged): no zeroing */
-    b->reward = xmalloc(n * sizeof(double));
+    if (reply && !b->all) { /* reward and feasible live in the reply itself */
+        reply_slots(b, reply);
+    } else {
+        b->reward = xmalloc(n * sizeof(double));
+        b->feasible = xmalloc(n);
+    }
     b->vals = b->nreq ? xmalloc(n * (size_t)b->nreq * sizeof(double)) : NULL;
-    b->feasible = xmalloc(n);
     if (b->all) {
         b->rec = xcalloc(n, sizeof(unsigned char *));
         b->reclen = xcalloc(n, sizeof(size_t));
@@ -323,9 +347,11 @@ void lean_free(lean_batch *b) {
     free(b->lean_idx);
     free(b->todo);
     free(b->keys);
-    free(b->reward);
+    if (!b->inreply) {
+        free(b->reward);
+        free(b->feasible);
+    }
     free(b->vals);
-    free(b->feasible);
     free(b->hit);
     free(b->lv);
     free(b->rec);
@@ -392,6 +418,9 @@ typedef struct lean_run {
     const hw_space *as;
     int64_t *ibuf, *lo, *hi;
     double *fbuf, *lv;
+    int64_t *blo;    /* eval_many blocks: lo and hi - lo of each element of a block of points */
+    uint64_t *bspan;
+    int8_t *blo8, *bhi8; /* the same bounds as int8 (NULL when one does not fit), for int8 points */
     bool fast;       /* integer wire array, integer space (or raw points) */
     size_t esz;
 } lean_run;
@@ -455,6 +484,48 @@ static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_ac
     return 0;
 }
 
+enum { LEAN_BLOCK = 256 }; /* points per eval_many call; the request deadline is read once per block */
+
+/* A block of points todo[p0..p0+m) in one eval_many call of the family (env_lean.h): loaded in one
+ * pass, range-checked in one pass, results written in place (or scattered to the points' slots
+ * when the todo list is not the identity). -1 (nothing written): a point is out of range or the
+ * family declined; the caller then scores the block point by point, which names each error. */
+static int run_block(lean_batch *b, lean_run *R, void *env, void *ctx, int64_t p0, int64_t m, int64_t *blk, double *rw, uint8_t *fe,
+                     double *lvb) {
+    const hw_env_lean *L = b->lean;
+    int64_t d = b->d, nm = L->nmetrics;
+    size_t row = (size_t)d * R->esz;
+    if (!b->todo) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)p0 * row, (size_t)(m * d), blk);
+    else
+        for (int64_t i = 0; i < m; i++) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, (size_t)d, blk + i * d);
+    if (!b->todo && R->blo8 && b->grid.dtype == HW_DT_INT8) { /* checked on the wire bytes */
+        if (!lean_in_range8((const int8_t *)b->grid.data + (size_t)p0 * (size_t)d, R->blo8, R->bhi8, m * d)) return -1;
+    } else if (!lean_in_range(blk, R->blo, R->bspan, m * d)) {
+        return -1;
+    }
+    bool direct = !b->todo && !b->lv; /* results straight into the batch's result arrays */
+    bool want_lv = b->lv || b->nreq;
+    double *r = direct ? b->reward + p0 : rw;
+    uint8_t *f = direct ? b->feasible + p0 : fe;
+    if (L->eval_many(env, ctx, blk, m, d, r, f, want_lv ? lvb : NULL)) return -1;
+    if (direct) { /* the requested metrics, one tight loop each */
+        for (int j = 0; j < b->nreq; j++) {
+            double *dst = b->vals + (size_t)j * (size_t)b->n + (size_t)p0;
+            int li = b->lean_idx[j];
+            for (int64_t i = 0; i < m; i++) dst[i] = lvb[i * nm + li];
+        }
+        return 0;
+    }
+    for (int64_t i = 0; i < m; i++) {
+        int64_t k = todo_at(b, p0 + i);
+        b->reward[k] = rw[i];
+        b->feasible[k] = fe[i];
+        if (b->lv) memcpy(b->lv + (size_t)k * (size_t)nm, lvb + i * nm, (size_t)nm * sizeof(double));
+        for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lvb[i * nm + b->lean_idx[j]];
+    }
+    return 0;
+}
+
 static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void *env, int64_t lo, int64_t hi) {
     const hw_env_lean *L = b->lean;
     lean_run R = {0};
@@ -474,33 +545,66 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
         }
     }
     double *lvbuf = xcalloc((size_t)L->nmetrics + 1, sizeof(double));
+    /* blocks of LEAN_BLOCK points in one eval_many call when the family has one */
+    bool many = R.fast && !L->raw_ndim && L->eval_many && d > 0 && d <= 4096; /* blocks of at most 8 MiB */
+    int64_t *blk = many ? xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t)) : NULL;
+    if (many) {
+        R.blo = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t));
+        R.bspan = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(uint64_t));
+        bool fit8 = true;
+        for (int64_t x = 0; x < LEAN_BLOCK * d; x++) {
+            R.blo[x] = R.lo[x % d];
+            R.bspan[x] = (uint64_t)(R.hi[x % d] - R.lo[x % d]);
+            fit8 &= R.lo[x % d] >= INT8_MIN && R.hi[x % d] <= INT8_MAX;
+        }
+        if (fit8) {
+            R.blo8 = xmalloc((size_t)LEAN_BLOCK * (size_t)d);
+            R.bhi8 = xmalloc((size_t)LEAN_BLOCK * (size_t)d);
+            for (int64_t x = 0; x < LEAN_BLOCK * d; x++) R.blo8[x] = (int8_t)R.lo[x % d], R.bhi8[x] = (int8_t)R.hi[x % d];
+        }
+    }
+    double *rw = many ? xmalloc(LEAN_BLOCK * sizeof(double)) : NULL;
+    uint8_t *fe = many ? xmalloc(LEAN_BLOCK) : NULL;
+    double *lvb = many ? xmalloc((size_t)LEAN_BLOCK * (size_t)(L->nmetrics + 1) * sizeof(double)) : NULL;
     void *ctx = L->prepare ? L->prepare(env) : NULL;
-    for (int64_t p = lo; p < hi; p++) {
-        int64_t k = todo_at(b, p);
-        if (((p - lo) & 255) == 0 && hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
-            for (; p < hi; p++)
+    for (int64_t p0 = lo; p0 < hi; p0 += LEAN_BLOCK) {
+        int64_t p1 = hi - p0 < LEAN_BLOCK ? hi : p0 + LEAN_BLOCK;
+        if (hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
+            for (int64_t p = p0; p < hi; p++)
                 add_err(b, E, todo_at(b, p), HW_E_TIMEOUT, "the request exceeded the server's time limit (--request-timeout) and was abandoned");
             break;
         }
-        hw_act act;
-        if (load_point(b, E, &R, k, &act)) continue;
-        double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
-        bool f;
-        hw_err err;
-        if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
-            add_errf(b, E, k, err.code, err.msg);
-            continue;
+        if (many && run_block(b, &R, env, ctx, p0, p1 - p0, blk, rw, fe, lvb) == 0) continue;
+        for (int64_t p = p0; p < p1; p++) {
+            int64_t k = todo_at(b, p);
+            hw_act act;
+            if (load_point(b, E, &R, k, &act)) continue;
+            double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
+            bool f;
+            hw_err err;
+            if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
+                add_errf(b, E, k, err.code, err.msg);
+                continue;
+            }
+            b->reward[k] = r;
+            b->feasible[k] = f;
+            for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lv[b->lean_idx[j]];
         }
-        b->reward[k] = r;
-        b->feasible[k] = f;
-        for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lv[b->lean_idx[j]];
     }
     if (L->release) L->release(ctx);
+    free(blk);
+    free(rw);
+    free(fe);
+    free(lvb);
     free(lvbuf);
     free(R.ibuf);
     free(R.fbuf);
     free(R.lo);
     free(R.hi);
+    free(R.blo);
+    free(R.bspan);
+    free(R.blo8);
+    free(R.bhi8);
 }
 
 void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi) {
@@ -631,7 +735,7 @@ static int err_cmp(const void *a, const void *b) {
 
 void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb) {
     if (b->all) collect_names(b);
-    size_t need = sb->size + (size_t)b->n * (10 + 8 * (size_t)b->nreq) + 64 * (size_t)b->nreq + 256;
+    size_t need = sb->size + (size_t)b->n * ((b->inreply ? 1 : 10) + 8 * (size_t)b->nreq) + 64 * (size_t)b->nreq + 256;
     if (sb->alloc < need) { /* one allocation for the whole reply */
         char *p = realloc(sb->data, need);
         if (!p) abort();
@@ -646,10 +750,12 @@ void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb) {
     for (int s = 0; s < b->nslices; s++)
         for (size_t j = 0; j < b->serr[s].n; j++) ev[i++] = &b->serr[s].v[j];
     qsort(ev, ne, sizeof *ev, err_cmp);
-    hw_pack_cstr(pk, "reward");
-    pack_f64(pk, b->reward, b->n);
-    hw_pack_cstr(pk, "feasible");
-    pack_u8(pk, b->feasible, b->n);
+    if (!b->inreply) { /* else already in place (reply_slots) */
+        hw_pack_cstr(pk, "reward");
+        pack_f64(pk, b->reward, b->n);
+        hw_pack_cstr(pk, "feasible");
+        pack_u8(pk, b->feasible, b->n);
+    }
     hw_pack_cstr(pk, "metrics");
     msgpack_pack_map(pk, (size_t)b->nreq);
     for (int j = 0; j < b->nreq; j++) {

@@ -56,6 +56,7 @@ typedef struct lean_batch {
     unsigned char *keys;            /* n * HW_CACHE_KEY when cached */
     /* results, written by the slice that owns the point (or the router for hits and merges) */
     double *reward, *vals;          /* vals: nreq * n, metric-major */
+    bool inreply;                   /* reward and feasible point into the reply being built (8-aligned) */
     uint8_t *feasible, *hit;        /* hit NULL: no point was a hit */
     double *lv;                     /* lean family, cached: n * lean->nmetrics, point-major */
     unsigned char **rec;            /* no lean entry, cached or "all": per-point metric records */
@@ -70,9 +71,10 @@ typedef struct lean_batch {
 /* Router: parses the request's points and metrics for env `env_id` (config: the session's
  * config, else the request's "config" is hashed as msgpack), computes keys, answers hits and
  * merges in-flight points (cache may be NULL). `owner` is the router's batch record, handed back
- * to `resolved` callbacks. */
+ * to `resolved` callbacks. reply: the reply buffer, holding just the {"id","ok"} header (the
+ * "reward" and "feasible" fields are laid out in it and written in place), or NULL. */
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache,
-                       size_t max_elems, void *owner, hw_err *err);
+                       size_t max_elems, void *owner, msgpack_sbuffer *reply, hw_err *err);
 /* Router, before dispatching: the todo list is split into `n` slices (slice s gets an index). */
 void lean_set_slices(lean_batch *b, int n);
 void lean_free(lean_batch *b);
@@ -85,7 +87,8 @@ void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *en
 void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner),
                      void *ud);
 
-/* Router: the reply fields (5 of them) after the {"id","ok"} header. */
+/* Router: the reply fields (5 of them) after the {"id","ok"} header; with the reward and
+ * feasible already in place (lean_begin's reply), the other three are appended. */
 #define LEAN_REPLY_FIELDS 5
 void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb);  /* sb: pk's buffer */
 

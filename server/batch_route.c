@@ -49,7 +49,8 @@ void route_batch(router *r, task *t) {
             hw_fail(&err, HW_E_LIMIT, "points: %lld points exceed the limit of %d per evaluate_batch", (long long)n, r->o->max_batch);
             goto fail;
         }
-        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, &err))) goto fail;
+        reply_begin(t, LEAN_REPLY_FIELDS); /* the reply's result arrays are the batch's (lean_begin) */
+        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, &t->reply, &err))) goto fail;
         b->n = b->lean->ntodo; /* slices index the points to evaluate */
     } else if (pts && pts->type == MSGPACK_OBJECT_ARRAY) {
         b->list = pts;
@@ -122,7 +123,9 @@ fail_replied:
 
 /* packs a lean batch's reply into its parent task and frees the batch */
 static void lean_reply(router *r, batch *b) {
-    msgpack_packer lp = reply_begin(b->parent, LEAN_REPLY_FIELDS);
+    msgpack_packer lp;
+    if (b->lean->inreply) msgpack_packer_init(&lp, &b->parent->reply, msgpack_sbuffer_write); /* header and results in place */
+    else lp = reply_begin(b->parent, LEAN_REPLY_FIELDS);
     lean_pack_reply(b->lean, &lp, &b->parent->reply);
     lean_free(b->lean);
     if (r->cache) hw_cache_flush(r->cache);

@@ -1,6 +1,7 @@
 /* hwgym_client.c - see hwgym_client.h */
 #include "hwgym_client.h"
 
+#include <errno.h>
 #include <math.h>
 #include <msgpack.h>
 #include <pthread.h>
@@ -146,6 +147,32 @@ static bool id_is(const msgpack_object *root, uint64_t id) {
     return o && o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 == id;
 }
 
+static void free_sent(void *data, void *hint) {
+    (void)hint;
+    free(data);
+}
+
+/* Sends q's buffer without waiting (ZMQ_DONTWAIT). A big request (a lean batch's points) is
+ * handed to ZeroMQ as it is, not copied: the buffer is released from q and freed by ZeroMQ once
+ * written. Returns zmq_send's result. */
+static int send_req(hwc_client *c, req *q) {
+    if (q->sb.size < ((size_t)32 << 10)) return zmq_send(c->sock, q->sb.data, q->sb.size, ZMQ_DONTWAIT);
+    zmq_msg_t m;
+    size_t n = q->sb.size;
+    char *data = msgpack_sbuffer_release(&q->sb);
+    if (zmq_msg_init_data(&m, data, n, free_sent, NULL)) {
+        free(data);
+        return -1;
+    }
+    int rc = zmq_msg_send(&m, c->sock, ZMQ_DONTWAIT);
+    if (rc < 0) {
+        int e = zmq_errno();
+        zmq_msg_close(&m); /* frees data */
+        errno = e;
+    }
+    return rc;
+}
+
 /* Sends q (consumed) and waits for the reply with its id. On ok=false, fills err from the
  * reply and returns -1 (r is then freed). */
 int exchange(hwc_client *c, req *q, rep *r, hw_err *err) {
@@ -158,7 +185,7 @@ int exchange(hwc_client *c, req *q, rep *r, hw_err *err) {
     int64_t deadline = now_ms() + timeout;
     int rc = -1;
     zmq_pollitem_t out = {c->sock, 0, ZMQ_POLLOUT, 0};
-    if (zmq_poll(&out, 1, timeout) <= 0 || zmq_send(c->sock, q->sb.data, q->sb.size, ZMQ_DONTWAIT) < 0) {
+    if (zmq_poll(&out, 1, timeout) <= 0 || send_req(c, q) < 0) {
         hw_fail(err, HW_E_IO, "%s: cannot send to %s: %s", q->op, c->endpoint,
                 zmq_errno() == EAGAIN ? "timed out" : zmq_strerror(zmq_errno()));
         goto out;
@@ -228,7 +255,7 @@ int exchange_pipe(hwc_client *c, int n, int window, void (*make)(void *ud, int i
             hw_pack_cstr(&q.pk, "id");
             msgpack_pack_uint64(&q.pk, base + (uint64_t)sent);
             zmq_pollitem_t out = {c->sock, 0, ZMQ_POLLOUT, 0};
-            if (zmq_poll(&out, 1, c->timeout_ms) <= 0 || zmq_send(c->sock, q.sb.data, q.sb.size, ZMQ_DONTWAIT) < 0) {
+            if (zmq_poll(&out, 1, c->timeout_ms) <= 0 || send_req(c, &q) < 0) {
                 rc = hw_fail(err, HW_E_IO, "%s: cannot send to %s: %s", q.op, c->endpoint,
                              zmq_errno() == EAGAIN ? "timed out" : zmq_strerror(zmq_errno()));
                 msgpack_sbuffer_destroy(&q.sb);

@@ -291,3 +291,22 @@ int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dis
     *reward = score(e, a, dist);
     return 0;
 }
+
+/* The lean entry's vectorised form (env_lean.h eval_many): n integer points of e->dims elements,
+ * already range-checked; score()'s numbers for each, without a call per point. With step_us the
+ * points go one by one through diag_env_eval_action (its burn honours the request deadline). */
+int diag_env_eval_many(void *p, const int64_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride);
+int diag_env_eval_many(void *p, const int64_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride) {
+    const diag_env *e = p;
+    if (e->step_us > 0 || d != e->dims) return -1;
+    double span = e->as == AS_BOX ? 2.0 : (double)(e->choices - 1);
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t *x = pts + k * d;
+        double s = 0;
+        for (int64_t i = 0; i < d; i++) s += fabs((double)x[i] - e->target[i]) / span;
+        s /= (double)d;
+        reward[k] = 1.0 - s;
+        if (dist) dist[k * dist_stride] = s;
+    }
+    return 0;
+}

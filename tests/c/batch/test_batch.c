@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +14,10 @@
 #include "hwgym_client.h"
 #include "hwgym_trials.h"
 #include "../common/hwtest.h"
+#include "env_lean.h"
+#include "registry.h"
+#include "hw_codec.h"
+#include "reply_slot.h"
 #include "server.h"
 
 typedef struct srv {
@@ -383,10 +388,10 @@ Test(lean, sched_and_placement_entries_match_evaluate) {
 Test(lean, big_batch_in_pipelined_chunks) {
     srv s;
     hwc_client *c = start(&s, 0, NULL);
-    enum { N = 70000 }; /* above libhwgym's 65,536-point chunk: two requests in flight */
+    enum { N = 140000 }; /* above libhwgym's 100,000-point chunk: two requests of 70,000 in flight */
     int64_t *p = malloc(sizeof(int64_t) * N * 2);
     for (int k = 0; k < N; k++) p[2 * k] = k % 8, p[2 * k + 1] = (k / 8) % 8;
-    p[2 * 66000 + 1] = 9; /* out of range, in the second chunk */
+    p[2 * 133000 + 1] = 9; /* out of range, in the second chunk */
     hw_array a = {HW_DT_INT64, 2, {N, 2}, p};
     json_t *cfg = json_pack("{s:i}", "dims", 2);
     const char *dist[] = {"distance"};
@@ -395,8 +400,8 @@ Test(lean, big_batch_in_pipelined_chunks) {
     cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, dist, 1, &b, &e), 0, "%s", e.msg);
     cr_assert_eq(b.n, N);
     cr_assert_eq(b.nerrors, 1);
-    cr_assert(b.error[66000] && strstr(b.error[66000], "BAD_ACTION: points[66000]: action element 1"), "the caller's index, not the chunk's: %s", b.error[66000]);
-    static const int ks[] = {0, 65535, 65536, 69999};
+    cr_assert(b.error[133000] && strstr(b.error[133000], "BAD_ACTION: points[133000]: action element 1"), "the caller's index, not the chunk's: %s", b.error[133000]);
+    static const int ks[] = {0, 69999, 70000, 139999};
     for (int i = 0; i < 4; i++) {
         json_t *pt = json_pack("[I,I]", (json_int_t)p[2 * ks[i]], (json_int_t)p[2 * ks[i] + 1]);
         same_as_evaluate(c, "diag-v0", cfg, &b, ks[i], pt, "distance");
@@ -439,4 +444,146 @@ Test(cache, one_key_for_a_config_in_any_key_order_or_form) {
     json_decref(c2);
     json_decref(c3);
     stop(&s, c);
+}
+
+/* diag-v0 scores blocks of points in one eval_many call on the server (env_lean.h): every reward
+ * and distance must be bit for bit what the per-point lean entry gives in process, including the
+ * points sharing a block with an out-of-range point (that block is scored point by point, which
+ * names the bad point), and with the cache on (the points left to evaluate are then gathered
+ * from the batch's todo list). */
+static void diag_per_point(const int64_t *p, int n, int d, const char *cfgs, double *rw, double *dist) {
+    hw_err e;
+    json_t *cfg = json_loads(cfgs, 0, NULL);
+    const hw_env_family *fam;
+    void *env = hw_env_create("diag-v0", cfg, &fam, &e);
+    cr_assert(env, "%s", e.msg);
+    const hw_env_lean *L = hw_env_lean_find("diag-v0");
+    cr_assert(L && L->eval_many, "diag-v0 has a vectorised lean entry");
+    for (int k = 0; k < n; k++) {
+        hw_act act = {(size_t)d, (int64_t *)p + (size_t)k * (size_t)d, NULL};
+        bool f;
+        rw[k] = dist[k] = NAN;
+        if (p[k * d] < 0 || p[k * d] > 63) continue; /* the test's one bad point */
+        cr_assert_eq(L->eval(env, NULL, &act, &rw[k], &f, &dist[k], &e), 0);
+        cr_assert(f);
+    }
+    fam->destroy(env);
+    json_decref(cfg);
+}
+
+static void check_diag(const hwc_lean *b, const double *rw, const double *dist, int n, int bad) {
+    cr_assert_eq(b->n, (size_t)n);
+    cr_assert_eq(b->nerrors, bad >= 0 ? 1u : 0u);
+    for (int k = 0; k < n; k++) {
+        if (k == bad) {
+            cr_assert(b->error[k] && strstr(b->error[k], "action element 0") && strstr(b->error[k], "64 out of range"), "%s", b->error[k]);
+            cr_assert(isnan(b->reward[k]));
+            continue;
+        }
+        cr_assert_null(b->error[k], "point %d: %s", k, b->error[k]);
+        cr_assert(b->reward[k] == rw[k] && b->vals[k] == dist[k], "point %d: server %.17g / %.17g, per point %.17g / %.17g", k, b->reward[k],
+                  b->vals[k], rw[k], dist[k]);
+        cr_assert(b->feasible[k]);
+    }
+}
+
+Test(lean, diag_blocks_match_per_point_eval) {
+    enum { N = 1100, D = 5 }; /* 2 slices of 550: blocks of 256, 256 and 38 points */
+    static const char *CFG = "{\"dims\":5,\"choices\":64,\"target_seed\":3}";
+    int64_t *p = malloc(sizeof(int64_t) * N * D);
+    unsigned seed = 7;
+    for (int i = 0; i < N * D; i++) p[i] = rand_r(&seed) % 64;
+    p[300 * D] = 64; /* out of range: its block (points 256..511 of the first slice) goes point by point */
+    double *rw = malloc(sizeof(double) * N), *dist = malloc(sizeof(double) * N);
+    diag_per_point(p, N, D, CFG, rw, dist);
+    json_t *cfg = json_loads(CFG, 0, NULL);
+    const char *want[] = {"distance"};
+    hwc_lean b;
+    hw_err e;
+    srv s;
+    hwc_client *c = start(&s, 0, NULL);
+    hw_array a = {HW_DT_INT64, 2, {N, D}, p};
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, want, 1, &b, &e), 0, "%s", e.msg);
+    check_diag(&b, rw, dist, N, 300);
+    for (int k = 0; k < N; k++) cr_assert(!b.cache_hit[k]);
+    hwc_lean_free(&b);
+    stop(&s, c);
+    /* with the cache: the first 400 points first, then all of them (400 hits, the rest gathered) */
+    c = start(&s, 16, NULL);
+    hw_array head = {HW_DT_INT64, 2, {400, D}, p};
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &head, want, 1, &b, &e), 0, "%s", e.msg);
+    hwc_lean_free(&b);
+    p[300 * D] = 1; /* now valid (and not cached): every point evaluates */
+    diag_per_point(p, N, D, CFG, rw, dist);
+    cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, want, 1, &b, &e), 0, "%s", e.msg);
+    for (int k = 0; k < N; k++) /* 300 was an error the first time: not a hit */
+        cr_assert_eq(b.cache_hit[k], k < 400 && k != 300, "point %d", k);
+    check_diag(&b, rw, dist, N, -1);
+    hwc_lean_free(&b);
+    stop(&s, c);
+    json_decref(cfg);
+    free(p);
+    free(rw);
+    free(dist);
+}
+
+/* libhwgym narrows integer points to int16 / int32 on the wire: values must arrive unchanged
+ * (the server's range error quotes them back) */
+Test(lean, narrow_dtypes_carry_values_exactly) {
+    srv s;
+    hwc_client *c = start(&s, 0, NULL);
+    json_t *cfg = json_pack("{s:i}", "dims", 2);
+    static const int64_t vals[] = {-200, 300, 70000, -3000000000LL};
+    for (int i = 0; i < 4; i++) {
+        int64_t p[2][2] = {{1, 2}, {3, vals[i]}};
+        hw_array a = {HW_DT_INT64, 2, {2, 2}, p};
+        hwc_lean b;
+        hw_err e;
+        cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+        cr_assert_null(b.error[0]);
+        char want[64];
+        snprintf(want, sizeof want, "%lld out of range", (long long)vals[i]);
+        cr_assert(b.error[1] && strstr(b.error[1], want), "%s (want '%s')", b.error[1], want);
+        hwc_lean_free(&b);
+    }
+    json_decref(cfg);
+    stop(&s, c);
+}
+
+/* reply_slot lays out a wire array whose data starts 8-aligned, whatever precedes it, in msgpack
+ * that decodes to the same {dtype, shape, data} as the shortest encoding */
+Test(lean, reply_slot_is_aligned_and_decodes) {
+    static const int64_t ns[] = {0, 1, 127, 128, 255, 256, 8191, 8192, 65535, 65536, 100000};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (int pre = 0; pre < 16; pre++)
+            for (int f = 0; f < 2; f++) {
+                hw_dtype dt = f ? HW_DT_BOOL : HW_DT_FLOAT64;
+                int64_t n = ns[i];
+                msgpack_sbuffer sb;
+                msgpack_sbuffer_init(&sb);
+                msgpack_packer pk;
+                msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+                msgpack_pack_map(&pk, 2);
+                hw_pack_cstr(&pk, "p");
+                msgpack_pack_str(&pk, (size_t)pre);
+                msgpack_pack_str_body(&pk, "0123456789abcdef", (size_t)pre);
+                size_t need = sb.size + (size_t)n * 8 + 128;
+                sb.data = realloc(sb.data, need);
+                sb.alloc = need;
+                char *slot = reply_slot(&sb, "x", dt, n);
+                cr_assert_eq((uintptr_t)slot % 8, 0, "n %lld, prefix %d: data at offset %zu", (long long)n, pre, (size_t)(slot - sb.data));
+                memset(slot, 1, (size_t)n * hw_dtype_size(dt));
+                cr_assert_eq(slot + (size_t)n * hw_dtype_size(dt), sb.data + sb.size, "the slot ends the buffer");
+                hw_msg m;
+                hw_err e;
+                cr_assert_eq(hw_msg_decode(&m, sb.data, sb.size, NULL, &e), 0, "%s", e.msg);
+                msgpack_zone z;
+                msgpack_zone_init(&z, 256);
+                hw_array a;
+                cr_assert_eq(hw_mp_array(hw_mp_get(m.root, "x"), "x", &z, 1u << 20, &a, &e), 0, "n %lld prefix %d: %s", (long long)n, pre, e.msg);
+                cr_assert(a.dtype == dt && a.ndim == 1 && a.shape[0] == n && (n == 0 || a.data == (void *)slot), "n %lld prefix %d: dtype %d ndim %d shape %lld data %p slot %p", (long long)n, pre, (int)a.dtype, a.ndim, (long long)a.shape[0], a.data, (void *)slot);
+                msgpack_zone_destroy(&z);
+                hw_msg_free(&m);
+                msgpack_sbuffer_destroy(&sb);
+            }
 }
