@@ -103,9 +103,9 @@ static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
 static void put_game(const mz_agent *A, const mz_game *g, ag_ckpt *c) {
     char k[64];
     int i = g->idx;
-    int64_t st[10] = {g->episode, g->restores, g->backup >= 0 ? g->backup_buf : -1, g->backup_len, g->flushed, g->n,
-                     g->env->st.buffer, g->nforced, g->nopen, g->stretch_losses};
-    ag_ckpt_put_i64(c, kf(k, sizeof k, i, "state"), st, 10);
+    int64_t st[11] = {g->episode, g->restores, g->backup >= 0 ? g->backup_buf : -1, g->backup_len, g->flushed, g->n,
+                     g->env->st.buffer, g->nforced, g->nopen, g->stretch_losses, g->opens_missed};
+    ag_ckpt_put_i64(c, kf(k, sizeof k, i, "state"), st, 11);
     size_t n = (size_t)g->n;
     ag_ckpt_put_f64(c, kf(k, sizeof k, i, "feat"), g->feat, n * (size_t)g->F);
     ag_ckpt_put_u8(c, kf(k, sizeof k, i, "act"), g->act, n);
@@ -150,13 +150,14 @@ static int rebuild_env(mz_agent *A, mz_game *g, int cur, hw_err *err) {
 static int get_game(mz_agent *A, mz_game *g, const ag_ckpt *c, hw_err *err) {
     char k[64];
     int i = g->idx;
-    int64_t st[10];
-    if (ag_ckpt_get_i64(c, kf(k, sizeof k, i, "state"), st, 10, err)) return -1;
+    int64_t st[11];
+    if (ag_ckpt_get_i64(c, kf(k, sizeof k, i, "state"), st, 11, err)) return -1;
     if (st[5] < 0 || st[6] < 0 || st[6] > A->nbuf || st[7] < 0 || st[8] < 0 || st[8] > 1 << 20)
         return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: %s is out of range", k);
     g->episode = st[0];
     g->restores = (int)st[1];
     g->stretch_losses = (int)st[9];
+    g->opens_missed = st[10] != 0;
     g->backup_buf = (int)st[2];
     g->backup = -1;
     g->backup_len = (int)st[3];

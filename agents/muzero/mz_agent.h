@@ -74,6 +74,7 @@ typedef struct mz_game {
     int nforced, capforced;
     int restores;
     int stretch_losses;   /* losses since the last backup_safe state */
+    bool opens_missed;    /* a group opened in this backup stretch has no restore point (cap) */
     double *cur_feat;     /* features of the current state */
     void *user;           /* per-mode state (ES candidate) */
 } mz_game;
@@ -115,6 +116,8 @@ struct mz_agent {
     mz_decide_fn decide;
     mz_done_fn on_done;
     bool store;           /* trajectories go to the replay */
+    bool lean;            /* the mode reads no observation features (ES, random, search only):
+                           * the env is opened without its memory map, states are not encoded */
     void *mode_state;
     bool quiet;
     double last_print;
