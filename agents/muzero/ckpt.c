@@ -205,6 +205,7 @@ int mz_ckpt_maybe(mz_agent *A, hw_err *err) {
     ag_ckpt_put_real(c, "mz.best", A->best);
     ag_ckpt_put_f64(c, "mz.last_loss", A->last_loss, 3);
     ag_ckpt_put_real(c, "mz.elapsed", ag_now() - A->t0);
+    ag_ckpt_put_real(c, "mz.cpu_elapsed", mz_cpu_now() - A->cpu0);
     if (A->best_actions) ag_ckpt_put_u8(c, "mz.best_actions", (const uint8_t *)A->best_actions, (size_t)A->nbuf);
     ag_ckpt_put_json(c, "mz.best_metrics", A->best_metrics);
     for (int i = 0; i < A->G; i++) put_game(A, A->games[i], c);
@@ -250,10 +251,10 @@ static int curve_truncate(mz_agent *A, int64_t steps, hw_err *err) {
 int mz_ckpt_restore(mz_agent *A, hw_err *err) {
     const ag_ckpt *c = A->ctl->resume;
     int64_t ctr[NCTR];
-    double el = 0;
+    double el = 0, cel = 0;
     if (ag_ckpt_get_rng(c, "mz.rng", A->rng, err) || ag_ckpt_get_i64(c, "mz.counters", ctr, NCTR, err) ||
         ag_ckpt_get_real(c, "mz.best", &A->best, err) || ag_ckpt_get_f64(c, "mz.last_loss", A->last_loss, 3, err) ||
-        ag_ckpt_get_real(c, "mz.elapsed", &el, err))
+        ag_ckpt_get_real(c, "mz.elapsed", &el, err) || ag_ckpt_get_real(c, "mz.cpu_elapsed", &cel, err))
         return -1;
     A->env_steps = ctr[0];
     A->demo_steps = ctr[1];
@@ -265,6 +266,7 @@ int mz_ckpt_restore(mz_agent *A, hw_err *err) {
     A->last_train_at = ctr[7];
     A->sims = ctr[8];
     A->t0 = ag_now() - el;
+    A->cpu0 = mz_cpu_now() - cel;
     free(A->best_actions);
     A->best_actions = NULL;
     if (ag_ckpt_len(c, "mz.best_actions") >= 0) {

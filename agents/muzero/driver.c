@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mz_agent.h"
 
@@ -116,6 +117,7 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
         fprintf(A->curve, "seconds,env_steps,return,best\n");
     }
     A->t0 = ag_now();
+    A->cpu0 = mz_cpu_now();
     A->lean = A->o.mode == MODE_ES || A->o.mode == MODE_RANDOM || A->o.mode == MODE_SEARCH;
     /* the lean modes open the env without the 128x128 memory map (unless the config says
      * otherwise): the same game, a cheaper observation per step and per snapshot */
@@ -188,8 +190,21 @@ void mz_agent_free(mz_agent *A) {
 bool mz_agent_out_of_budget(const mz_agent *A) {
     if (A->env_steps >= A->ao->budget) return true;
     if (A->o.max_games > 0 && A->games_done >= A->o.max_games) return true;
-    return A->o.time_limit > 0 && ag_now() - A->t0 >= A->o.time_limit;
+    return mz_agent_out_of_time(A);
 }
+
+double mz_cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+bool mz_agent_out_of_time(const mz_agent *A) {
+    if (A->o.time_limit > 0 && ag_now() - A->t0 >= A->o.time_limit) return true;
+    return A->o.cpu_limit > 0 && mz_cpu_now() - A->cpu0 >= A->o.cpu_limit;
+}
+
+double mz_agent_clock(const mz_agent *A) { return A->o.cpu_limit > 0 ? mz_cpu_now() - A->cpu0 : ag_now() - A->t0; }
 
 double mz_agent_temperature(const mz_agent *A) {
     if (A->o.temp_decay <= 0) return A->o.temp1;
@@ -228,7 +243,7 @@ static void complete(mz_agent *A, mz_game *g) {
         A->best_metrics = json_deep_copy(g->env->info);
     }
     if (A->curve) {
-        fprintf(A->curve, "%.3f,%lld,%.17g,%.17g\n", ag_now() - A->t0, (long long)A->env_steps, ret, A->best);
+        fprintf(A->curve, "%.3f,%lld,%.17g,%.17g\n", mz_agent_clock(A), (long long)A->env_steps, ret, A->best);
         fflush(A->curve);
     }
     if (A->on_done) A->on_done(A, g, ret);
@@ -281,6 +296,11 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
             add_forced(g, alias_prev);
             add_forced(g, e->st.alias_cur);
             A->rewound += g->n - n0;
+            if (!A->quiet)
+                fprintf(stderr, "[hwgym-muzero] game %d lost at buffer %d (alias group %d stuck, %d groups open): %s, %d steps undone\n",
+                        g->idx, e->st.buffer, e->st.alias_cur, g->nopen,
+                        escalate ? "second loss in the backup stretch, back to the earliest open group's restore point"
+                                 : "back to the stuck group's restore point", g->n - n0);
             g->n = n0;
             if (mz_env_restore(e, snap, err) || drop_opens(g, n0, err)) return -1;
             g->restores++;

@@ -40,6 +40,7 @@ typedef struct mz_opts {
     bool backup;          /* Drop-backup (on unless --no-backup) */
     int rollout;          /* search-only: random rollout depth at leaves */
     double time_limit;    /* seconds (0: none) */
+    double cpu_limit;     /* CPU seconds of this process, all threads (0: none) */
     int64_t max_games;    /* stop after this many complete games (0: none) */
     int es_pop;           /* ES population (mirrored pairs x 2) */
     double es_sigma, es_lr;
@@ -105,6 +106,7 @@ struct mz_agent {
     int64_t rewound;      /* trajectory steps undone by Drop-backup restores */
     int64_t env_steps, demo_steps;
     double t0;
+    double cpu0;          /* process CPU seconds at the start (--cpu-limit) */
     /* learning */
     mz_net *net;
     mz_trainer *tr;
@@ -133,6 +135,12 @@ void mz_agent_free(mz_agent *A);
 /* Plays until the budget (env steps) or the time limit is spent. */
 int mz_agent_play(mz_agent *A, hw_err *err);
 bool mz_agent_out_of_budget(const mz_agent *A);
+/* --time-limit or --cpu-limit reached. */
+bool mz_agent_out_of_time(const mz_agent *A);
+/* Process CPU seconds (all threads). */
+double mz_cpu_now(void);
+/* Seconds on the run's clock: CPU seconds since the start with --cpu-limit, else wall. */
+double mz_agent_clock(const mz_agent *A);
 /* The current state's features into g->cur_feat. */
 void mz_game_encode(mz_agent *A, mz_game *g);
 /* Grows g's trajectory arrays (features, actions, masks, rewards, policies, values) to hold at
