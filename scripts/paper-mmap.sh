@@ -18,6 +18,8 @@
 #                 of it)
 #   MMAP_WALL     wall-clock cap per run, as a multiple of its CPU budget (8): a starved run stops
 #                 there, and its summary's cpu_s shows it
+#   MMAP_DEADLINE wall-clock deadline (Unix seconds) for all runs: runs are cut there and later
+#                 runs skipped, so the report is written in time (unset: none)
 # The defaults are about 1,450 CPU seconds (87 runs): about 13 minutes on 2 free cores, 25 on a
 # loaded machine.
 #   MMAP_MZ_ARGS     MuZero settings for Table 2 and Figure 7
@@ -37,7 +39,15 @@ D=$OUT/data
 if [ "${1:-}" = "--one" ]; then # one run: --one name mode cpu_seconds program extra...
     name=$2 mode=$3 secs=$4 prog=$5
     shift 5
-    wall=$("$PY" -c "import sys; print(round(float(sys.argv[1]) * float(sys.argv[2]), 1))" "$secs" "${MMAP_WALL:-8}")
+    wall=$("$PY" -c "import sys, time
+w = float(sys.argv[1]) * float(sys.argv[2])
+if sys.argv[3]:
+    w = min(w, float(sys.argv[3]) - time.time())
+print(round(w, 1))" "$secs" "${MMAP_WALL:-8}" "${MMAP_DEADLINE:-}")
+    if "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 1)" "$wall"; then
+        echo "paper-mmap: $name skipped (MMAP_DEADLINE)" >&2
+        exit 0
+    fi
     echo "paper-mmap: $name ($mode, $prog, ${secs} CPU s)" >&2
     "$BIN" --endpoint "$EP" --config "{\"problem\":\"$prog\"}" --mode "$mode" --budget 1000000000 --cpu-limit "$secs" \
         --time-limit "$wall" --quiet --curve "$D/$name.csv" "$@" > "$D/$name.json"
