@@ -12,7 +12,10 @@
  *     50 simulations per move: BUILD/bin/hwgym-muzero --endpoint local --games 1 --max-games 1,
  *     whole agent (env steps with the full observation, Drop-backup, training, Reanalyse).
  * 3 takes minutes (tens on a loaded machine): BENCH_MUZERO_FULL=0 skips it, and it stops after
- *   BENCH_MUZERO_FULL_SECONDS (1200) wall seconds, reported as not completed. */
+ *   BENCH_MUZERO_FULL_SECONDS (1200) wall seconds, reported as not completed.
+ *  4. (before 3) Random play through the agent, one game to its end on alphatensor_like and
+ *     transformer_big_train: process CPU seconds with the lean observation and with the full
+ *     one (memory map), the same games. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +119,52 @@ static double true_game(mm_problem *p, int G, int sims, int rollout, int moves) 
     return n / spent;
 }
 
+/* Runs hwgym-muzero (args after the binary) and returns its JSON summary (NULL on failure). */
+static json_t *agent_run(const char *bin, const char *args) {
+    char cmd[5000];
+    snprintf(cmd, sizeof cmd, "%s %s", bin, args);
+    FILE *f = popen(cmd, "r");
+    char line[65536] = "";
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        while (fgetc(f) != EOF) {
+        }
+        pclose(f);
+    }
+    return json_loads(line, 0, NULL);
+}
+
+/* 4. Random play through the agent (Drop-backup included), one game to its end, on the large
+ * programs: CPU seconds per complete game with the lean observation random play uses (no memory
+ * map) and with the full observation (config "memory_map": true), the same games. */
+static void random_games(const char *bin) {
+    const char *progs[] = {"alphatensor_like", "transformer_big_train"};
+    printf("  random play through the agent, 1 game to its end (Drop-backup), process CPU s per game:\n");
+    for (int i = 0; i < 2; i++) {
+        double c[2] = {0, 0};
+        long long steps = 0, rew = 0;
+        for (int m = 0; m < 2; m++) {
+            char args[512];
+            snprintf(args, sizeof args,
+                     "--endpoint local --config '{\"problem\":\"%s\"%s}' --mode random --games 1 --max-games 1 --budget 100000000 "
+                     "--time-limit 600 --quiet --seed 1",
+                     progs[i], m ? ",\"memory_map\":true" : "");
+            json_t *j = agent_run(bin, args);
+            if (!j || json_integer_value(json_object_get(j, "games_completed")) < 1) {
+                printf("    %s: the game did not complete\n", progs[i]);
+                json_decref(j);
+                return;
+            }
+            c[m] = json_number_value(json_object_get(j, "cpu_s"));
+            steps = (long long)json_integer_value(json_object_get(j, "env_steps"));
+            rew = (long long)json_integer_value(json_object_get(j, "steps_rewound"));
+            json_decref(j);
+        }
+        printf("    %-22s %lld env steps (%lld rewound): lean %.2f s, full observation %.2f s (%.1fx)\n", progs[i], steps, rew, c[0], c[1],
+               c[0] > 0 ? c[1] / c[0] : 0.0);
+    }
+}
+
 int main(void) {
     printf("MMap-MuZero MCTS, per core (thread CPU time; OpenBLAS 1 thread)\n");
     int Gs[] = {16, 64, 256};
@@ -136,13 +185,6 @@ int main(void) {
     printf("    leaf value 0 (no rollout):  %9.0f simulations/s\n", true_game(p, 8, 100, 0, 5));
     printf("    16-step random rollouts:    %9.0f simulations/s\n", true_game(p, 8, 100, 16, 5));
     mm_problem_free(p);
-    const char *full = getenv("BENCH_MUZERO_FULL");
-    if (full && !strcmp(full, "0")) {
-        printf("  full game of transformer_big_train at 50 sims/move: skipped (BENCH_MUZERO_FULL=0)\n");
-        return 0;
-    }
-    const char *fs = getenv("BENCH_MUZERO_FULL_SECONDS");
-    double cap = fs && atof(fs) > 0 ? atof(fs) : 1200;
     char exe[4096], bin[4300];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k <= 0) return 1;
@@ -150,14 +192,24 @@ int main(void) {
     *strrchr(exe, '/') = 0;
     snprintf(bin, sizeof bin, "%s/../bin/hwgym-muzero", exe);
     if (access(bin, X_OK)) {
-        printf("  full game: %s is not built (make all)\n", bin);
+        printf("  agent rows: %s is not built (make all)\n", bin);
         return 0;
     }
+    random_games(bin);
+    const char *full = getenv("BENCH_MUZERO_FULL");
+    if (full && !strcmp(full, "0")) {
+        printf("  full game of transformer_big_train at 50 sims/move: skipped (BENCH_MUZERO_FULL=0)\n");
+        return 0;
+    }
+    const char *fs = getenv("BENCH_MUZERO_FULL_SECONDS");
+    double cap = fs && atof(fs) > 0 ? atof(fs) : 1200;
     char cmd[5000];
     snprintf(cmd, sizeof cmd,
              "%s --endpoint local --config '{\"problem\":\"transformer_big_train\"}' --games 1 --simulations 50 --max-games 1 "
              "--budget 1000000 --time-limit %g --no-demo --quiet --seed 1",
              bin, cap);
+    struct rusage ru0;
+    getrusage(RUSAGE_CHILDREN, &ru0); /* the random-play rows' children are not this game's */
     double t0 = now();
     FILE *f = popen(cmd, "r");
     char line[65536] = "";
@@ -170,7 +222,8 @@ int main(void) {
     double wall = now() - t0;
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    double cpus = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    double cpus = (double)(ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec) + (double)(ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec) * 1e-6 +
+                  (double)(ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) + (double)(ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e-6;
     json_t *j = json_loads(line, 0, NULL);
     printf("  full game, transformer_big_train (15,974 buffers), 50 sims/move, 1 game, whole agent: %.1f s wall, %.1f s CPU", wall, cpus);
     if (j) {

@@ -1,17 +1,30 @@
 #!/usr/bin/python3
-"""paper-mmap-report.py OUT T T3 MZARGS SECONDS [SEEDS [T7]] - writes OUT.md (docs/results/mmap.md) and the
-SVG figures in OUT/ from the summaries (OUT/data/*.json) and curves (OUT/data/*.csv.gz) of
-scripts/paper-mmap.sh. Standard library only."""
+"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS - writes OUT.md (docs/results/mmap.md)
+and the SVG figures in OUT/ from the summaries (OUT/data/*.json), curves (OUT/data/*.csv.gz) and
+program sizes (OUT/data/sizes.txt) of scripts/paper-mmap.sh. T2 and T3 are "BASE+PER_KBUF" CPU
+seconds per run; T7 CPU seconds. Standard library only."""
 import glob
 import gzip
 import json
 import os
 import sys
 
-out, T, T3, MZ, SECS = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
-SEEDS = (sys.argv[6] if len(sys.argv) > 6 else "1").split()
-T7 = float(sys.argv[7]) if len(sys.argv) > 7 else T
+out, T2S, T3S, MZ, SECS = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+SEEDS = sys.argv[6].split()
+T7 = float(sys.argv[7])
+MZ3, JOBS = sys.argv[8], sys.argv[9]
 D = os.path.join(out, "data")
+SIZES = dict(l.split() for l in open(os.path.join(D, "sizes.txt")))
+
+
+def budget(spec, p):
+    base, per = (float(x) for x in spec.split("+"))
+    return round(base + per * int(SIZES[p]) / 1000, 1)
+
+
+def spec_text(spec):
+    base, per = spec.split("+")
+    return f"{base} + {per} CPU s per 1,000 buffers"
 T2P = ["alexnet_train_batch_32", "wavenet_coherent_batch32", "alphatensor_like", "tensor2tensor_transformer_bf16"]
 PAPER_T2 = {"alexnet_train_batch_32": (300, 0.5834, 0.5426, 0.4100), "wavenet_coherent_batch32": (3020, 0.7099, 0.7004, 0.4804),
             "alphatensor_like": (9084, 0.7680, 0.5357, 0.2481), "tensor2tensor_transformer_bf16": (9888, 0.7002, 0.6263, 0.3227)}
@@ -122,25 +135,27 @@ def svg(path, panels, w, h):
 
 L = []
 L.append("# MMap-MuZero on mmap-v0: our reproduction of Table 2 / Figure 5, Table 3 and Figure 7\n")
-L.append(f"Produced by `make paper-mmap` (scripts/paper-mmap.sh, {SECS} s of runs on this 2-core machine shared with "
-         "other jobs). Every run is `hwgym-muzero` with `--endpoint local`, a wall-clock limit and an unbounded step "
-         "budget, so agents are compared at equal time, as the paper's Figure 5 does. Data beside this page: "
+L.append(f"Produced by `make paper-mmap` (scripts/paper-mmap.sh, {SECS} s wall for all runs, {JOBS} at a time, on this "
+         "2-core machine shared with other jobs). Every run is `hwgym-muzero` with `--endpoint local`, a CPU-time "
+         "limit (`--cpu-limit`) that grows with the program's size, and an unbounded step budget, so agents are "
+         "compared at equal compute, as the paper's Figure 5 compares them at equal time (CPU seconds, because the "
+         "wall time of a run on a shared machine measures everyone's load). Data beside this page: "
          "`mmap/data/*.json` (each run's JSON summary, with the best mapping as a digit string) and "
-         "`mmap/data/*.csv.gz` (every complete game: seconds, env steps, return, best so far). "
+         "`mmap/data/*.csv.gz` (every complete game: CPU seconds, env steps, return, best so far). "
          f"Seeds: {', '.join(SEEDS)}; table cells are mean ± sample standard deviation over the seeds, and "
          "\"(k/n)\" means only k of the n seeds completed a game (the mean is over those).\n")
-L.append(f"MuZero settings for these time-budgeted runs: `{MZ}` (plus the Appendix C values that are defaults: "
+L.append(f"MuZero settings for these runs: `{MZ}` (Table 2, Figure 7) and `{MZ3}` (Table 3) (plus the Appendix C values that are defaults: "
          "discount 0.9999, c1 1.25, c2 19652, Dirichlet 0.03/0.25 when not Gumbel, replay 20000, Reanalyse 0.5, "
          "Adam 2e-4 with weight decay 1e-4, K = 5, TD-10). ES: `--games 8` (population 8, mirrored), sigma 0.5, step 0.5. "
          "Random: 8 games in flight. All three play with Drop-backup (section 4.3.2), so a lost game is restored rather than "
          "scored 0.\n")
 
 # ---------------- Table 2
-L.append(f"## Table 2 / Figure 5: final reward at equal wall-clock ({T:.0f} s per agent and program)\n")
+L.append(f"## Table 2 / Figure 5: final reward at equal compute ({spec_text(T2S)} per agent and program)\n")
 L.append("Reward = the best complete game's return divided by the heuristic's return on the same program (the paper "
          "normalises differently; its values are not comparable in absolute terms, only in ordering).\n")
-L.append("| program | buffers (ours / paper) | MuZero | ES | Random | games MuZero / ES / Random | paper MuZero / ES / Random |")
-L.append("|---|---|---|---|---|---|---|")
+L.append("| program | buffers (ours / paper) | CPU s | MuZero | ES | Random | games MuZero / ES / Random | paper MuZero / ES / Random |")
+L.append("|---|---|---|---|---|---|---|---|")
 panels = []
 for i, p in enumerate(T2P):
     js = {m: runs(f"t2-{p}-{m}") for m in ("muzero", "es", "random")}
@@ -151,29 +166,29 @@ for i, p in enumerate(T2P):
     best = max((v for v in vals.values() if v is not None), default=None)
     cell = lambda m: ("**" + msd([rel(j) for j in js[m]]) + "**") if vals[m] is not None and vals[m] == best else msd([rel(j) for j in js[m]])
     games = " / ".join("+".join(str(j["games_completed"]) if j else "—" for j in js[m]) for m in ("muzero", "es", "random"))
-    L.append(f"| {p} | {nb} / {pp[0]} | {cell('muzero')} | {cell('es')} | {cell('random')} | {games} | {pp[1]} / {pp[2]} / {pp[3]} |")
+    L.append(f"| {p} | {nb} / {pp[0]} | {budget(T2S, p):g} | {cell('muzero')} | {cell('es')} | {cell('random')} | {games} | {pp[1]} / {pp[2]} / {pp[3]} |")
     heur = some[0]["heuristic_return"] if some else 1.0
     series = [(m, curve(f"t2-{p}-{m}-s{sd}")) for m in ("muzero", "es", "random") for sd in SEEDS]
-    panels.append(panel((i % 2) * 360, (i // 2) * 220, 350, 210, p, series, T, heur))
+    panels.append(panel((i % 2) * 360, (i // 2) * 220, 350, 210, p, series, budget(T2S, p), heur))
 svg(os.path.join(out, "figure5.svg"), panels, 720, 440)
 L.append("\n![Figure 5](mmap/figure5.svg)\n")
-L.append("Figure 5 (ours): best return so far / heuristic return against seconds, one line per seed; the dashed line is "
+L.append("Figure 5 (ours): best return so far / heuristic return against CPU seconds, one line per seed; the dashed line is "
          "the heuristic. Games column: complete games per seed.\n")
 
 # ---------------- Table 3
-L.append(f"## Table 3: speedup over the heuristic ({T3:.0f} s of MuZero per program and seed)\n")
+L.append(f"## Table 3: speedup over the heuristic ({spec_text(T3S)} of MuZero per program and seed)\n")
 L.append("Speedup = heuristic program latency / agent program latency, both from the env's cost model "
          "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. Per program: the mean "
          "over the seeds that completed a game (MuZero) and over all seeds (MuZero-prod, where a seed that "
          "completed no game scores 1.0). The summary row counts a program as improved when its mean speedup "
          "is above 1; programs where no seed completed a game count as not improved for MuZero.\n")
-L.append("| program | buffers | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
-L.append("|---|---|---|---|---|---|")
+L.append("| program | buffers | CPU s | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
+L.append("|---|---|---|---|---|---|---|")
 ag, pr = [], []
 for p in T3P:
     js = runs(f"t3-{p}-prod")
     if not any(js):
-        L.append(f"| {p} | — | — | — | — | — |")
+        L.append(f"| {p} | — | — | — | — | — | — |")
         continue
     sps = [j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None for j in js]
     rrs = [j["agent_return"] / j["heuristic_return"] if j and j.get("agent_return") else None for j in js]
@@ -182,7 +197,7 @@ for p in T3P:
     pr.append(mean(prs))
     nb = next(j["num_buffers"] for j in js if j)
     games = "+".join(str(j["games_completed"]) if j else "—" for j in js)
-    L.append(f"| {p} | {nb} | {games} | {msd(rrs)} | {msd(sps, 4)} | {msd(prs, 4)} |")
+    L.append(f"| {p} | {nb} | {budget(T3S, p):g} | {games} | {msd(rrs)} | {msd(sps, 4)} | {msd(prs, 4)} |")
 L.append("")
 agv = [x for x in ag if x is not None]
 L.append("| agent | mean | max | min | models improved | paper mean / max / min / improved |")
@@ -196,7 +211,7 @@ if pr:
 L.append("")
 
 # ---------------- Figure 7
-L.append(f"## Figure 7: ablation on inference_resnet ({T7:.0f} s each)\n")
+L.append(f"## Figure 7: ablation on inference_resnet ({T7:g} CPU s each)\n")
 L.append("| agent | best return / heuristic | games | env steps | simulations | train steps |")
 L.append("|---|---|---|---|---|---|")
 series = []

@@ -146,6 +146,12 @@ int ag_sess_evaluate_batch(ag_sess *s, const json_t *points, double *rewards, js
  * "feasible": bool, "cache_hit": bool} or NULL for a failed point. Local sessions fall back to
  * ag_sess_evaluate_batch (cache_hit false). */
 int ag_sess_evaluate_lean(ag_sess *s, int n, const double *x, double *rewards, json_t **metrics, hw_err *err);
+/* The env's state as a snapshot (the protocol's snapshot / restore / drop_snapshot ops; local
+ * sessions keep the env's own snapshots under ids 1, 2, ...). restore leaves obs, reward and
+ * info as they were: the protocol's restore reply carries no observation. */
+int ag_sess_snapshot(ag_sess *s, int64_t *id, hw_err *err);
+int ag_sess_restore(ag_sess *s, int64_t id, hw_err *err);
+int ag_sess_drop_snapshot(ag_sess *s, int64_t id, hw_err *err);
 /* Closes the server session when this process made it (not a joined agent), frees. NULL ok. */
 void ag_sess_free(ag_sess *s);
 /* Several servers: an endpoint "EP1,EP2,..." makes the session on every one; reset/step/evaluate

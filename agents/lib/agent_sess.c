@@ -29,6 +29,10 @@ typedef struct sess_impl {
     int nsub, primary;
     hwc_client **sub_cli;
     hwc_session *sub_hs;
+    /* local snapshots: id -> the env's snapshot */
+    struct local_snap { int64_t id; void *snap; } *snaps;
+    int nsnap, capsnap;
+    int64_t next_snap;
 } sess_impl;
 
 int ag_endpoint_count(const char *endpoint) {
@@ -307,6 +311,8 @@ void ag_sess_free(ag_sess *s) {
             hwc_session_free(&im->hs);
             hwc_disconnect(im->cli);
         }
+        for (int i = 0; i < im->nsnap; i++) im->fam->snapshot_free(im->snaps[i].snap);
+        free(im->snaps);
         if (im->env) im->fam->destroy(im->env);
         free(im->ibuf);
         free(im->fbuf);
@@ -332,8 +338,18 @@ int ag_sess_choices(const ag_sess *s, int64_t *out) {
 static void flatten_obs(ag_sess *s, const hw_obs *obs) {
     int64_t k = 0;
     for (int f = 0; f < obs->n; f++) {
-        int64_t n = hw_array_numel(&obs->arr[f]);
-        for (int64_t i = 0; i < n && k < s->obs_dim; i++) s->obs[k++] = hw_array_get_f64(&obs->arr[f], i);
+        const hw_array *a = &obs->arr[f];
+        int64_t n = hw_array_numel(a);
+        if (n > s->obs_dim - k) n = s->obs_dim - k;
+        if (a->dtype == HW_DT_UINT8) { /* fast paths: large maps and images, float vectors */
+            const uint8_t *u = a->data;
+            for (int64_t i = 0; i < n; i++) s->obs[k++] = u[i];
+        } else if (a->dtype == HW_DT_FLOAT32) {
+            const float *u = a->data;
+            for (int64_t i = 0; i < n; i++) s->obs[k++] = u[i];
+        } else {
+            for (int64_t i = 0; i < n; i++) s->obs[k++] = hw_array_get_f64(a, i);
+        }
     }
 }
 
@@ -428,6 +444,46 @@ int ag_sess_evaluate(ag_sess *s, const json_t *point, double *reward, json_t **m
         return 0;
     }
     return hwc_evaluate(im->cli, s->token, NULL, NULL, point, reward, metrics, err);
+}
+
+int ag_sess_snapshot(ag_sess *s, int64_t *id, hw_err *err) {
+    sess_impl *im = s->impl;
+    if (!s->local) return hwc_snapshot(im->cli, &im->hs, id, err);
+    if (!im->fam->snapshot) return hw_fail(err, HW_E_NOT_SUPPORTED, "%s has no snapshot()", s->env);
+    void *sn = im->fam->snapshot(im->env, err);
+    if (!sn) return -1;
+    if (im->nsnap == im->capsnap) {
+        im->capsnap = im->capsnap ? 2 * im->capsnap : 8;
+        im->snaps = realloc(im->snaps, sizeof *im->snaps * (size_t)im->capsnap);
+        if (!im->snaps) abort();
+    }
+    im->snaps[im->nsnap++] = (struct local_snap){++im->next_snap, sn};
+    *id = im->next_snap;
+    return 0;
+}
+
+static int local_snap_index(const sess_impl *im, int64_t id) {
+    for (int i = 0; i < im->nsnap; i++)
+        if (im->snaps[i].id == id) return i;
+    return -1;
+}
+
+int ag_sess_restore(ag_sess *s, int64_t id, hw_err *err) {
+    sess_impl *im = s->impl;
+    if (!s->local) return hwc_restore(im->cli, &im->hs, id, err);
+    int i = local_snap_index(im, id);
+    if (i < 0) return hw_fail(err, HW_E_BAD_REQUEST, "snapshot %lld: unknown", (long long)id);
+    return im->fam->restore(im->env, im->snaps[i].snap, err);
+}
+
+int ag_sess_drop_snapshot(ag_sess *s, int64_t id, hw_err *err) {
+    sess_impl *im = s->impl;
+    if (!s->local) return hwc_drop_snapshot(im->cli, &im->hs, id, err);
+    int i = local_snap_index(im, id);
+    if (i < 0) return hw_fail(err, HW_E_BAD_REQUEST, "snapshot %lld: unknown", (long long)id);
+    im->fam->snapshot_free(im->snaps[i].snap);
+    im->snaps[i] = im->snaps[--im->nsnap];
+    return 0;
 }
 
 typedef struct chunk {

@@ -1,9 +1,8 @@
 /* mz_env.h - one mmap-v0 game for the MuZero agent: reset, step, snapshot/restore/drop and
- * evaluate, over a hwgym-server (libhwgym) or in this process ("local": the env vtable).
- * Owns: the session, the flattened observation of the current state with its parsed info
- * (legal mask, backup_safe, buffer index, end-of-game metrics), and a copy of the observation
- * kept with every snapshot - the protocol's restore reply carries no observation, so restore
- * puts back the one saved when the snapshot was taken. */
+ * evaluate on an ag_sess (agent_common.h: a hwgym-server, or this process with "local").
+ * Owns: the state parsed from the session's info (legal mask, backup_safe, buffer index, lost)
+ * and a copy of the state kept with every snapshot - the protocol's restore reply carries no
+ * observation, so restore puts back the one saved when the snapshot was taken. */
 #ifndef HWGYM_MZ_ENV_H
 #define HWGYM_MZ_ENV_H
 
@@ -15,7 +14,7 @@
 #include "muzero_net.h"
 
 typedef struct mz_env_state {
-    double *obs;          /* layout.obs_dim */
+    double *obs;          /* layout.obs_dim (the current state's is the session's buffer) */
     uint8_t mask;         /* legal actions, bit a */
     bool backup_safe;
     int buffer, nbuf;
@@ -29,7 +28,7 @@ typedef struct mz_env {
     mz_env_state st;      /* current state */
     double reward;        /* last step */
     bool terminated, lost;
-    json_t *info;         /* last reset/step info (owned) */
+    json_t *info;         /* last reset/step info (the session's: valid until the next step) */
     int64_t steps;        /* env steps sent */
     void *impl;
 } mz_env;

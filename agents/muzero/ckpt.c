@@ -103,9 +103,9 @@ static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
 static void put_game(const mz_agent *A, const mz_game *g, ag_ckpt *c) {
     char k[64];
     int i = g->idx;
-    int64_t st[10] = {g->episode, g->restores, g->backup >= 0 ? g->backup_buf : -1, g->backup_len, g->flushed, g->n,
-                     g->env->st.buffer, g->nforced, g->nopen, g->stretch_losses};
-    ag_ckpt_put_i64(c, kf(k, sizeof k, i, "state"), st, 10);
+    int64_t st[11] = {g->episode, g->restores, g->backup >= 0 ? g->backup_buf : -1, g->backup_len, g->flushed, g->n,
+                     g->env->st.buffer, g->nforced, g->nopen, g->stretch_losses, g->opens_missed};
+    ag_ckpt_put_i64(c, kf(k, sizeof k, i, "state"), st, 11);
     size_t n = (size_t)g->n;
     ag_ckpt_put_f64(c, kf(k, sizeof k, i, "feat"), g->feat, n * (size_t)g->F);
     ag_ckpt_put_u8(c, kf(k, sizeof k, i, "act"), g->act, n);
@@ -150,13 +150,14 @@ static int rebuild_env(mz_agent *A, mz_game *g, int cur, hw_err *err) {
 static int get_game(mz_agent *A, mz_game *g, const ag_ckpt *c, hw_err *err) {
     char k[64];
     int i = g->idx;
-    int64_t st[10];
-    if (ag_ckpt_get_i64(c, kf(k, sizeof k, i, "state"), st, 10, err)) return -1;
+    int64_t st[11];
+    if (ag_ckpt_get_i64(c, kf(k, sizeof k, i, "state"), st, 11, err)) return -1;
     if (st[5] < 0 || st[6] < 0 || st[6] > A->nbuf || st[7] < 0 || st[8] < 0 || st[8] > 1 << 20)
         return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: %s is out of range", k);
     g->episode = st[0];
     g->restores = (int)st[1];
     g->stretch_losses = (int)st[9];
+    g->opens_missed = st[10] != 0;
     g->backup_buf = (int)st[2];
     g->backup = -1;
     g->backup_len = (int)st[3];
@@ -204,6 +205,7 @@ int mz_ckpt_maybe(mz_agent *A, hw_err *err) {
     ag_ckpt_put_real(c, "mz.best", A->best);
     ag_ckpt_put_f64(c, "mz.last_loss", A->last_loss, 3);
     ag_ckpt_put_real(c, "mz.elapsed", ag_now() - A->t0);
+    ag_ckpt_put_real(c, "mz.cpu_elapsed", mz_cpu_now() - A->cpu0);
     if (A->best_actions) ag_ckpt_put_u8(c, "mz.best_actions", (const uint8_t *)A->best_actions, (size_t)A->nbuf);
     ag_ckpt_put_json(c, "mz.best_metrics", A->best_metrics);
     for (int i = 0; i < A->G; i++) put_game(A, A->games[i], c);
@@ -249,10 +251,10 @@ static int curve_truncate(mz_agent *A, int64_t steps, hw_err *err) {
 int mz_ckpt_restore(mz_agent *A, hw_err *err) {
     const ag_ckpt *c = A->ctl->resume;
     int64_t ctr[NCTR];
-    double el = 0;
+    double el = 0, cel = 0;
     if (ag_ckpt_get_rng(c, "mz.rng", A->rng, err) || ag_ckpt_get_i64(c, "mz.counters", ctr, NCTR, err) ||
         ag_ckpt_get_real(c, "mz.best", &A->best, err) || ag_ckpt_get_f64(c, "mz.last_loss", A->last_loss, 3, err) ||
-        ag_ckpt_get_real(c, "mz.elapsed", &el, err))
+        ag_ckpt_get_real(c, "mz.elapsed", &el, err) || ag_ckpt_get_real(c, "mz.cpu_elapsed", &cel, err))
         return -1;
     A->env_steps = ctr[0];
     A->demo_steps = ctr[1];
@@ -264,6 +266,7 @@ int mz_ckpt_restore(mz_agent *A, hw_err *err) {
     A->last_train_at = ctr[7];
     A->sims = ctr[8];
     A->t0 = ag_now() - el;
+    A->cpu0 = mz_cpu_now() - cel;
     free(A->best_actions);
     A->best_actions = NULL;
     if (ag_ckpt_len(c, "mz.best_actions") >= 0) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mz_agent.h"
 
@@ -23,7 +24,10 @@ void mz_traj_reserve(mz_game *g, int n) {
     g->cap = cap;
 }
 
-void mz_game_encode(mz_agent *A, mz_game *g) { mzf_encode(&g->env->L, g->env->st.obs, A->nbuf, A->rscale, g->cur_feat); }
+void mz_game_encode(mz_agent *A, mz_game *g) {
+    if (A->lean) return; /* cur_feat stays zero: the mode does not read it */
+    mzf_encode(&g->env->L, g->env->st.obs, A->nbuf, A->rscale, g->cur_feat);
+}
 
 /* Appends trajectory positions [a, b) to the replay as one segment; done marks the last. For the
  * learning-only mode the policy weight is 1 where the TD-n return beat the stored value. */
@@ -67,6 +71,7 @@ static int new_backup(mz_agent *A, mz_game *g, hw_err *err) {
     g->backup = id;
     g->backup_buf = g->env->st.buffer;
     g->stretch_losses = 0;
+    g->opens_missed = false;
     g->backup_len = g->n;
     return 0;
 }
@@ -112,6 +117,12 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
         fprintf(A->curve, "seconds,env_steps,return,best\n");
     }
     A->t0 = ag_now();
+    A->cpu0 = mz_cpu_now();
+    A->lean = A->o.mode == MODE_ES || A->o.mode == MODE_RANDOM || A->o.mode == MODE_SEARCH;
+    /* the lean modes open the env without the 128x128 memory map (unless the config says
+     * otherwise): the same game, a cheaper observation per step and per snapshot */
+    json_t *ecfg = json_is_object(A->ao->config) ? json_deep_copy(A->ao->config) : json_object();
+    if (A->lean && !json_object_get(ecfg, "memory_map")) json_object_set_new(ecfg, "memory_map", json_false());
     A->games = calloc((size_t)A->G, sizeof(mz_game *));
     for (int i = 0; i < A->G; i++) {
         mz_game *g = calloc(1, sizeof *g);
@@ -120,9 +131,13 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
         g->backup = -1;
         g->backup_buf = -1;
         g->episode = -1;
-        g->env = mz_env_open(A->ao->endpoint, A->ao->config, err);
-        if (!g->env) return -1;
+        g->env = mz_env_open(A->ao->endpoint, ecfg, err);
+        if (!g->env) {
+            json_decref(ecfg);
+            return -1;
+        }
     }
+    json_decref(ecfg);
     mz_env *e = A->games[0]->env;
     if (mz_env_reset(e, err)) return -1;
     A->nbuf = e->st.nbuf;
@@ -175,8 +190,21 @@ void mz_agent_free(mz_agent *A) {
 bool mz_agent_out_of_budget(const mz_agent *A) {
     if (A->env_steps >= A->ao->budget) return true;
     if (A->o.max_games > 0 && A->games_done >= A->o.max_games) return true;
-    return A->o.time_limit > 0 && ag_now() - A->t0 >= A->o.time_limit;
+    return mz_agent_out_of_time(A);
 }
+
+double mz_cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+bool mz_agent_out_of_time(const mz_agent *A) {
+    if (A->o.time_limit > 0 && ag_now() - A->t0 >= A->o.time_limit) return true;
+    return A->o.cpu_limit > 0 && mz_cpu_now() - A->cpu0 >= A->o.cpu_limit;
+}
+
+double mz_agent_clock(const mz_agent *A) { return A->o.cpu_limit > 0 ? mz_cpu_now() - A->cpu0 : ag_now() - A->t0; }
 
 double mz_agent_temperature(const mz_agent *A) {
     if (A->o.temp_decay <= 0) return A->o.temp1;
@@ -215,7 +243,7 @@ static void complete(mz_agent *A, mz_game *g) {
         A->best_metrics = json_deep_copy(g->env->info);
     }
     if (A->curve) {
-        fprintf(A->curve, "%.3f,%lld,%.17g,%.17g\n", ag_now() - A->t0, (long long)A->env_steps, ret, A->best);
+        fprintf(A->curve, "%.3f,%lld,%.17g,%.17g\n", mz_agent_clock(A), (long long)A->env_steps, ret, A->best);
         fflush(A->curve);
     }
     if (A->on_done) A->on_done(A, g, ret);
@@ -239,6 +267,18 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
                  * steps per group on a big training program. Back to the backup (the paper's
                  * restore point), and Drop every group that was open at the loss. */
                 for (int i = 0; i < g->nopen; i++) add_forced(g, g->opens[i].alias);
+                /* every group open at the loss was opened in this stretch; the latest state from
+                 * which all of them can still be dropped is the earliest of their restore points
+                 * (when each has one, the stuck group included): no need to undo the groups
+                 * completed before it */
+                bool stuck_has_point = false;
+                for (int i = 0; i < g->nopen; i++) stuck_has_point |= g->opens[i].alias == e->st.alias_cur;
+                if (!g->opens_missed && stuck_has_point)
+                    for (int i = 0; i < g->nopen; i++)
+                        if (g->opens[i].n >= g->backup_len && (snap == g->backup || g->opens[i].n < n0)) {
+                            snap = g->opens[i].snap;
+                            n0 = g->opens[i].n;
+                        }
                 g->stretch_losses = 0;
             } else {
                 for (int i = 0; i < g->nopen; i++)
@@ -256,6 +296,11 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
             add_forced(g, alias_prev);
             add_forced(g, e->st.alias_cur);
             A->rewound += g->n - n0;
+            if (!A->quiet)
+                fprintf(stderr, "[hwgym-muzero] game %d lost at buffer %d (alias group %d stuck, %d groups open): %s, %d steps undone\n",
+                        g->idx, e->st.buffer, e->st.alias_cur, g->nopen,
+                        escalate ? "second loss in the backup stretch, back to the earliest open group's restore point"
+                                 : "back to the stuck group's restore point", g->n - n0);
             g->n = n0;
             if (mz_env_restore(e, snap, err) || drop_opens(g, n0, err)) return -1;
             g->restores++;
@@ -363,9 +408,12 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
             int alias_prev = e->st.alias_cur, buf = e->st.buffer;
             const double *gl = e->L.off_global >= 0 ? e->st.obs + e->L.off_global : NULL;
             bool opens = gl && a != 2 && gl[2] == 0 && gl[3] > 0, last = gl && gl[3] == 0;
-            if (opens && A->o.backup && g->backup >= 0 && g->nopen < MZ_MAX_OPENS && open_point(g, err)) {
-                rc = -1;
-                goto out;
+            if (opens && A->o.backup && g->backup >= 0) {
+                if (g->nopen >= MZ_MAX_OPENS) g->opens_missed = true;
+                else if (open_point(g, err)) {
+                    rc = -1;
+                    goto out;
+                }
             }
             mz_traj_reserve(g, g->n + 1);
             memcpy(g->feat + (size_t)g->n * (size_t)g->F, g->cur_feat, sizeof(double) * (size_t)g->F);

@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
     int64_t games = 8, sims = o->mcts.sims, batch = 128, replay = 20000, rsims = 25, train_every = 8, K = o->train.K,
             td = o->train.td_steps, decay = 400000, rollout = 16, embed = 32, hidden = 64, rhidden = 128,
             support = 15, gm = 3, maxg = 0;
-    double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, lr = o->train.lr, wd = o->train.weight_decay,
+    double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, cpul = 0, lr = o->train.lr, wd = o->train.weight_decay,
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = o->mcts.minmax_floor, sigma = 0.5, eslr = 0.5;
     bool gumbel = false, no_demo = false, no_backup = false;
@@ -61,6 +61,7 @@ int main(int argc, char **argv) {
         {"rollout", AG_OPT_INT, &rollout, "search mode: random rollout depth at a leaf (16)"},
         {"max-games", AG_OPT_INT, &maxg, "stop after this many complete games as well (0: only --budget)"},
         {"time-limit", AG_OPT_DOUBLE, &tl, "stop after this many seconds as well (0: only --budget)"},
+        {"cpu-limit", AG_OPT_DOUBLE, &cpul, "stop after this many CPU seconds of this process as well (0: none): equal budgets on a shared machine; --curve's seconds are then CPU seconds"},
         {"es-sigma", AG_OPT_DOUBLE, &sigma, "ES noise scale (0.5)"},
         {"es-lr", AG_OPT_DOUBLE, &eslr, "ES step size (0.5)"},
         {"curve", AG_OPT_STRING, &curve, "write every complete game (seconds, env_steps, return, best) to this CSV"},
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
     else if (reanalyse < 0 || reanalyse > 1) bad = "--reanalyse: must be in [0, 1]";
     else if (embed < 1 || hidden < 1 || rhidden < 1 || support < 1 || support > 100) bad = "--embed/--hidden/--repr-hidden/--support: out of range";
     else if (train_every < 1 || rsims < 1) bad = "--train-every/--reanalyse-simulations: must be >= 1";
+    else if (tl < 0 || cpul < 0) bad = "--time-limit/--cpu-limit: must be >= 0";
     if (bad) {
         fprintf(stderr, "hwgym-muzero: %s\n", bad);
         ag_opts_free(&ao);
@@ -130,6 +132,7 @@ int main(int argc, char **argv) {
     o->backup = !no_backup;
     o->rollout = (int)rollout;
     o->time_limit = tl;
+    o->cpu_limit = cpul;
     o->max_games = maxg;
     o->es_sigma = sigma;
     o->es_lr = eslr;
@@ -180,6 +183,7 @@ out:
         double agent_lat = have ? json_number_value(json_object_get(A.best_metrics, "program_latency")) : NAN;
         json_object_set_new(x, "mode", json_string(MODES[o->mode]));
         json_object_set_new(x, "env_steps", json_integer(A.env_steps));
+        json_object_set_new(x, "cpu_s", json_real(mz_cpu_now() - A.cpu0));
         json_object_set_new(x, "demo_steps", json_integer(A.demo_steps));
         json_object_set_new(x, "games_completed", json_integer(A.games_done));
         json_object_set_new(x, "losses_restored", json_integer(A.restores));

@@ -163,7 +163,9 @@ static void train_step(mz_agent *A) {
 
 void mz_train_maybe(mz_agent *A) {
     if (!A->rb || A->rb->n < 2 * A->o.train.K) return;
-    while (A->env_steps - A->last_train_at >= A->o.train_every) {
+    /* the time limit is checked between training steps too: a step earns its training steps,
+     * but a wall-clock budget is not overrun by them */
+    while (A->env_steps - A->last_train_at >= A->o.train_every && !mz_agent_out_of_time(A)) {
         A->last_train_at += A->o.train_every;
         train_step(A);
     }
@@ -207,6 +209,10 @@ int mz_play_demo(mz_agent *A, hw_err *err) {
         int first = mz_replay_add(A->rb, p, k, true);
         (void)first;
     }
+    /* the demonstration's env steps earn no training steps: on a program of 16k buffers they
+     * would be hundreds of training steps on the demonstration alone in one burst before the
+     * first self-play move (most of a time-budgeted run); self-play steps earn them from here */
+    A->last_train_at = A->env_steps;
     free(p);
     free(feat);
     return 0;

@@ -40,6 +40,7 @@ typedef struct mz_opts {
     bool backup;          /* Drop-backup (on unless --no-backup) */
     int rollout;          /* search-only: random rollout depth at leaves */
     double time_limit;    /* seconds (0: none) */
+    double cpu_limit;     /* CPU seconds of this process, all threads (0: none) */
     int64_t max_games;    /* stop after this many complete games (0: none) */
     int es_pop;           /* ES population (mirrored pairs x 2) */
     double es_sigma, es_lr;
@@ -74,6 +75,7 @@ typedef struct mz_game {
     int nforced, capforced;
     int restores;
     int stretch_losses;   /* losses since the last backup_safe state */
+    bool opens_missed;    /* a group opened in this backup stretch has no restore point (cap) */
     double *cur_feat;     /* features of the current state */
     void *user;           /* per-mode state (ES candidate) */
 } mz_game;
@@ -104,6 +106,7 @@ struct mz_agent {
     int64_t rewound;      /* trajectory steps undone by Drop-backup restores */
     int64_t env_steps, demo_steps;
     double t0;
+    double cpu0;          /* process CPU seconds at the start (--cpu-limit) */
     /* learning */
     mz_net *net;
     mz_trainer *tr;
@@ -115,6 +118,8 @@ struct mz_agent {
     mz_decide_fn decide;
     mz_done_fn on_done;
     bool store;           /* trajectories go to the replay */
+    bool lean;            /* the mode reads no observation features (ES, random, search only):
+                           * the env is opened without its memory map, states are not encoded */
     void *mode_state;
     bool quiet;
     double last_print;
@@ -130,6 +135,12 @@ void mz_agent_free(mz_agent *A);
 /* Plays until the budget (env steps) or the time limit is spent. */
 int mz_agent_play(mz_agent *A, hw_err *err);
 bool mz_agent_out_of_budget(const mz_agent *A);
+/* --time-limit or --cpu-limit reached. */
+bool mz_agent_out_of_time(const mz_agent *A);
+/* Process CPU seconds (all threads). */
+double mz_cpu_now(void);
+/* Seconds on the run's clock: CPU seconds since the start with --cpu-limit, else wall. */
+double mz_agent_clock(const mz_agent *A);
 /* The current state's features into g->cur_feat. */
 void mz_game_encode(mz_agent *A, mz_game *g);
 /* Grows g's trajectory arrays (features, actions, masks, rewards, policies, values) to hold at

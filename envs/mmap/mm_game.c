@@ -496,8 +496,9 @@ double mm_game_step(mm_game *g, int a) {
     return rew;
 }
 
-void mm_game_undo(mm_game *g) {
-    if (g->t <= 0) return;
+/* Undoes the last step without recomputing the options: the options are a pure function of the
+ * state, so a run of undos (mm_game_goto's rewind) computes them once at its end. */
+static void undo_raw(mm_game *g) {
     const mm_problem *p = g->p;
     int32_t b = g->t - 1;
     const mm_buffer *B = &p->buf[b];
@@ -534,13 +535,21 @@ void mm_game_undo(mm_game *g) {
     g->reward[b] = 0;
     g->t = b;
     g->done = g->lost = false;
+}
+
+void mm_game_undo(mm_game *g) {
+    if (g->t <= 0) return;
+    undo_raw(g);
     compute_options(g);
 }
 
 int mm_game_goto(mm_game *g, const uint8_t *acts, int32_t n) {
     int32_t k = 0, m = g->t < n ? g->t : n;
     while (k < m && g->act[k] == acts[k]) k++;
-    while (g->t > k) mm_game_undo(g);
+    if (g->t > k) {
+        while (g->t > k) undo_raw(g);
+        compute_options(g);
+    }
     for (int32_t i = k; i < n; i++) {
         if (!mm_game_legal(g, acts[i])) return -1;
         mm_game_step(g, acts[i]);

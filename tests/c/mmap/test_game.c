@@ -213,6 +213,75 @@ Test(mmap_game, undo_and_goto_restore_exact_state) {
     mm_problem_free(p);
 }
 
+/* Every field of two games' states, bit for bit (the undo logs' lengths included). */
+static void same_state(const mm_game *a, const mm_game *b, int round) {
+    const mm_problem *p = a->p;
+    size_t nb = (size_t)p->nbuf, T = (size_t)p->T, nodes = (size_t)(2 * a->P) * (size_t)a->words;
+    cr_assert_eq(a->t, b->t, "round %d", round);
+    cr_assert_eq(a->done, b->done, "round %d", round);
+    cr_assert_eq(a->lost, b->lost, "round %d", round);
+    cr_assert_eq(memcmp(a->act, b->act, nb), 0, "round %d: actions", round);
+    cr_assert_eq(memcmp(a->off, b->off, nb * sizeof(int32_t)), 0, "round %d: offsets", round);
+    cr_assert_eq(memcmp(a->is, b->is, nb * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->ie, b->ie, nb * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->cs, b->cs, nb * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->ce, b->ce, nb * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->reward, b->reward, nb * sizeof(double)), 0, "round %d: rewards", round);
+    cr_assert_eq(memcmp(a->retp, b->retp, ((size_t)a->t + 1) * sizeof(double)), 0, "round %d: returns", round);
+    cr_assert_eq(memcmp(a->W, b->W, T * sizeof(double)), 0, "round %d: supply", round);
+    cr_assert_eq(memcmp(a->edge, b->edge, T * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->imask, b->imask, T), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->tensor_end, b->tensor_end, (size_t)p->ntensor * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->tensor_off, b->tensor_off, (size_t)p->ntensor * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->group_off, b->group_off, (size_t)p->nalias * sizeof(int32_t)), 0, "round %d", round);
+    cr_assert_eq(memcmp(a->group_state, b->group_state, (size_t)p->nalias), 0, "round %d", round);
+    cr_assert_eq(a->open_cmem, b->open_cmem, "round %d", round);
+    cr_assert_eq(memcmp(a->cover, b->cover, nodes * sizeof(uint64_t)), 0, "round %d: occupancy", round);
+    cr_assert_eq(memcmp(a->agg, b->agg, nodes * sizeof(uint64_t)), 0, "round %d: occupancy", round);
+    cr_assert_eq(memcmp(a->opt, b->opt, sizeof a->opt), 0, "round %d: options", round);
+    cr_assert_eq(a->wlog_n, b->wlog_n, "round %d", round);
+    cr_assert_eq(a->plog_n, b->plog_n, "round %d", round);
+    cr_assert_eq(a->ncopy, b->ncopy, "round %d", round);
+    cr_assert_eq(a->nnocopy, b->nnocopy, "round %d", round);
+    cr_assert_eq(a->ndrop, b->ndrop, "round %d", round);
+}
+
+Test(mmap_game, goto_rewind_matches_replay_from_reset) {
+    /* mm_game_goto rewinds with one options computation at the end (the fast path); the simple
+     * path is a fresh game replaying the prefix from reset. On random games of a training
+     * program with lost games and rewinds of every length, both reach the same state. */
+    hw_err err;
+    mm_problem *p = mm_dataset_load("mlp_train_batch_16", 0, &err);
+    cr_assert(p, "%s", err.msg);
+    mm_game *g = mm_game_new(p), *h = mm_game_new(p);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    uint8_t *pre = malloc((size_t)p->nbuf);
+    int losses = 0;
+    for (int round = 0; round < 40; round++) {
+        /* play on (random legal moves) until lost, done or a random depth */
+        int32_t stop = g->t + 1 + (int32_t)gsl_rng_uniform_int(rng, (unsigned long)p->nbuf);
+        while (!g->done && g->t < stop) mm_game_step(g, mm_policy_random(g, rng));
+        losses += g->lost;
+        /* back to a random earlier prefix of this game */
+        int32_t k = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)g->t + 1);
+        memcpy(pre, g->act, (size_t)k);
+        cr_assert_eq(mm_game_goto(g, pre, k), 0);
+        mm_game_reset(h);
+        for (int32_t i = 0; i < k; i++) {
+            cr_assert(mm_game_legal(h, pre[i]));
+            mm_game_step(h, pre[i]);
+        }
+        same_state(g, h, round);
+    }
+    cr_assert(losses > 0, "the random games lost (the rewinds cover lost states)");
+    free(pre);
+    gsl_rng_free(rng);
+    mm_game_free(g);
+    mm_game_free(h);
+    mm_problem_free(p);
+}
+
 Test(mmap_game, backup_safe_means_drop_all_completes) {
     /* section 4.3.2: when no open alias group sits in CMEM, dropping every remaining buffer is
      * a complete solution; when the flag is false it need not be */

@@ -44,6 +44,10 @@ Test(muzero_agent, help_and_usage_errors) {
     cr_assert_eq(hwtest_run(bad, NULL, &err), 2);
     cr_assert(strstr(err, "--mode"), "%s", err);
     free(err);
+    const char *cpu[] = {bin, "--endpoint", "local", "--cpu-limit", "-1", NULL};
+    cr_assert_eq(hwtest_run(cpu, NULL, &err), 2);
+    cr_assert(strstr(err, "--cpu-limit"), "%s", err);
+    free(err);
     const char *env[] = {bin, "--endpoint", "local", "--env", "diag-v0", NULL};
     cr_assert_eq(hwtest_run(env, NULL, &err), 2);
     cr_assert(strstr(err, "mmap-v0"), "%s", err);
@@ -83,6 +87,20 @@ Test(muzero_agent, drop_backup_completes_games_and_the_best_mapping_replays) {
     cr_assert(json_is_true(json_object_get(met, "feasible")), "%s", o2);
     cr_assert(fabs(json_number_value(json_object_get(met, "return")) - best) <= 1e-9 * best, "%s", o2);
     json_decref(m);
+    free(o2);
+    free(e2);
+    /* random play opens the env without its memory map (it reads no observation): with the map
+     * asked for in the config, the same run plays the same games */
+    const char *CFGM = "{\"problem\":\"alexnet_train_batch_32\",\"memory_map\":true}";
+    const char *am[] = {bin, "--endpoint", "local", "--config", CFGM, "--mode", "random", "--games", "2", "--budget", "2500",
+                        "--seed", "3", "--quiet", NULL};
+    cr_assert_eq(hwtest_run(am, &o2, &e2), 0, "%s", e2);
+    json_t *jm = summary(o2);
+    const char *same[] = {"best_reward", "best_action", "games_completed", "losses_restored", "steps_rewound", "env_steps"};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+        cr_assert(json_equal(json_object_get(j, same[i]), json_object_get(jm, same[i])), "%s differs with the memory map: %s vs %s",
+                  same[i], out, o2);
+    json_decref(jm);
     json_decref(j);
     free(out);
     free(err);
