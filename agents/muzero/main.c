@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
     if (save && A.net && mz_net_save(A.net, save, &err)) goto out;
     rc = 0;
 out:
-    if (rc && err.msg[0]) fprintf(stderr, "hwgym-muzero: %s: %s\n", hw_code_name(err.code), err.msg);
+    if (!A.run && rc && err.msg[0]) fprintf(stderr, "hwgym-muzero: %s: %s\n", hw_code_name(err.code), err.msg);
     if (A.run) {
         json_t *x = json_object();
         bool have = isfinite(A.best);
@@ -216,7 +216,7 @@ out:
             json_object_set_new(x, "best_action", have ? json_string(A.best_actions) : json_null());
             json_object_set_new(x, "best_metrics", have ? json_incref(A.best_metrics) : json_null());
         }
-        if (ag_run_end(A.run, x, rc ? NULL : &err)) rc = 1;
+        rc = ag_run_finish(&A.run, x, rc != 0, &err, "hwgym-muzero");
         json_decref(x);
     }
     if (A.o.mode == MODE_SEARCH) mz_free_search(&A);
