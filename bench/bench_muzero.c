@@ -203,28 +203,20 @@ int main(void) {
     }
     const char *fs = getenv("BENCH_MUZERO_FULL_SECONDS");
     double cap = fs && atof(fs) > 0 ? atof(fs) : 1200;
-    char cmd[5000];
-    snprintf(cmd, sizeof cmd,
-             "%s --endpoint local --config '{\"problem\":\"transformer_big_train\"}' --games 1 --simulations 50 --max-games 1 "
+    char args[1000];
+    snprintf(args, sizeof args,
+             "--endpoint local --config '{\"problem\":\"transformer_big_train\"}' --games 1 --simulations 50 --max-games 1 "
              "--budget 1000000 --time-limit %g --no-demo --quiet --seed 1",
-             bin, cap);
+             cap);
     struct rusage ru0;
     getrusage(RUSAGE_CHILDREN, &ru0); /* the random-play rows' children are not this game's */
     double t0 = now();
-    FILE *f = popen(cmd, "r");
-    char line[65536] = "";
-    if (f) {
-        if (!fgets(line, sizeof line, f)) line[0] = 0;
-        while (fgetc(f) != EOF) {
-        }
-        pclose(f);
-    }
+    json_t *j = agent_run(bin, args);
     double wall = now() - t0;
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
     double cpus = (double)(ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec) + (double)(ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec) * 1e-6 +
                   (double)(ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) + (double)(ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e-6;
-    json_t *j = json_loads(line, 0, NULL);
     printf("  full game, transformer_big_train (15,974 buffers), 50 sims/move, 1 game, whole agent: %.1f s wall, %.1f s CPU", wall, cpus);
     if (j) {
         long long games = (long long)json_integer_value(json_object_get(j, "games_completed"));
