@@ -133,6 +133,29 @@ static void lean_reply(router *r, batch *b) {
     free(b);
 }
 
+/* frees a JSON batch: the results it still holds, its config and itself */
+static void batch_free(batch *b) {
+    for (int64_t k = 0; k < b->n; k++) {
+        json_decref(b->metrics[k]);
+        json_decref(b->errors[k]);
+    }
+    free(b->rewards);
+    free(b->metrics);
+    free(b->errors);
+    json_decref(b->config);
+    free(b);
+}
+
+/* "key": [value or nil for each of the n results] */
+static void pack_json_list(msgpack_packer *pk, const char *key, json_t *const *v, int64_t n) {
+    hw_pack_cstr(pk, key);
+    msgpack_pack_array(pk, (size_t)n);
+    for (int64_t k = 0; k < n; k++) {
+        if (v[k]) hw_pack_json(pk, v[k]);
+        else msgpack_pack_nil(pk);
+    }
+}
+
 static void batch_done(router *r, batch *b) {
     task *t = b->parent;
     r->queued -= task_bytes(t);
@@ -142,15 +165,7 @@ static void batch_done(router *r, batch *b) {
         return;
     }
     if (b->timed_out) {
-        for (int64_t k = 0; k < b->n; k++) {
-            json_decref(b->metrics[k]);
-            json_decref(b->errors[k]);
-        }
-        free(b->rewards);
-        free(b->metrics);
-        free(b->errors);
-        json_decref(b->config);
-        free(b);
+        batch_free(b);
         reply_fail(t, HW_E_TIMEOUT, "evaluate_batch: the request exceeded the server's time limit (--request-timeout %gs) and was abandoned",
                    r->o->request_timeout_s);
         finish(r, t);
@@ -160,25 +175,9 @@ static void batch_done(router *r, batch *b) {
     hw_array ra = {HW_DT_FLOAT64, 1, {b->n}, b->rewards};
     hw_pack_cstr(&pk, "reward");
     hw_pack_array(&pk, &ra, 0);
-    hw_pack_cstr(&pk, "metrics");
-    msgpack_pack_array(&pk, (size_t)b->n);
-    for (int64_t k = 0; k < b->n; k++) {
-        if (b->metrics[k]) hw_pack_json(&pk, b->metrics[k]);
-        else msgpack_pack_nil(&pk);
-        json_decref(b->metrics[k]);
-    }
-    hw_pack_cstr(&pk, "errors");
-    msgpack_pack_array(&pk, (size_t)b->n);
-    for (int64_t k = 0; k < b->n; k++) {
-        if (b->errors[k]) hw_pack_json(&pk, b->errors[k]);
-        else msgpack_pack_nil(&pk);
-        json_decref(b->errors[k]);
-    }
-    free(b->rewards);
-    free(b->metrics);
-    free(b->errors);
-    json_decref(b->config);
-    free(b);
+    pack_json_list(&pk, "metrics", b->metrics, b->n);
+    pack_json_list(&pk, "errors", b->errors, b->n);
+    batch_free(b);
     finish(r, t);
 }
 
