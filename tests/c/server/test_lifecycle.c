@@ -132,7 +132,7 @@ Test(lifecycle, sigterm_finishes_work_in_flight_and_exits_zero, .timeout = 60) {
     void *c = cli_new(ep);
     char *tok = make_diag(c, "{\"step_us\":500000}");
     send_json(c, "{\"op\":\"step\",\"v\":1,\"id\":99,\"session\":\"%s\",\"action\":[0,0,0,0]}", tok);
-    usleep(100000);
+    json_decref(call(c, "{\"op\":\"ping\",\"v\":1}")); /* answered first: the server has read the step */
     kill(pid, SIGTERM);
     r = recv_reply(c);
     cr_assert(r, "the step in flight was answered");

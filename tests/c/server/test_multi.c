@@ -124,7 +124,11 @@ Test(multi, vanished_worker_is_superseded_by_a_restarted_one) {
     /* worker 'a' sends its part and disappears without reading the reply */
     void *dead = cli_new(S.ep);
     send_json(dead, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"agent\":\"a\"}", tok);
-    usleep(50000);
+    /* a ping on the same connection: its reply proves the server read the reset (one connection's
+     * requests are read in order) and queued it for the session's worker before anything the
+     * restarted 'a' sends. A fixed sleep here let the reset arrive late on a loaded CI run, open a
+     * second reset barrier and turn a's step below into BAD_STATE. */
+    json_decref(call(dead, "{\"op\":\"ping\",\"v\":1}"));
     cli_close(dead);
     /* a restarted 'a' sends again (superseding), b and c complete the barrier */
     void *a = cli_new(S.ep), *b = cli_new(S.ep);
@@ -139,10 +143,11 @@ Test(multi, vanished_worker_is_superseded_by_a_restarted_one) {
     json_decref(recv_reply(b));
     /* closing with a barrier open answers the waiter */
     send_json(a, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"agent\":\"a\",\"action\":[1,1]}", tok);
-    usleep(50000);
+    json_decref(call(a, "{\"op\":\"ping\",\"v\":1}")); /* the step is queued before the close */
     json_decref(call(c, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", tok));
     r = recv_reply(a);
-    cr_assert_str_eq(err_code(r), "UNKNOWN_SESSION");
+    cr_assert_str_eq(err_code(r), "UNKNOWN_SESSION", "%s", err_msg(r));
+    cr_assert(strstr(err_msg(r), "closed while this agent waited"), "the held step is answered by the close: %s", err_msg(r));
     json_decref(r);
     cli_close(a);
     cli_close(b);
