@@ -7,18 +7,52 @@
 #include <string.h>
 
 #include "hwgym_client_int.h"
+#include "hwgym_spare.h"
+
+/* The result arrays of a call live in one block (reward first, after a header holding the
+ * block's size), kept as the spare for the next call when freed (hwgym_spare.h); vals is in the
+ * block when the reply names as many metrics as requested, else allocated on its own. */
+enum { RES_HDR = 16 };
+
+static bool in_block(const hwc_lean *b, const void *p) {
+    const char *base = (const char *)b->reward - RES_HDR;
+    size_t cap;
+    memcpy(&cap, base, sizeof cap);
+    return (const char *)p >= base && (const char *)p < base + cap;
+}
 
 void hwc_lean_free(hwc_lean *b) {
     if (!b) return;
     for (int j = 0; j < b->nmetrics; j++) free(b->names[j]);
     for (size_t k = 0; b->error && b->nerrors && k < b->n; k++) free(b->error[k]); /* untouched when no point failed */
     free(b->names);
-    free(b->reward);
-    free(b->vals);
-    free(b->feasible);
-    free(b->cache_hit);
-    free(b->error);
+    if (b->reward) {
+        if (b->vals && !in_block(b, b->vals)) free(b->vals);
+        char *base = (char *)b->reward - RES_HDR;
+        size_t cap;
+        memcpy(&cap, base, sizeof cap);
+        spare_give(SPARE_RES, base, cap);
+    }
     memset(b, 0, sizeof *b);
+}
+
+/* out's result arrays for n points, error[] all NULL, with room for nm metrics (nm < 0: "all", vals allocated later) */
+static void res_alloc(hwc_lean *out, size_t n, int nm) {
+    size_t m = n + 1, nv = nm >= 0 ? (size_t)nm * n + 1 : 0;
+    size_t need = RES_HDR + m * sizeof(double) + m * sizeof(char *) + nv * sizeof(double) + 2 * m, cap;
+    char *base = spare_take(SPARE_RES, need, &cap), *p = base + RES_HDR;
+    memcpy(base, &cap, sizeof cap);
+    out->reward = (double *)(void *)p;
+    p += m * sizeof(double);
+    out->error = (char **)(void *)p;
+    memset(out->error, 0, m * sizeof(char *));
+    p += m * sizeof(char *);
+    if (nv) {
+        out->vals = (double *)(void *)p;
+        p += nv * sizeof(double);
+    }
+    out->feasible = (bool *)(void *)p;
+    out->cache_hit = (bool *)(void *)(p + m);
 }
 
 /* bytes to bools, 16 at a time (vectorised at -O2) */
@@ -57,9 +91,10 @@ static int get_vec(const msgpack_object *o, const char *what, size_t n, double *
  * copying the request at every step) */
 static void sb_reserve(msgpack_sbuffer *sb, size_t extra) {
     if (sb->alloc - sb->size >= extra) return;
-    size_t cap = sb->size + extra;
-    char *p = realloc(sb->data, cap);
-    if (!p) abort();
+    size_t cap;
+    char *p = spare_take(SPARE_REQ, sb->size + extra, &cap); /* given back by send_req's free_sent once sent */
+    if (sb->size) memcpy(p, sb->data, sb->size);
+    free(sb->data);
     sb->data = p;
     sb->alloc = cap;
 }
@@ -246,7 +281,7 @@ static int lean_take(void *ud, int i, rep *r, hw_err *err) {
         L->named = true;
         out->nmetrics = (int)mt->via.map.size;
         out->names = calloc((size_t)out->nmetrics + 1, sizeof(char *));
-        out->vals = malloc((n * (size_t)out->nmetrics + 1) * sizeof(double));
+        if (out->nmetrics != L->nmetrics || !out->vals) out->vals = malloc((n * (size_t)out->nmetrics + 1) * sizeof(double)); /* else in the block */
         if (!out->names || !out->vals) abort();
         for (int j = 0; j < out->nmetrics; j++) {
             const msgpack_object_kv *kv = &mt->via.map.ptr[j];
@@ -309,18 +344,14 @@ int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const j
         L.chunk = (n + L.nchunk - 1) / L.nchunk;
     }
     out->n = n;
-    out->reward = malloc((n + 1) * sizeof(double));
-    out->feasible = malloc(n + 1);
-    out->cache_hit = malloc(n + 1);
-    out->error = calloc(n + 1, sizeof(char *));
-    if (!out->reward || !out->feasible || !out->cache_hit || !out->error) abort();
+    res_alloc(out, n, nmetrics);
     if (exchange_pipe(c, (int)L.nchunk, LEAN_WINDOW, lean_make, lean_take, &L, err)) { /* the server's error as it is */
         hwc_lean_free(out);
         return -1;
     }
     if (!L.named) { /* no points: an empty reply */
         out->names = calloc(1, sizeof(char *));
-        out->vals = calloc(1, sizeof(double));
+        if (!out->vals) out->vals = calloc(1, sizeof(double));
         if (!out->names || !out->vals) abort();
     }
     return 0;
