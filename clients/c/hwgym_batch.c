@@ -94,10 +94,15 @@ static int get_vec(const msgpack_object *o, const char *what, size_t n, double *
  * copying the request at every step) */
 static void sb_reserve(msgpack_sbuffer *sb, size_t extra) {
     if (sb->alloc - sb->size >= extra) return;
-    size_t cap;
-    char *p = spare_take(SPARE_REQ, sb->size + extra, &cap); /* given back by send_req's free_sent once sent */
-    if (sb->size) memcpy(p, sb->data, sb->size);
-    free(sb->data);
+    size_t cap = sb->size + extra;
+    char *p;
+    if (cap >= SPARE_MIN) { /* a big request: sent without a copy, its buffer given back by send_req's free_sent */
+        p = spare_take(SPARE_REQ, cap, &cap);
+        if (sb->size) memcpy(p, sb->data, sb->size);
+        free(sb->data);
+    } else if (!(p = realloc(sb->data, cap))) {
+        abort();
+    }
     sb->data = p;
     sb->alloc = cap;
 }
