@@ -341,8 +341,8 @@ static int lean_take(void *ud, int i, rep *r, hw_err *err) {
 /* Batches above this many points go as pipelined chunks of equal size (up to LEAN_WINDOW in
  * flight), so that the client's packing and decoding, the transfers and the server's scoring of
  * different chunks overlap. On 2 cores with diag-v0 (100,000 points, ~1 ns a point on the
- * server): 70M points/s as one request, 91-97M as two of 50,000, 85-94M as three, 85M as four
- * (a request's fixed costs, ~150 us of server CPU, then weigh more). Only with named metrics: a
+ * server): 70-71M points/s as one request, 91-97M as two of 50,000, 83-94M as three, 85-87M as
+ * four (a request's fixed costs, ~150 us of server CPU, then weigh more). Only with named metrics: a
  * family without a lean entry may name different "all" metrics per chunk. */
 #define LEAN_CHUNK ((size_t)50000)
 #define LEAN_WINDOW 4
