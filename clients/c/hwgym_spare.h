@@ -1,4 +1,4 @@
-/* hwgym_spare.h - libhwgym internals (not installed): spare big buffers.
+/* hwgym_spare.h - libhwgym internals (not part of its API): spare big buffers.
  * Owns: one spare buffer per kind, process-wide, kept from one call to the next. A loop of big
  * lean batches (hwc_evaluate_lean) would otherwise get fresh memory from malloc at every call
  * whenever glibc's heuristics give the pages of a freed megabyte-sized buffer back to the

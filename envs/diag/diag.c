@@ -302,10 +302,10 @@ int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dis
 /* The lean entry's vectorised form (env_lean.h eval_many): n integer points of e->dims elements
  * (int64_t or int8_t), already range-checked; score()'s numbers for each, without a call per
  * point: the same sum in the same order, of the terms tabulated at create (term[i][x]), so the
- * same bits. A point out of [0, choices) makes the call decline (-1), as do step_us (its burn honours the request deadline, point by
- * point through diag_env_eval_action) and a Box space. The loop for a fixed d is compiled per
- * d from 1 to 8 (unrolled; dividing by 4 or 8 is a multiplication by an exact reciprocal, the
- * same bits as the division), bigger d share the generic loop. */
+ * same bits. A point out of [0, choices) makes the call decline (-1), as do step_us (its burn
+ * honours the request deadline, point by point through diag_env_eval_action) and a Box space.
+ * The loop is compiled for each d from 1 to 8 (unrolled; dividing by 4 or 8 becomes a
+ * multiplication by an exact reciprocal: the same bits), bigger d share the generic loop. */
 #define DIAG_MANY(NAME, T)                                                                                                  \
     static inline __attribute__((always_inline)) void NAME(const diag_env *e, const T *restrict pts, int64_t n, int64_t d,     \
                                                            double *restrict reward, double *restrict dist, int64_t stride,     \
