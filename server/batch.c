@@ -487,8 +487,8 @@ static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_ac
 enum { LEAN_BLOCK = 256 }; /* points per eval_many call; the request deadline is read once per block */
 
 /* A block of points todo[p0..p0+m) in one eval_many call of the family (env_lean.h; eval_many8 on
- * int8 points, read in place): loaded in one pass, range-checked in one pass, results written in place (or scattered to the points' slots
- * when the todo list is not the identity). -1 (nothing written): a point is out of range or the
+ * int8 points, read in place): loaded in one pass, range-checked in one pass, results written in
+ * place (or scattered to the points' slots when the todo list is not the identity). -1 (nothing written): a point is out of range or the
  * family declined; the caller then scores the block point by point, which names each error. */
 static int run_block(lean_batch *b, lean_run *R, void *env, void *ctx, int64_t p0, int64_t m, int64_t *blk, double *rw, uint8_t *fe,
                      double *lvb) {
