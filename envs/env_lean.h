@@ -40,6 +40,10 @@ typedef struct hw_env_lean {
      * -1 when it does not take these points (e.g. diag-v0 with step_us); the server then scores
      * them one by one with eval(), which reports each point's error. */
     int (*eval_many)(void *env, void *ctx, const int64_t *pts, int64_t n, int64_t d, double *reward, uint8_t *feasible, double *vals);
+    /* Optional, beside eval_many: eval_many on int8 points (libhwgym sends the points of a space
+     * whose bounds fit int8 as int8), read in place from the request or from a block gathered
+     * from it: the server widens nothing. Same contract and numbers as eval_many. */
+    int (*eval_many8)(void *env, void *ctx, const int8_t *pts, int64_t n, int64_t d, double *reward, uint8_t *feasible, double *vals);
 } hw_env_lean;
 
 /* NULL when the family has no lean entry in this build. */

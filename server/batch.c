@@ -486,28 +486,37 @@ static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_ac
 
 enum { LEAN_BLOCK = 256 }; /* points per eval_many call; the request deadline is read once per block */
 
-/* A block of points todo[p0..p0+m) in one eval_many call of the family (env_lean.h): loaded in one
- * pass, range-checked in one pass, results written in place (or scattered to the points' slots
- * when the todo list is not the identity). -1 (nothing written): a point is out of range or the
+/* A block of points todo[p0..p0+m) in one eval_many call of the family (env_lean.h; eval_many8 on
+ * int8 points, read in place): loaded in one pass, range-checked in one pass, results written in
+ * place (or scattered to the points' slots when the todo list is not the identity). -1 (nothing written): a point is out of range or the
  * family declined; the caller then scores the block point by point, which names each error. */
 static int run_block(lean_batch *b, lean_run *R, void *env, void *ctx, int64_t p0, int64_t m, int64_t *blk, double *rw, uint8_t *fe,
                      double *lvb) {
     const hw_env_lean *L = b->lean;
     int64_t d = b->d, nm = L->nmetrics;
     size_t row = (size_t)d * R->esz;
-    if (!b->todo) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)p0 * row, (size_t)(m * d), blk);
-    else
-        for (int64_t i = 0; i < m; i++) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, (size_t)d, blk + i * d);
-    if (!b->todo && R->blo8 && b->grid.dtype == HW_DT_INT8) { /* checked on the wire bytes */
-        if (!lean_in_range8((const int8_t *)b->grid.data + (size_t)p0 * (size_t)d, R->blo8, R->bhi8, m * d)) return -1;
-    } else if (!lean_in_range(blk, R->blo, R->bspan, m * d)) {
-        return -1;
-    }
     bool direct = !b->todo && !b->lv; /* results straight into the batch's result arrays */
     bool want_lv = b->lv || b->nreq;
     double *r = direct ? b->reward + p0 : rw;
     uint8_t *f = direct ? b->feasible + p0 : fe;
-    if (L->eval_many(env, ctx, blk, m, d, r, f, want_lv ? lvb : NULL)) return -1;
+    if (R->blo8 && b->grid.dtype == HW_DT_INT8 && L->eval_many8) { /* int8 points as they came: nothing widened */
+        const int8_t *x = (const int8_t *)b->grid.data + (size_t)p0 * row;
+        if (b->todo) { /* the block's points gathered (the cache answered the others) */
+            for (int64_t i = 0; i < m; i++) memcpy((char *)blk + i * d, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, row);
+            x = (const int8_t *)(const void *)blk;
+        }
+        if (!lean_in_range8(x, R->blo8, R->bhi8, m * d) || L->eval_many8(env, ctx, x, m, d, r, f, want_lv ? lvb : NULL)) return -1;
+    } else {
+        if (!b->todo) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)p0 * row, (size_t)(m * d), blk);
+        else
+            for (int64_t i = 0; i < m; i++) lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)b->todo[p0 + i] * row, (size_t)d, blk + i * d);
+        if (!b->todo && R->blo8 && b->grid.dtype == HW_DT_INT8) { /* checked on the wire bytes */
+            if (!lean_in_range8((const int8_t *)b->grid.data + (size_t)p0 * (size_t)d, R->blo8, R->bhi8, m * d)) return -1;
+        } else if (!lean_in_range(blk, R->blo, R->bspan, m * d)) {
+            return -1;
+        }
+        if (L->eval_many(env, ctx, blk, m, d, r, f, want_lv ? lvb : NULL)) return -1;
+    }
     if (direct) { /* the requested metrics, one tight loop each */
         for (int j = 0; j < b->nreq; j++) {
             double *dst = b->vals + (size_t)j * (size_t)b->n + (size_t)p0;

@@ -5,20 +5,57 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "hwgym_client_int.h"
+#include "hwgym_spare.h"
+
+/* The result arrays of a call live in one block (reward first, after a header holding the
+ * block's size), kept as the spare for the next call when freed (hwgym_spare.h); vals is in the
+ * block when the reply names as many metrics as requested, else allocated on its own. */
+enum { RES_HDR = 16 };
+
+static bool in_block(const hwc_lean *b, const void *p) {
+    const char *base = (const char *)b->reward - RES_HDR;
+    size_t cap;
+    memcpy(&cap, base, sizeof cap);
+    return (const char *)p >= base && (const char *)p < base + cap;
+}
 
 void hwc_lean_free(hwc_lean *b) {
     if (!b) return;
     for (int j = 0; j < b->nmetrics; j++) free(b->names[j]);
     for (size_t k = 0; b->error && b->nerrors && k < b->n; k++) free(b->error[k]); /* untouched when no point failed */
     free(b->names);
-    free(b->reward);
-    free(b->vals);
-    free(b->feasible);
-    free(b->cache_hit);
-    free(b->error);
+    if (b->reward) {
+        if (b->vals && !in_block(b, b->vals)) free(b->vals);
+        char *base = (char *)b->reward - RES_HDR;
+        size_t cap;
+        memcpy(&cap, base, sizeof cap);
+        spare_give(SPARE_RES, base, cap);
+    }
     memset(b, 0, sizeof *b);
+}
+
+/* out's result arrays for n points, error[] all NULL, with room for nm metrics (nm < 0: "all", vals allocated later) */
+static void res_alloc(hwc_lean *out, size_t n, int nm) {
+    size_t m = n + 1, nv = nm >= 0 ? (size_t)nm * n + 1 : 0;
+    size_t need = RES_HDR + m * sizeof(double) + m * sizeof(char *) + nv * sizeof(double) + 2 * m, cap;
+    char *base = spare_take(SPARE_RES, need, &cap), *p = base + RES_HDR;
+    memcpy(base, &cap, sizeof cap);
+    out->reward = (double *)(void *)p;
+    p += m * sizeof(double);
+    out->error = (char **)(void *)p;
+    memset(out->error, 0, m * sizeof(char *));
+    p += m * sizeof(char *);
+    if (nv) {
+        out->vals = (double *)(void *)p;
+        p += nv * sizeof(double);
+    }
+    out->feasible = (bool *)(void *)p;
+    out->cache_hit = (bool *)(void *)(p + m);
 }
 
 /* bytes to bools, 16 at a time (vectorised at -O2) */
@@ -58,8 +95,14 @@ static int get_vec(const msgpack_object *o, const char *what, size_t n, double *
 static void sb_reserve(msgpack_sbuffer *sb, size_t extra) {
     if (sb->alloc - sb->size >= extra) return;
     size_t cap = sb->size + extra;
-    char *p = realloc(sb->data, cap);
-    if (!p) abort();
+    char *p;
+    if (cap >= SPARE_MIN) { /* a big request: sent without a copy, its buffer given back by send_req's free_sent */
+        p = spare_take(SPARE_REQ, cap, &cap);
+        if (sb->size) memcpy(p, sb->data, sb->size);
+        free(sb->data);
+    } else if (!(p = realloc(sb->data, cap))) {
+        abort();
+    }
     sb->data = p;
     sb->alloc = cap;
 }
@@ -108,26 +151,33 @@ static hw_dtype narrowest(const int64_t *restrict p, int64_t n) {
 
 /* n int64 values narrowed to int8 at dst in one pass; false when one does not fit (then dst
  * holds garbage and the caller packs a wider dtype). Most action spaces fit: one read of the
- * points instead of a range pass and a copy pass. */
+ * points instead of a range pass and a copy pass. v fits iff (v + 128) >> 8 is 0 as unsigned;
+ * with SSE2 (every x86-64), 16 values a step: the flags OR-ed in one register, the low halves
+ * gathered and packed to bytes (a value that fits passes the saturating packs unchanged). */
 static bool narrow8(const int64_t *restrict p, int64_t n, char *restrict dst) {
-    uint64_t v8[16] = {0}, a8 = 0;
     int64_t i = 0;
+    uint64_t a8 = 0;
+#ifdef __SSE2__
+    __m128i acc = _mm_setzero_si128(), bias = _mm_set1_epi64x(0x80);
     for (; i + 16 <= n; i += 16) {
-        for (int j = 0; j < 16; j++) {
-            uint64_t u = (uint64_t)p[i + j];
-            v8[j] |= (u + 0x80u) >> 8;
-            dst[i + j] = (char)(int8_t)p[i + j];
+        __m128i v[8], w[4];
+        for (int j = 0; j < 8; j++) {
+            v[j] = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 2 * j));
+            acc = _mm_or_si128(acc, _mm_srli_epi64(_mm_add_epi64(v[j], bias), 8));
         }
-        if ((i & 1023) == 0) { /* give up early on points that need a wider dtype (sched-v0's tables) */
-            for (int j = 0; j < 16; j++) a8 |= v8[j];
-            if (a8) return false;
-        }
+        for (int j = 0; j < 4; j++)
+            w[j] = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(v[2 * j]), _mm_castsi128_ps(v[2 * j + 1]), _MM_SHUFFLE(2, 0, 2, 0)));
+        __m128i b = _mm_packs_epi16(_mm_packs_epi32(w[0], w[1]), _mm_packs_epi32(w[2], w[3]));
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), b);
+        if ((i & 1023) == 0 && _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xffff)
+            return false; /* give up early on points that need a wider dtype (sched-v0's tables) */
     }
+    a8 = _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xffff;
+#endif
     for (; i < n; i++) {
         a8 |= ((uint64_t)p[i] + 0x80u) >> 8;
         dst[i] = (char)(int8_t)p[i];
     }
-    for (int j = 0; j < 16; j++) a8 |= v8[j];
     return a8 == 0;
 }
 
@@ -246,7 +296,7 @@ static int lean_take(void *ud, int i, rep *r, hw_err *err) {
         L->named = true;
         out->nmetrics = (int)mt->via.map.size;
         out->names = calloc((size_t)out->nmetrics + 1, sizeof(char *));
-        out->vals = malloc((n * (size_t)out->nmetrics + 1) * sizeof(double));
+        if (out->nmetrics != L->nmetrics || !out->vals) out->vals = malloc((n * (size_t)out->nmetrics + 1) * sizeof(double)); /* else in the block */
         if (!out->names || !out->vals) abort();
         for (int j = 0; j < out->nmetrics; j++) {
             const msgpack_object_kv *kv = &mt->via.map.ptr[j];
@@ -288,13 +338,13 @@ static int lean_take(void *ud, int i, rep *r, hw_err *err) {
     return 0;
 }
 
-/* Batches above this many points (hwgym-server's default --max-batch) go as pipelined chunks of
- * equal size (up to LEAN_WINDOW in flight), so the client's packing, the transfer and the
- * server's scoring of different chunks overlap. Not smaller: on 2 cores a request's fixed costs
- * outweigh the overlap (diag-v0, 100,000 points: 60-72M points/s as one request, 62-66M as two
- * of 50,000, 52M as four of 25,000). Only with named metrics: a family without a lean entry
- * may name different "all" metrics per chunk. */
-#define LEAN_CHUNK ((size_t)100000)
+/* Batches above this many points go as pipelined chunks of equal size (up to LEAN_WINDOW in
+ * flight), so that the client's packing and decoding, the transfers and the server's scoring of
+ * different chunks overlap. On 2 cores with diag-v0 (100,000 points, ~1 ns a point on the
+ * server): 70-71M points/s as one request, 91-97M as two of 50,000, 83-94M as three, 85-87M as
+ * four (a request's fixed costs, ~150 us of server CPU, then weigh more). Only with named metrics: a
+ * family without a lean entry may name different "all" metrics per chunk. */
+#define LEAN_CHUNK ((size_t)50000)
 #define LEAN_WINDOW 4
 
 int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const json_t *config, const hw_array *points,
@@ -304,23 +354,19 @@ int hwc_evaluate_lean(hwc_client *c, const char *token, const char *env, const j
         return hw_fail(err, HW_E_BAD_ACTION, "points: expected a 2-D array (points x elements) or 3-D (points x rows x columns)");
     size_t n = (size_t)points->shape[0];
     lean_call L = {token, env, config, points, metrics, nmetrics, n ? n : 1, 1, out, false};
-    if (nmetrics >= 0 && n > LEAN_CHUNK) { /* chunks of equal size: 150,000 points go as 2 x 75,000 */
+    if (nmetrics >= 0 && n > LEAN_CHUNK) { /* chunks of equal size: 120,000 points go as 3 x 40,000 */
         L.nchunk = (n + LEAN_CHUNK - 1) / LEAN_CHUNK;
         L.chunk = (n + L.nchunk - 1) / L.nchunk;
     }
     out->n = n;
-    out->reward = malloc((n + 1) * sizeof(double));
-    out->feasible = malloc(n + 1);
-    out->cache_hit = malloc(n + 1);
-    out->error = calloc(n + 1, sizeof(char *));
-    if (!out->reward || !out->feasible || !out->cache_hit || !out->error) abort();
+    res_alloc(out, n, nmetrics);
     if (exchange_pipe(c, (int)L.nchunk, LEAN_WINDOW, lean_make, lean_take, &L, err)) { /* the server's error as it is */
         hwc_lean_free(out);
         return -1;
     }
     if (!L.named) { /* no points: an empty reply */
         out->names = calloc(1, sizeof(char *));
-        out->vals = calloc(1, sizeof(double));
+        if (!out->vals) out->vals = calloc(1, sizeof(double));
         if (!out->names || !out->vals) abort();
     }
     return 0;

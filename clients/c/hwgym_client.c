@@ -14,6 +14,7 @@
 #include "hw_codec.h"
 #include "hw_space.h"
 #include "hwgym_client_int.h"
+#include "hwgym_spare.h"
 
 #define MAX_ELEMS ((size_t)1 << 26)
 
@@ -147,10 +148,8 @@ static bool id_is(const msgpack_object *root, uint64_t id) {
     return o && o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 == id;
 }
 
-static void free_sent(void *data, void *hint) {
-    (void)hint;
-    free(data);
-}
+/* ZeroMQ is done with a big request's buffer: kept as the spare for the next one (hint: its size) */
+static void free_sent(void *data, void *hint) { spare_give(SPARE_REQ, data, (size_t)(uintptr_t)hint); }
 
 /* Sends q's buffer without waiting (ZMQ_DONTWAIT). A big request (a lean batch's points) is
  * handed to ZeroMQ as it is, not copied: the buffer is released from q and freed by ZeroMQ once
@@ -158,9 +157,9 @@ static void free_sent(void *data, void *hint) {
 static int send_req(hwc_client *c, req *q) {
     if (q->sb.size < ((size_t)32 << 10)) return zmq_send(c->sock, q->sb.data, q->sb.size, ZMQ_DONTWAIT);
     zmq_msg_t m;
-    size_t n = q->sb.size;
+    size_t n = q->sb.size, cap = q->sb.alloc;
     char *data = msgpack_sbuffer_release(&q->sb);
-    if (zmq_msg_init_data(&m, data, n, free_sent, NULL)) {
+    if (zmq_msg_init_data(&m, data, n, free_sent, (void *)(uintptr_t)cap)) {
         free(data);
         return -1;
     }

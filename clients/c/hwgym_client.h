@@ -142,9 +142,10 @@ void hwc_batch_free(hwc_batch *b);
  * evaluation cache, or merged with an identical point in flight), vals[j * n + k] = metric j
  * of point k (NaN when absent), error[k] = NULL or "CODE: message".
  * Integer points go on the wire in the narrowest integer dtype holding them; with named metrics
- * (nmetrics >= 0), a batch of more than 100,000 points (hwgym-server's default --max-batch) is
- * sent as pipelined chunk requests of equal size (up to 4 in flight) and reassembled, error
- * indices being the caller's. */
+ * (nmetrics >= 0), a batch of more than 50,000 points is sent as pipelined chunk requests of
+ * equal size (up to 4 in flight) and reassembled, error indices being the caller's. The request
+ * buffer and the result arrays of a big batch are kept for the next call (one of each in the
+ * process), so a loop of big batches reuses warm memory. */
 typedef struct hwc_lean {
     size_t n;
     int nmetrics;

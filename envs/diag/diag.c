@@ -25,6 +25,10 @@ typedef struct diag_env {
     int as, dict_obs, mask;
     int64_t dims, choices, len, step_us;
     double target[64]; /* in action units (index, or [-1,1] for box) */
+    /* integer spaces: score()'s term of element i at value x, fabs(x - target[i]) / span, at
+     * term[i][x] for x in [0, choices) (the same operation on the same operands: the same bits),
+     * so the batch entry (eval_many) adds table entries instead of dividing per element */
+    double term[64][64];
     hw_space *aspace, *ospace;
     gsl_rng *rng;
     diag_state st;
@@ -89,6 +93,9 @@ static void *diag_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *e
         e->target[i] = e->as == AS_BOX ? 2.0 * (double)k / (double)(e->choices - 1) - 1.0 : (double)k;
     }
     gsl_rng_set(e->rng, 0);
+    if (e->as != AS_BOX)
+        for (int64_t i = 0; i < e->dims; i++)
+            for (int64_t x = 0; x < e->choices; x++) e->term[i][x] = fabs((double)x - e->target[i]) / (double)(e->choices - 1);
     int64_t nv[64];
     for (int64_t i = 0; i < e->dims; i++) nv[i] = e->choices;
     switch (e->as) {
@@ -292,21 +299,85 @@ int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dis
     return 0;
 }
 
-/* The lean entry's vectorised form (env_lean.h eval_many): n integer points of e->dims elements,
- * already range-checked; score()'s numbers for each, without a call per point. With step_us the
- * points go one by one through diag_env_eval_action (its burn honours the request deadline). */
+/* The lean entry's vectorised form (env_lean.h eval_many): n integer points of e->dims elements
+ * (int64_t or int8_t), already range-checked; score()'s numbers for each, without a call per
+ * point: the same sum in the same order, of the terms tabulated at create (term[i][x]), so the
+ * same bits. A point out of [0, choices) makes the call decline (-1), as do step_us (its burn
+ * honours the request deadline, point by point through diag_env_eval_action) and a Box space.
+ * The loop is compiled for each d from 1 to 8 (unrolled; dividing by 4 or 8 becomes a
+ * multiplication by an exact reciprocal: the same bits), bigger d share the generic loop. */
+#define DIAG_MANY(NAME, T)                                                                                                  \
+    static inline __attribute__((always_inline)) void NAME(const diag_env *e, const T *restrict pts, int64_t n, int64_t d,     \
+                                                           double *restrict reward, double *restrict dist, int64_t stride,     \
+                                                           bool want) {                                                       \
+        double dd = (double)d;                                                                                              \
+        for (int64_t k = 0; k < n; k++) {                                                                                   \
+            const T *x = pts + k * d;                                                                                       \
+            double s = 0;                                                                                                   \
+            _Pragma("GCC unroll 8") for (int64_t i = 0; i < d; i++) s += e->term[i][(uint64_t)(int64_t)x[i] & 63];          \
+            s /= dd;                                                                                                        \
+            reward[k] = 1.0 - s;                                                                                            \
+            if (want) dist[k * stride] = s;                                                                                 \
+        }                                                                                                                   \
+    }
+DIAG_MANY(many64, int64_t)
+DIAG_MANY(many8, int8_t)
+#undef DIAG_MANY
+
+#define DIAG_CASE(F, D)                                                                                                     \
+    case D:                                                                                                                 \
+        if (dist) F(e, pts, n, D, reward, dist, dist_stride, true);                                                         \
+        else F(e, pts, n, D, reward, NULL, 0, false);                                                                       \
+        break;
+#define DIAG_SWITCH(F)                                                                                                      \
+    switch (d) {                                                                                                            \
+        DIAG_CASE(F, 1)                                                                                                     \
+        DIAG_CASE(F, 2)                                                                                                     \
+        DIAG_CASE(F, 3)                                                                                                     \
+        DIAG_CASE(F, 4)                                                                                                     \
+        DIAG_CASE(F, 5)                                                                                                     \
+        DIAG_CASE(F, 6)                                                                                                     \
+        DIAG_CASE(F, 7)                                                                                                     \
+        DIAG_CASE(F, 8)                                                                                                     \
+    default: F(e, pts, n, d, reward, dist, dist_stride, dist != NULL); break;                                               \
+    }
+
+/* every element in [0, c): one pass before the scoring loop, in blocks of 16 with a fixed trip
+ * count (GCC vectorises them at -O2) */
+static bool all_below64(const int64_t *restrict x, size_t cnt, uint64_t c) {
+    uint64_t bad[16] = {0}, any = 0;
+    size_t i = 0;
+    for (; i + 16 <= cnt; i += 16)
+        for (int j = 0; j < 16; j++) bad[j] |= (uint64_t)x[i + j] >= c;
+    for (; i < cnt; i++) any |= (uint64_t)x[i] >= c;
+    for (int j = 0; j < 16; j++) any |= bad[j];
+    return !any;
+}
+static bool all_below8(const int8_t *restrict x, size_t cnt, uint64_t c) {
+    uint8_t mx[16] = {0}, m = 0; /* a negative value reads as 128 or more */
+    size_t i = 0;
+    for (; i + 16 <= cnt; i += 16)
+        for (int j = 0; j < 16; j++) mx[j] = (uint8_t)x[i + j] > mx[j] ? (uint8_t)x[i + j] : mx[j];
+    for (; i < cnt; i++) m = (uint8_t)x[i] > m ? (uint8_t)x[i] : m;
+    for (int j = 0; j < 16; j++) m = mx[j] > m ? mx[j] : m;
+    return m < c;
+}
+
 int diag_env_eval_many(void *p, const int64_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride);
 int diag_env_eval_many(void *p, const int64_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride) {
     const diag_env *e = p;
-    if (e->step_us > 0 || d != e->dims) return -1;
-    double span = e->as == AS_BOX ? 2.0 : (double)(e->choices - 1);
-    for (int64_t k = 0; k < n; k++) {
-        const int64_t *x = pts + k * d;
-        double s = 0;
-        for (int64_t i = 0; i < d; i++) s += fabs((double)x[i] - e->target[i]) / span;
-        s /= (double)d;
-        reward[k] = 1.0 - s;
-        if (dist) dist[k * dist_stride] = s;
-    }
+    if (e->step_us > 0 || d != e->dims || e->as == AS_BOX || !all_below64(pts, (size_t)(n * d), (uint64_t)e->choices)) return -1;
+    DIAG_SWITCH(many64)
     return 0;
 }
+
+/* the same on int8 points (the wire dtype of libhwgym's requests for diag-v0's spaces) */
+int diag_env_eval_many8(void *p, const int8_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride);
+int diag_env_eval_many8(void *p, const int8_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride) {
+    const diag_env *e = p;
+    if (e->step_us > 0 || d != e->dims || e->as == AS_BOX || !all_below8(pts, (size_t)(n * d), (uint64_t)e->choices)) return -1;
+    DIAG_SWITCH(many8)
+    return 0;
+}
+#undef DIAG_SWITCH
+#undef DIAG_CASE

@@ -3,8 +3,11 @@
  * point, so a call per point would cost more than the model). */
 #include "env_lean.h"
 
+#include <string.h>
+
 int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist);
 int diag_env_eval_many(void *p, const int64_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride);
+int diag_env_eval_many8(void *p, const int8_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride);
 
 static const char *const names[] = {"distance"};
 
@@ -22,6 +25,13 @@ static int lean_eval_many(void *env, void *ctx, const int64_t *pts, int64_t n, i
     return 0;
 }
 
+static int lean_eval_many8(void *env, void *ctx, const int8_t *pts, int64_t n, int64_t d, double *reward, uint8_t *feasible, double *v) {
+    (void)ctx;
+    if (diag_env_eval_many8(env, pts, n, d, reward, v, 1)) return -1;
+    memset(feasible, 1, (size_t)n);
+    return 0;
+}
+
 const hw_env_lean hw_lean_diag = {
     .id = "diag-v0",
     .version = "diag-v0/1",
@@ -29,4 +39,5 @@ const hw_env_lean hw_lean_diag = {
     .metric_names = names,
     .eval = lean_eval,
     .eval_many = lean_eval_many,
+    .eval_many8 = lean_eval_many8,
 };

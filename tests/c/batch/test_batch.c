@@ -388,7 +388,7 @@ Test(lean, sched_and_placement_entries_match_evaluate) {
 Test(lean, big_batch_in_pipelined_chunks) {
     srv s;
     hwc_client *c = start(&s, 0, NULL);
-    enum { N = 140000 }; /* above libhwgym's 100,000-point chunk: two requests of 70,000 in flight */
+    enum { N = 140000 }; /* above libhwgym's 50,000-point chunk: three requests of 46,667 in flight */
     int64_t *p = malloc(sizeof(int64_t) * N * 2);
     for (int k = 0; k < N; k++) p[2 * k] = k % 8, p[2 * k + 1] = (k / 8) % 8;
     p[2 * 133000 + 1] = 9; /* out of range, in the second chunk */
@@ -401,8 +401,8 @@ Test(lean, big_batch_in_pipelined_chunks) {
     cr_assert_eq(b.n, N);
     cr_assert_eq(b.nerrors, 1);
     cr_assert(b.error[133000] && strstr(b.error[133000], "BAD_ACTION: points[133000]: action element 1"), "the caller's index, not the chunk's: %s", b.error[133000]);
-    static const int ks[] = {0, 69999, 70000, 139999};
-    for (int i = 0; i < 4; i++) {
+    static const int ks[] = {0, 46666, 46667, 93333, 93334, 139999};
+    for (int i = 0; i < 6; i++) {
         json_t *pt = json_pack("[I,I]", (json_int_t)p[2 * ks[i]], (json_int_t)p[2 * ks[i] + 1]);
         same_as_evaluate(c, "diag-v0", cfg, &b, ks[i], pt, "distance");
         json_decref(pt);
@@ -527,25 +527,29 @@ Test(lean, diag_blocks_match_per_point_eval) {
     free(dist);
 }
 
-/* libhwgym narrows integer points to int16 / int32 on the wire: values must arrive unchanged
+/* libhwgym narrows integer points to int8 / int16 / int32 on the wire: values must arrive unchanged
  * (the server's range error quotes them back) */
 Test(lean, narrow_dtypes_carry_values_exactly) {
     srv s;
     hwc_client *c = start(&s, 0, NULL);
     json_t *cfg = json_pack("{s:i}", "dims", 2);
-    static const int64_t vals[] = {-200, 300, 70000, -3000000000LL};
-    for (int i = 0; i < 4; i++) {
-        int64_t p[2][2] = {{1, 2}, {3, vals[i]}};
-        hw_array a = {HW_DT_INT64, 2, {2, 2}, p};
-        hwc_lean b;
-        hw_err e;
-        cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
-        cr_assert_null(b.error[0]);
-        char want[64];
-        snprintf(want, sizeof want, "%lld out of range", (long long)vals[i]);
-        cr_assert(b.error[1] && strstr(b.error[1], want), "%s (want '%s')", b.error[1], want);
-        hwc_lean_free(&b);
-    }
+    static const int64_t vals[] = {-200, 300, 70000, -3000000000LL, -100, -128, 127};
+    for (int i = 0; i < 7; i++)
+        for (int np = 2; np <= 20; np += 18) { /* 4 elements, and 40 (a vectorised block of 16 and more) */
+            int64_t p[20][2];
+            for (int k = 0; k < np; k++) p[k][0] = k % 4, p[k][1] = (k + 1) % 4;
+            p[np - 1][1] = vals[i];
+            hw_array a = {HW_DT_INT64, 2, {np, 2}, p};
+            hwc_lean b;
+            hw_err e;
+            cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+            cr_assert_eq(b.nerrors, 1);
+            cr_assert_null(b.error[0]);
+            char want[64];
+            snprintf(want, sizeof want, "%lld out of range", (long long)vals[i]);
+            cr_assert(b.error[np - 1] && strstr(b.error[np - 1], want), "%s (want '%s')", b.error[np - 1], want);
+            hwc_lean_free(&b);
+        }
     json_decref(cfg);
     stop(&s, c);
 }
