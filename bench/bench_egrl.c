@@ -262,6 +262,9 @@ int main(int argc, char **argv) {
         }
     }
     if (reps < 3) reps = 3;
+    /* the dgemm kernels OpenBLAS picked: OpenBLAS 0.3.21 runs a Zen 4 as Haswell (256-bit);
+     * OPENBLAS_CORETYPE=SKYLAKEX there makes the dgemms faster but changes the results' bits */
+    printf("OpenBLAS core: %s\n", openblas_get_corename());
     wl bert = {0}, r50 = {0};
     if (load(&bert, "local", "bert_base") || load(&r50, "local", "resnet50")) return 1;
     gnn_times(&bert, "bert_base", reps);
