@@ -17,7 +17,9 @@
 #   EGRL_SPOT="bert_base:128:1"      extra runs, workload:width:seed, space-separated ("" for none)
 #   EGRL_JOBS=2                      runs in parallel
 #   EGRL_OUT=docs/results            output directory
-#   EGRL_WORK=DIR                    keep the runs in DIR and skip those already there
+#   EGRL_WORK=DIR                    keep the runs in DIR and skip those already there (with
+#                                    every run there: only the report is rewritten)
+#   EGRL_TRAIN_SECONDS=N             the wall time to state (when rewriting the report from EGRL_WORK)
 # The hand-written reading in $EGRL_OUT/egrl-critic-width-notes.md (if present) is appended.
 set -euo pipefail
 
@@ -74,6 +76,7 @@ done
 echo "paper-egrl-width: $(wc -l < "$JOBFILE") runs, $JOBS at a time (work dir $WORK)" >&2
 xargs -P "$JOBS" -I{} -d '\n' sh -c '{}; echo . >&2' < "$JOBFILE"
 T1=$(date +%s)
+[ -n "${EGRL_TRAIN_SECONDS:-}" ] && T0=$((T1 - EGRL_TRAIN_SECONDS))
 
 export WORK OUT WL SEEDS WIDTHS BUDGET SPOT JOBS T0 T1
 "$PY" - <<'PYEOF'
@@ -125,6 +128,17 @@ if os.path.exists(cp):
         if j.get("mode") == "egrl" and j.get("budget") == int(os.environ["BUDGET"]):
             committed[(j["workload"], str(j["seed"]))] = j
 
+CHK = [x for x in (500, 1000, 2000) if x < int(os.environ["BUDGET"])]
+def best_at(pts, x):
+    return max([sp for i, sp in pts if i <= x] or [0.0])
+curves32 = {}  # committed make paper-egrl EGRL curves (improvements only), for the spot checks
+rp = os.path.join(OUT, "egrl", "runs.csv.gz")
+if os.path.exists(rp) and spots:
+    want = {w for w, _, _ in spots}
+    for r in csv.DictReader(gzip.open(rp, "rt")):
+        if r["mode"] == "egrl" and r["workload"] in want:
+            curves32.setdefault((r["workload"], r["seed"]), []).append((int(r["sample"]), float(r["speedup"])))
+
 def ci(v):
     if len(v) < 2: return "%.4f" % v[0]
     return "%.4f ± %.4f" % (st.mean(v), T95.get(len(v) - 1, 1.96) * st.stdev(v) / len(v) ** 0.5)
@@ -142,13 +156,16 @@ L.append("Final speedup = the best speedup over the compiler heuristic found in 
          "agent process (the server's evaluations are not in it). Data: "
          "[egrl/critic-width.csv.gz](egrl/critic-width.csv.gz) (every improvement of each run's best), "
          "[egrl/critic-width.jsonl.gz](egrl/critic-width.jsonl.gz) (every run's summary).\n")
-L.append("| critic width | seeds | final speedup (mean ± 95% CI) | per seed | best GNN member (mean) | valid maps | agent CPU per run | wall per run |")
-L.append("|---|---|---|---|---|---|---|---|")
+L.append("| critic width | seeds | final speedup (mean ± 95% CI) | per seed | " + " | ".join("best at %d (mean)" % x for x in CHK)
+         + " | best GNN member (mean) | valid maps | agent CPU per run | wall per run |")
+L.append("|---|---|---|---|" + "---|" * len(CHK) + "---|---|---|---|")
 for h in widths:
     rs = [runs[(wl, h, s)][0] for s in seeds if (wl, h, s) in runs]
     if not rs: continue
-    L.append("| %s | %d | %s | %s | %.4f | %.3f | %.0f s | %.0f s |" % (
+    cs = [runs[(wl, h, s)][1] for s in seeds if (wl, h, s) in runs]
+    L.append("| %s | %d | %s | %s | %s%.4f | %.3f | %.0f s | %.0f s |" % (
         h, len(rs), ci([j["best_speedup"] for j in rs]), " ".join("%.4f" % j["best_speedup"] for j in rs),
+        "".join("%.4f | " % st.mean(best_at(c, x) for c in cs) for x in CHK),
         st.mean(j["best_gnn_reward"] for j in rs), st.mean(j["valid_fraction"] for j in rs),
         st.mean(j["cpu_s"] for j in rs), st.mean(j["time_wall_s"] for j in rs)))
 L.append("")
@@ -166,13 +183,15 @@ if rows:
 sp = [(w, h, s) for w, h, s in spots if (w, h, s) in runs]
 if sp:
     L.append("Spot checks against make paper-egrl's committed width-32 run of the same seed:\n")
-    L.append("| workload | seed | width | final speedup | agent CPU | wall | width 32 (committed) | its wall |")
-    L.append("|---|---|---|---|---|---|---|---|")
+    L.append("| workload | seed | width | final speedup | " + " | ".join("best at %d" % x for x in CHK)
+             + " | agent CPU | wall | width 32 (committed): final | " + " | ".join("at %d" % x for x in CHK) + " | its wall |")
+    L.append("|---|---|---|---|" + "---|" * len(CHK) + "---|---|---|" + "---|" * len(CHK) + "---|")
     for w, h, s in sp:
-        j = runs[(w, h, s)][0]; c = committed.get((w, s))
-        L.append("| %s | %s | %s | %.4f | %.0f s | %.0f s | %s | %s |" % (
-            names.get(w, w), s, h, j["best_speedup"], j["cpu_s"], j["time_wall_s"],
-            "%.4f" % c["best_speedup"] if c else "–", "%.0f s" % c["wall_s"] if c else "–"))
+        j, pts = runs[(w, h, s)]; c = committed.get((w, s)); c32 = curves32.get((w, s))
+        L.append("| %s | %s | %s | %.4f | %s | %.0f s | %.0f s | %s | %s | %s |" % (
+            names.get(w, w), s, h, j["best_speedup"], " | ".join("%.4f" % best_at(pts, x) for x in CHK), j["cpu_s"], j["time_wall_s"],
+            "%.4f" % c["best_speedup"] if c else "–", " | ".join("%.4f" % best_at(c32, x) if c32 else "–" for x in CHK),
+            "%.0f s" % c["wall_s"] if c else "–"))
     L.append("")
 notes = os.path.join(OUT, "egrl-critic-width-notes.md")
 if os.path.exists(notes):
