@@ -170,6 +170,11 @@ paper-rlsched: deps
 paper-egrl: deps all
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-egrl.sh
 
+.PHONY: paper-egrl-width
+# the critic-width ablation of paper-egrl (32 vs 128) into docs/results/egrl-critic-width.md
+paper-egrl-width: deps all
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) scripts/paper-egrl-width.sh
+
 .PHONY: paper-mmap
 # reproduce the MMap-MuZero paper's Table 2 / Figure 5, Table 3 and Figure 7 into docs/results/mmap.md
 paper-mmap: deps all

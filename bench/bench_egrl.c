@@ -2,7 +2,8 @@
  *  1. GNN policy forward on BERT-base (376 nodes) with Table 2's sizes (hidden/out 128,
  *     4 heads, depth 4), one policy, one core: target < 2 ms; its backward too, and ResNet-50;
  *  2. one SAC-discrete update (actor 128, twin critics of --critic-hidden 32, batch 24) on
- *     BERT and ResNet-50;
+ *     BERT and ResNet-50, and the same with Table 2's 128-wide critics (the critic-width
+ *     ablation's cost, docs/results/egrl-critic-width.md);
  *  3. a generation of 20 BERT mappings in one evaluate_batch over tcp against a spawned
  *     hwgym-server vs the same batch in-process (--endpoint local): time per mapping and the
  *     ratio (target: server within 2x of in-process).
@@ -125,25 +126,31 @@ static void gnn_times(wl *w, const char *name, int reps) {
     printf("gnn %-10s N=%-4d params %zu  forward %.3f ms (its dgemms alone %.3f ms = %.0f%%)  backward %.3f ms (CPU time, median of %d)\n",
            name, w->N, n->nparams, mf, md, 100 * md / mf, median(tb, reps), reps);
     free(A), free(C), free(td);
-    sacd_cfg sc = sacd_cfg_default();
-    sc.actor = c;
-    sc.critic = (gnn_cfg){1, 32, 32, 4, 4, 1, 0.5};
-    hw_err err = {0};
-    sacd *s = sacd_new(&sc, w->g, w->feat, 19, 2, 3, 1, &err);
+    /* one SAC update with make paper-egrl's critics (32 wide) and Table 2's width (128) */
+    static const int widths[] = {32, 128};
     int64_t *a = malloc(sizeof(int64_t) * (size_t)w->N * 2);
-    for (int t = 0; t < 48; t++) {
-        for (int i = 0; i < 2 * w->N; i++) a[i] = ag_rng_int(r, 3);
-        sacd_add(s, a, ag_rng_uniform(r), true);
+    for (int wi = 0; wi < 2; wi++) {
+        sacd_cfg sc = sacd_cfg_default();
+        sc.actor = c;
+        sc.critic = (gnn_cfg){1, widths[wi], widths[wi], 4, 4, 1, 0.5};
+        hw_err err = {0};
+        sacd *s = sacd_new(&sc, w->g, w->feat, 19, 2, 3, 1, &err);
+        for (int t = 0; t < 48; t++) {
+            for (int i = 0; i < 2 * w->N; i++) a[i] = ag_rng_int(r, 3);
+            sacd_add(s, a, ag_rng_uniform(r), true);
+        }
+        int ur = reps / (wi ? 10 : 4);
+        ur = ur > 3 ? ur : 3;
+        for (int k = 0; k < ur; k++) {
+            double t0 = cpu();
+            sacd_update(s, r, NULL);
+            tf[k] = (cpu() - t0) * 1e3;
+        }
+        printf("sac %-10s one update (actor 128, critics %d%s, batch 24, chunk 1): %.2f ms (CPU time, median of %d)\n", name,
+               widths[wi], wi ? " = Table 2" : " = make paper-egrl", median(tf, ur), ur);
+        sacd_free(s);
     }
-    int ur = reps / 4 > 3 ? reps / 4 : 3;
-    for (int k = 0; k < ur; k++) {
-        double t0 = cpu();
-        sacd_update(s, r, NULL);
-        tf[k] = (cpu() - t0) * 1e3;
-    }
-    printf("sac %-10s one update (actor 128, critics 32, batch 24, chunk 1): %.2f ms (CPU time, median of %d)\n", name, median(tf, ur), ur);
     free(a);
-    sacd_free(s);
     free(tf), free(tb), free(dY);
     gsl_rng_free(r);
     gnn_free(n);
@@ -255,6 +262,9 @@ int main(int argc, char **argv) {
         }
     }
     if (reps < 3) reps = 3;
+    /* the dgemm kernels OpenBLAS picked: OpenBLAS 0.3.21 runs a Zen 4 as Haswell (256-bit);
+     * OPENBLAS_CORETYPE=SKYLAKEX there makes the dgemms faster but changes the results' bits */
+    printf("OpenBLAS core: %s\n", openblas_get_corename());
     wl bert = {0}, r50 = {0};
     if (load(&bert, "local", "bert_base") || load(&r50, "local", "resnet50")) return 1;
     gnn_times(&bert, "bert_base", reps);

@@ -14,7 +14,8 @@
  *   Z = X W (W: F x H); s_i^k = Z_i^k . a_src^k; t_i^k = Z_i^k . a_dst^k;
  *   e_ij^k = LeakyReLU_0.2(t_i^k + s_j^k) over j in N(i) (self included);
  *   alpha_ij^k = softmax_j e_ij^k;  O_i^k = sum_j alpha_ij^k Z_j^k;  Y = act(O + b),
- *   act = ELU, except the U-Net's last layer (linear).
+ *   act = ELU on every layer of the U-Net, the last up layer GAT'_0 included; the only linear
+ *   map after it is the per-node head below.
  * Top-k pooling (projection p): y = X p / |p|; per segment keep the k = ceil(ratio n) rows of
  *   largest y (ties: lower row), in row order; X' = X[idx] * tanh(y[idx]); the pooled graph is
  *   A^2 restricted to idx (Gao and Ji's augmentation, as PyG's GraphUNet).
