@@ -19,49 +19,8 @@
 #include "hw_codec.h"
 #include "reply_slot.h"
 #include "server.h"
+#include "batch_srv.h"
 
-typedef struct srv {
-    hw_server_opts o;
-    volatile sig_atomic_t stop;
-    pthread_t th;
-    int rc;
-    char ep[128];
-} srv;
-
-static int counter;
-
-static void *run(void *arg) {
-    srv *s = arg;
-    s->rc = hw_server_run(&s->o, &s->stop);
-    return NULL;
-}
-
-static hwc_client *start(srv *s, double cache_mb, const char *cache_file) {
-    hw_server_default_opts(&s->o);
-    s->o.workers = 2;
-    s->o.cache_mb = cache_mb;
-    s->o.cache_path = cache_file;
-    snprintf(s->ep, sizeof s->ep, "ipc:///tmp/hwgym-tbatch-%d-%d.sock", (int)getpid(), counter++);
-    s->o.binds[0] = s->ep;
-    s->o.nbinds = 1;
-    s->stop = 0;
-    pthread_create(&s->th, NULL, run, s);
-    hw_err e;
-    hwc_client *c = hwc_connect(NULL, s->ep, 10000, &e);
-    cr_assert(c);
-    int ok = -1;
-    for (int i = 0; i < 100 && ok; i++)
-        if ((ok = hwc_ping(c, NULL, &e))) usleep(10000);
-    cr_assert_eq(ok, 0, "server did not come up: %s", e.msg);
-    return c;
-}
-
-static void stop(srv *s, hwc_client *c) {
-    hwc_disconnect(c);
-    s->stop = 1;
-    pthread_join(s->th, NULL);
-    cr_assert_eq(s->rc, 0);
-}
 
 static const char *MCFG = "{\"model\":\"mobilenet_v2\",\"layer\":2}";
 static int64_t P[4][10] = {{3, 1, 0, 1, 5, 2, 0, 0, 3, 5}, {3, 1, 0, 1, 5, 2, 0, 0, 3, 5}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
@@ -75,7 +34,7 @@ static int metric_index(const hwc_lean *b, const char *name) {
 
 Test(lean, matches_full_evaluate_and_reports_sparse_errors) {
     srv s;
-    hwc_client *c = start(&s, 0, NULL);
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
     json_t *cfg = json_loads(MCFG, 0, NULL);
     hw_array a = {HW_DT_INT64, 2, {4, 10}, P};
     const char *want[] = {"runtime", "energy"};
@@ -119,12 +78,12 @@ Test(lean, matches_full_evaluate_and_reports_sparse_errors) {
     cr_assert_eq(e.code, HW_E_BAD_REQUEST);
     cr_assert(strstr(e.msg, "metrics[1]") && strstr(e.msg, "latencyy"), "%s", e.msg);
     json_decref(cfg);
-    stop(&s, c);
+    srv_down(&s, c);
 }
 
 Test(lean, family_without_lean_entry_and_tables) {
     srv s;
-    hwc_client *c = start(&s, 0, NULL);
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
     /* dram-v0 has no lean entry: its JSON evaluate() scores (and validates) the point */
     int64_t d[2][10] = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {9, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     hw_array a = {HW_DT_INT64, 2, {2, 10}, d};
@@ -161,7 +120,7 @@ Test(lean, family_without_lean_entry_and_tables) {
     cr_assert_eq(hwc_evaluate_lean(c, NULL, "sched-v0", NULL, &ta, NULL, -1, &b, &e), 0, "%s", e.msg);
     cr_assert_null(b.error[0], "%s", b.error[0]);
     hwc_lean_free(&b);
-    stop(&s, c);
+    srv_down(&s, c);
 }
 
 static json_t *cache_stats(hwc_client *c) {
@@ -181,7 +140,7 @@ Test(cache, hits_merges_persists_and_is_shared_by_servers) {
     hwtest_tmpdir(dir, sizeof dir);
     snprintf(file, sizeof file, "%s/cache.db", dir);
     srv s;
-    hwc_client *c = start(&s, 16, file);
+    hwc_client *c = srv_up(&s, 16, file, 0);
     json_t *cfg = json_loads(MCFG, 0, NULL);
     hw_array a = {HW_DT_INT64, 2, {3, 10}, P};
     hwc_lean b;
@@ -217,7 +176,7 @@ Test(cache, hits_merges_persists_and_is_shared_by_servers) {
     hwc_lean_free(&b);
     /* a second server on the same file sees the first one's results */
     srv s2;
-    hwc_client *c2 = start(&s2, 16, file);
+    hwc_client *c2 = srv_up(&s2, 16, file, 0);
     cr_assert_eq(hwc_evaluate_lean(c2, NULL, "maestro-v0", cfg, &a, NULL, 0, &b, &e), 0);
     for (int k = 0; k < 3; k++) cr_assert(b.cache_hit[k], "second server, point %d", k);
     cr_assert_eq(b.reward[0], r0);
@@ -225,14 +184,14 @@ Test(cache, hits_merges_persists_and_is_shared_by_servers) {
     cs = cache_stats(c2);
     cr_assert_eq(stat_i(cs, "disk_hits"), 2);
     json_decref(cs);
-    stop(&s2, c2);
-    stop(&s, c);
+    srv_down(&s2, c2);
+    srv_down(&s, c);
     /* and a restarted server too */
-    c = start(&s, 16, file);
+    c = srv_up(&s, 16, file, 0);
     cr_assert_eq(hwc_evaluate_lean(c, NULL, "maestro-v0", cfg, &a, NULL, 0, &b, &e), 0);
     cr_assert(b.cache_hit[0] && b.cache_hit[2]);
     hwc_lean_free(&b);
-    stop(&s, c);
+    srv_down(&s, c);
     json_decref(cfg);
     json_decref(cfg3);
     hwtest_rmtree(dir);
@@ -284,7 +243,7 @@ Test(trials, schema1_file_migrates_and_search_logs_cache_hits) {
                  SQLITE_OK);
     sqlite3_close(q);
     srv s;
-    hwc_client *c = start(&s, 16, NULL);
+    hwc_client *c = srv_up(&s, 16, NULL, 0);
     snprintf(ep, sizeof ep, "%s", s.ep);
     char bin[4200];
     cr_assert(hwtest_bin("hwgym-search", bin, sizeof bin));
@@ -296,7 +255,7 @@ Test(trials, schema1_file_migrates_and_search_logs_cache_hits) {
     cr_assert_eq(json_integer_value(json_object_get(sum, "samples")), 600, "samples are counted whether hit or not");
     json_decref(sum);
     free(out);
-    stop(&s, c);
+    srv_down(&s, c);
     cr_assert_eq(sqlite3_open(db, &q), SQLITE_OK);
     sqlite3_stmt *st;
     cr_assert_eq(sqlite3_prepare_v2(q, "SELECT (SELECT user_version FROM pragma_user_version), "
@@ -333,7 +292,7 @@ static void same_as_evaluate(hwc_client *c, const char *env, json_t *cfg, const 
 
 Test(lean, sched_and_placement_entries_match_evaluate) {
     srv s;
-    hwc_client *c = start(&s, 0, NULL);
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
     hwc_lean b;
     hw_err e;
     /* sched-v0: the all-in-DRAM table (valid), a table breaking a column's product (infeasible),
@@ -382,12 +341,12 @@ Test(lean, sched_and_placement_entries_match_evaluate) {
     hwc_session_free(&ps);
     free(pp);
     json_decref(pcfg);
-    stop(&s, c);
+    srv_down(&s, c);
 }
 
 Test(lean, big_batch_in_pipelined_chunks) {
     srv s;
-    hwc_client *c = start(&s, 0, NULL);
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
     enum { N = 140000 }; /* above libhwgym's 50,000-point chunk: three requests of 46,667 in flight */
     int64_t *p = malloc(sizeof(int64_t) * N * 2);
     for (int k = 0; k < N; k++) p[2 * k] = k % 8, p[2 * k + 1] = (k / 8) % 8;
@@ -410,12 +369,12 @@ Test(lean, big_batch_in_pipelined_chunks) {
     hwc_lean_free(&b);
     json_decref(cfg);
     free(p);
-    stop(&s, c);
+    srv_down(&s, c);
 }
 
 Test(cache, one_key_for_a_config_in_any_key_order_or_form) {
     srv s;
-    hwc_client *c = start(&s, 16, NULL);
+    hwc_client *c = srv_up(&s, 16, NULL, 0);
     hw_array a = {HW_DT_INT64, 2, {3, 10}, P};
     hwc_lean b;
     hw_err e;
@@ -443,7 +402,7 @@ Test(cache, one_key_for_a_config_in_any_key_order_or_form) {
     json_decref(c1);
     json_decref(c2);
     json_decref(c3);
-    stop(&s, c);
+    srv_down(&s, c);
 }
 
 /* diag-v0 scores blocks of points in one eval_many call on the server (env_lean.h): every reward
@@ -501,15 +460,15 @@ Test(lean, diag_blocks_match_per_point_eval) {
     hwc_lean b;
     hw_err e;
     srv s;
-    hwc_client *c = start(&s, 0, NULL);
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
     hw_array a = {HW_DT_INT64, 2, {N, D}, p};
     cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, want, 1, &b, &e), 0, "%s", e.msg);
     check_diag(&b, rw, dist, N, 300);
     for (int k = 0; k < N; k++) cr_assert(!b.cache_hit[k]);
     hwc_lean_free(&b);
-    stop(&s, c);
+    srv_down(&s, c);
     /* with the cache: the first 400 points first, then all of them (400 hits, the rest gathered) */
-    c = start(&s, 16, NULL);
+    c = srv_up(&s, 16, NULL, 0);
     hw_array head = {HW_DT_INT64, 2, {400, D}, p};
     cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &head, want, 1, &b, &e), 0, "%s", e.msg);
     hwc_lean_free(&b);
@@ -520,7 +479,7 @@ Test(lean, diag_blocks_match_per_point_eval) {
         cr_assert_eq(b.cache_hit[k], k < 400 && k != 300, "point %d", k);
     check_diag(&b, rw, dist, N, -1);
     hwc_lean_free(&b);
-    stop(&s, c);
+    srv_down(&s, c);
     json_decref(cfg);
     free(p);
     free(rw);
@@ -531,7 +490,7 @@ Test(lean, diag_blocks_match_per_point_eval) {
  * (the server's range error quotes them back) */
 Test(lean, narrow_dtypes_carry_values_exactly) {
     srv s;
-    hwc_client *c = start(&s, 0, NULL);
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
     json_t *cfg = json_pack("{s:i}", "dims", 2);
     static const int64_t vals[] = {-200, 300, 70000, -3000000000LL, -100, -128, 127};
     for (int i = 0; i < 7; i++)
@@ -551,7 +510,7 @@ Test(lean, narrow_dtypes_carry_values_exactly) {
             hwc_lean_free(&b);
         }
     json_decref(cfg);
-    stop(&s, c);
+    srv_down(&s, c);
 }
 
 /* reply_slot lays out a wire array whose data starts 8-aligned, whatever precedes it, in msgpack

@@ -18,6 +18,7 @@
 #include <zmq.h>
 
 #include "env_lean.h"
+#include "batch_srv.h"
 #include "hw_codec.h"
 #include "hwgym_client.h"
 #include "registry.h"
@@ -105,45 +106,7 @@ Test(diag_many, bit_identical_to_the_per_point_entry) {
 
 /* ---------------------------------------------------------------- a real server */
 
-typedef struct srv {
-    hw_server_opts o;
-    volatile sig_atomic_t stop;
-    pthread_t th;
-    int rc;
-    char ep[128];
-} srv;
 
-static void *run(void *arg) {
-    srv *s = arg;
-    s->rc = hw_server_run(&s->o, &s->stop);
-    return NULL;
-}
-
-static hwc_client *start(srv *s) {
-    hw_server_default_opts(&s->o);
-    s->o.workers = 2;
-    s->o.max_batch = 200000; /* the whole batch as one request too */
-    snprintf(s->ep, sizeof s->ep, "ipc:///tmp/hwgym-tpipe-%d-%d.sock", (int)getpid(), counter++);
-    s->o.binds[0] = s->ep;
-    s->o.nbinds = 1;
-    s->stop = 0;
-    pthread_create(&s->th, NULL, run, s);
-    hw_err e;
-    hwc_client *c = hwc_connect(NULL, s->ep, 20000, &e);
-    cr_assert(c);
-    int ok = -1;
-    for (int i = 0; i < 100 && ok; i++)
-        if ((ok = hwc_ping(c, NULL, &e))) usleep(10000);
-    cr_assert_eq(ok, 0, "server did not come up: %s", e.msg);
-    return c;
-}
-
-static void stop(srv *s, hwc_client *c) {
-    hwc_disconnect(c);
-    s->stop = 1;
-    pthread_join(s->th, NULL);
-    cr_assert_eq(s->rc, 0);
-}
 
 static bool same_f64(double a, double b) { return !memcmp(&a, &b, sizeof a); }
 
@@ -171,7 +134,7 @@ Test(pipeline, chunks_answer_as_one_request) {
     static const int bad[] = {5, 39999, 40000, 119999}; /* about the chunks' edges */
     for (int i = 0; i < 4; i++) p[bad[i] * D + i % D] = 8 + i;
     srv s;
-    hwc_client *c = start(&s);
+    hwc_client *c = srv_up(&s, 0, NULL, 200000); /* max_batch: the whole batch as one request too */
     json_t *cfg = json_pack("{s:i}", "dims", D);
     hw_array a = {HW_DT_INT64, 2, {N, D}, p};
     const char *dist[] = {"distance"};
@@ -203,7 +166,7 @@ Test(pipeline, chunks_answer_as_one_request) {
     hwc_lean_free(&clean);
     json_decref(cfg);
     free(p);
-    stop(&s, c);
+    srv_down(&s, c);
 }
 
 /* ---------------------------------------------------------------- a scripted server */
