@@ -14,7 +14,8 @@
 #   EGRL_WORKLOAD=resnet50           workload of the full comparison
 #   EGRL_SEEDS="1 2 3 4 5"           its seeds (make paper-egrl's)
 #   EGRL_BUDGET=4000                 iterations per run (make paper-egrl's)
-#   EGRL_SPOT="bert_base:128:1"      extra runs, workload:width:seed, space-separated ("" for none)
+#   EGRL_SPOT="bert_base:128:1 bert_base:128:2 bert_base:128:3"
+#                                    extra runs, workload:width:seed, space-separated ("" for none)
 #   EGRL_JOBS=2                      runs in parallel
 #   EGRL_OUT=docs/results            output directory
 #   EGRL_WORK=DIR                    keep the runs in DIR and skip those already there (with
@@ -29,7 +30,7 @@ WIDTHS=${EGRL_WIDTHS:-"32 128"}
 WL=${EGRL_WORKLOAD:-resnet50}
 SEEDS=${EGRL_SEEDS:-"1 2 3 4 5"}
 BUDGET=${EGRL_BUDGET:-4000}
-SPOT=${EGRL_SPOT-"bert_base:128:1"}
+SPOT=${EGRL_SPOT-"bert_base:128:1 bert_base:128:2 bert_base:128:3"}
 JOBS=${EGRL_JOBS:-2}
 OUT=${EGRL_OUT:-docs/results}
 PY=${PYTHON:-/usr/bin/python3}
