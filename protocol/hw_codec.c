@@ -466,16 +466,20 @@ void hw_pack_json(msgpack_packer *pk, const json_t *j) {
     }
 }
 
-void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead) {
+void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes) {
     msgpack_pack_map(pk, 3);
-    hw_pack_kv_str(pk, "dtype", hw_dtype_name(a->dtype));
+    hw_pack_kv_str(pk, "dtype", hw_dtype_name(dt));
     hw_pack_cstr(pk, "shape");
-    msgpack_pack_array(pk, (size_t)a->ndim + (lead > 0));
+    msgpack_pack_array(pk, (size_t)ndim + (lead > 0));
     if (lead > 0) msgpack_pack_int64(pk, lead);
-    for (int d = 0; d < a->ndim; d++) msgpack_pack_int64(pk, a->shape[d]);
-    size_t nb = hw_array_nbytes(a) * (size_t)(lead > 0 ? lead : 1);
+    for (int d = 0; d < ndim; d++) msgpack_pack_int64(pk, shape[d]);
     hw_pack_cstr(pk, "data");
-    msgpack_pack_bin(pk, nb);
+    msgpack_pack_bin(pk, nbytes);
+}
+
+void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead) {
+    size_t nb = hw_array_nbytes(a) * (size_t)(lead > 0 ? lead : 1);
+    hw_pack_array_head(pk, a->dtype, a->ndim, a->shape, lead, nb);
     msgpack_pack_bin_body(pk, a->data, nb);
 }
 

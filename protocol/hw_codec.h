@@ -74,6 +74,9 @@ void hw_pack_kv_str(msgpack_packer *pk, const char *k, const char *v);
 /* {"dtype","shape","data"}; when lead > 0 the shape gets a leading axis of `lead` (the data
  * then holds lead * numel(a) elements). */
 void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead);
+/* hw_pack_array's header alone: {"dtype": dt, "shape": [lead?, shape...], "data": bin of nbytes}
+ * up to the bin's length; the caller appends the nbytes of data (e.g. converted in place). */
+void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes);
 /* An observation: a wire array for a single-array obs, a map key -> wire array for Dict. */
 void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs);
 /* {"id": <copied>, "ok": false, "error": {"code","message"}} */

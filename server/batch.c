@@ -696,13 +696,7 @@ static void pack_u8(msgpack_packer *pk, const uint8_t *v, int64_t n) {
 /* n false values without an n-byte array */
 static void pack_false(msgpack_packer *pk, int64_t n) {
     static const unsigned char zeros[4096];
-    msgpack_pack_map(pk, 3);
-    hw_pack_kv_str(pk, "dtype", hw_dtype_name(HW_DT_BOOL));
-    hw_pack_cstr(pk, "shape");
-    msgpack_pack_array(pk, 1);
-    msgpack_pack_int64(pk, n);
-    hw_pack_cstr(pk, "data");
-    msgpack_pack_bin(pk, (size_t)n);
+    hw_pack_array_head(pk, HW_DT_BOOL, 1, &n, 0, (size_t)n);
     for (int64_t o = 0; o < n; o += (int64_t)sizeof zeros)
         msgpack_pack_bin_body(pk, zeros, (size_t)(n - o < (int64_t)sizeof zeros ? n - o : (int64_t)sizeof zeros));
 }

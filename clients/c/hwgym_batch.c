@@ -193,13 +193,7 @@ static void pack_points(msgpack_packer *pk, msgpack_sbuffer *sb, const hw_array 
         if (i64) { /* int8 optimistically, in one pass; rewound when a value does not fit */
             size_t mark = sb->size;
             sb_reserve(sb, (size_t)n + 96 + 10 * (size_t)a->ndim + tail);
-            msgpack_pack_map(pk, 3);
-            hw_pack_kv_str(pk, "dtype", hw_dtype_name(HW_DT_INT8));
-            hw_pack_cstr(pk, "shape");
-            msgpack_pack_array(pk, (size_t)a->ndim);
-            for (int d = 0; d < a->ndim; d++) msgpack_pack_int64(pk, a->shape[d]);
-            hw_pack_cstr(pk, "data");
-            msgpack_pack_bin(pk, (size_t)n);
+            hw_pack_array_head(pk, HW_DT_INT8, a->ndim, a->shape, 0, (size_t)n);
             if (narrow8(a->data, n, sb->data + sb->size)) {
                 sb->size += (size_t)n;
                 return;
@@ -222,13 +216,7 @@ static void pack_points(msgpack_packer *pk, msgpack_sbuffer *sb, const hw_array 
         if (to != dt) {
             size_t es = hw_dtype_size(to);
             sb_reserve(sb, (size_t)n * es + 96 + 10 * (size_t)a->ndim + tail);
-            msgpack_pack_map(pk, 3);
-            hw_pack_kv_str(pk, "dtype", hw_dtype_name(to));
-            hw_pack_cstr(pk, "shape");
-            msgpack_pack_array(pk, (size_t)a->ndim);
-            for (int d = 0; d < a->ndim; d++) msgpack_pack_int64(pk, a->shape[d]);
-            hw_pack_cstr(pk, "data");
-            msgpack_pack_bin(pk, (size_t)n * es);
+            hw_pack_array_head(pk, to, a->ndim, a->shape, 0, (size_t)n * es);
             char *dst = sb->data + sb->size;
             if (i64) {
                 narrow(a->data, n, to, dst);
