@@ -330,3 +330,11 @@ int ag_run_ckpt_put(ag_run *r, ag_ckpt *c, hw_err *err) {
     pthread_mutex_unlock(&r->mu);
     return 0;
 }
+
+/* The run's checkpoint: the run's part first (its trials flushed), then the file (checkpoint.c). */
+int ag_ckpt_commit(ag_ckpt_ctl *ctl, ag_ckpt *c, ag_run *run, int64_t samples, hw_err *err) {
+    if (run && ag_run_ckpt_put(run, c, err)) return -1;
+    if (ag_ckpt_save(ctl->path, ctl->owner, samples, ctl->config, c, err)) return -1;
+    ctl->last = samples;
+    return 0;
+}

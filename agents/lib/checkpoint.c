@@ -494,13 +494,6 @@ bool ag_ckpt_due(const ag_ckpt_ctl *ctl, int64_t samples) {
     return ctl->every > 0 && samples - ctl->last >= ctl->every;
 }
 
-int ag_ckpt_commit(ag_ckpt_ctl *ctl, ag_ckpt *c, ag_run *run, int64_t samples, hw_err *err) {
-    if (run && ag_run_ckpt_put(run, c, err)) return -1;
-    if (ag_ckpt_save(ctl->path, ctl->owner, samples, ctl->config, c, err)) return -1;
-    ctl->last = samples;
-    return 0;
-}
-
 int64_t ag_test_kill_at(void) {
     const char *v = getenv("HWGYM_TEST_KILL_AT");
     return v ? strtoll(v, NULL, 10) : 0;

@@ -116,8 +116,6 @@ bool ag_ckpt_claimed(void);
 bool ag_ckpt_on(const ag_ckpt_ctl *ctl);
 /* True when checkpoints are on and none was written yet, or samples - last >= every > 0. */
 bool ag_ckpt_due(const ag_ckpt_ctl *ctl, int64_t samples);
-/* Adds the run's state (when run is not NULL; flushes its trial DB first), saves, sets last. */
-int ag_ckpt_commit(ag_ckpt_ctl *ctl, ag_ckpt *c, ag_run *run, int64_t samples, hw_err *err);
 
 /* ---- the run's part (agent_run.c) ---- */
 /* Like ag_run_begin, but with ck (not NULL) continues the run stored in ck: logs into its run
@@ -132,6 +130,9 @@ int ag_run_drop_worker(ag_run *r, const char *worker, hw_err *err);
 /* Flushes the run's trial DB and puts run.id, run.samples, run.best, run.best_action,
  * run.best_metrics into c. */
 int ag_run_ckpt_put(ag_run *r, ag_ckpt *c, hw_err *err);
+/* Adds the run's state (when run is not NULL; flushes its trial DB first), saves, sets last
+ * (agent_run.c: the run layer sits above the checkpoint file, which never calls back up). */
+int ag_ckpt_commit(ag_ckpt_ctl *ctl, ag_ckpt *c, ag_run *run, int64_t samples, hw_err *err);
 /* Deletes run_id's trials of worker ("*": of every worker, for an agent whose one process logs
  * under several worker names, as hwgym-egrl) after the first `keep` (by id). Fails when the DB holds
  * fewer than keep (the checkpoint is ahead of the log: refuse to continue). */

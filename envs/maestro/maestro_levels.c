@@ -4,9 +4,21 @@
  * (edge sub-clusters, mapped/unique sizes). Also fixes the tensors' coupled variables for the
  * layer type. Runs once per evaluation; see maestro_internal.h for the types. */
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "maestro_internal.h"
+
+/* Sets the context's rejection reason (every check of the model, here and in maestro_model.c,
+ * fails through it; it lives in this lower file so the model calls down only). */
+int maestro_fail(ctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->reason, 200, fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 static void index_level(level *L) {
     for (int v = 0; v < MD_NDIM; v++) L->first[v] = L->last[v] = -1;

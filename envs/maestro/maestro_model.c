@@ -7,19 +7,10 @@
  * The quirks of MAESTRO that change its printed numbers are reproduced on purpose (they are
  * marked "MAESTRO:" in these files); the two crashes/bugs we do not reproduce are documented in
  * docs/maestro.md ("Deliberate differences"). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "maestro_internal.h"
-
-int maestro_fail(ctx *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->reason, 200, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static inline long noc_delay(const maestro_hw *h, long t) {
     long sends = t / h->noc_bw + (t % h->noc_bw != 0);
