@@ -1,5 +1,6 @@
 # hwgym build. `make` builds everything into build/bin and build/lib.
-#   make test    install deps, build under ASan+UBSan (build/asan), run C and Python tests
+#   make test    install deps, build under ASan+UBSan (build/asan), run C and Python tests, fuzz
+#   make check   only the tests a change touches (scripts/check.sh; BASE=rev to compare with)
 #   make demo    install deps, build, run the demo (scripts/demo.sh)
 #   make bench   build -O2 and run every benchmark (figures go to bench/README.md by hand)
 #   make paper-marl  reproduce the MARL papers' comparisons into docs/results/marl.md
@@ -124,13 +125,25 @@ export ASAN_OPTIONS ?= abort_on_error=0:detect_leaks=1
 export LSAN_OPTIONS ?= suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
+# The suite's phases (scripts/test-all.sh): the ASan build (-j$(JOBS)), then the C groups
+# (TEST_PAR at once, slowest first) beside the Python suite, then the fuzzers; it prints the
+# time of every phase and group at the end. `make check`: only the tests a change touches.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	@$(ASAN_MAKE) all tests
-	@rm -f $(ASAN_BUILD)/test-c.counts $(ASAN_BUILD)/test-py.counts
-	@$(ASAN_MAKE) -k test-c test-py; rc=$$?; \
-	 set -- $$(cat $(ASAN_BUILD)/test-c.counts 2>/dev/null || echo 0 1 0) $$(cat $(ASAN_BUILD)/test-py.counts 2>/dev/null || echo 0 1 0); \
-	 echo "tests: $$(($$1 + $$4)) passed, $$(($$2 + $$5)) failed, $$(($$3 + $$6)) skipped"; exit $$rc
-	@$(MAKE) --no-print-directory fuzz-test
+	@JOBS=$(JOBS) ASAN_BUILD=$(ASAN_BUILD) scripts/test-all.sh
+
+# pieces test-all.sh and check.sh call (the ASan build, the interpreter they test with)
+asan-build:
+	@$(ASAN_MAKE) -j$(JOBS) all tests
+print-python:
+	@echo $(PYTHON)
+asan-test-c:
+	@$(ASAN_MAKE) test-c
+asan-test-py:
+	@$(ASAN_MAKE) test-py
+.PHONY: check asan-build print-python asan-test-c asan-test-py
+check:
+	@scripts/check.sh $(BASE)
 
 # Runs the C suites and the Python suite of $(BUILD); prints one "N passed, N failed" line.
 test-c: $(TESTS) $(BINS)
@@ -201,9 +214,9 @@ FUZZ_BINS := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/fuzz/%,$(wildcard fuzz/*.c))
 .PHONY: fuzz fuzz-test
 fuzz:
 	@[ -n "$(FUZZ_CC)" ] || { echo "fuzz: needs clang and libFuzzer (apt-get install clang-14 libfuzzer-14-dev)" >&2; exit 1; }
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 EXTRA_CFLAGS=-Wno-error \
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 EXTRA_CFLAGS=-Wno-error \
 	  SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -fno-sanitize-recover=undefined" $(FUZZ_BINS)
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_BUILD)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_PAR=$(JOBS) fuzz/run.sh $(FUZZ_BUILD)
 fuzz-test:
 	@if [ -n "$(FUZZ_CC)" ]; then $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30; else echo "fuzz: skipped (no clang-14)"; fi
 $(BUILD)/fuzz/%: $(call obj,fuzz/%.c) $(LIB_SERVER) $(LIB_ENVS) $(LIB_PROTO)
