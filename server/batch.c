@@ -3,6 +3,7 @@
 
 #include "batch_block.h"
 #include "cache_key.h"
+#include "reply.h"
 #include "reply_slot.h"
 #include "common/env_limits.h"
 
@@ -191,8 +192,10 @@ static void add_err(lean_batch *b, lean_errs *E, int64_t k, int code, const char
         if (!E->v) abort();
     }
     E->v[E->n].k = k;
-    E->v[E->n].code = code;
-    E->v[E->n].msg = strdup(msg ? msg : "");
+    E->v[E->n].code = code > 0 && code < HW_CODE_COUNT ? code : HW_E_INTERNAL;
+    char clean[HW_ERR_MSG + 32];
+    reply_msg_copy(clean, sizeof clean, msg, "the env failed on this point without a message");
+    E->v[E->n].msg = strdup(clean);
     if (!E->v[E->n].msg) abort();
     E->n++;
     b->reward[k] = NAN;
@@ -374,7 +377,7 @@ static json_t *num_to_json(double v) {
 /* A family without a lean entry: the point as JSON (a list, or a list of rows for a 3-D
  * points array) to its evaluate(), which validates it; numbers taken from the metrics. */
 static void eval_generic(lean_batch *b, lean_errs *E, const hw_env_family *fam, void *env, int64_t k, recbuf *rb) {
-    hw_err err;
+    hw_err err = {HW_E_INTERNAL, ""};
     if (!fam->evaluate) {
         add_err(b, E, k, HW_E_NOT_SUPPORTED, "this env has no one-shot evaluate");
         return;
@@ -474,7 +477,7 @@ static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_ac
     } else {
         a = (hw_array){b->grid.dtype, 1, {b->d}, (char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz};
     }
-    hw_err err;
+    hw_err err = {HW_E_INTERNAL, ""};
     int64_t *ib = R->ibuf + b->d + 1; /* hw_space_check_action's own buffers (the list's floats are in fbuf) */
     double *fb = R->fbuf + b->d + 1;
     if (hw_space_check_action(R->as, &a, ib, fb, act, &err)) {
@@ -590,7 +593,7 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
             if (load_point(b, E, &R, k, &act)) continue;
             double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
             bool f;
-            hw_err err;
+            hw_err err = {HW_E_INTERNAL, ""}; /* an env that fails without a message sends no stack bytes */
             if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
                 add_errf(b, E, k, err.code, err.msg);
                 continue;

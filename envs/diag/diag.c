@@ -289,12 +289,12 @@ const hw_env_family hw_family_diag = {
 
 /* Hook for the lean batch entry (diag_lean.c): scores an action already validated against the
  * action space, as evaluate() does, with no JSON. */
-int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist);
-int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist) {
+int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist, hw_err *err);
+int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist, hw_err *err) {
     diag_env *e = p;
     double a[64];
     act_to_double(e, act, a);
-    if (burn(e->step_us, NULL)) return -1;
+    if (burn(e->step_us, err)) return -1; /* TIMEOUT with its message (issue 28 finding 2) */
     *reward = score(e, a, dist);
     return 0;
 }
