@@ -81,7 +81,7 @@ static int from_records(const uint8_t *d, size_t n) {
 
 static int from_file(const uint8_t *d, size_t n) {
     static char path[64];
-    if (!path[0]) snprintf(path, sizeof path, "/tmp/fuzz_checkpoint-%d.db", (int)getpid());
+    if (!path[0]) snprintf(path, sizeof path, "/dev/shm/fuzz_checkpoint-%d.db", (int)getpid());
     FILE *f = fopen(path, "wb");
     if (!f) return 0;
     fwrite(d, 1, n, f);

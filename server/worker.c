@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,11 @@ static void op_make(worker *w, task *t) {
                         (long long)num_envs, (double)hw_env_mem_bytes(s->fam, s->envs[0]) / 1048576.0, (double)w->opts->session_mem / 1048576.0);
                 goto fail;
             }
+            if (est > (double)w->opts->server_mem) { /* one session alone past the whole server's budget */
+                hw_fail(&err, HW_E_LIMIT, "make: %lld envs of about %.1f MiB each exceed this server's memory budget of %.0f MiB for all sessions (--server-mem-mb)",
+                        (long long)num_envs, (double)hw_env_mem_bytes(s->fam, s->envs[0]) / 1048576.0, (double)w->opts->server_mem / 1048576.0);
+                goto fail;
+            }
         }
         if (hw_deadline_check("make", &err)) goto fail;
     }
@@ -246,6 +252,9 @@ fail:
             s->envs = NULL;
         }
         if (s->envs) session_destroy_envs(s);
+        /* a failed or timed-out make (a vector one may have built thousands of envs) gives its
+         * memory back to the system before replying, so retries do not pile up (issue 28) */
+        malloc_trim(0);
     }
     s->dead = true;
     reply_error(t, &err);
