@@ -5,10 +5,12 @@
 #include "cache_key.h"
 #include "reply.h"
 #include "reply_slot.h"
+#include "worker.h"
 #include "common/env_limits.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <zmq.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,15 +227,32 @@ static void encode_point(const lean_batch *b, int64_t k, unsigned char *buf, siz
     *len = n;
 }
 
+/* The client a batch came from, for cache_hit (cache.h): its CURVE key when CURVE is on, else its
+ * connection (routing id); HW_CACHE_PEER_UNKNOWN never matches (0 is never returned). */
+static uint64_t batch_peer(const void *owner) {
+    const batch *bt = owner;
+    task *t = bt ? bt->parent : NULL;
+    if (!t) return 1;
+    const char *uid = t->has_body ? zmq_msg_gets(&t->body, "User-Id") : NULL;
+    const unsigned char *p = uid && *uid ? (const unsigned char *)uid : t->nenv ? zmq_msg_data(&t->env[0]) : NULL;
+    size_t n = uid && *uid ? strlen(uid) : t->nenv ? zmq_msg_size(&t->env[0]) : 0;
+    uint64_t h = 1469598103934665603ull ^ (uid && *uid ? 0x9e3779b97f4a7c15ull : 0);
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
 static void lookup_points(lean_batch *b, const char *env_id, const json_t *config, const msgpack_object *config_mp, hw_cache *cache) {
     hw_keyer *ky = hw_cache_keyer(cache);
     unsigned char prefix[32];
     const char *ver = b->lean ? b->lean->version : "hwgym-" HW_VERSION_STRING;
     size_t n = (size_t)b->n;
-    if (hw_key_prefix(ky, env_id, ver, config, config_mp, prefix)) { /* not cacheable: evaluate every point */
-        b->ntodo = b->n;
+    /* the key covers the config and the content of every data file it names (cache_files.h) */
+    if (hw_key_prefix(ky, env_id, ver, config, config_mp, prefix) || hw_cache_key_files(cache, config, config_mp, prefix)) {
+        b->ntodo = b->n; /* not cacheable: evaluate every point */
         return;
     }
+    bool shared = hw_cache_shared(cache);
+    uint64_t peer = batch_peer(b->owner), evaluator = 0;
     b->cached = true;
     b->ntodo = 0;
     b->todo = xcalloc(n, sizeof(int64_t));
@@ -254,10 +273,10 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
         hw_cache_val v;
         if (hw_cache_get(cache, key, &v)) {
             take_result(b, k, v.reward, v.feasible, v.rec, v.len);
-            b->hit[k] = 1;
+            b->hit[k] = shared || v.peer == peer; /* no membership oracle on other clients' points */
             hits++;
-        } else if (hw_cache_pending_join(cache, key, b, k)) {
-            b->hit[k] = 1; /* answered without a new evaluation */
+        } else if (hw_cache_pending_join(cache, key, b, k, peer, &evaluator)) {
+            b->hit[k] = shared || evaluator == peer; /* answered without a new evaluation */
             b->waiting++;
             merged++;
         } else {

@@ -40,7 +40,9 @@ static void usage(FILE *f) {
             "                       MiB of memory, least recently used evicted first (docs/cache.md)\n"
             "  --cache FILE         also keep cached results in the SQLite FILE (shared by servers on\n"
             "                       the same file, kept across restarts; memory budget 256 MiB unless\n"
-            "                       --cache-mb)\n"
+            "                       --cache-mb); created 0600, refused when others may write it\n"
+            "  --cache-shared       cache_hit also marks points other clients evaluated (default: only\n"
+            "                       a client's own points, so it reveals nothing about other clients)\n"
             "  --curve-secret FILE  CURVE encryption: FILE holds the server's Z85 secret key; clients\n"
             "                       need its public key (HWGYM_CURVE_SERVERKEY; see PROTOCOL.md)\n"
             "  --curve-allow FILE   with --curve-secret: accept only the client public keys in FILE\n"
@@ -119,7 +121,7 @@ int main(int argc, char **argv) {
         {"max-msg", required_argument, 0, 'm'}, {"max-sessions-per-client", required_argument, 0, 'c'},     {"max-envs", required_argument, 0, 'e'},
         {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
         {"list-envs", no_argument, 0, 'l'}, {"curve-secret", required_argument, 0, 'S'},
-        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"curve-allow-any", no_argument, 0, 1003}, {"inline-us", required_argument, 0, 'i'}, {"cache", required_argument, 0, 1001}, {"cache-mb", required_argument, 0, 1002},         {"verbose", no_argument, 0, 'v'},
+        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"curve-allow-any", no_argument, 0, 1003}, {"inline-us", required_argument, 0, 'i'}, {"cache", required_argument, 0, 1001}, {"cache-mb", required_argument, 0, 1002}, {"cache-shared", no_argument, 0, 1004},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
         {"data-dir", required_argument, 0, 'D'},    {"env-limit", required_argument, 0, 'L'},
         {"request-timeout", required_argument, 0, 'T'}, {"drain-timeout", required_argument, 0, 'G'},
@@ -160,6 +162,7 @@ int main(int argc, char **argv) {
         case 'S': o.curve_secret = optarg; break;
         case 1001: o.cache_path = optarg; break;
         case 1002: if (parse_num("--cache-mb", optarg, 0.001, 1 << 20, &x)) return 2; o.cache_mb = x; break;
+        case 1004: o.cache_shared = 1; break;
         case 'A': o.curve_allow = optarg; break;
         case 1003: curve_any = 1; break;
         case 'K': return hw_auth_keygen();
