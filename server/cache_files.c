@@ -40,12 +40,9 @@ void hw_cache_files_free(hw_cache_files *f) {
     free(f);
 }
 
-/* the digest of the file `path` names, from the memo when the file is unchanged */
-static int file_digest(hw_cache_files *f, hw_keyer *k, const char *path, bool *named, unsigned char dig[32]) {
-    struct stat st;
-    *named = false;
-    if (hw_files_stat(&f->policy, path, &st)) return 0; /* not a file this server reads: a plain string */
-    *named = true;
+/* the digest of the file `path` names (st: its stat), from the memo when the file is unchanged */
+static int file_digest(hw_cache_files *f, hw_keyer *k, const char *path, const struct stat *pst, unsigned char dig[32]) {
+    struct stat st = *pst;
     memo *slot = NULL, *old = &f->m[0];
     for (int i = 0; i < MEMO; i++) {
         memo *m = &f->m[i];
@@ -84,12 +81,17 @@ static int file_digest(hw_cache_files *f, hw_keyer *k, const char *path, bool *n
 }
 
 typedef struct walk {
-    hw_cache_files *f;
+    const hw_files *policy;
+    int paths;
+    int (*on_file)(struct walk *w, const char *path, size_t n, const struct stat *st);
+    hw_cache_files *f;  /* mix: */
     hw_keyer *k;
     unsigned char *acc; /* prefix, then each named file's "path NUL digest" folded in */
-    int paths;
+    char *stamp;        /* stamp: */
+    size_t slen;
 } walk;
 
+/* a string of the config: a file when it looks like a path and the policy resolves it */
 static int visit(walk *w, const char *s, size_t n) {
     if (n == 0 || n >= 4096 || memchr(s, 0, n)) return 0;
     char path[4096];
@@ -97,10 +99,14 @@ static int visit(walk *w, const char *s, size_t n) {
     path[n] = 0;
     if (!hw_files_is_path(path)) return 0;
     if (++w->paths > HW_CACHE_FILES_MAX) return -1;
-    bool named;
+    struct stat st;
+    if (hw_files_stat(w->policy, path, &st)) return 0; /* not a file this server reads: a plain string */
+    return w->on_file(w, path, n, &st);
+}
+
+static int mix_file(walk *w, const char *path, size_t n, const struct stat *st) {
     unsigned char dig[32], item[4096 + 33];
-    if (file_digest(w->f, w->k, path, &named, dig)) return -1;
-    if (!named) return 0;
+    if (file_digest(w->f, w->k, path, st, dig)) return -1;
     memcpy(item, path, n + 1);
     memcpy(item + n + 1, dig, 32);
     unsigned char next[32];
@@ -169,8 +175,32 @@ static int walk_mp(walk *w, const msgpack_object *o, int depth) {
 
 int hw_cache_files_mix(hw_cache_files *f, hw_keyer *k, const json_t *cfg, const msgpack_object *cfg_mp, unsigned char prefix[32]) {
     if (!f || !f->on) return 0;
-    walk w = {f, k, prefix, 0};
+    walk w = {.policy = &f->policy, .on_file = mix_file, .f = f, .k = k, .acc = prefix};
     if (cfg) return walk_json(&w, cfg, 0);
     if (cfg_mp && cfg_mp->type != MSGPACK_OBJECT_NIL) return walk_mp(&w, cfg_mp, 0);
     return 0;
+}
+
+static int stamp_file(walk *w, const char *path, size_t n, const struct stat *st) {
+    char id[160];
+    int l = snprintf(id, sizeof id, "\n%llu:%llu:%lld:%lld.%09ld:", (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                     (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+    char *p = realloc(w->stamp, w->slen + (size_t)l + n + 1);
+    if (!p) abort();
+    memcpy(p + w->slen, id, (size_t)l);
+    memcpy(p + w->slen + (size_t)l, path, n + 1);
+    w->stamp = p;
+    w->slen += (size_t)l + n;
+    return 0;
+}
+
+char *hw_cache_files_stamp(const hw_files *policy, const json_t *cfg) {
+    walk w = {.policy = policy, .on_file = stamp_file};
+    w.stamp = calloc(1, 1);
+    if (!w.stamp) abort();
+    if (policy && (policy->trusted || policy->ndirs > 0) && cfg && walk_json(&w, cfg, 0)) {
+        free(w.stamp);
+        return NULL;
+    }
+    return w.stamp;
 }

@@ -30,4 +30,9 @@ void hw_cache_files_free(hw_cache_files *f);
 #define HW_CACHE_FILES_MAX 16
 int hw_cache_files_mix(hw_cache_files *f, hw_keyer *k, const json_t *cfg, const msgpack_object *cfg_mp, unsigned char prefix[32]);
 
+/* The identity (device, inode, size, modification time) of every file the config names, as a
+ * string to append to a key (empty when none; NULL: too many paths, do not reuse). The workers'
+ * env cache keys on it, so an env built from a data file is rebuilt when the file changes. */
+char *hw_cache_files_stamp(const hw_files *policy, const json_t *cfg);
+
 #endif

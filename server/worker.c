@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "batch_slice.h"
+#include "cache_files.h"
 #include "common/env_limits.h"
 #include "multi.h"
 #include "policy.h"
@@ -53,10 +54,13 @@ static void pack_info(msgpack_packer *pk, json_t *info) {
 
 void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err) {
     char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("{}");
-    size_t kl = strlen(env_id) + strlen(cfg) + 2;
+    /* and the identity of the data files it names: a changed file builds a new env (issue 28) */
+    char *files = hw_cache_files_stamp(&w->files, config);
+    size_t kl = strlen(env_id) + strlen(cfg) + (files ? strlen(files) : 0) + 3;
     char *key = xcalloc(kl, 1);
-    snprintf(key, kl, "%s\n%s", env_id, cfg);
+    snprintf(key, kl, "%s\n%s\n%s", env_id, cfg, files ? files : "");
     free(cfg);
+    free(files);
     int victim = 0;
     for (int i = 0; i < WORKER_CACHE; i++) {
         if (w->cache[i].key && strcmp(w->cache[i].key, key) == 0) {
