@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/hwtest.h"
 #include "cache.h"
 #include "hwgym_client.h"
 #include "policy.h"
@@ -21,13 +22,6 @@
 
 #define NT 114 /* placement-v0 resnet50: tensors */
 
-static void sql(const char *path, const char *q) {
-    sqlite3 *db;
-    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, &msg), SQLITE_OK, "%s: %s", q, msg ? msg : "");
-    sqlite3_close(db);
-}
 
 static void hw_file(const char *dir, int element_bytes) { /* the all-SRAM point's reward follows it */
     char p[600], t[128];
@@ -41,6 +35,16 @@ static hwc_client *connect_to(const srv *S) {
     hwc_client *c = hwc_connect(NULL, S->ep, 30000, &e);
     cr_assert(c, "%s", e.msg);
     return c;
+}
+
+/* a server on f's data dir with a 16 MiB cache (file: its --cache FILE, or NULL) */
+static void cache_server(srv *S, const secfx *f, const char *file, bool shared) {
+    hw_server_opts o;
+    hw_server_default_opts(&o);
+    o.cache_mb = 16;
+    o.cache_path = file;
+    o.cache_shared = shared;
+    sec_start(S, f, &o);
 }
 
 /* two points (all DRAM, all SRAM) of placement-v0 on config.hw_file = hw.json */
@@ -74,12 +78,8 @@ Test(cache, keys_cover_the_content_of_named_files, .timeout = 120) {
     char file[400];
     snprintf(file, sizeof file, "%s/cache.db", f.root);
     hw_file(f.data, 1);
-    hw_server_opts o;
-    hw_server_default_opts(&o);
-    o.cache_mb = 16;
-    o.cache_path = file;
     srv S;
-    sec_start(&S, &f, &o);
+    cache_server(&S, &f, file, false);
     hwc_client *c = connect_to(&S);
     double r1[2], r2[2], r3[2];
     bool h[2];
@@ -97,10 +97,7 @@ Test(cache, keys_cover_the_content_of_named_files, .timeout = 120) {
     secfx g;
     secfx_make(&g);
     hw_file(g.data, 2);
-    hw_server_default_opts(&o);
-    o.cache_mb = 16;
-    o.cache_path = file;
-    sec_start(&S, &g, &o);
+    cache_server(&S, &g, file, false);
     c = connect_to(&S);
     double r4[2];
     two_points(c, r4, h);
@@ -126,9 +123,16 @@ static void fresh_cache_file(const char *path) {
     hw_cache_close(c);
 }
 
+/* a scratch dir holding a fresh cache file at path */
+static void scratch_db(char dir[64], char path[128]) {
+    hwtest_tmpdir(dir, 64);
+    snprintf(path, 128, "%s/c.db", dir);
+    fresh_cache_file(path);
+}
+
 static void refused_at_open(const char *path, const char *plant, const char *word) {
     fresh_cache_file(path);
-    sql(path, plant);
+    sec_sql(path, plant);
     hw_err e;
     hw_cache *c = hw_cache_open(path, 1 << 20, &e);
     cr_assert_null(c, "a cache file with %s was opened", plant);
@@ -136,11 +140,8 @@ static void refused_at_open(const char *path, const char *plant, const char *wor
 }
 
 Test(cache, the_file_is_data_only) {
-    char dir[] = "/tmp/hwgym-seccache-XXXXXX";
-    cr_assert(mkdtemp(dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/c.db", dir);
-    fresh_cache_file(path);
+    char dir[64], path[128];
+    scratch_db(dir, path);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0600, "created %o", st.st_mode & 0777);
@@ -155,17 +156,12 @@ Test(cache, the_file_is_data_only) {
     hw_err e;
     cr_assert_null(hw_cache_open(path, 1 << 20, &e));
     cr_assert(strstr(e.msg, "writable by other users"), "%s", e.msg);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    hwtest_rmtree(dir);
 }
 
 Test(cache, planted_rows_are_not_served) {
-    char dir[] = "/tmp/hwgym-seccache-XXXXXX";
-    cr_assert(mkdtemp(dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/c.db", dir);
-    fresh_cache_file(path);
+    char dir[64], path[128];
+    scratch_db(dir, path);
     unsigned char k[4][HW_CACHE_KEY];
     for (int i = 0; i < 4; i++) memset(k[i], 'a' + i, HW_CACHE_KEY);
     hw_err e;
@@ -176,9 +172,9 @@ Test(cache, planted_rows_are_not_served) {
     for (int i = 0; i < 4; i++) hw_cache_put(c, k[i], 1.5, true, rec, sizeof rec);
     hw_cache_close(c);
     /* edited behind the server's back */
-    sql(path, "UPDATE hwgym_cache SET reward = 1e300 WHERE key = x'61616161616161616161616161616161'");
-    sql(path, "UPDATE hwgym_cache SET metrics = zeroblob(100000) WHERE key = x'62626262626262626262626262626262'");
-    sql(path, "UPDATE hwgym_cache SET metrics = x'0a6c6174' WHERE key = x'63636363636363636363636363636363'");
+    sec_sql(path, "UPDATE hwgym_cache SET reward = 1e300 WHERE key = x'61616161616161616161616161616161'");
+    sec_sql(path, "UPDATE hwgym_cache SET metrics = zeroblob(100000) WHERE key = x'62626262626262626262626262626262'");
+    sec_sql(path, "UPDATE hwgym_cache SET metrics = x'0a6c6174' WHERE key = x'63636363636363636363636363636363'");
     c = hw_cache_open(path, 1 << 20, &e);
     cr_assert(c, "%s", e.msg);
     hw_cache_val val;
@@ -191,21 +187,15 @@ Test(cache, planted_rows_are_not_served) {
     cr_assert_eq(json_integer_value(json_object_get(st, "disk_rejected")), 3);
     json_decref(st);
     hw_cache_close(c);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    hwtest_rmtree(dir);
 }
 
 static void hits_seen_by_another_client(bool shared, bool want) {
     secfx f;
     secfx_make(&f);
     hw_file(f.data, 1);
-    hw_server_opts o;
-    hw_server_default_opts(&o);
-    o.cache_mb = 16;
-    o.cache_shared = shared;
     srv S;
-    sec_start(&S, &f, &o);
+    cache_server(&S, &f, NULL, shared);
     hwc_client *a = connect_to(&S), *b = connect_to(&S);
     double r[2], rb[2];
     bool h[2];
@@ -236,7 +226,7 @@ Test(cache, server_refuses_a_planted_file_at_start, .timeout = 60) {
     char path[128], cmd[4600];
     snprintf(path, sizeof path, "%s/c.db", dir);
     fresh_cache_file(path);
-    sql(path, "CREATE TRIGGER t AFTER INSERT ON hwgym_cache BEGIN DELETE FROM hwgym_cache; END");
+    sec_sql(path, "CREATE TRIGGER t AFTER INSERT ON hwgym_cache BEGIN DELETE FROM hwgym_cache; END");
     snprintf(cmd, sizeof cmd, "timeout 10 %s --bind ipc://%s/s.sock --cache %s 2>&1 | grep -q \"holds a trigger 't'\"", bin, dir, path);
     cr_assert_eq(system(cmd), 0, "no refusal naming the trigger");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -10,14 +10,8 @@
 
 #include "../common/hwtest.h"
 #include "checkpoint.h"
+#include "sec.h"
 
-static void sql(const char *path, const char *q) {
-    sqlite3 *db;
-    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, &msg), SQLITE_OK, "%s: %s", q, msg ? msg : "");
-    sqlite3_close(db);
-}
 
 static void save(const char *path) {
     remove(path);
@@ -34,7 +28,7 @@ static void save(const char *path) {
 
 static void refused(const char *path, const char *edit, const char *entry) {
     save(path);
-    sql(path, edit);
+    sec_sql(path, edit);
     hw_err err;
     bool missing = false;
     ag_ckpt *c = ag_ckpt_load(path, "main", -1, NULL, &missing, &err);
@@ -99,7 +93,7 @@ Test(checkpoint, agent_resume_on_an_edited_checkpoint_fails_cleanly, .timeout = 
     cr_assert_eq(hwtest_run(argv, &out, &errs), 0, "%s", errs);
     free(out);
     free(errs);
-    sql(ck, "UPDATE ckpt_entry SET n=n*1000+100000 WHERE name='search.rewards'");
+    sec_sql(ck, "UPDATE ckpt_entry SET n=n*1000+100000 WHERE name='search.rewards'");
     const char *argv2[] = {bin, "--endpoint", "local", "--env", "diag-v0", "--algo", "random", "--seed", "1", "--budget", "200",
                            "--quiet", "--db", db, "--checkpoint-every", "20", "--resume", NULL};
     int rc = hwtest_run(argv2, &out, &errs);

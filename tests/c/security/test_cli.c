@@ -3,7 +3,6 @@
  *    (K99999999999999999999999), meshX 4294967297, word-bits 0 and a duplicate key are refused
  *    (exit 2) with a message naming the field;
  *  - `hwgym report` never copies bytes that are not UTF-8 into its UTF-8 page;
- *  - a long path in a config gets its own message, not the "'..' refused" one;
  *  - `hwgym top` exits non-zero when it never got an answer. */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -126,26 +125,4 @@ Test(cli, top_without_an_answer_exits_non_zero, .timeout = 60) {
     cr_assert_eq(rc, 1, "exit %d: %s", rc, errs);
     cr_assert(errs && strstr(errs, "no answer"), "%s", errs);
     free(errs);
-}
-
-Test(cli, long_path_gets_its_own_message, .timeout = 60) {
-    secfx f;
-    secfx_make(&f);
-    srv S;
-    sec_start(&S, &f, NULL);
-    void *c = cli_new(S.ep);
-    char *path = malloc(3001);
-    for (int i = 0; i < 3000; i++) path[i] = i % 100 == 99 ? '/' : 'a';
-    path[3000] = 0;
-    char cfg[3100];
-    snprintf(cfg, sizeof cfg, "{\"trace_file\":\"%s\",\"workload\":\"file\"}", path);
-    json_t *r = sec_make(c, "dram-v0", cfg);
-    cr_assert_str_eq(sec_code(r), "BAD_CONFIG", "%s", err_msg(r));
-    cr_assert_null(strstr(err_msg(r), "'..'"), "a long path got the '..' message: %s", err_msg(r));
-    cr_assert(strstr(err_msg(r), "longer than"), "%s", err_msg(r));
-    json_decref(r);
-    free(path);
-    cli_close(c);
-    sec_stop(&S);
-    secfx_clean(&f);
 }

@@ -109,11 +109,6 @@ Test(memest, every_family_within_2x_of_measured, .timeout = 120) {
         cr_expect(hw_registry_at(i)->mem_bytes, "%s declares no mem_bytes", hw_registry_at(i)->id);
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 #define BIG "{\"op\":\"make\",\"v\":1,\"env\":\"mmap-v0\",\"num_envs\":4096,\"config\":{\"problem\":\"transformer_big_train\"}}"
 
@@ -121,11 +116,11 @@ Test(memest, big_vector_make_is_refused_by_the_budgets, .timeout = 60) {
     srv S;
     sec_start(&S, NULL, NULL); /* defaults: --session-mem-mb 4096, --server-mem-mb 16384 */
     void *c = cli_new(S.ep);
-    double t0 = now_s();
+    double t0 = sec_now();
     json_t *r = call(c, BIG);
     cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     cr_assert(strstr(err_msg(r), "--session-mem-mb") && strstr(err_msg(r), "4096"), "names the budget: %s", err_msg(r));
-    cr_assert_lt(now_s() - t0, 10.0, "refused after the first env, not after building them");
+    cr_assert_lt(sec_now() - t0, 10.0, "refused after the first env, not after building them");
     json_decref(r);
     cli_close(c);
     sec_stop(&S);

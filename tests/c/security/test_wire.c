@@ -163,6 +163,18 @@ static void keygen(const char *bin, char pub[41], char sec[41]) {
     free(out);
 }
 
+/* a scratch dir with a new server keypair: the secret in dir/server.key (secf), the public key in spub */
+static void server_key(const char *bin, char dir[27], char secf[128], char spub[41]) {
+    char ssec[41];
+    keygen(bin, spub, ssec);
+    snprintf(dir, 27, "/tmp/hwgym-seccurve-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    snprintf(secf, 128, "%s/server.key", dir);
+    FILE *f = fopen(secf, "w");
+    fprintf(f, "%s\n", ssec);
+    fclose(f);
+}
+
 static int make_with_key(const char *ep, const char *server, const char *pub, const char *sec, hw_err *err) {
     setenv("HWGYM_CURVE_SERVERKEY", server, 1);
     setenv("HWGYM_CURVE_PUBLICKEY", pub, 1);
@@ -181,17 +193,10 @@ static int make_with_key(const char *ep, const char *server, const char *pub, co
 Test(wire, session_cap_is_per_curve_key, .timeout = 60) {
     char bin[4096];
     built_bin("hwgym-server", bin, sizeof bin);
-    char spub[41], ssec[41], apub[41], asec[41], bpub[41], bsec[41];
-    keygen(bin, spub, ssec);
+    char spub[41], apub[41], asec[41], bpub[41], bsec[41], dir[27], secf[128];
+    server_key(bin, dir, secf, spub);
     keygen(bin, apub, asec);
     keygen(bin, bpub, bsec);
-    char dir[] = "/tmp/hwgym-seccurve-XXXXXX";
-    cr_assert(mkdtemp(dir));
-    char secf[128];
-    snprintf(secf, sizeof secf, "%s/server.key", dir);
-    FILE *f = fopen(secf, "w");
-    fprintf(f, "%s\n", ssec);
-    fclose(f);
     hw_server_opts o;
     hw_server_default_opts(&o);
     o.curve_secret = secf;
@@ -249,15 +254,8 @@ Test(wire, empty_strings_in_configs, .timeout = 60) {
 Test(wire, curve_secret_needs_an_allow_list_or_allow_any, .timeout = 60) {
     char bin[4096];
     built_bin("hwgym-server", bin, sizeof bin);
-    char spub[41], ssec[41];
-    keygen(bin, spub, ssec);
-    char dir[] = "/tmp/hwgym-seccurve-XXXXXX";
-    cr_assert(mkdtemp(dir));
-    char secf[128];
-    snprintf(secf, sizeof secf, "%s/server.key", dir);
-    FILE *f = fopen(secf, "w");
-    fprintf(f, "%s\n", ssec);
-    fclose(f);
+    char spub[41], dir[27], secf[128];
+    server_key(bin, dir, secf, spub);
     char cmd[4800];
     snprintf(cmd, sizeof cmd, "timeout -s TERM 10 %s --bind ipc://%s/a.sock --curve-secret %s >%s/a.log 2>&1", bin, dir, secf, dir);
     int st = system(cmd);
