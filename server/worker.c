@@ -56,9 +56,10 @@ void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_e
     char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("{}");
     /* and the identity of the data files it names: a changed file builds a new env (issue 28) */
     char *files = hw_cache_files_stamp(&w->files, config);
-    size_t kl = strlen(env_id) + strlen(cfg) + (files ? strlen(files) : 0) + 3;
+    if (!files && asprintf(&files, "\nnot reused %llu", (unsigned long long)++w->tick) < 0) abort(); /* too many paths to stamp */
+    size_t kl = strlen(env_id) + strlen(cfg) + strlen(files) + 3;
     char *key = xcalloc(kl, 1);
-    snprintf(key, kl, "%s\n%s\n%s", env_id, cfg, files ? files : "");
+    snprintf(key, kl, "%s\n%s\n%s", env_id, cfg, files);
     free(cfg);
     free(files);
     int victim = 0;
