@@ -219,8 +219,8 @@ fuzz:
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_PAR=$(JOBS) fuzz/run.sh $(FUZZ_BUILD)
 fuzz-test:
 	@if [ -n "$(FUZZ_CC)" ]; then $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30; else echo "fuzz: skipped (no clang-14)"; fi
-$(BUILD)/fuzz/%: $(call obj,fuzz/%.c) $(LIB_SERVER) $(LIB_ENVS) $(LIB_PROTO)
+$(BUILD)/fuzz/%: $(call obj,fuzz/%.c) $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_SERVER) $(LIB_ENVS) $(LIB_PROTO)
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=fuzzer -o $@ $< $(LIB_SERVER) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
+	$(CC) -fsanitize=fuzzer -o $@ $< $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_SERVER) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

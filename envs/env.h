@@ -25,8 +25,10 @@
  *    The server always calls create_ctx with its policy; create() is create_ctx() with
  *    hw_env_ctx_local (a local tool: any path, default limits). Families that read files or
  *    have costly knobs must implement create_ctx; the others may leave it NULL.
- *  - mem_bytes() (optional) estimates the bytes one env holds, for the server's per-session
- *    memory budget at make; NULL means "small" (HW_ENV_MEM_DEFAULT). */
+ *  - mem_bytes() estimates the bytes one env holds apart from its two spaces (the registry adds
+ *    those: hw_env_mem_bytes), for the server's per-session and whole-server memory budgets at
+ *    make; it must follow the config (program size, trace length, ...) and stay within 2x of
+ *    what tests/c/security test_memest.c measures. NULL means "small" (HW_ENV_MEM_DEFAULT). */
 #ifndef HW_ENV_H
 #define HW_ENV_H
 

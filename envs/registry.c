@@ -49,9 +49,33 @@ void *hw_env_create(const char *id, const json_t *config, const hw_env_family **
     return hw_env_create_ctx(id, config, &hw_env_ctx_local, fam, err);
 }
 
+#define BLOCK 16 /* the allocator's header per block, about */
+
+size_t hw_space_bytes(const hw_space *s) {
+    if (!s) return 0;
+    size_t n = sizeof *s + BLOCK, numel = s->type == HW_SPACE_DICT ? 0 : (size_t)hw_space_numel(s);
+    if (s->nvec) n += numel * sizeof(int64_t) + BLOCK;
+    if (s->low) n += numel * sizeof(double) + BLOCK;
+    if (s->high) n += numel * sizeof(double) + BLOCK;
+    if (s->names) {
+        n += numel * sizeof(char *) + BLOCK;
+        for (size_t i = 0; i < numel; i++)
+            if (s->names[i]) n += strlen(s->names[i]) + 1 + BLOCK;
+    }
+    if (s->labels) {
+        n += numel * sizeof(char **) + BLOCK;
+        for (size_t i = 0; i < numel; i++)
+            for (int k = 0; s->labels[i] && s->labels[i][k]; k++) n += sizeof(char *) + strlen(s->labels[i][k]) + 1 + BLOCK;
+    }
+    for (int c = 0; c < s->nchild; c++) n += sizeof(char *) + sizeof(hw_space *) + strlen(s->keys[c]) + 1 + BLOCK + hw_space_bytes(s->child[c]);
+    return n;
+}
+
 size_t hw_env_mem_bytes(const hw_env_family *fam, const void *env) {
-    size_t n = fam && fam->mem_bytes && env ? fam->mem_bytes(env) : 0;
-    return n ? n : HW_ENV_MEM_DEFAULT;
+    if (!fam || !env) return HW_ENV_MEM_DEFAULT;
+    size_t n = fam->mem_bytes ? fam->mem_bytes(env) : 0;
+    if (!n) return HW_ENV_MEM_DEFAULT;
+    return n + hw_space_bytes(fam->action_space(env)) + hw_space_bytes(fam->observation_space(env));
 }
 
 void *hw_env_create_ctx(const char *id, const json_t *config, const hw_env_ctx *ctx, const hw_env_family **fam, hw_err *err) {

@@ -3,7 +3,9 @@
 variant, as msgpack. Tokens are the placeholders fuzz_request.c replaces: 32 'T' (a diag-v0
 session) and 32 'U' (a maestro-v0 session). Usage: fuzz/make_corpus.py (from the repo root)."""
 import hashlib
+import json
 import os
+import sqlite3
 import struct
 
 import msgpack
@@ -67,5 +69,48 @@ def main():
                 f.write(b)
 
 
+# fuzz_checkpoint: entry records [name length][name][type][count i64][bytes u16][data] and one
+# whole checkpoint file (the schema of agents/lib/checkpoint.c; owner "main")
+CK_ENTRIES = [
+    ("w", 1, 3, struct.pack("<3d", 0.5, -1.0, 2.0)),
+    ("i", 2, 2, struct.pack("<2q", 7, -7)),
+    ("u", 3, 4, b"\x00\x01\x02\x03"),
+    ("cfg", 4, 13, b'{"seed": 1.5}'),
+    ("rng", 5, 12, b"mt19937\x00" + b"\x01\x02\x03\x04"),
+    ("ppo.theta", 1, 1000, struct.pack("<2d", 1.0, 2.0)),  # a count past its blob (finding 3)
+]
+
+
+def ck_record(name, typ, n, data):
+    nb = name.encode()
+    return struct.pack("<B", len(nb)) + nb + struct.pack("<BqH", typ, n, len(data)) + data
+
+
+def ck_file(path):
+    if os.path.exists(path):
+        os.unlink(path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA page_size=512")
+    db.execute("CREATE TABLE ckpt(owner TEXT NOT NULL, samples INTEGER NOT NULL, config TEXT, created REAL,"
+               " PRIMARY KEY(owner, samples))")
+    db.execute("CREATE TABLE ckpt_entry(owner TEXT NOT NULL, samples INTEGER NOT NULL, name TEXT NOT NULL,"
+               " type INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB, PRIMARY KEY(owner, samples, name))")
+    db.execute("INSERT INTO ckpt VALUES('main', 10, ?, 0)", (json.dumps({"seed": 1}),))
+    for name, typ, n, data in CK_ENTRIES[:5]:
+        db.execute("INSERT INTO ckpt_entry VALUES('main', 10, ?, ?, ?, ?)", (name, typ, n, data))
+    db.commit()
+    db.close()
+
+
+def main_checkpoint():
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "checkpoint")
+    os.makedirs(d, exist_ok=True)
+    for k in range(len(CK_ENTRIES)):
+        with open(os.path.join(d, "records-%d" % k), "wb") as f:
+            f.write(b"".join(ck_record(*e) for e in CK_ENTRIES[k:] + CK_ENTRIES[:k]))
+    ck_file(os.path.join(d, "file-main.db"))
+
+
 if __name__ == "__main__":
     main()
+    main_checkpoint()

@@ -3,11 +3,14 @@
 
 #include "batch_block.h"
 #include "cache_key.h"
+#include "reply.h"
 #include "reply_slot.h"
+#include "worker.h"
 #include "common/env_limits.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <zmq.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,8 +194,10 @@ static void add_err(lean_batch *b, lean_errs *E, int64_t k, int code, const char
         if (!E->v) abort();
     }
     E->v[E->n].k = k;
-    E->v[E->n].code = code;
-    E->v[E->n].msg = strdup(msg ? msg : "");
+    E->v[E->n].code = code > 0 && code < HW_CODE_COUNT ? code : HW_E_INTERNAL;
+    char clean[HW_ERR_MSG + 32];
+    reply_msg_copy(clean, sizeof clean, msg, "the env failed on this point without a message");
+    E->v[E->n].msg = strdup(clean);
     if (!E->v[E->n].msg) abort();
     E->n++;
     b->reward[k] = NAN;
@@ -222,15 +227,32 @@ static void encode_point(const lean_batch *b, int64_t k, unsigned char *buf, siz
     *len = n;
 }
 
+/* The client a batch came from, for cache_hit (cache.h): its CURVE key when CURVE is on, else its
+ * connection (routing id); HW_CACHE_PEER_UNKNOWN never matches (0 is never returned). */
+static uint64_t batch_peer(const void *owner) {
+    const batch *bt = owner;
+    task *t = bt ? bt->parent : NULL;
+    if (!t) return 1;
+    const char *uid = t->has_body ? zmq_msg_gets(&t->body, "User-Id") : NULL;
+    const unsigned char *p = uid && *uid ? (const unsigned char *)uid : t->nenv ? zmq_msg_data(&t->env[0]) : NULL;
+    size_t n = uid && *uid ? strlen(uid) : t->nenv ? zmq_msg_size(&t->env[0]) : 0;
+    uint64_t h = 1469598103934665603ull ^ (uid && *uid ? 0x9e3779b97f4a7c15ull : 0);
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
 static void lookup_points(lean_batch *b, const char *env_id, const json_t *config, const msgpack_object *config_mp, hw_cache *cache) {
     hw_keyer *ky = hw_cache_keyer(cache);
     unsigned char prefix[32];
     const char *ver = b->lean ? b->lean->version : "hwgym-" HW_VERSION_STRING;
     size_t n = (size_t)b->n;
-    if (hw_key_prefix(ky, env_id, ver, config, config_mp, prefix)) { /* not cacheable: evaluate every point */
-        b->ntodo = b->n;
+    /* the key covers the config and the content of every data file it names (cache_files.h) */
+    if (hw_key_prefix(ky, env_id, ver, config, config_mp, prefix) || hw_cache_key_files(cache, config, config_mp, prefix)) {
+        b->ntodo = b->n; /* not cacheable: evaluate every point */
         return;
     }
+    bool shared = hw_cache_shared(cache);
+    uint64_t peer = batch_peer(b->owner), evaluator = 0;
     b->cached = true;
     b->ntodo = 0;
     b->todo = xcalloc(n, sizeof(int64_t));
@@ -251,10 +273,10 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
         hw_cache_val v;
         if (hw_cache_get(cache, key, &v)) {
             take_result(b, k, v.reward, v.feasible, v.rec, v.len);
-            b->hit[k] = 1;
+            b->hit[k] = shared || v.peer == peer; /* no membership oracle on other clients' points */
             hits++;
-        } else if (hw_cache_pending_join(cache, key, b, k)) {
-            b->hit[k] = 1; /* answered without a new evaluation */
+        } else if (hw_cache_pending_join(cache, key, b, k, peer, &evaluator)) {
+            b->hit[k] = shared || evaluator == peer; /* answered without a new evaluation */
             b->waiting++;
             merged++;
         } else {
@@ -374,7 +396,7 @@ static json_t *num_to_json(double v) {
 /* A family without a lean entry: the point as JSON (a list, or a list of rows for a 3-D
  * points array) to its evaluate(), which validates it; numbers taken from the metrics. */
 static void eval_generic(lean_batch *b, lean_errs *E, const hw_env_family *fam, void *env, int64_t k, recbuf *rb) {
-    hw_err err;
+    hw_err err = {HW_E_INTERNAL, ""};
     if (!fam->evaluate) {
         add_err(b, E, k, HW_E_NOT_SUPPORTED, "this env has no one-shot evaluate");
         return;
@@ -474,7 +496,7 @@ static int load_point(lean_batch *b, lean_errs *E, lean_run *R, int64_t k, hw_ac
     } else {
         a = (hw_array){b->grid.dtype, 1, {b->d}, (char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz};
     }
-    hw_err err;
+    hw_err err = {HW_E_INTERNAL, ""};
     int64_t *ib = R->ibuf + b->d + 1; /* hw_space_check_action's own buffers (the list's floats are in fbuf) */
     double *fb = R->fbuf + b->d + 1;
     if (hw_space_check_action(R->as, &a, ib, fb, act, &err)) {
@@ -590,7 +612,7 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
             if (load_point(b, E, &R, k, &act)) continue;
             double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
             bool f;
-            hw_err err;
+            hw_err err = {HW_E_INTERNAL, ""}; /* an env that fails without a message sends no stack bytes */
             if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
                 add_errf(b, E, k, err.code, err.msg);
                 continue;

@@ -7,7 +7,11 @@
 #include "reply.h"
 #include "worker_int.h"
 
-static json_t *err_json(const hw_err *e) { return json_pack("{s:s, s:s}", "code", hw_code_name(e->code), "message", e->msg); }
+static json_t *err_json(const hw_err *e) {
+    char msg[HW_ERR_MSG];
+    reply_msg_copy(msg, sizeof msg, e->msg, "the env failed on this point without a message"); /* json_pack refuses invalid UTF-8 */
+    return json_pack("{s:s, s:s}", "code", hw_code_name(e->code), "message", msg);
+}
 
 void op_batch_slice(worker *w, task *t) {
     batch *b = t->b;

@@ -201,6 +201,13 @@ int hw_key_prefix(hw_keyer *k, const char *env_id, const char *version, const js
     return 0;
 }
 
+void hw_key_digest(hw_keyer *k, const void *a, size_t na, const void *b, size_t nb, unsigned char out[32]) {
+    EVP_DigestInit_ex2(k->ctx, k->md, NULL);
+    EVP_DigestUpdate(k->ctx, a, na);
+    if (nb) EVP_DigestUpdate(k->ctx, b, nb);
+    EVP_DigestFinal_ex(k->ctx, out, NULL);
+}
+
 /* ---------------------------------------------------------------- points */
 
 static size_t varint(unsigned char *buf, uint64_t x) {

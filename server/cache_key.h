@@ -28,6 +28,9 @@ void hw_keyer_free(hw_keyer *k);
 int hw_key_prefix(hw_keyer *k, const char *env_id, const char *version, const json_t *cfg, const msgpack_object *cfg_mp,
                   unsigned char out[32]);
 
+/* SHA-256 of a then b (b may be NULL with nb 0). */
+void hw_key_digest(hw_keyer *k, const void *a, size_t na, const void *b, size_t nb, unsigned char out[32]);
+
 /* Encoding of one point's elements into buf (hw_key_elem_*: at most HW_KEY_ELEM_MAX bytes each),
  * then its key. */
 #define HW_KEY_ELEM_MAX 10

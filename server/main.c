@@ -40,11 +40,16 @@ static void usage(FILE *f) {
             "                       MiB of memory, least recently used evicted first (docs/cache.md)\n"
             "  --cache FILE         also keep cached results in the SQLite FILE (shared by servers on\n"
             "                       the same file, kept across restarts; memory budget 256 MiB unless\n"
-            "                       --cache-mb)\n"
+            "                       --cache-mb); created 0600, refused when others may write it\n"
+            "  --cache-shared       cache_hit also marks points other clients evaluated (default: only\n"
+            "                       a client's own points, so it reveals nothing about other clients)\n"
             "  --curve-secret FILE  CURVE encryption: FILE holds the server's Z85 secret key; clients\n"
             "                       need its public key (HWGYM_CURVE_SERVERKEY; see PROTOCOL.md)\n"
             "  --curve-allow FILE   with --curve-secret: accept only the client public keys in FILE\n"
-            "                       (one Z85 key per line, '#' comments)\n"
+            "                       (one Z85 key per line, '#' comments); required with --curve-secret\n"
+            "                       unless --curve-allow-any\n"
+            "  --curve-allow-any    with --curve-secret: accept any client keypair (encryption without\n"
+            "                       authentication; a non-loopback bind still warns)\n"
             "  --curve-keygen       print a new keypair as JSON {public, secret} and exit\n"
             "\nFiles and limits (docs/security.md):\n"
             "  --data-dir DIR       configs may name files under DIR (relative paths only; no '..', no\n"
@@ -80,6 +85,33 @@ static int parse_num(const char *opt, const char *s, double lo, double hi, doubl
     return 0;
 }
 
+/* --curve-secret alone authenticates nobody (any fresh keypair connects): it needs an allow-list
+ * or the explicit --curve-allow-any, which warns on a non-loopback bind as no CURVE does
+ * (issue 28 finding 7). */
+static int curve_check(const hw_server_opts *o, int any) {
+    if (any && !o->curve_secret) {
+        fprintf(stderr, "hwgym-server: --curve-allow-any needs --curve-secret\n");
+        return -1;
+    }
+    if (any && o->curve_allow) {
+        fprintf(stderr, "hwgym-server: --curve-allow-any and --curve-allow: give one of them\n");
+        return -1;
+    }
+    if (o->curve_secret && !o->curve_allow && !any) {
+        fprintf(stderr, "hwgym-server: --curve-secret without --curve-allow accepts any client keypair, so it authenticates nobody;\n"
+                        "hwgym-server: give --curve-allow FILE (the clients' public keys), or --curve-allow-any to accept that\n");
+        return -1;
+    }
+    for (int i = 0; any && i < o->nbinds; i++)
+        if (!hw_policy_bind_is_local(o->binds[i]))
+            fprintf(stderr,
+                    "hwgym-server: WARNING: %s is reachable from other hosts and --curve-allow-any accepts any client keypair:\n"
+                    "hwgym-server: WARNING: traffic is encrypted but anyone who can connect can create sessions and use CPU and\n"
+                    "hwgym-server: WARNING: memory up to the limits (docs/security.md); use --curve-allow FILE.\n",
+                    o->binds[i]);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     hw_server_opts o;
     hw_server_default_opts(&o);
@@ -89,7 +121,7 @@ int main(int argc, char **argv) {
         {"max-msg", required_argument, 0, 'm'}, {"max-sessions-per-client", required_argument, 0, 'c'},     {"max-envs", required_argument, 0, 'e'},
         {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
         {"list-envs", no_argument, 0, 'l'}, {"curve-secret", required_argument, 0, 'S'},
-        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"inline-us", required_argument, 0, 'i'}, {"cache", required_argument, 0, 1001}, {"cache-mb", required_argument, 0, 1002},         {"verbose", no_argument, 0, 'v'},
+        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"curve-allow-any", no_argument, 0, 1003}, {"inline-us", required_argument, 0, 'i'}, {"cache", required_argument, 0, 1001}, {"cache-mb", required_argument, 0, 1002}, {"cache-shared", no_argument, 0, 1004},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
         {"data-dir", required_argument, 0, 'D'},    {"env-limit", required_argument, 0, 'L'},
         {"request-timeout", required_argument, 0, 'T'}, {"drain-timeout", required_argument, 0, 'G'},
@@ -97,7 +129,7 @@ int main(int argc, char **argv) {
         {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
         {0, 0, 0, 0}};
-    int c;
+    int c, curve_any = 0;
     double x;
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
@@ -130,7 +162,9 @@ int main(int argc, char **argv) {
         case 'S': o.curve_secret = optarg; break;
         case 1001: o.cache_path = optarg; break;
         case 1002: if (parse_num("--cache-mb", optarg, 0.001, 1 << 20, &x)) return 2; o.cache_mb = x; break;
+        case 1004: o.cache_shared = 1; break;
         case 'A': o.curve_allow = optarg; break;
+        case 1003: curve_any = 1; break;
         case 'K': return hw_auth_keygen();
         case 'l':
             for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);
@@ -150,6 +184,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "hwgym-server: --curve-allow needs --curve-secret\n");
         return 2;
     }
+    if (curve_check(&o, curve_any)) return 2;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

@@ -27,10 +27,15 @@ void reply_error(task *t, const hw_err *e) {
     /* every message on the wire is valid UTF-8, whoever wrote it; IO is a client-side code
      * (PROTOCOL.md): a file the server could not use is the config's fault */
     char msg[HW_ERR_MSG];
-    snprintf(msg, sizeof msg, "%s", e->msg);
-    hw_utf8_sanitize(msg);
+    reply_msg_copy(msg, sizeof msg, e->msg, "the server failed without a message");
     hw_pack_error(&pk, t->id, e->code == HW_E_IO ? HW_E_BAD_CONFIG : e->code, msg);
     t->failed = true;
+}
+
+void reply_msg_copy(char *dst, size_t n, const char *src, const char *fallback) {
+    if (!n) return;
+    snprintf(dst, n, "%s", src && *src ? src : fallback ? fallback : "");
+    hw_utf8_sanitize(dst);
 }
 
 void reply_fail(task *t, hw_code c, const char *fmt, ...) {

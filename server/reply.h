@@ -8,6 +8,10 @@
 /* Starts {"id": <echo>, "ok": true, ...} with room for nfields more key/value pairs. */
 msgpack_packer reply_begin(task *t, size_t nfields);
 void reply_error(task *t, const hw_err *e);
+/* Copies an error message for the wire into dst (size n): cut at n-1 bytes, invalid UTF-8 and
+ * control bytes replaced by '?', an empty message replaced by `fallback` (every per-point error
+ * of a batch goes through this as reply_error's message does; issue 28 finding 2). */
+void reply_msg_copy(char *dst, size_t n, const char *src, const char *fallback);
 void reply_fail(task *t, hw_code c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -594,7 +594,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     if (o->cache_mb > 0 || o->cache_path) {
         hw_err cerr;
         double mb = o->cache_mb > 0 ? o->cache_mb : 256;
-        if (!(r->cache = hw_cache_open(o->cache_path, (size_t)(mb * 1048576.0), &cerr))) {
+        if (!(r->cache = hw_cache_open_server(o, (size_t)(mb * 1048576.0), &cerr))) {
             fprintf(stderr, "hwgym-server: %s\n", cerr.msg);
             return 2;
         }

@@ -41,6 +41,7 @@ typedef struct hw_server_opts {
     int hard_exit;             /* hwgym-server: _exit(3) when the drain outlives drain_timeout_s + 5 s */
     const char *cache_path; /* evaluation cache SQLite file (NULL: memory only) */
     double cache_mb;        /* evaluation cache memory budget in MiB (0: no cache) */
+    int cache_shared;       /* --cache-shared: cache_hit shows hits on points other clients evaluated */
 } hw_server_opts;
 
 void hw_server_default_opts(hw_server_opts *o);

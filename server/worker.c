@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "batch_slice.h"
+#include "cache_files.h"
 #include "common/env_limits.h"
 #include "multi.h"
 #include "policy.h"
@@ -52,10 +54,14 @@ static void pack_info(msgpack_packer *pk, json_t *info) {
 
 void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err) {
     char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("{}");
-    size_t kl = strlen(env_id) + strlen(cfg) + 2;
+    /* and the identity of the data files it names: a changed file builds a new env (issue 28) */
+    char *files = hw_cache_files_stamp(&w->files, config);
+    if (!files && asprintf(&files, "\nnot reused %llu", (unsigned long long)++w->tick) < 0) abort(); /* too many paths to stamp */
+    size_t kl = strlen(env_id) + strlen(cfg) + strlen(files) + 3;
     char *key = xcalloc(kl, 1);
-    snprintf(key, kl, "%s\n%s", env_id, cfg);
+    snprintf(key, kl, "%s\n%s\n%s", env_id, cfg, files);
     free(cfg);
+    free(files);
     int victim = 0;
     for (int i = 0; i < WORKER_CACHE; i++) {
         if (w->cache[i].key && strcmp(w->cache[i].key, key) == 0) {
@@ -192,6 +198,11 @@ static void op_make(worker *w, task *t) {
                         (long long)num_envs, (double)hw_env_mem_bytes(s->fam, s->envs[0]) / 1048576.0, (double)w->opts->session_mem / 1048576.0);
                 goto fail;
             }
+            if (est > (double)w->opts->server_mem) { /* one session alone past the whole server's budget */
+                hw_fail(&err, HW_E_LIMIT, "make: %lld envs of about %.1f MiB each exceed this server's memory budget of %.0f MiB for all sessions (--server-mem-mb)",
+                        (long long)num_envs, (double)hw_env_mem_bytes(s->fam, s->envs[0]) / 1048576.0, (double)w->opts->server_mem / 1048576.0);
+                goto fail;
+            }
         }
         if (hw_deadline_check("make", &err)) goto fail;
     }
@@ -246,6 +257,9 @@ fail:
             s->envs = NULL;
         }
         if (s->envs) session_destroy_envs(s);
+        /* a failed or timed-out make (a vector one may have built thousands of envs) gives its
+         * memory back to the system before replying, so retries do not pile up (issue 28) */
+        malloc_trim(0);
     }
     s->dead = true;
     reply_error(t, &err);

@@ -124,13 +124,32 @@ static const ck_entry *want(const ag_ckpt *c, const char *name, int type, hw_err
     return e;
 }
 
+static size_t elem_size(int type) { return type == CK_F64 ? sizeof(double) : type == CK_I64 ? sizeof(int64_t) : 1; }
+
 static int get_arr(const ag_ckpt *c, const char *name, int type, void *a, size_t n, size_t esz, hw_err *err) {
     const ck_entry *e = want(c, name, type, err);
     if (!e) return -1;
-    if ((size_t)e->n != n)
+    if (e->n < 0 || (uint64_t)e->n != (uint64_t)n)
         return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' holds %lld elements, this run needs %zu", name,
                        (long long)e->n, n);
+    if (n > SIZE_MAX / esz || e->bytes != n * esz) /* never read past the blob (issue 28 finding 3) */
+        return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' has %zu bytes for %zu elements of %zu bytes", name, e->bytes, n, esz);
     if (n) memcpy(a, e->data, n * esz);
+    return 0;
+}
+
+int ag_ckpt_add_entry(ag_ckpt *c, const char *name, int type, int64_t n, const void *data, size_t bytes, hw_err *err) {
+    if (!name || !*name || strnlen(name, 256) == 256)
+        return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: an entry has no name or a name of 256+ bytes");
+    if (type < CK_F64 || type > CK_RNG)
+        return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' has unknown type %d", name, type);
+    if (bytes && !data) return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' has no data", name);
+    size_t esz = type == CK_JSON || type == CK_RNG ? 1 : elem_size(type);
+    if (n < 0 || (uint64_t)n > SIZE_MAX / esz || (size_t)n * esz != bytes)
+        return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' (%s) claims %lld elements but holds %zu bytes (truncated or edited?)",
+                       name, type_name(type), (long long)n, bytes);
+    if (find(c, name)) return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: entry '%s' appears twice", name);
+    put(c, name, type, n, data, bytes);
     return 0;
 }
 
@@ -327,11 +346,23 @@ ag_ckpt *ag_ckpt_load(const char *path, const char *owner, int64_t samples, json
     sqlite3_bind_int64(st, 2, s);
     c = ag_ckpt_new();
     c->samples = s;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW)
-        put(c, (const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 1), sqlite3_column_int64(st, 2),
-            sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3));
+    /* every row is checked (name, type, count against the blob's bytes) before anything uses it */
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        int ty = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int(st, 1) : 0;
+        int dt = sqlite3_column_type(st, 3);
+        const void *blob = dt == SQLITE_BLOB ? sqlite3_column_blob(st, 3) : NULL;
+        size_t nb = dt == SQLITE_BLOB ? (size_t)sqlite3_column_bytes(st, 3) : 0;
+        if (sqlite3_column_type(st, 0) != SQLITE_TEXT || sqlite3_column_type(st, 2) != SQLITE_INTEGER || (dt != SQLITE_BLOB && dt != SQLITE_NULL)) {
+            hw_fail(err, HW_E_BAD_CONFIG, "checkpoint %s: an entry of '%s' has a column of the wrong type (edited?)", path, owner);
+            break;
+        }
+        if (ag_ckpt_add_entry(c, (const char *)sqlite3_column_text(st, 0), ty, sqlite3_column_int64(st, 2), blob, nb, err)) {
+            hw_err_prefix(err, path);
+            break;
+        }
+    }
     if (r != SQLITE_DONE) {
-        sql_fail(db, path, err);
+        if (r != SQLITE_ROW) sql_fail(db, path, err);
         ag_ckpt_free(c);
         c = NULL;
     }

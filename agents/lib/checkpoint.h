@@ -77,6 +77,10 @@ int ag_ckpt_get_real(const ag_ckpt *c, const char *name, double *v, hw_err *err)
 json_t *ag_ckpt_get_json(const ag_ckpt *c, const char *name, hw_err *err); /* new reference */
 int ag_ckpt_get_rng(const ag_ckpt *c, const char *name, gsl_rng *r, hw_err *err);
 /* Elements of an array entry, -1 when missing. */
+/* Adds one loaded entry after checking it (reading a file uses this): a name, a known type
+ * (1 float64, 2 int64, 3 bytes, 4 JSON, 5 RNG state) and a count that matches `bytes` exactly;
+ * a duplicate name is refused. Returns -1 with err naming the entry. */
+int ag_ckpt_add_entry(ag_ckpt *c, const char *name, int type, int64_t n, const void *data, size_t bytes, hw_err *err);
 int64_t ag_ckpt_len(const ag_ckpt *c, const char *name);
 
 /* File level. save: one transaction; keeps this owner's two newest checkpoints. */

@@ -211,8 +211,9 @@ int exchange(hwc_client *c, req *q, rep *r, hw_err *err) {
         lim.max_bin = (size_t)1 << 31;
         hw_err derr;
         if (hw_msg_decode(&r->m, zmq_msg_data(&r->zm), zmq_msg_size(&r->zm), &lim, &derr)) {
-            zmq_msg_close(&r->zm);
-            continue; /* not a reply we can read: cannot be ours */
+            zmq_msg_close(&r->zm); /* reported at once, not by waiting out the timeout (issue 28) */
+            hw_fail(err, HW_E_IO, "%s: unreadable reply from %s: %s", q->op, c->endpoint, derr.msg);
+            goto out;
         }
         r->have = true;
         if (!id_is(r->m.root, id)) { /* a stale reply to an earlier call that timed out */
@@ -286,7 +287,8 @@ int exchange_pipe(hwc_client *c, int n, int window, void (*make)(void *ud, int i
         hw_err derr;
         if (hw_msg_decode(&r.m, zmq_msg_data(&r.zm), zmq_msg_size(&r.zm), &lim, &derr)) {
             zmq_msg_close(&r.zm);
-            continue;
+            rc = hw_fail(err, HW_E_IO, "unreadable reply from %s: %s", c->endpoint, derr.msg);
+            break;
         }
         r.have = true;
         const msgpack_object *id = hw_mp_get(r.m.root, "id");

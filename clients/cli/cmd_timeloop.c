@@ -47,6 +47,19 @@ static int num(const json_t *v, const char *where, double *out, hw_err *err) {
     return hw_fail(err, HW_E_BAD_CONFIG, "%s: expected a number", where);
 }
 
+/* A whole number in [lo, hi] (a count: instances, meshX, entries, word-bits, ...): a value that
+ * would wrap or truncate when the model uses it is refused, naming the field (issue 28). */
+static int num_int(const json_t *v, const char *where, double lo, double hi, double *out, hw_err *err) {
+    double x;
+    if (num(v, where, &x, err)) return -1;
+    if (!(x >= lo && x <= hi) || x != floor(x)) return hw_fail(err, HW_E_BAD_CONFIG, "%s: expected a whole number in [%.0f, %.0f], got %s", where, lo, hi,
+                                                              json_is_string(v) ? json_string_value(v) : "a number out of range");
+    *out = x;
+    return 0;
+}
+
+#define TL_MAX_COUNT 2147483647.0 /* instances, meshX: an int */
+
 static int dim_of(const char *s, size_t n) {
     for (int d = 0; d < SCHED_NDIM; d++)
         if (n == 1 && s[0] == sched_dim_names[d][0]) return d;
@@ -78,11 +91,14 @@ static int parse_arch(const json_t *root, const char *path, tl_spec *s, hw_err *
     json_object_foreach((json_t *)ar, k, v) {
         char w[128];
         snprintf(w, sizeof w, "%s: arch.arithmetic.%s", path, k);
+        double wb;
         if (!strcmp(k, "instances")) {
-            if (num(v, w, &s->mac_instances, err)) return -1;
+            if (num_int(v, w, 1, TL_MAX_COUNT, &s->mac_instances, err)) return -1;
         } else if (!strcmp(k, "meshX")) {
-            if (num(v, w, &s->mac_meshx, err)) return -1;
-        } else if (strcmp(k, "name") && strcmp(k, "word-bits") && strcmp(k, "datawidth"))
+            if (num_int(v, w, 1, TL_MAX_COUNT, &s->mac_meshx, err)) return -1;
+        } else if (!strcmp(k, "word-bits") || !strcmp(k, "datawidth")) {
+            if (num_int(v, w, 1, 1024, &wb, err)) return -1;
+        } else if (strcmp(k, "name"))
             return hw_fail(err, HW_E_BAD_CONFIG, "%s: unsupported arithmetic feature", w);
     }
     if (!(s->mac_instances >= 1)) return hw_fail(err, HW_E_BAD_CONFIG, "%s: arch.arithmetic.instances: required, >= 1", path);
@@ -116,7 +132,14 @@ static int parse_arch(const json_t *root, const char *path, tl_spec *s, hw_err *
                     return hw_fail(err, HW_E_BAD_CONFIG, "%s: unsupported technology '%s' (DRAM or SRAM)", w, json_string_value(v));
                 continue;
             }
-            if (num(v, w, &x, err)) return -1;
+            bool count = !strcmp(k, "instances") || !strcmp(k, "meshX");
+            if (count ? num_int(v, w, 1, TL_MAX_COUNT, &x, err)
+                : !strcmp(k, "entries") || !strcmp(k, "depth") ? num_int(v, w, 0, 9007199254740992.0, &x, err)
+                : !strcmp(k, "word-bits") ? num_int(v, w, 1, 1024, &x, err)
+                                          : num(v, w, &x, err))
+                return -1;
+            if ((!strcmp(k, "shared_bandwidth") || !strcmp(k, "energy-per-ingress")) && !(x >= 0 && isfinite(x)))
+                return hw_fail(err, HW_E_BAD_CONFIG, "%s: expected a finite number >= 0", w);
             if (!strcmp(k, "entries") || !strcmp(k, "depth")) lv->entries = x;
             else if (!strcmp(k, "instances")) lv->instances = x;
             else if (!strcmp(k, "meshX")) lv->meshx = x;
@@ -207,14 +230,20 @@ static int level_of(const tl_spec *s, const char *name) {
 
 static int parse_factors(const char *txt, int *f, const char *w, hw_err *err) {
     const char *p = txt;
+    unsigned seen = 0;
     while (*p) {
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
         int d = dim_of(p, 1);
-        char *end;
+        char *end = (char *)p + 1;
+        errno = 0;
         long x = d >= 0 ? strtol(p + 1, &end, 10) : 0;
         if (d < 0 || end == p + 1 || x < 1)
             return hw_fail(err, HW_E_BAD_CONFIG, "%s: factors: expected 'B1 C2 ...' (dimension letter, positive integer)", w);
+        if (errno == ERANGE || x > 100000000) /* K99999999999999999999999 wrapped to a negative product (issue 28) */
+            return hw_fail(err, HW_E_BAD_CONFIG, "%s: factors: %c%.*s is above the limit of 100000000", w, p[0], (int)(end - p - 1 > 24 ? 24 : end - p - 1), p + 1);
+        if (seen & (1u << d)) return hw_fail(err, HW_E_BAD_CONFIG, "%s: factors: %c given twice", w, p[0]);
+        seen |= 1u << d;
         f[d] = (int)x;
         p = end;
     }
@@ -291,7 +320,7 @@ static int parse_map(const json_t *root, const char *path, tl_spec *s, hw_err *e
             else {
                 double split = SCHED_NDIM;
                 const json_t *sp = json_object_get(e, "split");
-                if (sp && num(sp, w, &split, err)) return -1;
+                if (sp && num_int(sp, w, 0, SCHED_NDIM, &split, err)) return -1;
                 for (int q = 0; q < SCHED_NDIM; q++) lv->saxis[perm[q]] = q >= split;
             }
         } else if (!strcmp(ty, "datatype") || !strcmp(ty, "bypass")) {

@@ -118,7 +118,7 @@ int hwcli_top(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     json_t *prev = NULL;
     double tprev = 0;
-    long long frames = 0;
+    long long frames = 0, answers = 0;
     bool input_open = true;
     rc = 0;
     while (!g_stop) {
@@ -129,6 +129,7 @@ int hwcli_top(int argc, char **argv) {
             printf("hwgym top  %s  no answer: %s   (q quits)\n", ep, err.msg);
             fflush(stdout);
         } else {
+            answers++;
             frame(stdout, ep, st, prev, t - tprev, out_tty);
             json_decref(prev);
             prev = st;
@@ -155,5 +156,8 @@ int hwcli_top(int argc, char **argv) {
     json_decref(prev);
     hwc_disconnect(c);
     if (in_tty) tcsetattr(0, TCSANOW, &saved);
+    if (!answers) /* a script or a user must not read "no server" as success (issue 28) */
+        return hwcli_fail("top", 1, "no answer from %s in %lld attempt%s%s%s", ep, frames, frames == 1 ? "" : "s", frames ? ": " : "",
+                          frames ? err.msg : "");
     return rc;
 }

@@ -5,18 +5,41 @@
 #include <string.h>
 
 #include "report_html.h"
+#include "hw_codec.h"
 
 static const char *const COLORS[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22"};
 
+/* the length of the valid UTF-8 sequence at s (n bytes left), 0 when the byte starts none */
+static size_t utf8_len(const char *s, size_t n) {
+    for (size_t k = 1; k <= 4 && k <= n; k++)
+        if (hw_utf8_valid(s, k)) return k;
+    return 0;
+}
+
 void rp_escape(FILE *f, const char *s) {
-    for (; s && *s; s++) {
-        switch (*s) {
+    size_t n = s ? strlen(s) : 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(s + i, n - i);
+        if (k == 0) { /* bytes from a trial log that are not UTF-8: the page is UTF-8 (issue 28) */
+            fputs("\xEF\xBF\xBD", f);
+            i++;
+            continue;
+        }
+        if (k > 1) {
+            fwrite(s + i, 1, k, f);
+            i += k;
+            continue;
+        }
+        switch (s[i]) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        default:
+            if ((unsigned char)s[i] < 0x20 && s[i] != '\t' && s[i] != '\n') fputs("\xEF\xBF\xBD", f); /* control bytes too */
+            else fputc(s[i], f);
         }
+        i++;
     }
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 static json_t *node(yaml_parser_t *p, yaml_event_t *ev, const char *path, hw_err *err, int depth);
@@ -69,8 +70,20 @@ static json_t *node(yaml_parser_t *p, yaml_event_t *ev, const char *path, hw_err
                 return NULL;
             }
             char key[256];
+            size_t kline = k.start_mark.line + 1;
+            if (k.data.scalar.length >= sizeof key || memchr(k.data.scalar.value, 0, k.data.scalar.length)) {
+                hw_fail(err, HW_E_BAD_CONFIG, "%s: line %zu: a key of %zu bytes (at most %zu)", path, kline, k.data.scalar.length, sizeof key - 1);
+                yaml_event_delete(&k);
+                json_decref(o);
+                return NULL;
+            }
             snprintf(key, sizeof key, "%.*s", (int)k.data.scalar.length, (const char *)k.data.scalar.value);
             yaml_event_delete(&k);
+            if (json_object_get(o, key)) { /* YAML says keys are unique; last-wins hid typos and edits */
+                hw_fail(err, HW_E_BAD_CONFIG, "%s: line %zu: duplicate key '%s'", path, kline, key);
+                json_decref(o);
+                return NULL;
+            }
             yaml_event_t e;
             if (next(p, &e, path, err)) {
                 json_decref(o);
@@ -95,6 +108,13 @@ json_t *tl_yaml_load(const char *path, hw_err *err) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         hw_fail(err, HW_E_BAD_CONFIG, "%s: cannot open", path);
+        return NULL;
+    }
+    struct stat st; /* a size cap before parsing: a 100 MB YAML cost 2.26 GB and 26 s (issue 28) */
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > TL_YAML_MAX_BYTES) {
+        if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) hw_fail(err, HW_E_BAD_CONFIG, "%s: not a regular file", path);
+        else hw_fail(err, HW_E_LIMIT, "%s: %lld bytes exceed the limit of %d for a Timeloop YAML file", path, (long long)st.st_size, TL_YAML_MAX_BYTES);
+        fclose(f);
         return NULL;
     }
     yaml_parser_t p;

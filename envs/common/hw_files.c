@@ -135,14 +135,30 @@ char *hw_files_read(const hw_files *p, const char *what, const char *path, size_
         return hw_fail(err, HW_E_BAD_CONFIG, "%s: absolute paths are refused; give a path relative to the server's data directories",
                        what),
                NULL;
-    if (has_dotdot(path) || strlen(path) >= PATH_MAX / 2)
-        return hw_fail(err, HW_E_BAD_CONFIG, "%s: paths with '..' components are refused", what), NULL;
+    if (strlen(path) >= PATH_MAX / 2) /* its own message, not the '..' one (issue 28) */
+        return hw_fail(err, HW_E_BAD_CONFIG, "%s: a path of %zu bytes is longer than the limit of %d", what, strlen(path), PATH_MAX / 2 - 1),
+               NULL;
+    if (has_dotdot(path)) return hw_fail(err, HW_E_BAD_CONFIG, "%s: paths with '..' components are refused", what), NULL;
     for (int i = 0; i < p->ndirs; i++) {
         int fd = open_beneath(p->dirs[i], path);
         if (fd >= 0) return read_fd(fd, what, max, len, err);
     }
     return hw_fail(err, HW_E_BAD_CONFIG, "%s: '%.100s' is not a readable regular file under the server's data directories", what, path),
            NULL;
+}
+
+int hw_files_stat(const hw_files *p, const char *path, struct stat *st) {
+    if (!path || !*path) return -1;
+    if (p && p->trusted) return stat(path, st) == 0 && S_ISREG(st->st_mode) ? 0 : -1;
+    if (!p || p->ndirs == 0 || path[0] == '/' || strlen(path) >= PATH_MAX / 2 || has_dotdot(path)) return -1;
+    for (int i = 0; i < p->ndirs; i++) {
+        int fd = open_beneath(p->dirs[i], path);
+        if (fd < 0) continue;
+        int rc = fstat(fd, st);
+        close(fd);
+        return rc == 0 ? 0 : -1;
+    }
+    return -1;
 }
 
 int hw_files_cfg_text(const hw_files *p, const json_t *cfg, const char *key, char **out, size_t *len, bool *from_file,

@@ -39,6 +39,12 @@ extern const hw_files hw_files_local; /* trusted, no data directories */
  * NUL; len may be NULL), or NULL with HW_E_BAD_CONFIG / HW_E_LIMIT. */
 char *hw_files_read(const hw_files *p, const char *what, const char *path, size_t *len, hw_err *err);
 
+/* The stat of the file hw_files_read would read for `path` (the same resolution, same refusals):
+ * 0, or -1 when it would refuse. The evaluation cache keys on the content of the files a config
+ * names and re-hashes a file only when this changes (server/cache_files.c). */
+struct stat;
+int hw_files_stat(const hw_files *p, const char *path, struct stat *st);
+
 /* A config field holding a file: a string (a path, read with hw_files_read) or an object
  * {"text": "<the content>"} (inline, any policy, within max_bytes). Absent or null: returns 0
  * with *out NULL. *from_file (may be NULL) tells whether the text came from a file. */

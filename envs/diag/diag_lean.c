@@ -5,17 +5,16 @@
 
 #include <string.h>
 
-int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist);
+int diag_env_eval_action(void *p, const hw_act *act, double *reward, double *dist, hw_err *err);
 int diag_env_eval_many(void *p, const int64_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride);
 int diag_env_eval_many8(void *p, const int8_t *pts, int64_t n, int64_t d, double *reward, double *dist, int64_t dist_stride);
 
 static const char *const names[] = {"distance"};
 
 static int lean_eval(void *env, void *ctx, const hw_act *act, double *reward, bool *feasible, double *v, hw_err *err) {
-    (void)err;
     (void)ctx;
     *feasible = true;
-    return diag_env_eval_action(env, act, reward, &v[0]);
+    return diag_env_eval_action(env, act, reward, &v[0], err);
 }
 
 static int lean_eval_many(void *env, void *ctx, const int64_t *pts, int64_t n, int64_t d, double *reward, uint8_t *feasible, double *v) {

@@ -638,8 +638,15 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
 
 static void *m_create(const json_t *cfg, hw_err *err) { return m_create_ctx(cfg, &hw_env_ctx_local, err); }
 
+/* the env holds its layer, hardware and choice tables inline (issue 28 finding 1) */
+static size_t menv_mem_bytes(const void *p) {
+    (void)p;
+    return sizeof(menv) + 16;
+}
+
 const hw_env_family hw_family_maestro = {
     .id = "maestro-v0",
+    .mem_bytes = menv_mem_bytes,
     .summary = "map a DNN layer onto a MAESTRO-style accelerator (native MAESTRO cost model; marl10/gamma17 actions)",
     .create = m_create,
     .destroy = m_destroy,

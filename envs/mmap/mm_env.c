@@ -555,8 +555,20 @@ const mm_game *mm_env_game(const void *pv) { return ((const mm_env *)pv)->g; }
 
 static void *mm_env_create(const json_t *cfg, hw_err *err) { return mm_env_create_ctx(cfg, &hw_env_ctx_local, err); }
 
+/* the program, the two games (play and scratch), the observation buffers and the memory-map
+ * cache: measured within 2x by tests/c/security test_memest.c (issue 28 finding 1) */
+static size_t mm_env_mem_bytes(const void *p) {
+    const mm_env *e = p;
+    int rows = 1 + e->k + e->l;
+    return sizeof *e + mm_problem_bytes(e->p) + mm_game_bytes(e->g) + mm_game_bytes(e->scratch) +
+           (size_t)rows * NF * sizeof(float) + (size_t)e->supply_window * sizeof(float) + (size_t)e->map * (size_t)e->map + 64 +
+           (size_t)e->profile_len + (size_t)e->g->words * sizeof(uint64_t) +
+           (size_t)e->p->T * ((size_t)e->mwords * sizeof(uint64_t) + sizeof(uint32_t));
+}
+
 const hw_env_family hw_family_mmap = {
     .id = "mmap-v0",
+    .mem_bytes = mm_env_mem_bytes,
     .summary = "MMapGame (MMap-MuZero): map a program's buffers to fast CMEM with Copy/NoCopy/Drop (Appendix A rules)",
     .create = mm_env_create,
     .destroy = mm_env_destroy,

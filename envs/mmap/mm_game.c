@@ -175,6 +175,17 @@ mm_game *mm_game_new(const mm_problem *p) {
     return g;
 }
 
+size_t mm_game_bytes(const mm_game *g) {
+    const mm_problem *p = g->p;
+    size_t nb = (size_t)p->nbuf, T = (size_t)p->T, w = (size_t)g->words;
+    return sizeof *g + nb * (1 + 5 * sizeof(int32_t) + 2 * sizeof(double) + sizeof(mm_rec)) + sizeof(double) +
+           T * (sizeof(double) + sizeof(int32_t) + 1) + (size_t)p->ntensor * 2 * sizeof(int32_t) +
+           (size_t)p->nalias * (sizeof(int32_t) + 1) + 2 * (2 * (size_t)g->P) * w * sizeof(uint64_t) +
+           2 * w * sizeof(uint64_t) + ((size_t)p->max_group + 2) * sizeof(mm_piece) +
+           (size_t)g->wlog_cap * (sizeof(int32_t) + sizeof(double)) + (size_t)g->plog_cap * sizeof(mm_piece) +
+           24 * 16; /* the allocator's header per block */
+}
+
 void mm_game_free(mm_game *g) {
     if (!g) return;
     free(g->act); free(g->off); free(g->is); free(g->ie); free(g->cs); free(g->ce);

@@ -13,6 +13,13 @@ static void *xcalloc(size_t n, size_t s) {
     return p;
 }
 
+size_t mm_problem_bytes(const mm_problem *p) {
+    size_t n = sizeof *p + (size_t)p->T * sizeof(mm_instr) + (size_t)p->nbuf * sizeof(mm_buffer) +
+               ((size_t)p->nalias + 1 + 2 * (size_t)p->nbuf) * sizeof(int32_t) + 6 * 16;
+    for (int32_t i = 0; i < p->T; i++) n += ((size_t)1 << p->ins[i].nvar) * sizeof(double) + 16; /* L tables */
+    return n;
+}
+
 void mm_problem_free(mm_problem *p) {
     if (!p) return;
     if (p->ins)

@@ -69,6 +69,8 @@ typedef struct mm_problem {
 } mm_problem;
 
 void mm_problem_free(mm_problem *p);
+/* Bytes the problem holds (the server's memory budget, env.h mem_bytes). */
+size_t mm_problem_bytes(const mm_problem *p);
 /* JSON document (schemas/mmap-problem.schema.json) -> problem; errors name the field. */
 mm_problem *mm_problem_from_json(const json_t *doc, hw_err *err);
 json_t *mm_problem_to_json(const mm_problem *p);
@@ -157,6 +159,8 @@ typedef struct mm_game {
 
 mm_game *mm_game_new(const mm_problem *p);
 void mm_game_free(mm_game *g);
+/* Bytes the game holds, its logs at their current capacity (env.h mem_bytes). */
+size_t mm_game_bytes(const mm_game *g);
 void mm_game_reset(mm_game *g);
 /* Applies action a (must be legal). Returns the reward; sets g->done / g->lost. A step that
  * leads to a state with no legal action is terminal and its reward brings the return to 0. */

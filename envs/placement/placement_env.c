@@ -481,8 +481,23 @@ int pl_env_eval_action(void *p, const hw_act *act, double *reward, pl_result *r,
 
 static void *env_create(const json_t *cfg, hw_err *err) { return env_create_ctx(cfg, &hw_env_ctx_local, err); }
 
+/* the model (graph copy, per-tensor and per-node tables, CSR lists, features), its scratch and
+ * the env's per-tensor buffers (issue 28 finding 1: tests/c/security test_memest.c) */
+static size_t pl_mem_bytes(const void *p) {
+    const pl_env *e = p;
+    const pl_model *m = e->m;
+    size_t n = (size_t)m->n, nt = (size_t)m->nt, ne = (size_t)m->ne;
+    size_t model = sizeof *m + n * sizeof(pl_node) + nt * (3 * sizeof(int64_t) + 2 * sizeof(int) + 1) +
+                   n * (sizeof(int) + sizeof(double) + sizeof(int64_t) + PL_NFEAT * sizeof(float)) +
+                   (n + 1) * 2 * sizeof(int) + (size_t)m->alive_off[m->n] * sizeof(int) + (size_t)m->in_off[m->n] * (sizeof(int) + sizeof(int64_t)) +
+                   ne * 2 * sizeof(int64_t) + 20 * 16;
+    size_t scratch = sizeof(pl_scratch) + nt + (size_t)m->nwords * sizeof(uint64_t) + n * sizeof(double) + 4 * 16;
+    return sizeof *e + model + scratch + nt * (2 + sizeof(int64_t)) + 4 * 16;
+}
+
 const hw_env_family hw_family_placement = {
     .id = "placement-v0",
+    .mem_bytes = pl_mem_bytes,
     .summary = "tensor placement on DRAM/LLC/SRAM with compiler rectification (EGRL paper, NNP-I-like model)",
     .create = env_create,
     .destroy = env_destroy,

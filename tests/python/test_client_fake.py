@@ -83,9 +83,16 @@ class TestFakeServer(unittest.TestCase):
         self.assertEqual(cm.exception.op, "frobnicate")
         self.assertIsInstance(cm.exception, hwgym.HwgymError)
 
-    def test_stale_and_garbage_replies_are_dropped(self):
-        self.assertEqual(self.c.request("stale")["which"], "real")
-        self.c.ping()
+    def test_garbage_reply_is_reported_at_once(self):
+        # a stale reply (wrong id) is dropped; bytes that are not msgpack are reported at once
+        # (issue 28: the client used to wait out its whole timeout), and the client stays usable
+        t0 = time.monotonic()
+        with self.assertRaises(errors.TransportError) as cm:
+            self.c.request("stale")
+        self.assertLess(time.monotonic() - t0, 2.0)
+        self.assertIn("unreadable reply", str(cm.exception))
+        self.assertEqual(cm.exception.code, "IO")
+        self.c.ping()  # the late "real" reply to the failed request is dropped as stale
 
     def test_timeout_then_usable(self):
         t0 = time.monotonic()

@@ -151,8 +151,8 @@ class Client:
                 frames = self._sock.recv_multipart(copy=True)
                 try:
                     rep = unpack(frames[-1])
-                except Exception:  # garbage on the wire: not ours, drop it
-                    continue
+                except Exception as e:  # reported at once, not by waiting out the timeout (issue 28)
+                    raise TransportError("IO", "unreadable reply to %r from %s: %s" % (op, self.endpoint, e), op) from None
                 if not isinstance(rep, dict) or rep.get("id") != rid:
                     continue  # a stale reply to an earlier (timed-out) request
                 return rep

@@ -1,6 +1,9 @@
 /* sec.c - see sec.h */
 #include "sec.h"
 
+#include <sqlite3.h>
+#include <time.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,4 +89,18 @@ void *sec_run(void *arg) {
     srv *s = arg;
     s->rc = hw_server_run(&s->o, &s->stop);
     return NULL;
+}
+
+double sec_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void sec_sql(const char *path, const char *q) {
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, &msg), SQLITE_OK, "%s: %s", q, msg ? msg : "");
+    sqlite3_close(db);
 }

@@ -28,5 +28,9 @@ void sec_session(void *c, const char *env, const char *cfg, char tok[64]);
 /* The reply's error code, or "OK". */
 const char *sec_code(const json_t *r);
 void write_file(const char *path, const char *text);
+/* Monotonic seconds. */
+double sec_now(void);
+/* Runs SQL on an SQLite file (the test fails on an SQL error): planting rows, edits, triggers. */
+void sec_sql(const char *path, const char *q);
 
 #endif

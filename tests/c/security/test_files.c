@@ -92,8 +92,17 @@ Test(files, data_dir_refuses_escapes_with_one_message, .timeout = 60) {
             json_decref(r);
         }
     }
+    /* a path of 3000 bytes gets its own message, not the '..' one (issue 28) */
+    char longp[3001], cfg[3100];
+    for (int i = 0; i < 3000; i++) longp[i] = i % 100 == 99 ? '/' : 'a';
+    longp[3000] = 0;
+    snprintf(cfg, sizeof cfg, "{\"trace_file\":\"%s\",\"workload\":\"file\"}", longp);
+    json_t *r = sec_make(c, "dram-v0", cfg);
+    cr_assert_str_eq(sec_code(r), "BAD_CONFIG", "%s", err_msg(r));
+    cr_assert(!strstr(err_msg(r), "'..'") && strstr(err_msg(r), "longer than"), "a long path: %s", err_msg(r));
+    json_decref(r);
     /* the server is still fully responsive: nothing hung on the FIFO or /dev/ptmx */
-    json_t *r = call(c, "{\"op\":\"ping\",\"v\":1}");
+    r = call(c, "{\"op\":\"ping\",\"v\":1}");
     cr_assert_null(err_code(r));
     json_decref(r);
     cli_close(c);

@@ -10,14 +10,11 @@
 #include <msgpack.h>
 #include <zmq.h>
 
+#include "hw_codec.h"
+#include "hwgym_client.h"
 #include "policy.h"
 #include "sec.h"
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 Test(limits, knob_caps_and_operator_overrides, .timeout = 60) {
     hw_server_opts o;
@@ -59,11 +56,11 @@ Test(limits, session_memory_budget_at_make, .timeout = 60) {
     sec_start(&S, NULL, &o);
     void *c = cli_new(S.ep);
     /* 4096 envs x 10^5 requests: refused before 4095 of them are built */
-    double t0 = now_s();
+    double t0 = sec_now();
     json_t *r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"dram-v0\",\"num_envs\":4096,\"config\":{\"count\":100000}}");
     cr_assert_str_eq(sec_code(r), "LIMIT", "%s", err_msg(r));
     cr_assert(strstr(err_msg(r), "memory"), "%s", err_msg(r));
-    cr_assert_lt(now_s() - t0, 5.0);
+    cr_assert_lt(sec_now() - t0, 5.0);
     json_decref(r);
     r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"dram-v0\",\"num_envs\":2,\"config\":{\"count\":1000}}");
     cr_assert_null(err_code(r), "a small vector session fits: %s", err_msg(r));
@@ -73,9 +70,12 @@ Test(limits, session_memory_budget_at_make, .timeout = 60) {
     /* the server-wide budget: once the sessions' estimate reaches it, make is refused until
      * a session is closed */
     hw_server_default_opts(&o);
-    o.server_mem = (size_t)2 << 20;
+    o.server_mem = (size_t)5 << 20; /* one session of ~3.3 MiB fits; a session alone above the budget is refused (test_memest.c) */
     sec_start(&S, NULL, &o);
     c = cli_new(S.ep);
+    r = sec_make(c, "dram-v0", "{\"count\":100000}");
+    cr_assert_null(err_code(r), "%s", err_msg(r));
+    json_decref(r);
     r = sec_make(c, "dram-v0", "{\"count\":100000}");
     cr_assert_null(err_code(r), "%s", err_msg(r));
     char tok[64];
@@ -92,6 +92,39 @@ Test(limits, session_memory_budget_at_make, .timeout = 60) {
     sec_stop(&S);
 }
 
+/* issue 28 finding 2: a lean evaluate_batch on diag-v0 past the deadline answers each abandoned
+ * point with a written message (TIMEOUT, UTF-8, no stack bytes), and the client hears it at once */
+static void lean_batch_past_the_deadline(const srv *S) {
+    hw_err e;
+    hwc_client *c = hwc_connect(NULL, S->ep, 20000, &e);
+    cr_assert(c);
+    json_t *cfg = json_pack("{s:i, s:i}", "step_us", 100000, "dims", 4);
+    int64_t pts[16 * 4] = {0};
+    hw_array a = {HW_DT_INT64, 2, {16, 4}, pts};
+    hwc_lean b;
+    double t0 = sec_now();
+    int rc = hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, NULL, 0, &b, &e);
+    double dt = sec_now() - t0;
+    cr_assert_lt(dt, 5.0, "the client waited %.1f s for a reply the server sent at 0.3 s", dt);
+    if (rc == 0) { /* per-point errors: every message is the deadline's, in UTF-8 */
+        cr_assert_gt(b.nerrors, 0, "16 points of 100 ms under a 0.3 s deadline all succeeded");
+        size_t seen = 0;
+        for (size_t k = 0; k < b.n; k++) {
+            if (!b.error || !b.error[k]) continue;
+            seen++;
+            const char *m = b.error[k];
+            cr_assert(hw_utf8_valid(m, strlen(m)), "points[%zu]: message is not UTF-8", k);
+            cr_assert(strstr(m, "time limit") || strstr(m, "deadline") || strstr(m, "step_us"), "points[%zu]: not a written message: '%s'", k, m);
+        }
+        cr_assert_gt(seen, 0);
+        hwc_lean_free(&b);
+    } else {
+        cr_assert_str_eq(hw_code_name(e.code), "TIMEOUT", "%s", e.msg);
+    }
+    json_decref(cfg);
+    hwc_disconnect(c);
+}
+
 Test(limits, request_deadline_gives_timeout, .timeout = 60) {
     hw_server_opts o;
     hw_server_default_opts(&o);
@@ -103,19 +136,20 @@ Test(limits, request_deadline_gives_timeout, .timeout = 60) {
     void *c = cli_new(S.ep);
     char tok[64];
     sec_session(c, "diag-v0", "{\"step_us\":5000000}", tok);
-    double t0 = now_s();
+    double t0 = sec_now();
     json_t *r = call(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[0,0,0,0]}", tok);
     cr_assert_str_eq(sec_code(r), "TIMEOUT", "%s", err_msg(r));
-    cr_assert_lt(now_s() - t0, 3.0, "the 5 s step was abandoned");
+    cr_assert_lt(sec_now() - t0, 3.0, "the 5 s step was abandoned");
     json_decref(r);
     /* evaluate_batch: many costly points, one TIMEOUT for the request */
-    t0 = now_s();
+    t0 = sec_now();
     r = call(c, "{\"op\":\"evaluate_batch\",\"v\":1,\"env\":\"diag-v0\",\"config\":{\"step_us\":100000},\"points\":"
                 "[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],"
                 "[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]]}");
     cr_assert_str_eq(sec_code(r), "TIMEOUT", "%s", err_msg(r));
-    cr_assert_lt(now_s() - t0, 3.0);
+    cr_assert_lt(sec_now() - t0, 3.0);
     json_decref(r);
+    lean_batch_past_the_deadline(&S);
     /* the server is healthy afterwards */
     r = call(c, "{\"op\":\"evaluate\",\"v\":1,\"env\":\"diag-v0\",\"point\":[0,0,0,0]}");
     cr_assert_null(err_code(r), "%s", err_msg(r));
@@ -137,14 +171,14 @@ Test(limits, sigterm_drain_has_a_deadline, .timeout = 60) {
     sec_session(c, "diag-v0", "{\"step_us\":8000000}", tok);
     send_json(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[0,0,0,0]}", tok);
     usleep(100000);
-    double t0 = now_s();
+    double t0 = sec_now();
     S.stop = 1; /* what SIGTERM does */
     json_t *r = recv_reply(c);
     cr_assert(r, "the step in flight is answered");
     cr_assert_str_eq(sec_code(r), "TIMEOUT", "%s", err_msg(r));
     json_decref(r);
     cr_assert_eq(sec_stop(&S), 0);
-    cr_assert_lt(now_s() - t0, 4.0, "drain took %.1f s", now_s() - t0);
+    cr_assert_lt(sec_now() - t0, 4.0, "drain took %.1f s", sec_now() - t0);
     cli_close(c);
 }
 

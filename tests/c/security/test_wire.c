@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/hwtest.h"
@@ -162,6 +163,18 @@ static void keygen(const char *bin, char pub[41], char sec[41]) {
     free(out);
 }
 
+/* a scratch dir with a new server keypair: the secret in dir/server.key (secf), the public key in spub */
+static void server_key(const char *bin, char dir[27], char secf[128], char spub[41]) {
+    char ssec[41];
+    keygen(bin, spub, ssec);
+    snprintf(dir, 27, "/tmp/hwgym-seccurve-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    snprintf(secf, 128, "%s/server.key", dir);
+    FILE *f = fopen(secf, "w");
+    fprintf(f, "%s\n", ssec);
+    fclose(f);
+}
+
 static int make_with_key(const char *ep, const char *server, const char *pub, const char *sec, hw_err *err) {
     setenv("HWGYM_CURVE_SERVERKEY", server, 1);
     setenv("HWGYM_CURVE_PUBLICKEY", pub, 1);
@@ -180,17 +193,10 @@ static int make_with_key(const char *ep, const char *server, const char *pub, co
 Test(wire, session_cap_is_per_curve_key, .timeout = 60) {
     char bin[4096];
     built_bin("hwgym-server", bin, sizeof bin);
-    char spub[41], ssec[41], apub[41], asec[41], bpub[41], bsec[41];
-    keygen(bin, spub, ssec);
+    char spub[41], apub[41], asec[41], bpub[41], bsec[41], dir[27], secf[128];
+    server_key(bin, dir, secf, spub);
     keygen(bin, apub, asec);
     keygen(bin, bpub, bsec);
-    char dir[] = "/tmp/hwgym-seccurve-XXXXXX";
-    cr_assert(mkdtemp(dir));
-    char secf[128];
-    snprintf(secf, sizeof secf, "%s/server.key", dir);
-    FILE *f = fopen(secf, "w");
-    fprintf(f, "%s\n", ssec);
-    fclose(f);
     hw_server_opts o;
     hw_server_default_opts(&o);
     o.curve_secret = secf;
@@ -241,4 +247,30 @@ Test(wire, empty_strings_in_configs, .timeout = 60) {
     json_decref(r);
     cli_close(c);
     sec_stop(&S);
+}
+
+/* issue 28 finding 7: --curve-secret without --curve-allow authenticated nobody yet silenced the
+ * open-bind warning. It now refuses to start unless --curve-allow-any, which still warns. */
+Test(wire, curve_secret_needs_an_allow_list_or_allow_any, .timeout = 60) {
+    char bin[4096];
+    built_bin("hwgym-server", bin, sizeof bin);
+    char spub[41], dir[27], secf[128];
+    server_key(bin, dir, secf, spub);
+    char cmd[4800];
+    snprintf(cmd, sizeof cmd, "timeout -s TERM 10 %s --bind ipc://%s/a.sock --curve-secret %s >%s/a.log 2>&1", bin, dir, secf, dir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "--curve-secret alone: exit status %d, expected 2", st);
+    snprintf(cmd, sizeof cmd, "grep -q -- '--curve-allow-any' %s/a.log && grep -q 'authenticates nobody' %s/a.log", dir, dir);
+    cr_assert_eq(system(cmd), 0, "the refusal names the way out");
+    /* with --curve-allow-any on an open bind: starts, and warns (stopped by SIGTERM after 1 s) */
+    snprintf(cmd, sizeof cmd, "timeout -s TERM 1 %s --bind 'tcp://0.0.0.0:*' --curve-secret %s --curve-allow-any >%s/b.log 2>&1", bin, secf, dir);
+    st = system(cmd);
+    cr_assert(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 124), "--curve-allow-any: exit status %d", st);
+    snprintf(cmd, sizeof cmd, "grep -q 'WARNING.*curve-allow-any accepts any client keypair' %s/b.log", dir);
+    cr_assert_eq(system(cmd), 0, "no warning for an open bind with --curve-allow-any");
+    /* on loopback it starts without the warning */
+    snprintf(cmd, sizeof cmd, "timeout -s TERM 1 %s --bind ipc://%s/c.sock --curve-secret %s --curve-allow-any >%s/c.log 2>&1; ! grep -q WARNING %s/c.log", bin, dir, secf, dir, dir);
+    cr_assert_eq(system(cmd), 0, "a loopback bind with --curve-allow-any warned");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }
