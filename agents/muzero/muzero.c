@@ -73,25 +73,35 @@ void mz_free_learning(mz_agent *A) {
     mz_net_free(A->net);
 }
 
-/* Root inference for n feature rows, MCTS with the learned model, policy targets and values. */
+/* Root inference for n feature rows, MCTS with the learned model, policy targets and values.
+ * The first ngreedy trees are evaluation searches: no root noise, argmax move. */
 static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *feat, const uint8_t *mask, int sims,
-                           bool noise, double temp, int *act, double *pol, double *val) {
+                           bool noise, int ngreedy, double temp, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     int E = s->lm.E;
     mz_net_initial(A->net, feat, n, s->emb, s->logit, s->val);
-    mcts_cfg c = A->o.mcts;
+    mcts_cfg c = A->o.mcts, cg;
     c.sims = sims;
     if (!noise) c.dir_frac = 0;
+    cg = c;
+    cg.greedy = true;
     for (int i = 0; i < n; i++) {
         double p[MZ_NACT];
         mz_softmax(s->logit + (size_t)i * MZ_NACT, MZ_NACT, p);
-        mcts_root(trees[i], &c, p, s->val[i], mask[i], A->rng);
+        if (act) { /* acting: the collapse watch's entropy of the prior over the legal actions */
+            double z = 0, h = 0;
+            for (int a = 0; a < MZ_NACT; a++) z += (mask[i] >> a & 1) ? p[a] : 0;
+            for (int a = 0; a < MZ_NACT; a++)
+                if ((mask[i] >> a & 1) && p[a] > 0 && z > 0) h -= p[a] / z * log(p[a] / z);
+            if (__builtin_popcount(mask[i] & 7) >= 2) A->ent_sum += h, A->ent_n++;
+        }
+        mcts_root(trees[i], i < ngreedy ? &cg : &c, p, s->val[i], mask[i], A->rng);
         memcpy(lm_emb(&s->lm, i, 0), s->emb + (size_t)i * (size_t)E, sizeof(double) * (size_t)E);
     }
     mcts_run(trees, n, &c, lm_eval, &s->lm);
     A->sims += (int64_t)n * sims;
     for (int i = 0; i < n; i++) {
-        int a = mcts_act(trees[i], &c, temp, A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
+        int a = mcts_act(trees[i], i < ngreedy ? &cg : &c, i < ngreedy ? 0 : temp, A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
         if (act) act[i] = a;
     }
 }
@@ -103,7 +113,7 @@ void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, do
         memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
         mask[i] = g[i]->env->st.mask;
     }
-    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, mz_agent_temperature(A), act, pol, val);
+    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), act, pol, val);
 }
 
 void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
@@ -145,9 +155,10 @@ static void train_step(mz_agent *A) {
             mask[i] = rb->mask[j];
         }
         double *pol = malloc(sizeof(double) * (size_t)nr * MZ_NACT), *val = malloc(sizeof(double) * (size_t)nr);
-        search_learned(A, s->rtrees, nr, s->feat, mask, A->o.reanalyse_sims, false, 1.0, NULL, pol, val);
+        search_learned(A, s->rtrees, nr, s->feat, mask, A->o.reanalyse_sims, false, 0, 1.0, NULL, pol, val);
         for (int i = 0; i < nr; i++) {
             int j = s->idx[i];
+            if (rb->demo[j] || rb->pw[j] == 0) continue; /* demonstrations and forced Drops keep their targets */
             for (int a = 0; a < MZ_NACT; a++) rb->pol[j * MZ_NACT + a] = (float)pol[(size_t)i * MZ_NACT + (size_t)a];
             rb->val[j] = (float)val[i];
             rb->pw[j] = 1;
@@ -189,7 +200,10 @@ int mz_play_demo(mz_agent *A, hw_err *err) {
         p[k].action = a;
         p[k].mask = e->st.mask;
         p[k].policy[a] = 1;
-        p[k].pweight = 1;
+        p[k].pweight = __builtin_popcount(e->st.mask & 7) >= 2; /* a single legal move teaches nothing */
+        p[k].retp = e->st.ret * A->rscale;
+        p[k].has_fin = true;
+        p[k].fin = A->heur_return * A->rscale;
         if (mz_env_step(e, a, err) || mz_log_step(A, g, A->o.worker ? A->o.worker : "0", a, err)) {
             free(p);
             free(feat);

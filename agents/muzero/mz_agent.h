@@ -34,6 +34,8 @@ typedef struct mz_opts {
     double reanalyse;     /* fraction of each batch with fresh targets */
     int reanalyse_sims;
     int train_every;      /* env steps per training step */
+    int greedy_games;     /* games in flight played greedily (no noise, argmax): evaluation games */
+    int log_games;        /* complete games per window of the collapse watch */
     double temp0, temp1;  /* temperature schedule: temp0 -> temp1 linearly over decay steps */
     int64_t temp_decay;
     bool demo;            /* seed the replay with the heuristic's game */
@@ -64,6 +66,9 @@ typedef struct mz_game {
     double *feat;
     uint8_t *act, *mask;
     double *rew, *pol, *val;
+    double *retp;         /* scaled return before each move */
+    uint8_t *fz;          /* 1: a forced Drop (policy weight 0 in the replay) */
+    int64_t gid;          /* game id in the replay (mz_replay_finish) */
     /* actions that made the current state (prefix), nbuf long */
     uint8_t *prefix;
     /* Drop-backup restore points inside the backup stretch: a snapshot taken just before each
@@ -113,6 +118,15 @@ struct mz_agent {
     mz_replay *rb;
     mz_batch *batch;
     int64_t train_steps, last_train_at, sims;
+    int64_t next_gid;
+    /* collapse watch: choices at positions with >= 2 legal actions (forced Drops excluded) and
+     * the entropy of the network's prior at acting roots, per window of --log-games games */
+    int64_t choice[3], choice_all[3];
+    double ent_sum;
+    int64_t ent_n;
+    int64_t window_games;
+    json_t *windows;      /* [{games, env_steps, entropy, copy, nocopy, drop}, ...] */
+    bool warned;
     double last_loss[3];
     /* mode hooks */
     mz_decide_fn decide;
@@ -147,6 +161,8 @@ void mz_game_encode(mz_agent *A, mz_game *g);
  * least n steps: capacity 64 doubled as needed; aborts when out of memory. */
 void mz_traj_reserve(mz_game *g, int n);
 void mz_progress(mz_agent *A, bool force);
+/* The collapse watch's current window as JSON (a new reference) and its reset. */
+json_t *mz_window_json(const mz_agent *A);
 double mz_agent_temperature(const mz_agent *A);
 /* Logs one env step of game g (already applied) as a trial. */
 int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err *err);
