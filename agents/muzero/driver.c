@@ -136,7 +136,10 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
     /* the lean modes open the env without the 128x128 memory map (unless the config says
      * otherwise): the same game, a cheaper observation per step and per snapshot */
     json_t *ecfg = json_is_object(A->ao->config) ? json_deep_copy(A->ao->config) : json_object();
-    if (A->lean && !json_object_get(ecfg, "memory_map")) json_object_set_new(ecfg, "memory_map", json_false());
+    /* AlphaZero mode too: its searches step in-process sessions per leaf, and the leaves'
+     * features must match the acting games' */
+    if ((A->lean || A->o.model_true) && !json_object_get(ecfg, "memory_map")) json_object_set_new(ecfg, "memory_map", json_false());
+    A->ecfg = ecfg;
     A->games = calloc((size_t)A->G, sizeof(mz_game *));
     for (int i = 0; i < A->G; i++) {
         mz_game *g = calloc(1, sizeof *g);
@@ -146,12 +149,8 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
         g->backup_buf = -1;
         g->episode = -1;
         g->env = mz_env_open(A->ao->endpoint, ecfg, err);
-        if (!g->env) {
-            json_decref(ecfg);
-            return -1;
-        }
+        if (!g->env) return -1;
     }
-    json_decref(ecfg);
     mz_env *e = A->games[0]->env;
     if (mz_env_reset(e, err)) return -1;
     A->nbuf = e->st.nbuf;
@@ -205,6 +204,7 @@ void mz_agent_free(mz_agent *A) {
     free(A->best_actions);
     json_decref(A->best_metrics);
     json_decref(A->windows);
+    json_decref(A->ecfg);
 }
 
 bool mz_agent_out_of_budget(const mz_agent *A) {
@@ -448,6 +448,11 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
             goto out;
         }
         A->decide(A, A->games, G, act, pol, val);
+        if (A->failed) {
+            *err = A->fatal;
+            rc = -1;
+            goto out;
+        }
         for (int i = 0; i < G && !mz_agent_out_of_budget(A); i++) {
             mz_game *g = A->games[i];
             mz_env *e = g->env;

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
            root_mix = o->mcts.root_mix;
-    const char *qnorm = "node", *vtarget = "td";
+    const char *qnorm = "node", *vtarget = "td", *model = "learned";
     bool gumbel = false, no_demo = false, no_backup = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
     ag_optdef extra[] = {
@@ -42,6 +42,7 @@ int main(int argc, char **argv) {
         {"minmax-floor", AG_OPT_DOUBLE, &floor_, "floor on the min-max value range, scaled units (-1: auto, 100 / buffers = the heuristic's mean reward per buffer)"},
         {"q-norm", AG_OPT_STRING, &qnorm, "Q normalisation in the search: node (per node over parent and siblings, unvisited children completed with the parent's value; Gumbel: mctx's completed Q) | tree (tree-wide min-max, unvisited 0: the previous behaviour) (node)"},
         {"root-mix", AG_OPT_DOUBLE, &root_mix, "uniform mix into the root prior over legal actions, a floor against collapse (0)"},
+        {"model", AG_OPT_STRING, &model, "muzero/prod: the search's model: learned (MuZero: dynamics, reward and value networks) | true (AlphaZero mode: the true game stepped in in-process sessions, exact rewards and legal moves, the learned prior and value; no Reanalyse; every session without the memory map) (learned)"},
         {"greedy-games", AG_OPT_INT, &greedy, "games in flight played greedily as evaluation games: no root noise, argmax move (-1: 1 when --games > 1, else 0)"},
         {"value-target", AG_OPT_STRING, &vtarget, "value targets: td (TD-n from stored root values) | mc (Monte Carlo return-to-go of the finished game; TD-n until it finishes) (td)"},
         {"log-games", AG_OPT_INT, &log_games, "complete games per window of the collapse watch (Copy/NoCopy/Drop shares, prior entropy) (10)"},
@@ -109,6 +110,7 @@ int main(int argc, char **argv) {
     else if (root_mix < 0 || root_mix > 1) bad = "--root-mix: must be in [0, 1]";
     else if (greedy < -1 || greedy > games) bad = "--greedy-games: must be in [-1, --games]";
     else if (log_games < 1) bad = "--log-games: must be >= 1";
+    else if (strcmp(model, "learned") && strcmp(model, "true")) bad = "--model: expected learned or true";
     if (bad) {
         fprintf(stderr, "hwgym-muzero: %s\n", bad);
         ag_opts_free(&ao);
@@ -129,6 +131,7 @@ int main(int argc, char **argv) {
     o->mcts.root_mix = root_mix;
     o->greedy_games = (int)(greedy >= 0 ? greedy : games > 1 ? 1 : 0);
     o->log_games = (int)log_games;
+    o->model_true = !strcmp(model, "true") && (o->mode == MODE_MUZERO || o->mode == MODE_PROD);
     o->train.value_target = strcmp(vtarget, "mc") ? MZ_VT_TD : MZ_VT_MC;
     o->mcts.gamma = gamma;
     o->train.K = (int)K;
@@ -177,7 +180,7 @@ int main(int argc, char **argv) {
     bool learning = o->mode == MODE_MUZERO || o->mode == MODE_PROD || o->mode == MODE_LEARN;
     if (learning) {
         if (mz_setup_learning(&A, &err)) goto out;
-        A.decide = o->mode == MODE_LEARN ? mz_decide_learn : mz_decide_muzero;
+        A.decide = o->mode == MODE_LEARN ? mz_decide_learn : o->model_true ? mz_decide_az : mz_decide_muzero;
         if (o->demo && !ctl.resume && mz_play_demo(&A, &err)) goto out;
     } else if (o->mode == MODE_SEARCH) {
         if (mz_setup_search(&A, &err)) goto out;
@@ -199,6 +202,7 @@ out:
         double agent_best = have ? A.best : NAN;
         double agent_lat = have ? json_number_value(json_object_get(A.best_metrics, "program_latency")) : NAN;
         json_object_set_new(x, "mode", json_string(MODES[o->mode]));
+        json_object_set_new(x, "model", json_string(o->model_true ? "true" : "learned"));
         json_object_set_new(x, "env_steps", json_integer(A.env_steps));
         json_object_set_new(x, "cpu_s", json_real(mz_cpu_now() - A.cpu0));
         json_object_set_new(x, "demo_steps", json_integer(A.demo_steps));

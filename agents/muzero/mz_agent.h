@@ -34,6 +34,7 @@ typedef struct mz_opts {
     double reanalyse;     /* fraction of each batch with fresh targets */
     int reanalyse_sims;
     int train_every;      /* env steps per training step */
+    bool model_true;      /* AlphaZero mode: search the true game with the learned prior/value */
     int greedy_games;     /* games in flight played greedily (no noise, argmax): evaluation games */
     int log_games;        /* complete games per window of the collapse watch */
     double temp0, temp1;  /* temperature schedule: temp0 -> temp1 linearly over decay steps */
@@ -135,6 +136,9 @@ struct mz_agent {
     bool lean;            /* the mode reads no observation features (ES, random, search only):
                            * the env is opened without its memory map, states are not encoded */
     void *mode_state;
+    json_t *ecfg;         /* the env config of every session (the acting games', the searches') */
+    bool failed;          /* a mode hook failed: fatal holds the error */
+    hw_err fatal;
     bool quiet;
     double last_print;
     FILE *curve;
@@ -172,6 +176,7 @@ int mz_setup_learning(mz_agent *A, hw_err *err);
 void mz_free_learning(mz_agent *A);
 int mz_play_demo(mz_agent *A, hw_err *err);
 void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
+void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 int mz_setup_search(mz_agent *A, hw_err *err);
 void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
