@@ -77,6 +77,12 @@ int mz_replay_add(mz_replay *r, const mz_pos *pos, int n, bool demo) {
     return first;
 }
 
+void mz_replay_clear(mz_replay *r) {
+    r->n = r->head = 0;
+    r->next_seg = 0;
+    for (int i = 0; i < r->cap; i++) r->seg[i] = r->game[i] = -1, r->tail[i] = r->fin[i] = NAN;
+}
+
 void mz_replay_finish(mz_replay *r, int64_t game, double fin) {
     for (int i = 0; i < r->n; i++)
         if (r->game[i] == game) r->fin[i] = (float)fin;

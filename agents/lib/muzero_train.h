@@ -69,6 +69,8 @@ mz_replay *mz_replay_new(int cap, int F);
 void mz_replay_free(mz_replay *r);
 /* Appends one segment (n positions, chronological). Returns the ring index of the first. */
 int mz_replay_add(mz_replay *r, const mz_pos *pos, int n, bool demo);
+/* Empties the ring (positions and segment ids). */
+void mz_replay_clear(mz_replay *r);
 /* Game `game` ended with scaled return fin: its positions still stored get their MC target. */
 void mz_replay_finish(mz_replay *r, int64_t game, double fin);
 /* Ring index of the position k steps after idx in the same segment, or -1. */

@@ -19,7 +19,7 @@
 
 #include "mz_agent.h"
 
-#define NCTR 10
+#define NCTR 12
 
 static const char *kf(char *b, size_t n, int g, const char *f) {
     snprintf(b, n, "g%d.%s", g, f);
@@ -210,13 +210,17 @@ int mz_ckpt_maybe(mz_agent *A, hw_err *err) {
     ag_ckpt *c = ag_ckpt_new();
     ag_ckpt_put_rng(c, "mz.rng", A->rng);
     int64_t ctr[NCTR] = {A->env_steps, A->demo_steps, A->games_done, A->restores, A->losses,
-                         A->rewound, A->train_steps, A->last_train_at, A->sims, A->next_gid};
+                         A->rewound, A->train_steps, A->last_train_at, A->sims, A->next_gid, A->elite_due, A->elite_at};
     ag_ckpt_put_i64(c, "mz.counters", ctr, NCTR);
     ag_ckpt_put_real(c, "mz.best", A->best);
     ag_ckpt_put_f64(c, "mz.last_loss", A->last_loss, 3);
     ag_ckpt_put_real(c, "mz.elapsed", ag_now() - A->t0);
     ag_ckpt_put_real(c, "mz.cpu_elapsed", mz_cpu_now() - A->cpu0);
     if (A->best_actions) ag_ckpt_put_u8(c, "mz.best_actions", (const uint8_t *)A->best_actions, (size_t)A->nbuf);
+    if (A->elite_actions) {
+        ag_ckpt_put_u8(c, "mz.elite_actions", (const uint8_t *)A->elite_actions, (size_t)A->nbuf);
+        ag_ckpt_put_real(c, "mz.elite_best", A->elite_best);
+    }
     ag_ckpt_put_json(c, "mz.best_metrics", A->best_metrics);
     for (int i = 0; i < A->G; i++) put_game(A, A->games[i], c);
     if (A->net) put_learning(A, c);
@@ -276,6 +280,8 @@ int mz_ckpt_restore(mz_agent *A, hw_err *err) {
     A->last_train_at = ctr[7];
     A->sims = ctr[8];
     A->next_gid = ctr[9];
+    A->elite_due = ctr[10] != 0;
+    A->elite_at = ctr[11];
     A->t0 = ag_now() - el;
     A->cpu0 = mz_cpu_now() - cel;
     free(A->best_actions);
@@ -284,6 +290,15 @@ int mz_ckpt_restore(mz_agent *A, hw_err *err) {
         A->best_actions = calloc((size_t)A->nbuf + 1, 1);
         if (ag_ckpt_get_u8(c, "mz.best_actions", (uint8_t *)A->best_actions, (size_t)A->nbuf, err)) return -1;
     }
+    free(A->elite_actions);
+    A->elite_actions = NULL;
+    if (ag_ckpt_len(c, "mz.elite_actions") >= 0) {
+        A->elite_actions = calloc((size_t)A->nbuf + 1, 1);
+        if (ag_ckpt_get_u8(c, "mz.elite_actions", (uint8_t *)A->elite_actions, (size_t)A->nbuf, err) ||
+            ag_ckpt_get_real(c, "mz.elite_best", &A->elite_best, err))
+            return -1;
+    }
+    if (mz_elite_fill(A, err)) return -1;
     json_decref(A->best_metrics);
     A->best_metrics = ag_ckpt_get_json(c, "mz.best_metrics", err);
     if (!A->best_metrics) return -1;

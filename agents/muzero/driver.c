@@ -255,6 +255,7 @@ static void complete(mz_agent *A, mz_game *g) {
     A->games_done++;
     if (ret > A->best) {
         A->best = ret;
+        A->elite_due = true;
         free(A->best_actions);
         A->best_actions = malloc((size_t)A->nbuf + 1);
         for (int i = 0; i < A->nbuf; i++) A->best_actions[i] = (char)('0' + g->prefix[i]);
@@ -500,6 +501,10 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
                 rc = -1;
                 goto out;
             }
+        }
+        if (mz_elite_maybe(A, err)) {
+            rc = -1;
+            goto out;
         }
         mz_train_maybe(A);
         mz_progress(A, false);

@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
     double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, cpul = 0, lr = o->train.lr, wd = o->train.weight_decay,
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
-           root_mix = o->mcts.root_mix;
+           root_mix = o->mcts.root_mix, sil = 0;
     const char *qnorm = "node", *vtarget = "td", *model = "learned";
     bool gumbel = false, no_demo = false, no_backup = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
         {"q-norm", AG_OPT_STRING, &qnorm, "Q normalisation in the search: node (per node over parent and siblings, unvisited children completed with the parent's value; Gumbel: mctx's completed Q) | tree (tree-wide min-max, unvisited 0: the previous behaviour) (node)"},
         {"root-mix", AG_OPT_DOUBLE, &root_mix, "uniform mix into the root prior over legal actions, a floor against collapse (0)"},
         {"model", AG_OPT_STRING, &model, "muzero/prod: the search's model: learned (MuZero: dynamics, reward and value networks) | true (AlphaZero mode: the true game stepped in in-process sessions, exact rewards and legal moves, the learned prior and value; no Reanalyse; every session without the memory map) (learned)"},
+        {"self-imitation", AG_OPT_DOUBLE, &sil, "fraction of each training batch from a small replay of the heuristic's and the agent's best game, one-hot on their moves, Monte Carlo values (0: off)"},
         {"greedy-games", AG_OPT_INT, &greedy, "games in flight played greedily as evaluation games: no root noise, argmax move (-1: 1 when --games > 1, else 0)"},
         {"value-target", AG_OPT_STRING, &vtarget, "value targets: td (TD-n from stored root values) | mc (Monte Carlo return-to-go of the finished game; TD-n until it finishes) (td)"},
         {"log-games", AG_OPT_INT, &log_games, "complete games per window of the collapse watch (Copy/NoCopy/Drop shares, prior entropy) (10)"},
@@ -108,6 +109,7 @@ int main(int argc, char **argv) {
     else if (strcmp(qnorm, "node") && strcmp(qnorm, "tree")) bad = "--q-norm: expected node or tree";
     else if (strcmp(vtarget, "td") && strcmp(vtarget, "mc")) bad = "--value-target: expected td or mc";
     else if (root_mix < 0 || root_mix > 1) bad = "--root-mix: must be in [0, 1]";
+    else if (sil < 0 || sil > 1) bad = "--self-imitation: must be in [0, 1]";
     else if (greedy < -1 || greedy > games) bad = "--greedy-games: must be in [-1, --games]";
     else if (log_games < 1) bad = "--log-games: must be >= 1";
     else if (strcmp(model, "learned") && strcmp(model, "true")) bad = "--model: expected learned or true";
@@ -131,6 +133,7 @@ int main(int argc, char **argv) {
     o->mcts.root_mix = root_mix;
     o->greedy_games = (int)(greedy >= 0 ? greedy : games > 1 ? 1 : 0);
     o->log_games = (int)log_games;
+    o->sil = sil;
     o->model_true = !strcmp(model, "true") && (o->mode == MODE_MUZERO || o->mode == MODE_PROD);
     o->train.value_target = strcmp(vtarget, "mc") ? MZ_VT_TD : MZ_VT_MC;
     o->mcts.gamma = gamma;
@@ -182,6 +185,7 @@ int main(int argc, char **argv) {
         if (mz_setup_learning(&A, &err)) goto out;
         A.decide = o->mode == MODE_LEARN ? mz_decide_learn : o->model_true ? mz_decide_az : mz_decide_muzero;
         if (o->demo && !ctl.resume && mz_play_demo(&A, &err)) goto out;
+        if (mz_elite_setup(&A, &err)) goto out;
     } else if (o->mode == MODE_SEARCH) {
         if (mz_setup_search(&A, &err)) goto out;
         A.decide = mz_decide_search;
@@ -254,6 +258,7 @@ out:
     if (A.o.mode == MODE_SEARCH) mz_free_search(&A);
     else if (A.o.mode == MODE_ES) mz_free_es(&A);
     else if (A.net) mz_free_learning(&A);
+    mz_elite_free(&A);
     mz_agent_free(&A);
     if (A.rng) gsl_rng_free(A.rng);
     json_decref(acfg);

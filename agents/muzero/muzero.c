@@ -174,9 +174,12 @@ static void train_step(mz_agent *A) {
     learn_state *s = A->mode_state;
     mz_replay *rb = A->rb;
     int B = A->o.batch;
-    for (int i = 0; i < B; i++) s->idx[i] = (int)ag_rng_int(A->rng, rb->n);
+    /* the last ns samples come from the self-imitation replay; Reanalyse takes the first nr */
+    int ns = A->elite && A->elite->n > 0 ? (int)lround(B * A->o.sil) : 0;
+    for (int i = 0; i < B; i++) s->idx[i] = (int)ag_rng_int(A->rng, i >= B - ns ? A->elite->n : rb->n);
     /* AlphaZero mode has no Reanalyse: the replay keeps no env states to search from */
     int nr = A->o.mode == MODE_LEARN || A->o.model_true ? 0 : s->nrtrees;
+    if (nr > B - ns) nr = B - ns;
     if (nr > 0) {
         uint8_t mask[4096];
         for (int i = 0; i < nr; i++) {
@@ -196,7 +199,7 @@ static void train_step(mz_agent *A) {
         free(pol);
         free(val);
     }
-    for (int i = 0; i < B; i++) mz_batch_fill(A->batch, i, rb, s->idx[i], &A->o.train);
+    for (int i = 0; i < B; i++) mz_batch_fill(A->batch, i, i >= B - ns ? A->elite : rb, s->idx[i], &A->o.train);
     mz_loss_grad(A->tr, A->batch, A->last_loss);
     mz_trainer_apply(A->tr);
     A->train_steps++;

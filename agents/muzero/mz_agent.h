@@ -4,6 +4,8 @@
  *   muzero.c    MuZero acting (learned-model MCTS), search-only (true-game MCTS), learning-only,
  *               training with Reanalyse, the heuristic demonstration
  *   baselines.c ES (Salimans et al. 2017) over action preferences, random legal play
+ *   elite.c     self-imitation: the heuristic's and the best game in a small replay sampled with
+ *               every batch
  *   ckpt.c      checkpoint and --resume (checkpoint.h's rule): the whole agent state, and the
  *               games in flight rebuilt by replaying their action prefixes into fresh sessions
  *   main.c      command line and summary */
@@ -34,6 +36,7 @@ typedef struct mz_opts {
     double reanalyse;     /* fraction of each batch with fresh targets */
     int reanalyse_sims;
     int train_every;      /* env steps per training step */
+    double sil;           /* fraction of each batch from the self-imitation replay (0: off) */
     bool model_true;      /* AlphaZero mode: search the true game with the learned prior/value */
     int greedy_games;     /* games in flight played greedily (no noise, argmax): evaluation games */
     int log_games;        /* complete games per window of the collapse watch */
@@ -118,6 +121,12 @@ struct mz_agent {
     mz_trainer *tr;
     mz_replay *rb;
     mz_batch *batch;
+    mz_replay *elite;     /* self-imitation replay (elite.c; NULL: off) */
+    mz_env *elite_env;
+    bool elite_due;       /* the best improved since the last rebuild */
+    int64_t elite_at;     /* env steps at the last rebuild */
+    char *elite_actions;  /* the best game in it (NULL: none) and its return */
+    double elite_best;
     int64_t train_steps, last_train_at, sims;
     int64_t next_gid;
     /* collapse watch: choices at positions with >= 2 legal actions (forced Drops excluded) and
@@ -182,6 +191,16 @@ int mz_setup_search(mz_agent *A, hw_err *err);
 void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 void mz_free_search(mz_agent *A);
 void mz_train_maybe(mz_agent *A);
+
+/* elite.c */
+int mz_elite_setup(mz_agent *A, hw_err *err);
+void mz_elite_free(mz_agent *A);
+/* Rebuilds the self-imitation replay from the heuristic's and the best game. */
+int mz_elite_rebuild(mz_agent *A, hw_err *err);
+/* Refills it from the heuristic's game and elite_actions (after a checkpoint restore). */
+int mz_elite_fill(mz_agent *A, hw_err *err);
+/* Rebuilds it when the best improved and a program's worth of env steps went by. */
+int mz_elite_maybe(mz_agent *A, hw_err *err);
 
 /* ckpt.c */
 /* Writes a checkpoint when one is due (top of the play loop: no step in flight). */
