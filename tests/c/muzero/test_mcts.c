@@ -124,6 +124,20 @@ static void flat_eval(void *c_, mcts_leaf *L, int n) {
     }
 }
 
+/* One tree searched with c from a root with prior (all legal), evaluated by fn; the caller frees
+ * the tree. */
+static mcts_tree *run_one(const mcts_cfg *c, const double prior[3], mcts_eval_fn fn, unsigned long seed) {
+    gsl_rng *r = ag_rng_new(seed);
+    mcts_tree *t = mcts_tree_new(4);
+    mcts_root(t, c, prior, 0, 7, r);
+    ctx x = {&t, 0, 0};
+    mcts_run(&t, 1, c, fn, &x);
+    gsl_rng_free(r);
+    return t;
+}
+
+static int child_visits(const mcts_tree *t, int a) { return t->nodes[0].child[a] >= 0 ? t->nodes[t->nodes[0].child[a]].N : 0; }
+
 Test(mcts, min_max_floor) {
     double prior[3] = {0.8, 0.1, 0.1};
     int share[2];
@@ -132,14 +146,9 @@ Test(mcts, min_max_floor) {
         c.sims = 60;
         c.dir_frac = 0;
         c.minmax_floor = k == 0 ? 0.01 : 1e-9;
-        gsl_rng *r = ag_rng_new(1);
-        mcts_tree *t = mcts_tree_new(4);
-        mcts_root(t, &c, prior, 0, 7, r);
-        ctx x = {&t, 0, 0};
-        mcts_run(&t, 1, &c, flat_eval, &x);
-        share[k] = t->nodes[t->nodes[0].child[2]].N;
+        mcts_tree *t = run_one(&c, prior, flat_eval, 1);
+        share[k] = child_visits(t, 2);
         mcts_tree_free(t);
-        gsl_rng_free(r);
     }
     cr_assert(share[0] < share[1], "with the floor Drop gets %d visits, without %d", share[0], share[1]);
 }
@@ -169,14 +178,9 @@ static int drop_visits(int qmode, double floor_) {
     c.dir_frac = 0;
     c.qmode = qmode;
     c.minmax_floor = floor_;
-    gsl_rng *r = ag_rng_new(3);
-    mcts_tree *t = mcts_tree_new(4);
-    mcts_root(t, &c, prior, 0, 7, r);
-    ctx x = {&t, 0, 0};
-    mcts_run(&t, 1, &c, noisy_eval, &x);
-    int n = t->nodes[t->nodes[0].child[2]].N;
+    mcts_tree *t = run_one(&c, prior, noisy_eval, 3);
+    int n = child_visits(t, 2);
     mcts_tree_free(t);
-    gsl_rng_free(r);
     return n;
 }
 
@@ -212,15 +216,10 @@ Test(mcts, root_mix_rescues_a_collapsed_prior) {
         c.dir_frac = 0;
         c.root_mix = k ? 0.25 : 0;
         c.minmax_floor = 0.1;
-        gsl_rng *r = ag_rng_new(1);
-        mcts_tree *t = mcts_tree_new(4);
-        mcts_root(t, &c, prior, 0, 7, r);
-        ctx x = {&t, 0, 0};
-        mcts_run(&t, 1, &c, copy_pays, &x);
-        visits[k] = t->nodes[0].child[0] >= 0 ? t->nodes[t->nodes[0].child[0]].N : 0;
-        if (k) cr_assert_eq(mcts_act(t, &c, 0, r, NULL, NULL), 0, "with the mix the search picks Copy");
+        mcts_tree *t = run_one(&c, prior, copy_pays, 1);
+        visits[k] = child_visits(t, 0);
+        if (k) cr_assert_eq(mcts_act(t, &c, 0, NULL, NULL, NULL), 0, "with the mix the search picks Copy");
         mcts_tree_free(t);
-        gsl_rng_free(r);
     }
     cr_assert(visits[0] <= 1, "without the mix Copy gets %d visits", visits[0]);
     cr_assert(visits[1] > 16, "with the mix Copy gets %d of 32 visits", visits[1]);
@@ -236,14 +235,9 @@ Test(mcts, gumbel_completed_q_moves_the_target) {
     c.gumbel = true;
     c.greedy = true;
     c.minmax_floor = 0.1;
-    gsl_rng *r = ag_rng_new(2);
-    mcts_tree *t = mcts_tree_new(4);
-    mcts_root(t, &c, prior, 0, 7, r);
-    ctx x = {&t, 0, 0};
-    mcts_run(&t, 1, &c, copy_pays, &x);
-    int a = mcts_act(t, &c, 0, r, pol, NULL);
+    mcts_tree *t = run_one(&c, prior, copy_pays, 2);
+    int a = mcts_act(t, &c, 0, NULL, pol, NULL);
     cr_assert_eq(a, 0, "Copy chosen");
     cr_assert(pol[0] > 0.5, "policy target on Copy %g", pol[0]);
     mcts_tree_free(t);
-    gsl_rng_free(r);
 }
