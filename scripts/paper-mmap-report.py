@@ -1,18 +1,23 @@
 #!/usr/bin/python3
-"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS - writes OUT.md (docs/results/mmap.md)
-and the SVG figures in OUT/ from the summaries (OUT/data/*.json), curves (OUT/data/*.csv.gz) and
-program sizes (OUT/data/sizes.txt) of scripts/paper-mmap.sh. T2 and T3 are "BASE+PER_KBUF" CPU
-seconds per run; T7 CPU seconds. Standard library only."""
+"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS TC CSEEDS T2P T3P - writes OUT.md
+(docs/results/mmap.md) and the SVG figures in OUT/ from the summaries (OUT/data/*.json), curves
+(OUT/data/*.csv.gz) and program sizes (OUT/data/sizes.txt) of scripts/paper-mmap.sh. T2 and T3 are
+"BASE+PER_KBUF" CPU seconds per run; T7 and TC CPU seconds; CSEEDS the collapse check's seeds; T2P and
+T3P the programs run. Cells: mean ± sample sd [95% percentile bootstrap interval of the mean, 2000
+resamples, fixed RNG seed]. Standard library only."""
 import glob
 import gzip
 import json
 import os
+import random
 import sys
 
 out, T2S, T3S, MZ, SECS = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 SEEDS = sys.argv[6].split()
 T7 = float(sys.argv[7])
 MZ3, JOBS = sys.argv[8], sys.argv[9]
+TC = float(sys.argv[10]) if len(sys.argv) > 10 else 20.0
+CSEEDS = sys.argv[11].split() if len(sys.argv) > 11 else ["1", "2", "3", "4", "5"]
 D = os.path.join(out, "data")
 SIZES = dict(l.split() for l in open(os.path.join(D, "sizes.txt")))
 
@@ -25,12 +30,15 @@ def budget(spec, p):
 def spec_text(spec):
     base, per = spec.split("+")
     return f"{base} + {per} CPU s per 1,000 buffers"
-T2P = ["alexnet_train_batch_32", "wavenet_coherent_batch32", "alphatensor_like", "tensor2tensor_transformer_bf16"]
+T2P = sys.argv[12].split() if len(sys.argv) > 12 else ["alexnet_train_batch_32", "wavenet_coherent_batch32", "alphatensor_like",
+                                                       "tensor2tensor_transformer_bf16"]
 PAPER_T2 = {"alexnet_train_batch_32": (300, 0.5834, 0.5426, 0.4100), "wavenet_coherent_batch32": (3020, 0.7099, 0.7004, 0.4804),
             "alphatensor_like": (9084, 0.7680, 0.5357, 0.2481), "tensor2tensor_transformer_bf16": (9888, 0.7002, 0.6263, 0.3227)}
 T3P = ["mlp_train_batch_16", "alexnet_train_batch_32", "inference_resnet", "inference_lstm", "rnn_2", "mobilenet_v2_train_batch_128",
        "wavenet_coherent_batch32", "rnn_6", "resnet50_train_batch_32", "mlperf_nmt_1_shard_batch_64", "alphatensor_like",
        "tensor2tensor_transformer_bf16", "bert_base_train_batch_16", "transformer_big_train"]
+if len(sys.argv) > 13:
+    T3P = sys.argv[13].split()
 
 
 def load(name):
@@ -70,23 +78,36 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else None
 
 
+def boot(v, n=2000):
+    """95% percentile bootstrap interval of the mean (fixed seed: the page is recomputable)."""
+    rng = random.Random(12345)
+    ms = sorted(sum(rng.choice(v) for _ in v) / len(v) for _ in range(n))
+    return ms[int(0.025 * n)], ms[int(0.975 * n) - 1]
+
+
 def msd(xs, d=3):
-    """mean ± sample sd over the seeds that have a value, with the count when some have none."""
+    """mean ± sample sd [bootstrap 95% interval] over the seeds that have a value, with the count when
+    some have none."""
     v = [x for x in xs if x is not None]
     if not v:
         return "—"
     m = sum(v) / len(v)
     sd = (sum((x - m) ** 2 for x in v) / (len(v) - 1)) ** 0.5 if len(v) > 1 else 0.0
-    t = f"{m:.{d}f} ± {sd:.{d}f}" if len(v) > 1 else f"{m:.{d}f}"
+    if len(v) > 1:
+        lo, hi = boot(v)
+        t = f"{m:.{d}f} ± {sd:.{d}f} [{lo:.{d}f}, {hi:.{d}f}]"
+    else:
+        t = f"{m:.{d}f}"
     return t + (f" ({len(v)}/{len(xs)})" if len(v) < len(xs) else "")
 
 
-def runs(name):
+def runs(name, seeds=None):
     """the summaries of name-s<seed> over SEEDS (None where missing)."""
-    return [load(f"{name}-s{s}") for s in SEEDS]
+    return [load(f"{name}-s{s}") for s in (seeds or SEEDS)]
 
 
-COL = {"muzero": "#1f77b4", "es": "#ff7f0e", "random": "#7f7f7f", "search": "#2ca02c", "learn": "#d62728"}
+COL = {"muzero": "#1f77b4", "es": "#ff7f0e", "random": "#7f7f7f", "search": "#2ca02c", "learn": "#d62728", "az": "#9467bd",
+       "untrained": "#8c564b"}
 
 
 def panel(x0, y0, w, h, title, series, tmax, heur):
@@ -135,99 +156,153 @@ def svg(path, panels, w, h):
 
 L = []
 L.append("# MMap-MuZero on mmap-v0: our reproduction of Table 2 / Figure 5, Table 3 and Figure 7\n")
-L.append(f"Produced by `make paper-mmap` (scripts/paper-mmap.sh, {SECS} s wall for all runs, {JOBS} at a time, on this "
+L.append(f"Produced by `make paper-mmap` (scripts/paper-mmap.sh, {SECS} s wall for this invocation's runs, {JOBS} at a time, on this "
          "2-core machine shared with other jobs). Every run is `hwgym-muzero` with `--endpoint local`, a CPU-time "
          "limit (`--cpu-limit`) that grows with the program's size, and an unbounded step budget, so agents are "
          "compared at equal compute, as the paper's Figure 5 compares them at equal time (CPU seconds, because the "
          "wall time of a run on a shared machine measures everyone's load). Data beside this page: "
          "`mmap/data/*.json` (each run's JSON summary, with the best mapping as a digit string) and "
          "`mmap/data/*.csv.gz` (every complete game: CPU seconds, env steps, return, best so far). "
-         f"Seeds: {', '.join(SEEDS)}; table cells are mean ± sample standard deviation over the seeds, and "
-         "\"(k/n)\" means only k of the n seeds completed a game (the mean is over those).\n")
-L.append(f"MuZero settings for these runs: `{MZ}` (Table 2, Figure 7) and `{MZ3}` (Table 3) (plus the Appendix C values that are defaults: "
-         "discount 0.9999, c1 1.25, c2 19652, Dirichlet 0.03/0.25 when not Gumbel, replay 20000, Reanalyse 0.5, "
-         "Adam 2e-4 with weight decay 1e-4, K = 5, TD-10). ES: `--games 8` (population 8, mirrored), sigma 0.5, step 0.5. "
-         "Random: 8 games in flight. All three play with Drop-backup (section 4.3.2), so a lost game is restored rather than "
-         "scored 0.\n")
+         "Cells are mean ± sample standard deviation over the seeds, then the 95% percentile bootstrap interval "
+         "of the mean in brackets (2000 resamples), and \"(k/n)\" means only k of the n seeds completed a game. "
+         "The page recomputes from the committed data with `python3 scripts/paper-mmap-report.py` and the arguments "
+         "in docs/results/mmap-notes.md.\n")
+L.append(f"MuZero settings for these runs: `{MZ}` (Table 2, Figure 7, collapse check) and `{MZ3}` (Table 3), plus the defaults "
+         "(discount 0.9999, c1 1.25, c2 19652, per-node Q normalisation with the floor 100/buffers, replay 20000, "
+         "Reanalyse 0.5, Adam 2e-4 with weight decay 1e-4, K = 5, TD-10). AlphaZero mode adds `--model true`; the "
+         "untrained control adds `--train-every 1000000000` (the same agent, search with the untrained networks, no "
+         "training step). ES: `--games 8` (population 8, mirrored), sigma 0.5, step 0.5. Random: 8 games in flight. "
+         "All play with Drop-backup (section 4.3.2), so a lost game is restored rather than scored 0.\n")
+
+# ---------------- collapse check
+cj = {p: runs(f"c-{p}-muzero", CSEEDS) for p in ("mlp_train_batch_16", "inference_resnet")}
+if any(j for l in cj.values() for j in l):
+    L.append(f"## Collapse check: MuZero at {TC:g} CPU s, seeds {', '.join(CSEEDS)}\n")
+    L.append("Issue 25's target: no seed ends below 0.9 of the heuristic on these two programs (a collapsed seed is a defect). "
+             "Per seed: best return / heuristic return; then the shares of Copy / NoCopy / Drop among the agent's choices "
+             "(positions with two or more legal moves, forced Drops excluded) and the prior's entropy (nats) in the last "
+             "window of 10 games.\n")
+    L.append("| program | " + " | ".join(f"seed {s}" for s in CSEEDS) + " | mean ± sd [95% CI] | min | target met |")
+    L.append("|---|" + "---|" * len(CSEEDS) + "---|---|---|")
+    for p, js in cj.items():
+        rs = [rel(j) for j in js]
+        v = [x for x in rs if x is not None]
+        met = "yes" if len(v) == len(rs) and min(v) >= 0.9 else "**no**"
+        L.append(f"| {p} | " + " | ".join(fmt(x) for x in rs) + f" | {msd(rs)} | {fmt(min(v)) if v else '—'} | {met} |")
+    L.append("")
+    L.append("| program | seed | Copy / NoCopy / Drop (whole run) | last-window entropy | games | train steps |")
+    L.append("|---|---|---|---|---|---|")
+    for p, js in cj.items():
+        for sd, j in zip(CSEEDS, js):
+            if not j:
+                continue
+            ch = j.get("choices", {})
+            w = j.get("collapse_watch") or [{}]
+            e = w[-1].get("entropy")
+            L.append(f"| {p} | {sd} | {ch.get('copy', 0):.2f} / {ch.get('nocopy', 0):.2f} / {ch.get('drop', 0):.2f} | {fmt(e, 2)} | "
+                     f"{j['games_completed']} | {j['train_steps']} |")
+    L.append("")
 
 # ---------------- Table 2
-L.append(f"## Table 2 / Figure 5: final reward at equal compute ({spec_text(T2S)} per agent and program)\n")
-L.append("Reward = the best complete game's return divided by the heuristic's return on the same program (the paper "
-         "normalises differently; its values are not comparable in absolute terms, only in ordering).\n")
-L.append("| program | buffers (ours / paper) | CPU s | MuZero | ES | Random | games MuZero / ES / Random | paper MuZero / ES / Random |")
-L.append("|---|---|---|---|---|---|---|---|")
-panels = []
-for i, p in enumerate(T2P):
-    js = {m: runs(f"t2-{p}-{m}") for m in ("muzero", "es", "random")}
-    some = [j for l in js.values() for j in l if j]
-    nb = some[0]["num_buffers"] if some else None
-    pp = PAPER_T2[p]
-    vals = {m: mean([rel(j) for j in js[m]]) for m in js}
-    best = max((v for v in vals.values() if v is not None), default=None)
-    cell = lambda m: ("**" + msd([rel(j) for j in js[m]]) + "**") if vals[m] is not None and vals[m] == best else msd([rel(j) for j in js[m]])
-    games = " / ".join("+".join(str(j["games_completed"]) if j else "—" for j in js[m]) for m in ("muzero", "es", "random"))
-    L.append(f"| {p} | {nb} / {pp[0]} | {budget(T2S, p):g} | {cell('muzero')} | {cell('es')} | {cell('random')} | {games} | {pp[1]} / {pp[2]} / {pp[3]} |")
-    heur = some[0]["heuristic_return"] if some else 1.0
-    series = [(m, curve(f"t2-{p}-{m}-s{sd}")) for m in ("muzero", "es", "random") for sd in SEEDS]
-    panels.append(panel((i % 2) * 360, (i // 2) * 220, 350, 210, p, series, budget(T2S, p), heur))
-svg(os.path.join(out, "figure5.svg"), panels, 720, 440)
-L.append("\n![Figure 5](mmap/figure5.svg)\n")
-L.append("Figure 5 (ours): best return so far / heuristic return against CPU seconds, one line per seed; the dashed line is "
-         "the heuristic. Games column: complete games per seed.\n")
+if any(any(runs(f"t2-{p}-muzero")) for p in T2P):
+    L.append(f"## Table 2 / Figure 5: final reward at equal compute ({spec_text(T2S)} per agent and program)\n")
+    L.append("Reward = the best complete game's return divided by the heuristic's return on the same program (the paper "
+             "normalises differently; its values are not comparable in absolute terms, only in ordering).\n")
+    T2A = ("muzero", "az", "untrained", "es", "random")
+    L.append("| program | buffers (ours / paper) | CPU s | MuZero | AlphaZero mode | untrained MuZero | ES | Random | games MuZero / AZ / untrained / ES / Random | paper MuZero / ES / Random |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    panels, epanel = [], []
+    t2p = [p for p in T2P if p in PAPER_T2 and any(runs(f"t2-{p}-muzero"))]
+    for i, p in enumerate(t2p):
+        js = {m: runs(f"t2-{p}-{m}") for m in T2A}
+        some = [j for l in js.values() for j in l if j]
+        nb = some[0]["num_buffers"] if some else None
+        pp = PAPER_T2[p]
+        vals = {m: mean([rel(j) for j in js[m]]) for m in js}
+        best = max((v for v in vals.values() if v is not None), default=None)
+        cell = lambda m: ("**" + msd([rel(j) for j in js[m]]) + "**") if vals[m] is not None and vals[m] == best else msd([rel(j) for j in js[m]])
+        games = " / ".join("+".join(str(j["games_completed"]) if j else "—" for j in js[m]) for m in T2A)
+        L.append(f"| {p} | {nb} / {pp[0]} | {budget(T2S, p):g} | " + " | ".join(cell(m) for m in T2A) + f" | {games} | {pp[1]} / {pp[2]} / {pp[3]} |")
+        heur = some[0]["heuristic_return"] if some else 1.0
+        series = [(m, curve(f"t2-{p}-{m}-s{sd}")) for m in T2A for sd in SEEDS]
+        panels.append(panel((i % 2) * 360, (i // 2) * 220, 350, 210, p, series, budget(T2S, p), heur))
+        # the policy-entropy curve of MuZero and AlphaZero mode: prior entropy per window of 10 games
+        es_ = []
+        for m in ("muzero", "az"):
+            for sd in SEEDS:
+                j = load(f"t2-{p}-{m}-s{sd}")
+                w = [x for x in (j or {}).get("collapse_watch", []) if x.get("entropy") is not None]
+                es_.append((m, [(float(k + 1), x["entropy"]) for k, x in enumerate(w)]))
+        epanel.append(es_)
+    rows = max(1, (len(t2p) + 1) // 2)
+    svg(os.path.join(out, "figure5.svg"), panels, 720, 220 * rows)
+    L.append("\n![Figure 5](mmap/figure5.svg)\n")
+    L.append("Figure 5 (ours): best return so far / heuristic return against CPU seconds, one line per seed; the dashed line is "
+             "the heuristic. Games column: complete games per seed.\n")
+    ep = []
+    for i, (p, es_) in enumerate(zip(t2p, epanel)):
+        n = max([len(pts) for _, pts in es_] + [1])
+        ep.append(panel((i % 2) * 360, (i // 2) * 220, 350, 210, p + ": prior entropy (nats) per 10 games", es_, float(n), 1.0))
+    svg(os.path.join(out, "entropy.svg"), ep, 720, 220 * rows)
+    L.append("![policy entropy](mmap/entropy.svg)\n")
+    L.append("Beside Figure 5: the entropy of the network's prior over the legal moves at the acting roots (positions with two "
+             "or more legal moves), per window of 10 complete games, MuZero and AlphaZero mode, one line per seed (the dashed "
+             "line marks 1.0 nat; the uniform prior over three moves is 1.10). A collapse shows as a line falling towards 0.\n")
 
 # ---------------- Table 3
-L.append(f"## Table 3: speedup over the heuristic ({spec_text(T3S)} of MuZero per program and seed)\n")
-L.append("Speedup = heuristic program latency / agent program latency, both from the env's cost model "
-         "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. Per program: the mean "
-         "over the seeds that completed a game (MuZero) and over all seeds (MuZero-prod, where a seed that "
-         "completed no game scores 1.0). The summary row counts a program as improved when its mean speedup "
-         "is above 1; programs where no seed completed a game count as not improved for MuZero.\n")
-L.append("| program | buffers | CPU s | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
-L.append("|---|---|---|---|---|---|---|")
-ag, pr = [], []
-for p in T3P:
-    js = runs(f"t3-{p}-prod")
-    if not any(js):
-        L.append(f"| {p} | — | — | — | — | — | — |")
-        continue
-    sps = [j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None for j in js]
-    rrs = [j["agent_return"] / j["heuristic_return"] if j and j.get("agent_return") else None for j in js]
-    prs = [j["prod_speedup_over_heuristic"] for j in js if j]
-    ag.append(mean(sps))
-    pr.append(mean(prs))
-    nb = next(j["num_buffers"] for j in js if j)
-    games = "+".join(str(j["games_completed"]) if j else "—" for j in js)
-    L.append(f"| {p} | {nb} | {budget(T3S, p):g} | {games} | {msd(rrs)} | {msd(sps, 4)} | {msd(prs, 4)} |")
-L.append("")
-agv = [x for x in ag if x is not None]
-L.append("| agent | mean | max | min | models improved | paper mean / max / min / improved |")
-L.append("|---|---|---|---|---|---|")
-if agv:
-    L.append(f"| MuZero (programs with a complete game: {len(agv)}/{len(ag)}) | {sum(agv) / len(agv):.4f} | {max(agv):.4f} | {min(agv):.4f} | "
-             f"{sum(1 for x in agv if x > 1)}/{len(ag)} | 1.0059 / 1.8787 / 0.4853 / 33/60 |")
-if pr:
-    L.append(f"| MuZero-prod | {sum(pr) / len(pr):.4f} | {max(pr):.4f} | {min(pr):.4f} | {sum(1 for x in pr if x > 1)}/{len(pr)} | "
-             "1.0405 / 1.8787 / 1.0 / 33/60 |")
-L.append("")
+if any(any(runs(f"t3-{p}-prod")) for p in T3P):
+    L.append(f"## Table 3: speedup over the heuristic ({spec_text(T3S)} of MuZero per program and seed)\n")
+    L.append("Speedup = heuristic program latency / agent program latency, both from the env's cost model "
+             "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. Per program: the mean "
+             "over the seeds that completed a game (MuZero) and over all seeds (MuZero-prod, where a seed that "
+             "completed no game scores 1.0). The summary row counts a program as improved when its mean speedup "
+             "is above 1; programs where no seed completed a game count as not improved for MuZero.\n")
+    L.append("| program | buffers | CPU s | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
+    L.append("|---|---|---|---|---|---|---|")
+    ag, pr = [], []
+    for p in T3P:
+        js = runs(f"t3-{p}-prod")
+        if not any(js):
+            continue
+        sps = [j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None for j in js]
+        rrs = [j["agent_return"] / j["heuristic_return"] if j and j.get("agent_return") else None for j in js]
+        prs = [j["prod_speedup_over_heuristic"] for j in js if j]
+        ag.append(mean(sps))
+        pr.append(mean(prs))
+        nb = next(j["num_buffers"] for j in js if j)
+        games = "+".join(str(j["games_completed"]) if j else "—" for j in js)
+        L.append(f"| {p} | {nb} | {budget(T3S, p):g} | {games} | {msd(rrs)} | {msd(sps, 4)} | {msd(prs, 4)} |")
+    L.append("")
+    agv = [x for x in ag if x is not None]
+    L.append("| agent | mean | max | min | models improved | paper mean / max / min / improved |")
+    L.append("|---|---|---|---|---|---|")
+    if agv:
+        L.append(f"| MuZero (programs with a complete game: {len(agv)}/{len(ag)}) | {sum(agv) / len(agv):.4f} | {max(agv):.4f} | {min(agv):.4f} | "
+                 f"{sum(1 for x in agv if x > 1)}/{len(ag)} | 1.0059 / 1.8787 / 0.4853 / 33/60 |")
+    if pr:
+        L.append(f"| MuZero-prod | {sum(pr) / len(pr):.4f} | {max(pr):.4f} | {min(pr):.4f} | {sum(1 for x in pr if x > 1)}/{len(pr)} | "
+                 "1.0405 / 1.8787 / 1.0 / 33/60 |")
+    L.append("")
 
 # ---------------- Figure 7
-L.append(f"## Figure 7: ablation on inference_resnet ({T7:g} CPU s each)\n")
-L.append("| agent | best return / heuristic | games | env steps | simulations | train steps |")
-L.append("|---|---|---|---|---|---|")
-series = []
-heur = 1.0
-for m, lab in (("muzero", "MuZero (search + learning)"), ("search", "search only (MCTS over the true game, no learning)"),
-               ("learn", "learning only (no MCTS)")):
-    js = runs(f"f7-inference_resnet-{m}")
-    ok = [j for j in js if j]
-    if ok:
-        heur = ok[0]["heuristic_return"]
-        avg = lambda k: f"{mean([j[k] for j in ok]):.0f}"
-        L.append(f"| {lab} | {msd([rel(j) for j in js])} | {avg('games_completed')} | {avg('env_steps')} | {avg('simulations')} | {avg('train_steps')} |")
-    series += [(m, curve(f"f7-inference_resnet-{m}-s{sd}")) for sd in SEEDS]
-svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T7, heur)], 420, 240)
-L.append("\n![Figure 7](mmap/figure7.svg)\n")
-L.append("Games, env steps, simulations and train steps are means over the seeds.\n")
+if any(any(runs(f"f7-inference_resnet-{m}")) for m in ("muzero", "az", "search", "learn")):
+    L.append(f"## Figure 7: ablation on inference_resnet ({T7:g} CPU s each)\n")
+    L.append("| agent | best return / heuristic | games | env steps | simulations | train steps |")
+    L.append("|---|---|---|---|---|---|")
+    series = []
+    heur = 1.0
+    for m, lab in (("muzero", "MuZero (search + learning)"), ("az", "AlphaZero mode (search over the true game + learning)"),
+                   ("search", "search only (MCTS over the true game, no learning)"), ("learn", "learning only (no MCTS)")):
+        js = runs(f"f7-inference_resnet-{m}")
+        ok = [j for j in js if j]
+        if ok:
+            heur = ok[0]["heuristic_return"]
+            avg = lambda k: f"{mean([j[k] for j in ok]):.0f}"
+            L.append(f"| {lab} | {msd([rel(j) for j in js])} | {avg('games_completed')} | {avg('env_steps')} | {avg('simulations')} | {avg('train_steps')} |")
+        series += [(m, curve(f"f7-inference_resnet-{m}-s{sd}")) for sd in SEEDS]
+    svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T7, heur)], 420, 240)
+    L.append("\n![Figure 7](mmap/figure7.svg)\n")
+    L.append("Games, env steps, simulations and train steps are means over the seeds.\n")
 
 with open(os.path.join(os.path.dirname(out.rstrip("/")) or ".", os.path.basename(out.rstrip("/")) + ".md"), "w") as f:
     f.write("\n".join(L) + "\n")

@@ -5,26 +5,33 @@
 # give them the same wall-clock time; CPU seconds instead of wall seconds because this machine is
 # shared (a run's wall time depends on everyone else's load, its CPU time does not). Each run's
 # budget grows with its program: BASE + PER_KBUF seconds per 1,000 buffers.
-#   Table 2 / Figure 5: MuZero, ES and random on four dataset programs of increasing size.
-#   Table 3: MuZero and MuZero-prod speedup over the heuristic on every dataset program.
-#   Figure 7: MuZero vs search only (true game, no learning) vs learning only (no MCTS).
+#   collapse: MuZero on mlp_train_batch_16 and inference_resnet, several seeds: no seed may end
+#             below 0.9 of the heuristic (issue 25)
+#   t2:       Table 2 / Figure 5: MuZero, AlphaZero mode (--model true), the untrained control
+#             (MuZero with learning off), ES and random on dataset programs of increasing size
+#   t3:       Table 3: MuZero and MuZero-prod speedup over the heuristic per program
+#   f7:       Figure 7: MuZero vs AlphaZero mode vs search only (true game, no learning) vs
+#             learning only (no MCTS)
 # Knobs (environment):
-#   MMAP_T2       "BASE+PER_KBUF" CPU seconds per Table 2 run ("4+4": 4.7 s on alexnet, 40 s on
-#                 tensor2tensor)
-#   MMAP_T3       "BASE+PER_KBUF" CPU seconds per Table 3 run ("2+2.2": 2.3 s to 37 s)
-#   MMAP_F7_TIME  CPU seconds per Figure 7 run (15)
-#   MMAP_SEEDS    seeds ("1 2 3")
-#   MMAP_JOBS     runs at once (2: the machine's cores; CPU budgets make the results independent
-#                 of it)
-#   MMAP_WALL     wall-clock cap per run, as a multiple of its CPU budget (8): a starved run stops
-#                 there, and its summary's cpu_s shows it
-#   MMAP_DEADLINE wall-clock deadline (Unix seconds) for all runs: runs are cut there and later
-#                 runs skipped, so the report is written in time (unset: none)
-# The defaults are about 1,450 CPU seconds (87 runs): about 13 minutes on 2 free cores, 25 on a
-# loaded machine.
-#   MMAP_MZ_ARGS     MuZero settings for Table 2 and Figure 7
-#   MMAP_T3_MZ_ARGS  MuZero settings for Table 3 (one game in flight: the first complete game
-#                    comes after one program's worth of steps instead of two)
+#   MMAP_PARTS     parts to run ("collapse t2 t3 f7"); the report covers the data present
+#   MMAP_T2        "BASE+PER_KBUF" CPU seconds per Table 2 run ("4+4": 5.2 s on alexnet, 44 s on
+#                  tensor2tensor)
+#   MMAP_T2P       Table 2 programs (the paper's four)
+#   MMAP_T3        "BASE+PER_KBUF" CPU seconds per Table 3 run ("2+2.2": 2.3 s to 37 s)
+#   MMAP_T3P       Table 3 programs (the paper's fourteen)
+#   MMAP_F7_TIME   CPU seconds per Figure 7 run (15)
+#   MMAP_COLLAPSE_TIME   CPU seconds per collapse-check run (20)
+#   MMAP_COLLAPSE_SEEDS  its seeds ("1 2 3 4 5")
+#   MMAP_SEEDS     seeds of t2, t3, f7 ("1 2 3")
+#   MMAP_JOBS      runs at once (1: a shared machine; CPU budgets make the results independent of it)
+#   MMAP_WALL      wall-clock cap per run, as a multiple of its CPU budget (20): a starved run stops
+#                  there, and its summary's cpu_s shows it
+#   MMAP_DEADLINE  wall-clock deadline (Unix seconds) for all runs: runs are cut there and later
+#                  runs skipped, so the report is written in time (unset: none)
+#   MMAP_KEEP      1: keep the data of earlier runs (a run whose summary exists is skipped), so
+#                  parts can be added one invocation at a time
+#   MMAP_MZ_ARGS     MuZero settings for every part but Table 3
+#   MMAP_T3_MZ_ARGS  MuZero settings for Table 3 (MMAP_MZ_ARGS)
 #   MMAP_ENDPOINT    local (default) or a server endpoint
 #   MMAP_OUT         output directory (docs/results/mmap); its data/ holds the summaries and curves
 set -eu
@@ -43,9 +50,12 @@ if [ "${1:-}" = "--one" ]; then # one run: --one name mode cpu_seconds program e
 w = float(sys.argv[1]) * float(sys.argv[2])
 if sys.argv[3]:
     w = min(w, float(sys.argv[3]) - time.time())
-print(round(w, 1))" "$secs" "${MMAP_WALL:-8}" "${MMAP_DEADLINE:-}")
+print(round(w, 1))" "$secs" "${MMAP_WALL:-20}" "${MMAP_DEADLINE:-}")
     if "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 1)" "$wall"; then
         echo "paper-mmap: $name skipped (MMAP_DEADLINE)" >&2
+        exit 0
+    fi
+    if [ "${MMAP_KEEP:-0}" = 1 ] && [ -s "$D/$name.json" ]; then
         exit 0
     fi
     echo "paper-mmap: $name ($mode, $prog, ${secs} CPU s)" >&2
@@ -55,22 +65,26 @@ print(round(w, 1))" "$secs" "${MMAP_WALL:-8}" "${MMAP_DEADLINE:-}")
     exit 0
 fi
 [ $# -eq 0 ] || { echo "paper-mmap.sh takes no arguments (knobs are environment variables: see the script's header)" >&2; exit 2; }
+PARTS=${MMAP_PARTS:-collapse t2 t3 f7}
 T2=${MMAP_T2:-4+4}
 T3=${MMAP_T3:-2+2.2}
 T7=${MMAP_F7_TIME:-15}
+TC=${MMAP_COLLAPSE_TIME:-20}
+CSEEDS=${MMAP_COLLAPSE_SEEDS:-1 2 3 4 5}
 SEEDS=${MMAP_SEEDS:-1 2 3}
-JOBS=${MMAP_JOBS:-2}
-MZ=${MMAP_MZ_ARGS:---simulations 25 --gumbel --games 2 --train-every 32 --batch 64 --reanalyse-simulations 10}
-MZ3=${MMAP_T3_MZ_ARGS:---simulations 25 --gumbel --games 1 --train-every 32 --batch 64 --reanalyse-simulations 10}
-T2P="alexnet_train_batch_32 wavenet_coherent_batch32 alphatensor_like tensor2tensor_transformer_bf16"
-T3P="mlp_train_batch_16 alexnet_train_batch_32 inference_resnet inference_lstm rnn_2 mobilenet_v2_train_batch_128 wavenet_coherent_batch32 rnn_6 resnet50_train_batch_32 mlperf_nmt_1_shard_batch_64 alphatensor_like tensor2tensor_transformer_bf16 bert_base_train_batch_16 transformer_big_train"
+JOBS=${MMAP_JOBS:-1}
+MZ=${MMAP_MZ_ARGS:---simulations 25 --gumbel --games 8 --train-every 32 --batch 64 --reanalyse-simulations 10}
+MZ3=${MMAP_T3_MZ_ARGS:-$MZ}
+T2P=${MMAP_T2P:-alexnet_train_batch_32 wavenet_coherent_batch32 alphatensor_like tensor2tensor_transformer_bf16}
+T3P=${MMAP_T3P:-mlp_train_batch_16 alexnet_train_batch_32 inference_resnet inference_lstm rnn_2 mobilenet_v2_train_batch_128 wavenet_coherent_batch32 rnn_6 resnet50_train_batch_32 mlperf_nmt_1_shard_batch_64 alphatensor_like tensor2tensor_transformer_bf16 bert_base_train_batch_16 transformer_big_train}
 mkdir -p "$D"
+[ "${MMAP_KEEP:-0}" = 1 ] || rm -f "$D"/*.json "$D"/*.csv.gz
 [ -x "$BIN" ] && [ -x "$CLI" ] || { echo "paper-mmap: $BIN or $CLI is not built (make all)" >&2; exit 1; }
 T0=$(date +%s)
 # buffers per program (the heuristic's game has one step per buffer)
 SIZES=$D/sizes.txt
 : > "$SIZES"
-for p in $T3P; do
+for p in $(echo "$T3P $T2P mlp_train_batch_16 inference_resnet" | tr ' ' '\n' | sort -u); do
     n=$("$CLI" eval mmap-v0 --config "{\"problem\":\"$p\"}" --action '{"policy":"heuristic"}' |
         "$PY" -c 'import json, sys; print(json.load(sys.stdin)["metrics"]["steps"])')
     echo "$p $n" >> "$SIZES"
@@ -81,27 +95,42 @@ base, per = (float(x) for x in sys.argv[1].split("+"))
 n = dict(l.split() for l in open(sys.argv[3]))[sys.argv[2]]
 print(round(base + per * int(n) / 1000, 1))' "$1" "$2" "$SIZES"
 }
-# the run list: one line per run, longest first within each seed (balances the job slots)
+# the run list: one line per run
 LIST=$D/runs.txt
 : > "$LIST"
+has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+if has collapse; then
+    for p in mlp_train_batch_16 inference_resnet; do
+        for s in $CSEEDS; do echo "c-$p-muzero-s$s muzero $TC $p --seed $s $MZ" >> "$LIST"; done
+    done
+fi
 for s in $SEEDS; do
-    for p in tensor2tensor_transformer_bf16 alphatensor_like wavenet_coherent_batch32 alexnet_train_batch_32; do
-        t=$(budget "$T2" "$p")
-        echo "t2-$p-muzero-s$s muzero $t $p --seed $s $MZ" >> "$LIST"
-        echo "t2-$p-es-s$s es $t $p --seed $s --games 8" >> "$LIST"
-        echo "t2-$p-random-s$s random $t $p --seed $s --games 8" >> "$LIST"
-    done
-    for m in muzero search learn; do
-        extra=$MZ
-        [ "$m" = search ] && extra="--simulations 25 --games 2"
-        echo "f7-inference_resnet-$m-s$s $m $T7 inference_resnet --seed $s $extra" >> "$LIST"
-    done
-    for p in $T3P; do
-        echo "t3-$p-prod-s$s prod $(budget "$T3" "$p") $p --seed $s $MZ3" >> "$LIST"
-    done
+    if has t2; then
+        for p in $T2P; do
+            t=$(budget "$T2" "$p")
+            echo "t2-$p-muzero-s$s muzero $t $p --seed $s $MZ" >> "$LIST"
+            echo "t2-$p-az-s$s muzero $t $p --seed $s $MZ --model true" >> "$LIST"
+            echo "t2-$p-untrained-s$s muzero $t $p --seed $s $MZ --train-every 1000000000" >> "$LIST"
+            echo "t2-$p-es-s$s es $t $p --seed $s --games 8" >> "$LIST"
+            echo "t2-$p-random-s$s random $t $p --seed $s --games 8" >> "$LIST"
+        done
+    fi
+    if has f7; then
+        for m in muzero az search learn; do
+            extra=$MZ mode=$m
+            [ "$m" = search ] && extra="--simulations 25 --games 8"
+            [ "$m" = az ] && extra="$MZ --model true" mode=muzero
+            echo "f7-inference_resnet-$m-s$s $mode $T7 inference_resnet --seed $s $extra" >> "$LIST"
+        done
+    fi
+    if has t3; then
+        for p in $T3P; do
+            echo "t3-$p-prod-s$s prod $(budget "$T3" "$p") $p --seed $s $MZ3" >> "$LIST"
+        done
+    fi
 done
 export BUILD="${BUILD:-build}" PYTHON="$PY" MMAP_ENDPOINT="$EP" MMAP_OUT="$OUT"
 xargs -P "$JOBS" -L 1 "$SELF" --one < "$LIST" || echo "paper-mmap: some runs failed (their summaries are missing or empty)" >&2
 echo "paper-mmap: runs took $(( $(date +%s) - T0 )) s" >&2
-"$PY" scripts/paper-mmap-report.py "$OUT" "$T2" "$T3" "$MZ" "$(( $(date +%s) - T0 ))" "$SEEDS" "$T7" "$MZ3" "$JOBS"
+"$PY" scripts/paper-mmap-report.py "$OUT" "$T2" "$T3" "$MZ" "$(( $(date +%s) - T0 ))" "$SEEDS" "$T7" "$MZ3" "$JOBS" "$TC" "$CSEEDS" "$T2P" "$T3P"
 echo "paper-mmap: wrote $OUT/../mmap.md" >&2

@@ -7,7 +7,7 @@
 #include <string.h>
 
 mcts_cfg mcts_cfg_default(void) {
-    mcts_cfg c = {400, 1.25, 19652, 0.9999, 0.03, 0.25, 0.01, false, 3, 50, 0.1};
+    mcts_cfg c = {400, 1.25, 19652, 0.9999, 0.03, 0.25, 0.01, MCTS_Q_NODE, 0, false, false, 3, 50, 0.1};
     return c;
 }
 
@@ -57,6 +57,48 @@ static double qnorm(const mcts_tree *t, const mcts_cfg *c, double q) {
     return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
+/* MCTS_Q_NODE: the completed, normalised Q of node's children (parent and siblings). */
+static void node_qn(const mcts_tree *t, const mcts_cfg *c, int32_t node, double qn[MCTS_NACT]) {
+    const mcts_node *nd = &t->nodes[node];
+    double pv = nd->N > 0 ? nd->W / nd->N : 0, q[MCTS_NACT], lo = pv, hi = pv;
+    for (int a = 0; a < MCTS_NACT; a++) {
+        int32_t ch = nd->child[a];
+        q[a] = ch >= 0 && t->nodes[ch].N > 0 ? t->nodes[ch].R + c->gamma * t->nodes[ch].W / t->nodes[ch].N : pv;
+        if (!(nd->mask >> a & 1)) continue;
+        if (q[a] < lo) lo = q[a];
+        if (q[a] > hi) hi = q[a];
+    }
+    double range = hi - lo > c->minmax_floor ? hi - lo : c->minmax_floor;
+    for (int a = 0; a < MCTS_NACT; a++) qn[a] = range > 0 ? (q[a] - lo) / range : 0;
+}
+
+/* MCTS_Q_NODE, Gumbel root: mctx's completed-by-mix-value Q of the root's children, min-max
+ * normalised over the legal children with the floor. */
+static void root_completed(const mcts_tree *t, const mcts_cfg *c, double qn[MCTS_NACT]) {
+    const mcts_node *r = &t->nodes[0];
+    double q[MCTS_NACT], sumn = 0, pq = 0, ps = 0;
+    bool vis[MCTS_NACT];
+    for (int a = 0; a < MCTS_NACT; a++) {
+        int32_t ch = r->child[a];
+        vis[a] = ch >= 0 && t->nodes[ch].N > 0;
+        q[a] = vis[a] ? t->nodes[ch].R + c->gamma * t->nodes[ch].W / t->nodes[ch].N : 0;
+        if (!vis[a]) continue;
+        sumn += t->nodes[ch].N;
+        pq += r->prior[a] * q[a];
+        ps += r->prior[a];
+    }
+    double mix = ps > 0 ? (t->root_value + sumn * pq / ps) / (1 + sumn) : t->root_value;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int a = 0; a < MCTS_NACT; a++) {
+        if (!vis[a]) q[a] = mix;
+        if (!(r->mask >> a & 1)) continue;
+        if (q[a] < lo) lo = q[a];
+        if (q[a] > hi) hi = q[a];
+    }
+    double range = hi - lo > c->minmax_floor ? hi - lo : c->minmax_floor;
+    for (int a = 0; a < MCTS_NACT; a++) qn[a] = isfinite(lo) && range > 0 ? (q[a] - lo) / range : 0;
+}
+
 static void minmax(mcts_tree *t, double q) {
     if (q < t->qmin) t->qmin = q;
     if (q > t->qmax) t->qmax = q;
@@ -75,16 +117,22 @@ void mcts_root(mcts_tree *t, const mcts_cfg *c, const double prior[MCTS_NACT], d
     mcts_node *nd = &t->nodes[r];
     set_prior(nd, prior, mask);
     nd->expanded = true;
-    (void)value;
+    t->root_value = value;
+    if (c->qmode == MCTS_Q_NODE) { /* mctx: the root starts with its value as one visit */
+        nd->N = 1;
+        nd->W = value;
+    }
     int legal[MCTS_NACT], nl = 0;
     for (int a = 0; a < MCTS_NACT; a++)
         if (nd->mask >> a & 1) legal[nl++] = a;
+    if (c->root_mix > 0 && nl > 0)
+        for (int i = 0; i < nl; i++) nd->prior[legal[i]] = (1 - c->root_mix) * nd->prior[legal[i]] + c->root_mix / nl;
     if (c->gumbel) {
         /* Gumbel-top-m over legal actions */
         double key[MCTS_NACT];
         for (int a = 0; a < MCTS_NACT; a++) {
             t->logit[a] = nd->prior[a] > 0 ? log(nd->prior[a]) : -1e9;
-            t->g[a] = (nd->mask >> a & 1) ? gsl_ran_gumbel1(rng, 1.0, 1.0) : 0;
+            t->g[a] = (nd->mask >> a & 1) && !c->greedy ? gsl_ran_gumbel1(rng, 1.0, 1.0) : 0;
             key[a] = t->g[a] + t->logit[a];
         }
         int m = c->gumbel_m < nl ? c->gumbel_m : nl;
@@ -104,7 +152,7 @@ void mcts_root(mcts_tree *t, const mcts_cfg *c, const double prior[MCTS_NACT], d
         t->sims_left = c->sims;
         int per = t->sims_left / (t->phases_left * t->nrem);
         t->target = per > 0 ? per : 1;
-    } else if (c->dir_frac > 0 && nl > 1) {
+    } else if (c->dir_frac > 0 && nl > 1 && !c->greedy) {
         double alpha[MCTS_NACT], noise[MCTS_NACT];
         for (int i = 0; i < nl; i++) alpha[i] = c->dir_alpha;
         gsl_ran_dirichlet(rng, (size_t)nl, alpha, noise);
@@ -144,10 +192,12 @@ static int gumbel_root_action(mcts_tree *t, const mcts_cfg *c) {
         }
         if (best >= 0 || t->nrem <= 1) return best >= 0 ? best : t->rem[0];
         /* phase over: keep the better half by g + logit + sigma(qn) */
-        double sc[MCTS_NACT];
+        double sc[MCTS_NACT], qc[MCTS_NACT];
+        if (c->qmode == MCTS_Q_NODE) root_completed(t, c, qc);
         for (int i = 0; i < t->nrem; i++) {
             int a = t->rem[i];
-            sc[a] = t->g[a] + t->logit[a] + sigma(t, c, root_child_qn(t, c, a, 0));
+            double q = c->qmode == MCTS_Q_NODE ? qc[a] : root_child_qn(t, c, a, 0);
+            sc[a] = t->g[a] + t->logit[a] + sigma(t, c, q);
         }
         for (int i = 0; i < t->nrem; i++)
             for (int j = i + 1; j < t->nrem; j++)
@@ -170,12 +220,13 @@ static int puct(const mcts_tree *t, const mcts_cfg *c, int32_t node) {
     double sq = sqrt((double)nd->N);
     double pb = c->c1 + log(((double)nd->N + c->c2 + 1.0) / c->c2);
     int best = -1;
-    double bs = -INFINITY;
+    double bs = -INFINITY, qn[MCTS_NACT];
+    if (c->qmode == MCTS_Q_NODE) node_qn(t, c, node, qn);
     for (int a = 0; a < MCTS_NACT; a++) {
         if (!(nd->mask >> a & 1)) continue;
         int32_t ch = nd->child[a];
         int n = ch >= 0 ? t->nodes[ch].N : 0;
-        double q = n > 0 ? qnorm(t, c, child_q(t, c, &t->nodes[ch])) : 0;
+        double q = c->qmode == MCTS_Q_NODE ? qn[a] : n > 0 ? qnorm(t, c, child_q(t, c, &t->nodes[ch])) : 0;
         double s = q + nd->prior[a] * sq / (1.0 + n) * pb;
         if (s > bs || (s == bs && best >= 0 && nd->prior[a] > nd->prior[best])) bs = s, best = a;
     }
@@ -259,18 +310,21 @@ int mcts_act(const mcts_tree *t, const mcts_cfg *c, double temperature, gsl_rng 
     int n[MCTS_NACT], tot = 0;
     for (int a = 0; a < MCTS_NACT; a++) tot += n[a] = child_n(t, 0, a);
     if (c->gumbel) {
-        double fb = qnorm(t, c, rv);
+        double fb = qnorm(t, c, rv), qc[MCTS_NACT];
+        if (c->qmode == MCTS_Q_NODE) root_completed(t, c, qc);
+        else
+            for (int a = 0; a < MCTS_NACT; a++) qc[a] = root_child_qn(t, c, a, fb);
         int best = -1;
         double bs = -INFINITY;
         for (int i = 0; i < t->nrem; i++) {
             int a = t->rem[i];
-            double s = t->g[a] + t->logit[a] + sigma(t, c, root_child_qn(t, c, a, fb));
+            double s = t->g[a] + t->logit[a] + sigma(t, c, qc[a]);
             if (s > bs) bs = s, best = a;
         }
         if (policy) {
             double z[MCTS_NACT], mx = -INFINITY, sum = 0;
             for (int a = 0; a < MCTS_NACT; a++) {
-                z[a] = (r->mask >> a & 1) ? t->logit[a] + sigma(t, c, root_child_qn(t, c, a, fb)) : -INFINITY;
+                z[a] = (r->mask >> a & 1) ? t->logit[a] + sigma(t, c, qc[a]) : -INFINITY;
                 if (z[a] > mx) mx = z[a];
             }
             for (int a = 0; a < MCTS_NACT; a++) sum += policy[a] = isfinite(z[a]) ? exp(z[a] - mx) : 0;

@@ -10,16 +10,25 @@
  *
  * Selection (PUCT, MuZero Appendix B):
  *   score(a) = Qn(a) + P(a) sqrt(N) / (1 + N(a)) (c1 + log((N + c2 + 1) / c2)),  c1 1.25, c2 19652
- *   Q(a) = R(a) + gamma V(a); unvisited children score Qn = 0 (MuZero's pseudocode).
- * Min-max normalisation (per tree): Qn = clamp((Q - qmin) / max(qmax - qmin, floor), 0, 1) where
- *   qmin/qmax are over every Q met in backups of this tree; before the first, Qn = 0. The floor
- *   (default 0.01 scaled units) keeps a tree whose values barely differ from amplifying noise.
- * Root noise: P <- (1 - frac) P + frac Dir(alpha) over the legal actions (alpha 0.03, frac 0.25).
+ *   Q(a) = R(a) + gamma V(a).
+ * Q normalisation (cfg.qmode):
+ *   MCTS_Q_NODE (default; mctx's qtransform_by_parent_and_siblings, EfficientZero likewise): at each
+ *     node, an unvisited legal child is completed with the node's own mean value, and
+ *     Qn = (Q - lo) / max(hi - lo, floor) with lo/hi over the node's completed children and its
+ *     value. A difference between siblings smaller than the floor stays small instead of being
+ *     stretched to [0, 1], and an unvisited child is neither pessimistic nor optimistic.
+ *   MCTS_Q_TREE (the previous behaviour, kept as an ablation): tree-wide min-max over every Q met
+ *     in backups; unvisited children score 0 (MuZero's pseudocode).
+ *   The floor is in scaled units; the agent sets it to the heuristic's mean reward per buffer.
+ * Root prior: P <- (1 - root_mix) P + root_mix / legal (a floor against collapse), then for PUCT
+ *   P <- (1 - frac) P + frac Dir(alpha) over the legal actions (alpha 0.03, frac 0.25).
  * Gumbel root (cfg.gumbel): no noise; m = min(gumbel_m, legal) actions with the largest
- *   g(a) + logit(a) (g ~ Gumbel) get sims by sequential halving (ceil(log2 m) phases), ranking by
- *   g + logit + sigma(Qn), sigma(q) = (c_visit + max_b N(b)) c_scale q; the action is the best
- *   survivor and the policy target softmax(logit + sigma(completed Qn)), unvisited actions completed
- *   with the root value. Below the root, selection is PUCT. */
+ *   g(a) + logit(a) (g ~ Gumbel; g = 0 when the root is greedy) get sims by sequential halving
+ *   (ceil(log2 m) phases), ranking by g + logit + sigma(q), sigma(q) = (c_visit + max_b N(b)) c_scale q;
+ *   the action is the best survivor and the policy target softmax(logit + sigma(completed q)).
+ *   With MCTS_Q_NODE, q is mctx's qtransform_completed_by_mix_value: unvisited actions take the
+ *   mixed value (v_net + sum_b N(b) * sum_visited P Q / sum_visited P) / (1 + sum_b N(b)), then
+ *   min-max over the legal root children with the floor. Below the root, selection is PUCT. */
 #ifndef HWGYM_MCTS_H
 #define HWGYM_MCTS_H
 
@@ -29,12 +38,17 @@
 
 #define MCTS_NACT 3
 
+enum { MCTS_Q_TREE = 0, MCTS_Q_NODE = 1 };
+
 typedef struct mcts_cfg {
     int sims;          /* 400 */
     double c1, c2;     /* 1.25, 19652 */
     double gamma;      /* 0.9999 */
     double dir_alpha, dir_frac; /* 0.03, 0.25; frac 0 = no noise */
-    double minmax_floor;        /* 0.01 */
+    double minmax_floor;        /* 0.01 (the agent: 100 / buffers, the heuristic's mean reward) */
+    int qmode;         /* MCTS_Q_NODE (default) or MCTS_Q_TREE */
+    double root_mix;   /* uniform mix into the root prior over legal actions (0) */
+    bool greedy;       /* this search is an evaluation: no Dirichlet noise, no Gumbel noise */
     bool gumbel;       /* Gumbel root instead of PUCT + noise at the root */
     int gumbel_m;      /* 3 */
     double c_visit, c_scale;    /* 50, 0.1 */
@@ -55,6 +69,7 @@ typedef struct mcts_tree {
     mcts_node *nodes;
     int n, cap;
     double qmin, qmax;
+    double root_value;  /* the evaluator's value of the root (Gumbel's mixed value) */
     /* gumbel root */
     double g[MCTS_NACT], logit[MCTS_NACT];
     int rem[MCTS_NACT], nrem, target; /* survivors, visits each should reach in this phase */

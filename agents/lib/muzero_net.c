@@ -185,6 +185,16 @@ mz_net *mz_net_new(const mz_net_cfg *c, gsl_rng *rng) {
     nnet_init_orthogonal(n->repr, rng, sqrt(2.0), 1.0);
     nnet_init_orthogonal(n->dyn, rng, sqrt(2.0), 1.0);
     nnet_init_orthogonal(n->pred, rng, sqrt(2.0), 0.1);
+    /* zero output layers for the reward, value and policy heads (EfficientZero, LightZero): the
+     * untrained model predicts reward 0 and value 0 for every action and a uniform prior, so the
+     * first searches prefer nothing (a random reward head made them all prefer one action) */
+    nnet_mlp *pr = n->pred, *dy = n->dyn;
+    int L = pr->nlayers - 1;
+    memset(pr->params + pr->woff[L], 0, sizeof(double) * (size_t)pr->sizes[L + 1] * (size_t)pr->sizes[L]);
+    memset(pr->params + pr->boff[L], 0, sizeof(double) * (size_t)pr->sizes[L + 1]);
+    L = dy->nlayers - 1;
+    memset(dy->params + dy->woff[L] + (size_t)c->E * (size_t)dy->sizes[L], 0, sizeof(double) * (size_t)n->V * (size_t)dy->sizes[L]);
+    memset(dy->params + dy->boff[L] + c->E, 0, sizeof(double) * (size_t)n->V);
     return n;
 }
 

@@ -5,7 +5,8 @@
  *   representation  s0 = tanh(f_repr(features))                          features -> E
  *   dynamics        [s', r_logits] = f_dyn([s, onehot(a)]); s' = tanh(.)   E+3 -> E + V
  *   prediction      [p_logits, v_logits] = f_pred(s)                      E -> 3 + V
- * with V = 2S+1 bins. Values and rewards live in "scaled" units: the agent multiplies env rewards
+ * with V = 2S+1 bins. The policy/value output layer and the reward rows of the dynamics output
+ * layer start at zero: the untrained model predicts reward 0, value 0, a uniform prior. Values and rewards live in "scaled" units: the agent multiplies env rewards
  * by a reward scale (100 / the heuristic's return) before they meet the networks.
  *
  * Features (mzf_encode): every buffer row of `buffers` (valid, log size, is_output, target time

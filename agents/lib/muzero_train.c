@@ -20,7 +20,11 @@ mz_replay *mz_replay_new(int cap, int F) {
     r->pw = calloc((size_t)cap, sizeof(float));
     r->val = calloc((size_t)cap, sizeof(float));
     r->seg = calloc((size_t)cap, sizeof(int64_t));
-    for (int i = 0; i < cap; i++) r->seg[i] = -1;
+    r->game = calloc((size_t)cap, sizeof(int64_t));
+    r->tail = calloc((size_t)cap, sizeof(float));
+    r->retp = calloc((size_t)cap, sizeof(float));
+    r->fin = calloc((size_t)cap, sizeof(float));
+    for (int i = 0; i < cap; i++) r->seg[i] = r->game[i] = -1, r->tail[i] = r->fin[i] = NAN;
     return r;
 }
 
@@ -36,6 +40,10 @@ void mz_replay_free(mz_replay *r) {
     free(r->pw);
     free(r->val);
     free(r->seg);
+    free(r->game);
+    free(r->tail);
+    free(r->retp);
+    free(r->fin);
     free(r);
 }
 
@@ -59,10 +67,25 @@ int mz_replay_add(mz_replay *r, const mz_pos *pos, int n, bool demo) {
         r->pw[j] = (float)pos[i].pweight;
         r->val[j] = (float)pos[i].value;
         r->seg[j] = sg;
+        r->game[j] = pos[i].game;
+        r->tail[j] = pos[i].has_tail ? (float)pos[i].tail : NAN;
+        r->retp[j] = (float)pos[i].retp;
+        r->fin[j] = pos[i].has_fin ? (float)pos[i].fin : NAN;
         r->head = (r->head + 1) % r->cap;
         if (r->n < r->cap) r->n++;
     }
     return first;
+}
+
+void mz_replay_clear(mz_replay *r) {
+    r->n = r->head = 0;
+    r->next_seg = 0;
+    for (int i = 0; i < r->cap; i++) r->seg[i] = r->game[i] = -1, r->tail[i] = r->fin[i] = NAN;
+}
+
+void mz_replay_finish(mz_replay *r, int64_t game, double fin) {
+    for (int i = 0; i < r->n; i++)
+        if (r->game[i] == game) r->fin[i] = (float)fin;
 }
 
 int mz_replay_next(const mz_replay *r, int idx, int k) {
@@ -78,16 +101,20 @@ int mz_replay_next(const mz_replay *r, int idx, int k) {
 }
 
 mz_train_cfg mz_train_cfg_default(void) {
-    mz_train_cfg c = {5, 10, 0.9999, 0.5, 2e-4, 1e-4, 0};
+    mz_train_cfg c = {5, 10, 0.9999, 0.5, 2e-4, 1e-4, 0, MZ_VT_TD};
     return c;
 }
 
 double mz_replay_target(const mz_replay *r, int idx, const mz_train_cfg *c) {
+    if (c->value_target == MZ_VT_MC && isfinite(r->fin[idx])) return (double)r->fin[idx] - (double)r->retp[idx];
     double sum = 0, g = 1;
     int j = idx;
     for (int i = 0; i < c->td_steps; i++) {
         int nx = mz_replay_next(r, j, 1);
-        if (!r->done[j] && nx < 0) return sum + g * r->val[j]; /* truncated segment */
+        if (!r->done[j] && nx < 0) { /* truncated segment: its tail value, or the last root value */
+            if (isfinite(r->tail[j])) return sum + g * (r->rew[j] + c->gamma * r->tail[j]);
+            return sum + g * r->val[j];
+        }
         sum += g * r->rew[j];
         if (r->done[j]) return sum;
         g *= c->gamma;

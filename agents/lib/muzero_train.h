@@ -11,6 +11,13 @@
  *
  * Targets for a sampled position t (mz_batch_targets):
  *   z_t = sum_{i<n} gamma^i r_{t+i} + gamma^n v_{t+n}       (TD-n, n = td_steps)
+ *   A non-terminal segment may end with a tail value (Drop-backup's rewound stretch: the game
+ *   went on from the restore state): past its last position the sum bootstraps from that value
+ *   after the last reward, instead of from the last position's own value.
+ *   value_target MZ_VT_MC: z_t = G_final - G_t (Monte Carlo return-to-go, undiscounted: the game is
+ *   finite), where G_t is the game's return before the move at t and G_final the return it ended
+ *   with (mz_replay_finish writes it when the game ends); TD-n until then. Every position of a
+ *   game, rewound or not, has this target: a restore puts the return back to the restore state's.
  *   policy target: the stored search policy (or a fresh one when the caller reanalysed it).
  *
  * Loss (mz_loss_grad) for a batch of B samples unrolled K steps:
@@ -40,6 +47,12 @@ typedef struct mz_pos {      /* one position handed to mz_replay_add */
     double value;            /* scaled root value */
     double pweight;          /* weight of the policy loss at this position (1; 0: none) */
     bool done;               /* the game ended after this move */
+    bool has_tail;           /* last of a non-terminal segment with a tail value */
+    double tail;             /* that value (scaled): the state the game went on from */
+    double retp;             /* the game's scaled return before this move */
+    int64_t game;            /* game id (mz_replay_finish) */
+    bool has_fin;            /* the game's final scaled return is known: fin */
+    double fin;
 } mz_pos;
 
 typedef struct mz_replay {
@@ -47,7 +60,8 @@ typedef struct mz_replay {
     float *feat;
     uint8_t *act, *mask, *done, *demo;
     float *rew, *pol, *pw, *val;
-    int64_t *seg;
+    float *tail, *retp, *fin; /* NAN: none / unknown */
+    int64_t *seg, *game;
     int64_t next_seg;
 } mz_replay;
 
@@ -55,6 +69,10 @@ mz_replay *mz_replay_new(int cap, int F);
 void mz_replay_free(mz_replay *r);
 /* Appends one segment (n positions, chronological). Returns the ring index of the first. */
 int mz_replay_add(mz_replay *r, const mz_pos *pos, int n, bool demo);
+/* Empties the ring (positions and segment ids). */
+void mz_replay_clear(mz_replay *r);
+/* Game `game` ended with scaled return fin: its positions still stored get their MC target. */
+void mz_replay_finish(mz_replay *r, int64_t game, double fin);
 /* Ring index of the position k steps after idx in the same segment, or -1. */
 int mz_replay_next(const mz_replay *r, int idx, int k);
 
@@ -66,7 +84,9 @@ typedef struct mz_train_cfg {
     double lr;         /* 2e-4 */
     double weight_decay; /* 1e-4 */
     double max_grad_norm; /* 0: none */
+    int value_target;  /* MZ_VT_TD or MZ_VT_MC */
 } mz_train_cfg;
+enum { MZ_VT_TD = 0, MZ_VT_MC = 1 };
 mz_train_cfg mz_train_cfg_default(void);
 
 /* One training batch: B samples, each with K+1 steps of targets. */

@@ -156,3 +156,141 @@ void ts_eval(void *ctx, mcts_leaf *L, int n) {
     }
 }
 
+
+/* ------------------------------------------------------------------ AlphaZero mode */
+az_ctx *az_new(mz_net *net, const char *endpoint, const json_t *config, int n, int nbuf, double rscale, hw_err *err) {
+    az_ctx *s = calloc(1, sizeof *s);
+    s->net = net;
+    s->n = n;
+    s->F = net->c.F;
+    s->nbuf = nbuf;
+    s->rscale = rscale;
+    s->env = calloc((size_t)n, sizeof(mz_env *));
+    s->snap = malloc(sizeof(int64_t) * (size_t)n);
+    s->rprefix = calloc((size_t)n, sizeof(uint8_t *));
+    s->rlen = calloc((size_t)n, sizeof(int));
+    s->rootret = calloc((size_t)n, sizeof(double));
+    s->path = malloc((size_t)nbuf + 1);
+    s->feat = malloc(sizeof(double) * (size_t)n * (size_t)s->F);
+    s->emb = malloc(sizeof(double) * (size_t)n * (size_t)net->c.E);
+    s->logit = malloc(sizeof(double) * (size_t)n * MZ_NACT);
+    s->val = malloc(sizeof(double) * (size_t)n);
+    s->row = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        s->snap[i] = -1;
+        s->rlen[i] = -1;
+        s->rprefix[i] = malloc((size_t)nbuf + 1);
+        s->env[i] = mz_env_open(endpoint, config, err);
+        if (!s->env[i]) {
+            az_free(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
+void az_free(az_ctx *s) {
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) {
+        mz_env_free(s->env[i]);
+        free(s->rprefix[i]);
+    }
+    free(s->env);
+    free(s->snap);
+    free(s->rprefix);
+    free(s->rlen);
+    free(s->rootret);
+    free(s->path);
+    free(s->feat);
+    free(s->emb);
+    free(s->logit);
+    free(s->val);
+    free(s->row);
+    free(s);
+}
+
+int az_root(az_ctx *s, int i, const uint8_t *prefix, int len, hw_err *err) {
+    mz_env *e = s->env[i];
+    int from = 0;
+    bool extend = s->snap[i] >= 0 && s->rlen[i] <= len && !memcmp(s->rprefix[i], prefix, (size_t)s->rlen[i]);
+    if (extend) {
+        if (mz_env_restore(e, s->snap[i], err)) return -1;
+        from = s->rlen[i];
+    } else if (mz_env_reset(e, err)) {
+        return -1;
+    }
+    for (int k = from; k < len; k++) {
+        if (mz_env_step(e, prefix[k], err)) return -1;
+        s->steps++;
+        if (e->terminated) return hw_fail(err, HW_E_BAD_STATE, "AlphaZero search: the root's prefix ends the game at buffer %d", k);
+    }
+    if (s->snap[i] >= 0 && mz_env_drop(e, s->snap[i], err)) return -1;
+    s->snap[i] = -1;
+    if (mz_env_snapshot(e, &s->snap[i], err)) return -1;
+    memcpy(s->rprefix[i], prefix, (size_t)len);
+    s->rlen[i] = len;
+    s->rootret[i] = e->st.ret;
+    return 0;
+}
+
+/* One leaf: restore the root, step the path; fills reward, mask, terminal. Returns true when the
+ * leaf needs the network (not terminal). */
+static bool az_walk(az_ctx *s, mcts_leaf *L) {
+    int t = L->tree;
+    mz_env *e = s->env[t];
+    L->prior[0] = L->prior[1] = L->prior[2] = 1.0 / 3;
+    L->value = 0;
+    L->mask = 7;
+    int d = mcts_path(s->trees[t], L->node, s->path, s->nbuf);
+    if (s->failed || d < 0 || mz_env_restore(e, s->snap[t], &s->err)) goto fail;
+    double r0 = e->st.ret;
+    for (int k = 0; k < d; k++) {
+        r0 = e->st.ret;
+        if (!(e->st.mask >> s->path[k] & 1)) { /* cannot happen: the tree masks illegal moves */
+            L->reward = -(r0 - s->rootret[t]) * s->rscale;
+            L->terminal = true;
+            return false;
+        }
+        if (mz_env_step(e, s->path[k], &s->err)) goto fail;
+        s->steps++;
+        if (e->terminated) break;
+    }
+    if (e->terminated && e->lost) {
+        L->reward = -(r0 - s->rootret[t]) * s->rscale;
+        L->terminal = true;
+        return false;
+    }
+    L->reward = e->reward * s->rscale;
+    if (e->terminated) {
+        L->terminal = true;
+        return false;
+    }
+    L->mask = e->st.mask;
+    L->terminal = false;
+    return true;
+fail:
+    s->failed = true;
+    L->reward = 0;
+    L->terminal = true;
+    return false;
+}
+
+void az_eval(void *ctx, mcts_leaf *L, int n) {
+    az_ctx *s = ctx;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        s->row[i] = -1;
+        if (!az_walk(s, &L[i])) continue;
+        mz_env *e = s->env[L[i].tree];
+        mzf_encode(&e->L, e->st.obs, s->nbuf, s->rscale, s->feat + (size_t)m * (size_t)s->F);
+        s->row[i] = m++;
+    }
+    if (m == 0) return;
+    mz_net_initial(s->net, s->feat, m, s->emb, s->logit, s->val);
+    for (int i = 0; i < n; i++) {
+        int r = s->row[i];
+        if (r < 0) continue;
+        mz_softmax(s->logit + (size_t)r * MZ_NACT, MZ_NACT, L[i].prior);
+        L[i].value = s->val[r];
+    }
+}

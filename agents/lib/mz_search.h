@@ -1,4 +1,4 @@
-/* mz_search.h - the two MCTS evaluators of the MuZero agent (mcts.h):
+/* mz_search.h - the three MCTS evaluators of the MuZero agent (mcts.h):
  *   lm_*  the learned model: a leaf's embedding = dynamics(parent embedding, action), with its
  *         reward, prior and value from the networks; embeddings live in a pool indexed by
  *         (tree, node). One mz_net_recurrent call per simulation step for every tree.
@@ -6,7 +6,13 @@
  *         leaf with mm_game_goto (undo to the common prefix, replay), exact reward, legal mask,
  *         uniform prior and a value from a random legal rollout of `rollout` steps (undone after).
  *         A lost leaf is terminal with reward -(return gained since the search root): the
- *         Drop-backup view, a local negative signal. */
+ *         Drop-backup view, a local negative signal.
+ *   az_*  AlphaZero mode (--model true): the true game with the learned prior and value. One
+ *         in-process mmap-v0 session (mz_env) per tree holds a snapshot of the search root; a
+ *         leaf is reached by restoring it and stepping the path (exact reward, legal mask, loss),
+ *         its observation is encoded and all leaves of a simulation step go through one batched
+ *         representation + prediction call. A lost leaf is terminal with reward -(return gained
+ *         since the root), as for ts_*. */
 #ifndef HWGYM_MZ_SEARCH_H
 #define HWGYM_MZ_SEARCH_H
 
@@ -15,6 +21,7 @@
 #include "mcts.h"
 #include "mmap/mmap.h"
 #include "muzero_net.h"
+#include "mz_env.h"
 
 typedef struct lm_ctx {
     mz_net *net;
@@ -49,5 +56,32 @@ void ts_free(ts_ctx *s);
  * returns the legal mask there. */
 uint8_t ts_root(ts_ctx *s, int i, const uint8_t *prefix, int len);
 void ts_eval(void *ctx, mcts_leaf *L, int n);
+
+typedef struct az_ctx {
+    mz_net *net;
+    int n, F, nbuf;
+    double rscale;
+    mz_env **env;          /* one session per tree */
+    mcts_tree **trees;
+    int64_t *snap;         /* root snapshot per tree (-1: none) */
+    uint8_t **rprefix;     /* actions that made each root */
+    int *rlen;
+    double *rootret;       /* scaled return at each root */
+    uint8_t *path;         /* scratch (nbuf) */
+    double *feat, *emb, *logit, *val; /* leaf batch (n rows) */
+    int *row;              /* leaf -> batch row (-1: terminal) */
+    int64_t steps;         /* env steps taken by the searches */
+    hw_err err;            /* the first session error (the search then treats leaves as lost) */
+    bool failed;
+} az_ctx;
+
+/* n trees (the caller sets s->trees); each opens a session at endpoint with config (the acting
+ * games' config, so that leaf features match theirs). NULL on error. */
+az_ctx *az_new(mz_net *net, const char *endpoint, const json_t *config, int n, int nbuf, double rscale, hw_err *err);
+void az_free(az_ctx *s);
+/* Moves tree i's session to the state made by prefix[0..len) (from its previous root when that
+ * is a prefix of this one, else from reset) and snapshots it. */
+int az_root(az_ctx *s, int i, const uint8_t *prefix, int len, hw_err *err);
+void az_eval(void *ctx, mcts_leaf *L, int n);
 
 #endif

@@ -19,7 +19,7 @@
 
 #include "mz_agent.h"
 
-#define NCTR 9
+#define NCTR 12
 
 static const char *kf(char *b, size_t n, int g, const char *f) {
     snprintf(b, n, "g%d.%s", g, f);
@@ -63,6 +63,10 @@ static void put_learning(const mz_agent *A, ag_ckpt *c) {
     ag_ckpt_put_u8(c, "replay.done", r->done, n);
     ag_ckpt_put_u8(c, "replay.demo", r->demo, n);
     ag_ckpt_put_i64(c, "replay.seg", r->seg, n);
+    ag_ckpt_put_i64(c, "replay.game", r->game, n);
+    put_floats(c, "replay.tail", r->tail, n);
+    put_floats(c, "replay.retp", r->retp, n);
+    put_floats(c, "replay.fin", r->fin, n);
 }
 
 static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
@@ -95,7 +99,9 @@ static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
         get_floats(c, "replay.pol", r->pol, n * MZ_NACT, err) || get_floats(c, "replay.pw", r->pw, n, err) ||
         get_floats(c, "replay.val", r->val, n, err) || ag_ckpt_get_u8(c, "replay.act", r->act, n, err) ||
         ag_ckpt_get_u8(c, "replay.mask", r->mask, n, err) || ag_ckpt_get_u8(c, "replay.done", r->done, n, err) ||
-        ag_ckpt_get_u8(c, "replay.demo", r->demo, n, err) || ag_ckpt_get_i64(c, "replay.seg", r->seg, n, err))
+        ag_ckpt_get_u8(c, "replay.demo", r->demo, n, err) || ag_ckpt_get_i64(c, "replay.seg", r->seg, n, err) ||
+        ag_ckpt_get_i64(c, "replay.game", r->game, n, err) || get_floats(c, "replay.tail", r->tail, n, err) ||
+        get_floats(c, "replay.retp", r->retp, n, err) || get_floats(c, "replay.fin", r->fin, n, err))
         return -1;
     return 0;
 }
@@ -103,9 +109,9 @@ static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
 static void put_game(const mz_agent *A, const mz_game *g, ag_ckpt *c) {
     char k[64];
     int i = g->idx;
-    int64_t st[11] = {g->episode, g->restores, g->backup >= 0 ? g->backup_buf : -1, g->backup_len, g->flushed, g->n,
-                     g->env->st.buffer, g->nforced, g->nopen, g->stretch_losses, g->opens_missed};
-    ag_ckpt_put_i64(c, kf(k, sizeof k, i, "state"), st, 11);
+    int64_t st[12] = {g->episode, g->restores, g->backup >= 0 ? g->backup_buf : -1, g->backup_len, g->flushed, g->n,
+                     g->env->st.buffer, g->nforced, g->nopen, g->stretch_losses, g->opens_missed, g->gid};
+    ag_ckpt_put_i64(c, kf(k, sizeof k, i, "state"), st, 12);
     size_t n = (size_t)g->n;
     ag_ckpt_put_f64(c, kf(k, sizeof k, i, "feat"), g->feat, n * (size_t)g->F);
     ag_ckpt_put_u8(c, kf(k, sizeof k, i, "act"), g->act, n);
@@ -113,6 +119,8 @@ static void put_game(const mz_agent *A, const mz_game *g, ag_ckpt *c) {
     ag_ckpt_put_f64(c, kf(k, sizeof k, i, "rew"), g->rew, n);
     ag_ckpt_put_f64(c, kf(k, sizeof k, i, "pol"), g->pol, n * MZ_NACT);
     ag_ckpt_put_f64(c, kf(k, sizeof k, i, "val"), g->val, n);
+    ag_ckpt_put_f64(c, kf(k, sizeof k, i, "retp"), g->retp, n);
+    ag_ckpt_put_u8(c, kf(k, sizeof k, i, "fz"), g->fz, n);
     ag_ckpt_put_u8(c, kf(k, sizeof k, i, "prefix"), g->prefix, (size_t)A->nbuf + 1);
     int64_t *v = malloc(sizeof(int64_t) * (size_t)(g->nforced + 3 * g->nopen + 1));
     for (int j = 0; j < g->nforced; j++) v[j] = g->forced[j];
@@ -150,11 +158,12 @@ static int rebuild_env(mz_agent *A, mz_game *g, int cur, hw_err *err) {
 static int get_game(mz_agent *A, mz_game *g, const ag_ckpt *c, hw_err *err) {
     char k[64];
     int i = g->idx;
-    int64_t st[11];
-    if (ag_ckpt_get_i64(c, kf(k, sizeof k, i, "state"), st, 11, err)) return -1;
+    int64_t st[12];
+    if (ag_ckpt_get_i64(c, kf(k, sizeof k, i, "state"), st, 12, err)) return -1;
     if (st[5] < 0 || st[6] < 0 || st[6] > A->nbuf || st[7] < 0 || st[8] < 0 || st[8] > 1 << 20)
         return hw_fail(err, HW_E_BAD_CONFIG, "checkpoint: %s is out of range", k);
     g->episode = st[0];
+    g->gid = st[11];
     g->restores = (int)st[1];
     g->stretch_losses = (int)st[9];
     g->opens_missed = st[10] != 0;
@@ -172,6 +181,7 @@ static int get_game(mz_agent *A, mz_game *g, const ag_ckpt *c, hw_err *err) {
         ag_ckpt_get_f64(c, kf(k, sizeof k, i, "rew"), g->rew, z, err) ||
         ag_ckpt_get_f64(c, kf(k, sizeof k, i, "pol"), g->pol, z * MZ_NACT, err) ||
         ag_ckpt_get_f64(c, kf(k, sizeof k, i, "val"), g->val, z, err) ||
+        ag_ckpt_get_f64(c, kf(k, sizeof k, i, "retp"), g->retp, z, err) || ag_ckpt_get_u8(c, kf(k, sizeof k, i, "fz"), g->fz, z, err) ||
         ag_ckpt_get_u8(c, kf(k, sizeof k, i, "prefix"), g->prefix, (size_t)A->nbuf + 1, err))
         return -1;
     int nf = (int)st[7], no = (int)st[8];
@@ -200,13 +210,17 @@ int mz_ckpt_maybe(mz_agent *A, hw_err *err) {
     ag_ckpt *c = ag_ckpt_new();
     ag_ckpt_put_rng(c, "mz.rng", A->rng);
     int64_t ctr[NCTR] = {A->env_steps, A->demo_steps, A->games_done, A->restores, A->losses,
-                         A->rewound, A->train_steps, A->last_train_at, A->sims};
+                         A->rewound, A->train_steps, A->last_train_at, A->sims, A->next_gid, A->elite_due, A->elite_at};
     ag_ckpt_put_i64(c, "mz.counters", ctr, NCTR);
     ag_ckpt_put_real(c, "mz.best", A->best);
     ag_ckpt_put_f64(c, "mz.last_loss", A->last_loss, 3);
     ag_ckpt_put_real(c, "mz.elapsed", ag_now() - A->t0);
     ag_ckpt_put_real(c, "mz.cpu_elapsed", mz_cpu_now() - A->cpu0);
     if (A->best_actions) ag_ckpt_put_u8(c, "mz.best_actions", (const uint8_t *)A->best_actions, (size_t)A->nbuf);
+    if (A->elite_actions) {
+        ag_ckpt_put_u8(c, "mz.elite_actions", (const uint8_t *)A->elite_actions, (size_t)A->nbuf);
+        ag_ckpt_put_real(c, "mz.elite_best", A->elite_best);
+    }
     ag_ckpt_put_json(c, "mz.best_metrics", A->best_metrics);
     for (int i = 0; i < A->G; i++) put_game(A, A->games[i], c);
     if (A->net) put_learning(A, c);
@@ -265,6 +279,9 @@ int mz_ckpt_restore(mz_agent *A, hw_err *err) {
     A->train_steps = ctr[6];
     A->last_train_at = ctr[7];
     A->sims = ctr[8];
+    A->next_gid = ctr[9];
+    A->elite_due = ctr[10] != 0;
+    A->elite_at = ctr[11];
     A->t0 = ag_now() - el;
     A->cpu0 = mz_cpu_now() - cel;
     free(A->best_actions);
@@ -273,6 +290,15 @@ int mz_ckpt_restore(mz_agent *A, hw_err *err) {
         A->best_actions = calloc((size_t)A->nbuf + 1, 1);
         if (ag_ckpt_get_u8(c, "mz.best_actions", (uint8_t *)A->best_actions, (size_t)A->nbuf, err)) return -1;
     }
+    free(A->elite_actions);
+    A->elite_actions = NULL;
+    if (ag_ckpt_len(c, "mz.elite_actions") >= 0) {
+        A->elite_actions = calloc((size_t)A->nbuf + 1, 1);
+        if (ag_ckpt_get_u8(c, "mz.elite_actions", (uint8_t *)A->elite_actions, (size_t)A->nbuf, err) ||
+            ag_ckpt_get_real(c, "mz.elite_best", &A->elite_best, err))
+            return -1;
+    }
+    if (mz_elite_fill(A, err)) return -1;
     json_decref(A->best_metrics);
     A->best_metrics = ag_ckpt_get_json(c, "mz.best_metrics", err);
     if (!A->best_metrics) return -1;

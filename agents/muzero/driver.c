@@ -20,7 +20,9 @@ void mz_traj_reserve(mz_game *g, int n) {
     g->rew = realloc(g->rew, sizeof(double) * (size_t)cap);
     g->pol = realloc(g->pol, sizeof(double) * (size_t)cap * MZ_NACT);
     g->val = realloc(g->val, sizeof(double) * (size_t)cap);
-    if (!g->feat || !g->act || !g->mask || !g->rew || !g->pol || !g->val) abort(); /* out of memory */
+    g->retp = realloc(g->retp, sizeof(double) * (size_t)cap);
+    g->fz = realloc(g->fz, (size_t)cap);
+    if (!g->feat || !g->act || !g->mask || !g->rew || !g->pol || !g->val || !g->retp || !g->fz) abort(); /* out of memory */
     g->cap = cap;
 }
 
@@ -29,9 +31,11 @@ void mz_game_encode(mz_agent *A, mz_game *g) {
     mzf_encode(&g->env->L, g->env->st.obs, A->nbuf, A->rscale, g->cur_feat);
 }
 
-/* Appends trajectory positions [a, b) to the replay as one segment; done marks the last. For the
- * learning-only mode the policy weight is 1 where the TD-n return beat the stored value. */
-static void flush(mz_agent *A, mz_game *g, int a, int b, bool done) {
+/* Appends trajectory positions [a, b) to the replay as one segment; done marks the last; tail
+ * (may be NULL) is the value the game went on from after the last (a rewound stretch). Forced
+ * Drops carry policy weight 0. For the learning-only mode the policy weight is 1 where the TD-n
+ * return beat the stored value. */
+static void flush(mz_agent *A, mz_game *g, int a, int b, bool done, const double *tail) {
     if (!A->store || !A->rb || b <= a) return;
     int n = b - a;
     mz_pos *p = calloc((size_t)n, sizeof *p);
@@ -43,8 +47,17 @@ static void flush(mz_agent *A, mz_game *g, int a, int b, bool done) {
         p[i].reward = g->rew[j];
         memcpy(p[i].policy, g->pol + (size_t)j * MZ_NACT, sizeof p[i].policy);
         p[i].value = g->val[j];
-        p[i].pweight = 1;
+        /* nothing to learn where the move was forced: a forced Drop or a single legal action (the
+         * target would be one-hot on it, and about half of a program's positions have one legal
+         * action, nearly always Drop: the policy learned Drop everywhere from them) */
+        p[i].pweight = g->fz[j] || __builtin_popcount(g->mask[j] & 7) < 2 ? 0 : 1;
         p[i].done = done && i == n - 1;
+        p[i].retp = g->retp[j];
+        p[i].game = g->gid;
+    }
+    if (tail) {
+        p[n - 1].has_tail = true;
+        p[n - 1].tail = *tail;
     }
     if (A->o.mode == MODE_LEARN) {
         for (int i = 0; i < n; i++) {
@@ -56,7 +69,7 @@ static void flush(mz_agent *A, mz_game *g, int a, int b, bool done) {
                 if (p[k].done) break;
             }
             if (k < n && !p[k].done) z += gm * p[k].value;
-            p[i].pweight = z > p[i].value ? 1 : 0;
+            p[i].pweight = z > p[i].value && p[i].pweight > 0 ? 1 : 0;
         }
     }
     mz_replay_add(A->rb, p, n, false);
@@ -94,6 +107,7 @@ static int game_reset(mz_agent *A, mz_game *g, hw_err *err) {
     if (drop_opens(g, 0, err)) return -1;
     if (mz_env_reset(g->env, err)) return -1;
     g->episode++;
+    g->gid = ++A->next_gid;
     g->n = g->flushed = g->backup_len = 0;
     g->nforced = 0;
     mz_game_encode(A, g);
@@ -122,7 +136,10 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
     /* the lean modes open the env without the 128x128 memory map (unless the config says
      * otherwise): the same game, a cheaper observation per step and per snapshot */
     json_t *ecfg = json_is_object(A->ao->config) ? json_deep_copy(A->ao->config) : json_object();
-    if (A->lean && !json_object_get(ecfg, "memory_map")) json_object_set_new(ecfg, "memory_map", json_false());
+    /* AlphaZero mode too: its searches step in-process sessions per leaf, and the leaves'
+     * features must match the acting games' */
+    if ((A->lean || A->o.model_true) && !json_object_get(ecfg, "memory_map")) json_object_set_new(ecfg, "memory_map", json_false());
+    A->ecfg = ecfg;
     A->games = calloc((size_t)A->G, sizeof(mz_game *));
     for (int i = 0; i < A->G; i++) {
         mz_game *g = calloc(1, sizeof *g);
@@ -132,12 +149,8 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
         g->backup_buf = -1;
         g->episode = -1;
         g->env = mz_env_open(A->ao->endpoint, ecfg, err);
-        if (!g->env) {
-            json_decref(ecfg);
-            return -1;
-        }
+        if (!g->env) return -1;
     }
-    json_decref(ecfg);
     mz_env *e = A->games[0]->env;
     if (mz_env_reset(e, err)) return -1;
     A->nbuf = e->st.nbuf;
@@ -154,6 +167,9 @@ int mz_agent_init(mz_agent *A, hw_err *err) {
     A->heur_actions = strdup(acts ? acts : "");
     json_decref(m);
     A->rscale = A->heur_return > 0 ? 100.0 / A->heur_return : 1.0;
+    /* the search's normalisation floor: the heuristic's mean reward per buffer (scaled units), so
+     * that differences below one buffer's typical reward are not stretched to the whole range */
+    if (A->o.mcts.minmax_floor < 0) A->o.mcts.minmax_floor = A->nbuf > 0 ? 100.0 / A->nbuf : 0.01;
     for (int i = 0; i < A->G; i++) {
         mz_game *g = A->games[i];
         g->F = A->F;
@@ -174,6 +190,8 @@ void mz_agent_free(mz_agent *A) {
         free(g->rew);
         free(g->pol);
         free(g->val);
+        free(g->retp);
+        free(g->fz);
         free(g->prefix);
         free(g->forced);
         free(g->opens);
@@ -185,6 +203,8 @@ void mz_agent_free(mz_agent *A) {
     free(A->heur_actions);
     free(A->best_actions);
     json_decref(A->best_metrics);
+    json_decref(A->windows);
+    json_decref(A->ecfg);
 }
 
 bool mz_agent_out_of_budget(const mz_agent *A) {
@@ -235,6 +255,7 @@ static void complete(mz_agent *A, mz_game *g) {
     A->games_done++;
     if (ret > A->best) {
         A->best = ret;
+        A->elite_due = true;
         free(A->best_actions);
         A->best_actions = malloc((size_t)A->nbuf + 1);
         for (int i = 0; i < A->nbuf; i++) A->best_actions[i] = (char)('0' + g->prefix[i]);
@@ -247,6 +268,31 @@ static void complete(mz_agent *A, mz_game *g) {
         fflush(A->curve);
     }
     if (A->on_done) A->on_done(A, g, ret);
+    if (A->o.log_games > 0 && ++A->window_games >= A->o.log_games) {
+        if (!A->windows) A->windows = json_array();
+        json_array_append_new(A->windows, mz_window_json(A));
+        int64_t n = A->choice[0] + A->choice[1] + A->choice[2];
+        for (int a = 0; a < 3 && n >= 20; a++)
+            if ((double)A->choice[a] > 0.95 * (double)n && !A->quiet)
+                fprintf(stderr, "[hwgym-muzero] warning: %s took %.1f%% of the last %lld choices (policy entropy %.3f): the policy may be collapsing\n",
+                        a == 0 ? "Copy" : a == 1 ? "NoCopy" : "Drop", 100.0 * (double)A->choice[a] / (double)n, (long long)n,
+                        A->ent_n ? A->ent_sum / (double)A->ent_n : 0.0);
+        A->choice[0] = A->choice[1] = A->choice[2] = 0;
+        A->ent_sum = 0;
+        A->ent_n = 0;
+        A->window_games = 0;
+    }
+}
+
+json_t *mz_window_json(const mz_agent *A) {
+    double n = (double)(A->choice[0] + A->choice[1] + A->choice[2]);
+    json_t *w = json_object();
+    json_object_set_new(w, "games", json_integer(A->games_done));
+    json_object_set_new(w, "env_steps", json_integer(A->env_steps));
+    json_object_set_new(w, "entropy", A->ent_n ? json_real(A->ent_sum / (double)A->ent_n) : json_null());
+    static const char *const names[3] = {"copy", "nocopy", "drop"};
+    for (int a = 0; a < 3; a++) json_object_set_new(w, names[a], json_real(n > 0 ? (double)A->choice[a] / n : 0));
+    return w;
 }
 
 /* After one env step of g: Drop-backup on a lost game, completion, new backup, flushing.
@@ -287,12 +333,14 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
                         n0 = g->opens[i].n;
                     }
             }
-            /* the discarded stretch becomes a short terminal segment whose last reward cancels the
-             * stretch's rewards: the negative signal stays local */
+            /* the discarded stretch becomes a short NON-terminal segment whose last reward cancels
+             * the stretch's rewards and which bootstraps from the restore state's value (the game
+             * goes on from there): the negative signal stays local */
             double s = 0;
             for (int i = n0; i < g->n - 1; i++) s += g->rew[i];
             g->rew[g->n - 1] = -s;
-            flush(A, g, n0, g->n, true);
+            double tail = g->val[n0];
+            flush(A, g, n0, g->n, false, &tail);
             add_forced(g, alias_prev);
             add_forced(g, e->st.alias_cur);
             A->rewound += g->n - n0;
@@ -308,7 +356,8 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
             mz_game_encode(A, g);
             return 0;
         }
-        flush(A, g, g->flushed, g->n, true);
+        flush(A, g, g->flushed, g->n, true, NULL);
+        if (A->rb) mz_replay_finish(A->rb, g->gid, 0);
         if (A->on_done) A->on_done(A, g, 0);
         return game_reset(A, g, err);
     }
@@ -321,14 +370,15 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
             }
     if (e->terminated) {
         complete(A, g);
-        flush(A, g, g->flushed, g->n, true);
+        flush(A, g, g->flushed, g->n, true, NULL);
+        if (A->rb) mz_replay_finish(A->rb, g->gid, json_number_value(json_object_get(e->info, "return")) * A->rscale);
         return game_reset(A, g, err);
     }
     mz_game_encode(A, g);
     if (A->o.backup && e->st.backup_safe && new_backup(A, g, err)) return -1;
     if (!A->o.backup) g->backup_len = g->n;
     if (g->backup_len - g->flushed >= 256) {
-        flush(A, g, g->flushed, g->backup_len, false);
+        flush(A, g, g->flushed, g->backup_len, false, NULL);
         int k = g->backup_len;
         int rest = g->n - k;
         memmove(g->feat, g->feat + (size_t)k * (size_t)g->F, sizeof(double) * (size_t)rest * (size_t)g->F);
@@ -337,6 +387,8 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
         memmove(g->rew, g->rew + k, sizeof(double) * (size_t)rest);
         memmove(g->pol, g->pol + (size_t)k * MZ_NACT, sizeof(double) * (size_t)rest * MZ_NACT);
         memmove(g->val, g->val + k, sizeof(double) * (size_t)rest);
+        memmove(g->retp, g->retp + k, sizeof(double) * (size_t)rest);
+        memmove(g->fz, g->fz + k, (size_t)rest);
         g->n = rest;
         for (int i = 0; i < g->nopen; i++) g->opens[i].n -= k;
         g->backup_len = 0;
@@ -356,9 +408,14 @@ void mz_progress(mz_agent *A, bool force) {
     char best[32];
     if (isfinite(A->best)) snprintf(best, sizeof best, "%.6g", A->best);
     else snprintf(best, sizeof best, "-");
-    fprintf(stderr, "[hwgym-muzero] steps %lld/%lld (%.1f%%)  games %lld  best %s (heuristic %.6g)  restores %lld  train %lld  rate %.1f/s  eta %.1fs\n",
+    double nc = (double)(A->choice[0] + A->choice[1] + A->choice[2]);
+    char watch[96] = "";
+    if (nc > 0)
+        snprintf(watch, sizeof watch, "  C/N/D %.0f/%.0f/%.0f%%  H %.2f", 100 * (double)A->choice[0] / nc, 100 * (double)A->choice[1] / nc,
+                 100 * (double)A->choice[2] / nc, A->ent_n ? A->ent_sum / (double)A->ent_n : 0.0);
+    fprintf(stderr, "[hwgym-muzero] steps %lld/%lld (%.1f%%)  games %lld  best %s (heuristic %.6g)  restores %lld  train %lld%s  rate %.1f/s  eta %.1fs\n",
             (long long)A->env_steps, (long long)A->ao->budget, A->ao->budget > 0 ? 100.0 * (double)A->env_steps / (double)A->ao->budget : 0.0,
-            (long long)A->games_done, best, A->heur_return, (long long)A->restores, (long long)A->train_steps, rate, eta);
+            (long long)A->games_done, best, A->heur_return, (long long)A->restores, (long long)A->train_steps, watch, rate, eta);
 }
 
 /* A restore point before the current buffer opens its alias group in CMEM: if the group later
@@ -392,12 +449,18 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
             goto out;
         }
         A->decide(A, A->games, G, act, pol, val);
+        if (A->failed) {
+            *err = A->fatal;
+            rc = -1;
+            goto out;
+        }
         for (int i = 0; i < G && !mz_agent_out_of_budget(A); i++) {
             mz_game *g = A->games[i];
             mz_env *e = g->env;
             int a = act[i];
             if (a < 0) continue;
-            if (is_forced(g)) {
+            bool forced = is_forced(g);
+            if (forced) {
                 a = 2;
                 pol[i * MZ_NACT] = pol[i * MZ_NACT + 1] = 0;
                 pol[i * MZ_NACT + 2] = 1;
@@ -421,6 +484,12 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
             g->mask[g->n] = e->st.mask;
             memcpy(g->pol + (size_t)g->n * MZ_NACT, pol + (size_t)i * MZ_NACT, sizeof(double) * MZ_NACT);
             g->val[g->n] = val[i];
+            g->retp[g->n] = e->st.ret * A->rscale;
+            g->fz[g->n] = forced;
+            if (!forced && __builtin_popcount(e->st.mask & 7) >= 2) {
+                A->choice[a]++;
+                A->choice_all[a]++;
+            }
             if (mz_env_step(e, a, err)) {
                 rc = -1;
                 goto out;
@@ -432,6 +501,10 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
                 rc = -1;
                 goto out;
             }
+        }
+        if (mz_elite_maybe(A, err)) {
+            rc = -1;
+            goto out;
         }
         mz_train_maybe(A);
         mz_progress(A, false);

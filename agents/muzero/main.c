@@ -21,10 +21,12 @@ int main(int argc, char **argv) {
     const char *mode = "muzero";
     int64_t games = 8, sims = o->mcts.sims, batch = 128, replay = 20000, rsims = 25, train_every = 8, K = o->train.K,
             td = o->train.td_steps, decay = 400000, rollout = 16, embed = 32, hidden = 64, rhidden = 128,
-            support = 15, gm = 3, maxg = 0;
+            support = 15, gm = 3, maxg = 0, greedy = -1, log_games = 10;
     double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, cpul = 0, lr = o->train.lr, wd = o->train.weight_decay,
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
-           alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = o->mcts.minmax_floor, sigma = 0.5, eslr = 0.5;
+           alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
+           root_mix = o->mcts.root_mix, sil = 0;
+    const char *qnorm = "node", *vtarget = "td", *model = "learned";
     bool gumbel = false, no_demo = false, no_backup = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
     ag_optdef extra[] = {
@@ -37,7 +39,14 @@ int main(int argc, char **argv) {
         {"c2", AG_OPT_DOUBLE, &c2, "PUCT c2 (19652)"},
         {"dirichlet-alpha", AG_OPT_DOUBLE, &alpha, "root noise alpha (0.03)"},
         {"noise-fraction", AG_OPT_DOUBLE, &frac, "root noise fraction (0.25)"},
-        {"minmax-floor", AG_OPT_DOUBLE, &floor_, "floor on the min-max value range, scaled units (0.01)"},
+        {"minmax-floor", AG_OPT_DOUBLE, &floor_, "floor on the min-max value range, scaled units (-1: auto, 100 / buffers = the heuristic's mean reward per buffer)"},
+        {"q-norm", AG_OPT_STRING, &qnorm, "Q normalisation in the search: node (per node over parent and siblings, unvisited children completed with the parent's value; Gumbel: mctx's completed Q) | tree (tree-wide min-max, unvisited 0: the previous behaviour) (node)"},
+        {"root-mix", AG_OPT_DOUBLE, &root_mix, "uniform mix into the root prior over legal actions, a floor against collapse (0)"},
+        {"model", AG_OPT_STRING, &model, "muzero/prod: the search's model: learned (MuZero: dynamics, reward and value networks) | true (AlphaZero mode: the true game stepped in in-process sessions, exact rewards and legal moves, the learned prior and value; no Reanalyse; every session without the memory map) (learned)"},
+        {"self-imitation", AG_OPT_DOUBLE, &sil, "fraction of each training batch from a small replay of the heuristic's and the agent's best game, one-hot on their moves, Monte Carlo values (0: off)"},
+        {"greedy-games", AG_OPT_INT, &greedy, "games in flight played greedily as evaluation games: no root noise, argmax move (-1: 1 when --games > 1, else 0)"},
+        {"value-target", AG_OPT_STRING, &vtarget, "value targets: td (TD-n from stored root values) | mc (Monte Carlo return-to-go of the finished game; TD-n until it finishes) (td)"},
+        {"log-games", AG_OPT_INT, &log_games, "complete games per window of the collapse watch (Copy/NoCopy/Drop shares, prior entropy) (10)"},
         {"temp-init", AG_OPT_DOUBLE, &t0, "initial action temperature (1.0)"},
         {"temp-final", AG_OPT_DOUBLE, &t1, "final action temperature (0.2)"},
         {"temp-decay-steps", AG_OPT_INT, &decay, "env steps of the linear temperature decay (400000)"},
@@ -97,6 +106,13 @@ int main(int argc, char **argv) {
     else if (embed < 1 || hidden < 1 || rhidden < 1 || support < 1 || support > 100) bad = "--embed/--hidden/--repr-hidden/--support: out of range";
     else if (train_every < 1 || rsims < 1) bad = "--train-every/--reanalyse-simulations: must be >= 1";
     else if (tl < 0 || cpul < 0) bad = "--time-limit/--cpu-limit: must be >= 0";
+    else if (strcmp(qnorm, "node") && strcmp(qnorm, "tree")) bad = "--q-norm: expected node or tree";
+    else if (strcmp(vtarget, "td") && strcmp(vtarget, "mc")) bad = "--value-target: expected td or mc";
+    else if (root_mix < 0 || root_mix > 1) bad = "--root-mix: must be in [0, 1]";
+    else if (sil < 0 || sil > 1) bad = "--self-imitation: must be in [0, 1]";
+    else if (greedy < -1 || greedy > games) bad = "--greedy-games: must be in [-1, --games]";
+    else if (log_games < 1) bad = "--log-games: must be >= 1";
+    else if (strcmp(model, "learned") && strcmp(model, "true")) bad = "--model: expected learned or true";
     if (bad) {
         fprintf(stderr, "hwgym-muzero: %s\n", bad);
         ag_opts_free(&ao);
@@ -112,7 +128,14 @@ int main(int argc, char **argv) {
     o->mcts.c2 = c2;
     o->mcts.dir_alpha = alpha;
     o->mcts.dir_frac = frac;
-    o->mcts.minmax_floor = floor_;
+    o->mcts.minmax_floor = floor_; /* < 0: set from the program in mz_agent_init */
+    o->mcts.qmode = strcmp(qnorm, "tree") ? MCTS_Q_NODE : MCTS_Q_TREE;
+    o->mcts.root_mix = root_mix;
+    o->greedy_games = (int)(greedy >= 0 ? greedy : games > 1 ? 1 : 0);
+    o->log_games = (int)log_games;
+    o->sil = sil;
+    o->model_true = !strcmp(model, "true") && (o->mode == MODE_MUZERO || o->mode == MODE_PROD);
+    o->train.value_target = strcmp(vtarget, "mc") ? MZ_VT_TD : MZ_VT_MC;
     o->mcts.gamma = gamma;
     o->train.K = (int)K;
     o->train.td_steps = (int)td;
@@ -160,8 +183,9 @@ int main(int argc, char **argv) {
     bool learning = o->mode == MODE_MUZERO || o->mode == MODE_PROD || o->mode == MODE_LEARN;
     if (learning) {
         if (mz_setup_learning(&A, &err)) goto out;
-        A.decide = o->mode == MODE_LEARN ? mz_decide_learn : mz_decide_muzero;
+        A.decide = o->mode == MODE_LEARN ? mz_decide_learn : o->model_true ? mz_decide_az : mz_decide_muzero;
         if (o->demo && !ctl.resume && mz_play_demo(&A, &err)) goto out;
+        if (mz_elite_setup(&A, &err)) goto out;
     } else if (o->mode == MODE_SEARCH) {
         if (mz_setup_search(&A, &err)) goto out;
         A.decide = mz_decide_search;
@@ -182,6 +206,7 @@ out:
         double agent_best = have ? A.best : NAN;
         double agent_lat = have ? json_number_value(json_object_get(A.best_metrics, "program_latency")) : NAN;
         json_object_set_new(x, "mode", json_string(MODES[o->mode]));
+        json_object_set_new(x, "model", json_string(o->model_true ? "true" : "learned"));
         json_object_set_new(x, "env_steps", json_integer(A.env_steps));
         json_object_set_new(x, "cpu_s", json_real(mz_cpu_now() - A.cpu0));
         json_object_set_new(x, "demo_steps", json_integer(A.demo_steps));
@@ -194,6 +219,17 @@ out:
         json_object_set_new(x, "num_buffers", json_integer(A.nbuf));
         json_object_set_new(x, "heuristic_return", json_real(A.heur_return));
         json_object_set_new(x, "heuristic_latency", json_real(A.heur_latency));
+        json_object_set_new(x, "best_over_heuristic", have && A.heur_return > 0 ? json_real(agent_best / A.heur_return) : json_null());
+        json_object_set_new(x, "minmax_floor", json_real(o->mcts.minmax_floor));
+        {
+            double nc = (double)(A.choice_all[0] + A.choice_all[1] + A.choice_all[2]);
+            json_t *w = json_pack("{sfsfsf}", "copy", nc > 0 ? (double)A.choice_all[0] / nc : 0.0, "nocopy",
+                                  nc > 0 ? (double)A.choice_all[1] / nc : 0.0, "drop", nc > 0 ? (double)A.choice_all[2] / nc : 0.0);
+            json_object_set_new(x, "choices", w);
+            json_t *ws = A.windows ? json_incref(A.windows) : json_array();
+            if (A.window_games > 0) json_array_append_new(ws, mz_window_json(&A));
+            json_object_set_new(x, "collapse_watch", ws);
+        }
         json_object_set_new(x, "agent_return", have ? json_real(agent_best) : json_null());
         json_object_set_new(x, "agent_latency", have ? json_real(agent_lat) : json_null());
         /* MuZero-prod: the better mapping of the two by program latency (the production metric) */
@@ -222,6 +258,7 @@ out:
     if (A.o.mode == MODE_SEARCH) mz_free_search(&A);
     else if (A.o.mode == MODE_ES) mz_free_es(&A);
     else if (A.net) mz_free_learning(&A);
+    mz_elite_free(&A);
     mz_agent_free(&A);
     if (A.rng) gsl_rng_free(A.rng);
     json_decref(acfg);

@@ -17,6 +17,7 @@ typedef struct learn_state {
     double *feat, *emb, *logit, *val;
     int room;
     int *idx;
+    az_ctx *az;          /* AlphaZero mode */
 } learn_state;
 
 int mz_setup_learning(mz_agent *A, hw_err *err) {
@@ -48,6 +49,12 @@ int mz_setup_learning(mz_agent *A, hw_err *err) {
     s->idx = malloc(sizeof(int) * (size_t)room);
     int maxcap = cap > A->o.reanalyse_sims + 2 ? cap : A->o.reanalyse_sims + 2;
     lm_reserve(&s->lm, room, maxcap);
+    if (A->o.model_true) {
+        /* in-process sessions: a leaf costs a restore and a few steps */
+        s->az = az_new(A->net, "local", A->ecfg, A->G, A->nbuf, A->rscale, err);
+        if (!s->az) return -1;
+        s->az->trees = s->trees;
+    }
     return 0;
 }
 
@@ -64,6 +71,7 @@ void mz_free_learning(mz_agent *A) {
         free(s->val);
         free(s->idx);
         lm_free(&s->lm);
+        az_free(s->az);
         free(s);
         A->mode_state = NULL;
     }
@@ -73,25 +81,35 @@ void mz_free_learning(mz_agent *A) {
     mz_net_free(A->net);
 }
 
-/* Root inference for n feature rows, MCTS with the learned model, policy targets and values. */
+/* Root inference for n feature rows, MCTS with the learned model, policy targets and values.
+ * The first ngreedy trees are evaluation searches: no root noise, argmax move. */
 static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *feat, const uint8_t *mask, int sims,
-                           bool noise, double temp, int *act, double *pol, double *val) {
+                           bool noise, int ngreedy, double temp, mcts_eval_fn fn, void *ctx, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     int E = s->lm.E;
     mz_net_initial(A->net, feat, n, s->emb, s->logit, s->val);
-    mcts_cfg c = A->o.mcts;
+    mcts_cfg c = A->o.mcts, cg;
     c.sims = sims;
     if (!noise) c.dir_frac = 0;
+    cg = c;
+    cg.greedy = true;
     for (int i = 0; i < n; i++) {
         double p[MZ_NACT];
         mz_softmax(s->logit + (size_t)i * MZ_NACT, MZ_NACT, p);
-        mcts_root(trees[i], &c, p, s->val[i], mask[i], A->rng);
+        if (act) { /* acting: the collapse watch's entropy of the prior over the legal actions */
+            double z = 0, h = 0;
+            for (int a = 0; a < MZ_NACT; a++) z += (mask[i] >> a & 1) ? p[a] : 0;
+            for (int a = 0; a < MZ_NACT; a++)
+                if ((mask[i] >> a & 1) && p[a] > 0 && z > 0) h -= p[a] / z * log(p[a] / z);
+            if (__builtin_popcount(mask[i] & 7) >= 2) A->ent_sum += h, A->ent_n++;
+        }
+        mcts_root(trees[i], i < ngreedy ? &cg : &c, p, s->val[i], mask[i], A->rng);
         memcpy(lm_emb(&s->lm, i, 0), s->emb + (size_t)i * (size_t)E, sizeof(double) * (size_t)E);
     }
-    mcts_run(trees, n, &c, lm_eval, &s->lm);
+    mcts_run(trees, n, &c, fn ? fn : lm_eval, fn ? ctx : &s->lm);
     A->sims += (int64_t)n * sims;
     for (int i = 0; i < n; i++) {
-        int a = mcts_act(trees[i], &c, temp, A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
+        int a = mcts_act(trees[i], i < ngreedy ? &cg : &c, i < ngreedy ? 0 : temp, A->rng, pol + (size_t)i * MZ_NACT, &val[i]);
         if (act) act[i] = a;
     }
 }
@@ -103,7 +121,28 @@ void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, do
         memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
         mask[i] = g[i]->env->st.mask;
     }
-    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, mz_agent_temperature(A), act, pol, val);
+    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), NULL, NULL, act, pol,
+                   val);
+}
+
+/* AlphaZero mode: the same search over the true game (az_eval) from each game's state. */
+void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
+    learn_state *s = A->mode_state;
+    uint8_t mask[1024];
+    for (int i = 0; i < n; i++) {
+        if (az_root(s->az, i, g[i]->prefix, g[i]->env->st.buffer, &A->fatal)) {
+            A->failed = true;
+            return;
+        }
+        memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
+        mask[i] = g[i]->env->st.mask;
+    }
+    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), az_eval, s->az, act,
+                   pol, val);
+    if (s->az->failed) {
+        A->fatal = s->az->err;
+        A->failed = true;
+    }
 }
 
 void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
@@ -135,8 +174,12 @@ static void train_step(mz_agent *A) {
     learn_state *s = A->mode_state;
     mz_replay *rb = A->rb;
     int B = A->o.batch;
-    for (int i = 0; i < B; i++) s->idx[i] = (int)ag_rng_int(A->rng, rb->n);
-    int nr = A->o.mode == MODE_LEARN ? 0 : s->nrtrees;
+    /* the last ns samples come from the self-imitation replay; Reanalyse takes the first nr */
+    int ns = A->elite && A->elite->n > 0 ? (int)lround(B * A->o.sil) : 0;
+    for (int i = 0; i < B; i++) s->idx[i] = (int)ag_rng_int(A->rng, i >= B - ns ? A->elite->n : rb->n);
+    /* AlphaZero mode has no Reanalyse: the replay keeps no env states to search from */
+    int nr = A->o.mode == MODE_LEARN || A->o.model_true ? 0 : s->nrtrees;
+    if (nr > B - ns) nr = B - ns;
     if (nr > 0) {
         uint8_t mask[4096];
         for (int i = 0; i < nr; i++) {
@@ -145,9 +188,10 @@ static void train_step(mz_agent *A) {
             mask[i] = rb->mask[j];
         }
         double *pol = malloc(sizeof(double) * (size_t)nr * MZ_NACT), *val = malloc(sizeof(double) * (size_t)nr);
-        search_learned(A, s->rtrees, nr, s->feat, mask, A->o.reanalyse_sims, false, 1.0, NULL, pol, val);
+        search_learned(A, s->rtrees, nr, s->feat, mask, A->o.reanalyse_sims, false, 0, 1.0, NULL, NULL, NULL, pol, val);
         for (int i = 0; i < nr; i++) {
             int j = s->idx[i];
+            if (rb->demo[j] || rb->pw[j] == 0) continue; /* demonstrations and forced Drops keep their targets */
             for (int a = 0; a < MZ_NACT; a++) rb->pol[j * MZ_NACT + a] = (float)pol[(size_t)i * MZ_NACT + (size_t)a];
             rb->val[j] = (float)val[i];
             rb->pw[j] = 1;
@@ -155,7 +199,7 @@ static void train_step(mz_agent *A) {
         free(pol);
         free(val);
     }
-    for (int i = 0; i < B; i++) mz_batch_fill(A->batch, i, rb, s->idx[i], &A->o.train);
+    for (int i = 0; i < B; i++) mz_batch_fill(A->batch, i, i >= B - ns ? A->elite : rb, s->idx[i], &A->o.train);
     mz_loss_grad(A->tr, A->batch, A->last_loss);
     mz_trainer_apply(A->tr);
     A->train_steps++;
@@ -189,7 +233,10 @@ int mz_play_demo(mz_agent *A, hw_err *err) {
         p[k].action = a;
         p[k].mask = e->st.mask;
         p[k].policy[a] = 1;
-        p[k].pweight = 1;
+        p[k].pweight = __builtin_popcount(e->st.mask & 7) >= 2; /* a single legal move teaches nothing */
+        p[k].retp = e->st.ret * A->rscale;
+        p[k].has_fin = true;
+        p[k].fin = A->heur_return * A->rscale;
         if (mz_env_step(e, a, err) || mz_log_step(A, g, A->o.worker ? A->o.worker : "0", a, err)) {
             free(p);
             free(feat);

@@ -4,6 +4,8 @@
  *   muzero.c    MuZero acting (learned-model MCTS), search-only (true-game MCTS), learning-only,
  *               training with Reanalyse, the heuristic demonstration
  *   baselines.c ES (Salimans et al. 2017) over action preferences, random legal play
+ *   elite.c     self-imitation: the heuristic's and the best game in a small replay sampled with
+ *               every batch
  *   ckpt.c      checkpoint and --resume (checkpoint.h's rule): the whole agent state, and the
  *               games in flight rebuilt by replaying their action prefixes into fresh sessions
  *   main.c      command line and summary */
@@ -34,6 +36,10 @@ typedef struct mz_opts {
     double reanalyse;     /* fraction of each batch with fresh targets */
     int reanalyse_sims;
     int train_every;      /* env steps per training step */
+    double sil;           /* fraction of each batch from the self-imitation replay (0: off) */
+    bool model_true;      /* AlphaZero mode: search the true game with the learned prior/value */
+    int greedy_games;     /* games in flight played greedily (no noise, argmax): evaluation games */
+    int log_games;        /* complete games per window of the collapse watch */
     double temp0, temp1;  /* temperature schedule: temp0 -> temp1 linearly over decay steps */
     int64_t temp_decay;
     bool demo;            /* seed the replay with the heuristic's game */
@@ -64,6 +70,9 @@ typedef struct mz_game {
     double *feat;
     uint8_t *act, *mask;
     double *rew, *pol, *val;
+    double *retp;         /* scaled return before each move */
+    uint8_t *fz;          /* 1: a forced Drop (policy weight 0 in the replay) */
+    int64_t gid;          /* game id in the replay (mz_replay_finish) */
     /* actions that made the current state (prefix), nbuf long */
     uint8_t *prefix;
     /* Drop-backup restore points inside the backup stretch: a snapshot taken just before each
@@ -112,7 +121,22 @@ struct mz_agent {
     mz_trainer *tr;
     mz_replay *rb;
     mz_batch *batch;
+    mz_replay *elite;     /* self-imitation replay (elite.c; NULL: off) */
+    mz_env *elite_env;
+    bool elite_due;       /* the best improved since the last rebuild */
+    int64_t elite_at;     /* env steps at the last rebuild */
+    char *elite_actions;  /* the best game in it (NULL: none) and its return */
+    double elite_best;
     int64_t train_steps, last_train_at, sims;
+    int64_t next_gid;
+    /* collapse watch: choices at positions with >= 2 legal actions (forced Drops excluded) and
+     * the entropy of the network's prior at acting roots, per window of --log-games games */
+    int64_t choice[3], choice_all[3];
+    double ent_sum;
+    int64_t ent_n;
+    int64_t window_games;
+    json_t *windows;      /* [{games, env_steps, entropy, copy, nocopy, drop}, ...] */
+    bool warned;
     double last_loss[3];
     /* mode hooks */
     mz_decide_fn decide;
@@ -121,6 +145,9 @@ struct mz_agent {
     bool lean;            /* the mode reads no observation features (ES, random, search only):
                            * the env is opened without its memory map, states are not encoded */
     void *mode_state;
+    json_t *ecfg;         /* the env config of every session (the acting games', the searches') */
+    bool failed;          /* a mode hook failed: fatal holds the error */
+    hw_err fatal;
     bool quiet;
     double last_print;
     FILE *curve;
@@ -147,6 +174,8 @@ void mz_game_encode(mz_agent *A, mz_game *g);
  * least n steps: capacity 64 doubled as needed; aborts when out of memory. */
 void mz_traj_reserve(mz_game *g, int n);
 void mz_progress(mz_agent *A, bool force);
+/* The collapse watch's current window as JSON (a new reference) and its reset. */
+json_t *mz_window_json(const mz_agent *A);
 double mz_agent_temperature(const mz_agent *A);
 /* Logs one env step of game g (already applied) as a trial. */
 int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err *err);
@@ -156,11 +185,22 @@ int mz_setup_learning(mz_agent *A, hw_err *err);
 void mz_free_learning(mz_agent *A);
 int mz_play_demo(mz_agent *A, hw_err *err);
 void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
+void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 int mz_setup_search(mz_agent *A, hw_err *err);
 void mz_decide_search(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 void mz_free_search(mz_agent *A);
 void mz_train_maybe(mz_agent *A);
+
+/* elite.c */
+int mz_elite_setup(mz_agent *A, hw_err *err);
+void mz_elite_free(mz_agent *A);
+/* Rebuilds the self-imitation replay from the heuristic's and the best game. */
+int mz_elite_rebuild(mz_agent *A, hw_err *err);
+/* Refills it from the heuristic's game and elite_actions (after a checkpoint restore). */
+int mz_elite_fill(mz_agent *A, hw_err *err);
+/* Rebuilds it when the best improved and a program's worth of env steps went by. */
+int mz_elite_maybe(mz_agent *A, hw_err *err);
 
 /* ckpt.c */
 /* Writes a checkpoint when one is due (top of the play loop: no step in flight). */

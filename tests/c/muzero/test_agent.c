@@ -168,3 +168,51 @@ Test(muzero_agent, end_to_end_through_a_server_with_trials_and_determinism) {
     }
     cr_assert_eq(hwtest_server_stop(&srv), 0);
 }
+
+/* AlphaZero mode (--model true) plays complete, feasible games over the true game, is
+ * deterministic for a seed, and the summary carries the collapse watch (Copy/NoCopy/Drop
+ * shares that sum to 1, the prior's entropy per window) and best / heuristic. */
+Test(muzero_agent, alphazero_mode_and_collapse_watch) {
+    char bin[512];
+    need("hwgym-muzero", bin, sizeof bin);
+    char res[2][4096];
+    for (int k = 0; k < 2; k++) {
+        char *out = NULL, *err = NULL;
+        const char *a[] = {bin, "--endpoint", "local", "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--model", "true",
+                           "--games", "2", "--simulations", "8", "--gumbel", "--budget", "700", "--batch", "16", "--log-games", "1",
+                           "--value-target", "mc", "--seed", "5", "--quiet", NULL};
+        cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
+        json_t *j = summary(out);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "model")), "true");
+        cr_assert(json_integer_value(json_object_get(j, "games_completed")) >= 2, "%s", out);
+        double ratio = json_number_value(json_object_get(j, "best_over_heuristic"));
+        double best = json_number_value(json_object_get(j, "best_reward")), heur = json_number_value(json_object_get(j, "heuristic_return"));
+        cr_assert(ratio > 0.5 && fabs(ratio - best / heur) < 1e-12, "%s", out);
+        json_t *ch = json_object_get(j, "choices");
+        double s = json_number_value(json_object_get(ch, "copy")) + json_number_value(json_object_get(ch, "nocopy")) +
+                   json_number_value(json_object_get(ch, "drop"));
+        cr_assert(fabs(s - 1) < 1e-9, "%s", out);
+        json_t *w = json_object_get(j, "collapse_watch");
+        cr_assert(json_array_size(w) >= 2, "one window per game: %s", out);
+        double h = json_number_value(json_object_get(json_array_get(w, 0), "entropy"));
+        cr_assert(h > 0 && h <= log(3) + 1e-9, "prior entropy %g", h);
+        json_t *keep = json_pack("{sOsO}", "r", json_object_get(j, "best_reward"), "a", json_object_get(j, "best_action"));
+        char *d = json_dumps(keep, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        snprintf(res[k], sizeof res[k], "%s", d);
+        free(d);
+        json_decref(keep);
+        json_decref(j);
+        free(out);
+        free(err);
+    }
+    cr_assert_str_eq(res[0], res[1], "same seed, same result");
+    char *err = NULL;
+    const char *bad[] = {bin, "--endpoint", "local", "--model", "perfect", NULL};
+    cr_assert_eq(hwtest_run(bad, NULL, &err), 2);
+    cr_assert(strstr(err, "--model"), "%s", err);
+    free(err);
+    const char *bq[] = {bin, "--endpoint", "local", "--q-norm", "global", NULL};
+    cr_assert_eq(hwtest_run(bq, NULL, &err), 2);
+    cr_assert(strstr(err, "--q-norm"), "%s", err);
+    free(err);
+}

@@ -124,6 +124,20 @@ static void flat_eval(void *c_, mcts_leaf *L, int n) {
     }
 }
 
+/* One tree searched with c from a root with prior (all legal), evaluated by fn; the caller frees
+ * the tree. */
+static mcts_tree *run_one(const mcts_cfg *c, const double prior[3], mcts_eval_fn fn, unsigned long seed) {
+    gsl_rng *r = ag_rng_new(seed);
+    mcts_tree *t = mcts_tree_new(4);
+    mcts_root(t, c, prior, 0, 7, r);
+    ctx x = {&t, 0, 0};
+    mcts_run(&t, 1, c, fn, &x);
+    gsl_rng_free(r);
+    return t;
+}
+
+static int child_visits(const mcts_tree *t, int a) { return t->nodes[0].child[a] >= 0 ? t->nodes[t->nodes[0].child[a]].N : 0; }
+
 Test(mcts, min_max_floor) {
     double prior[3] = {0.8, 0.1, 0.1};
     int share[2];
@@ -132,14 +146,98 @@ Test(mcts, min_max_floor) {
         c.sims = 60;
         c.dir_frac = 0;
         c.minmax_floor = k == 0 ? 0.01 : 1e-9;
-        gsl_rng *r = ag_rng_new(1);
-        mcts_tree *t = mcts_tree_new(4);
-        mcts_root(t, &c, prior, 0, 7, r);
-        ctx x = {&t, 0, 0};
-        mcts_run(&t, 1, &c, flat_eval, &x);
-        share[k] = t->nodes[t->nodes[0].child[2]].N;
+        mcts_tree *t = run_one(&c, prior, flat_eval, 1);
+        share[k] = child_visits(t, 2);
         mcts_tree_free(t);
-        gsl_rng_free(r);
     }
     cr_assert(share[0] < share[1], "with the floor Drop gets %d visits, without %d", share[0], share[1]);
+}
+
+/* The review's collapse: a reward head gives Drop +0.05 over Copy/NoCopy (one move), noise
+ * against the scale of the game (the mean reward per buffer on mlp_train_batch_16 is 0.66 scaled
+ * units, the floor the agent sets). The tree-wide min-max (MCTS_Q_TREE, floor 0.01)
+ * stretches it to the whole [0, 1] and sends most visits to Drop; the per-node normalisation
+ * with a reward-scale floor keeps it small, so the uniform prior spreads the visits. */
+static void noisy_eval(void *c_, mcts_leaf *L, int n) {
+    ctx *c = c_;
+    for (int i = 0; i < n; i++) {
+        uint8_t p[8];
+        int d = mcts_path(c->trees[L[i].tree], L[i].node, p, 8);
+        L[i].reward = d >= 1 && p[d - 1] == 2 ? 0.05 : 0;
+        L[i].value = 0;
+        L[i].prior[0] = L[i].prior[1] = L[i].prior[2] = 1.0 / 3;
+        L[i].mask = 7;
+        L[i].terminal = true;
+    }
+}
+
+static int drop_visits(int qmode, double floor_) {
+    double prior[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+    mcts_cfg c = mcts_cfg_default();
+    c.sims = 16;
+    c.dir_frac = 0;
+    c.qmode = qmode;
+    c.minmax_floor = floor_;
+    mcts_tree *t = run_one(&c, prior, noisy_eval, 3);
+    int n = child_visits(t, 2);
+    mcts_tree_free(t);
+    return n;
+}
+
+Test(mcts, node_normalisation_does_not_amplify_noise) {
+    int tree = drop_visits(MCTS_Q_TREE, 0.01), node = drop_visits(MCTS_Q_NODE, 0.66);
+    cr_assert(tree >= 12, "tree-wide min-max: Drop gets %d of 16 visits", tree);
+    cr_assert(node <= 8, "per-node normalisation with a reward-scale floor: Drop gets %d of 16", node);
+    /* a real difference (above the floor) still decides */
+    cr_assert(drop_visits(MCTS_Q_NODE, 0.01) > node);
+}
+
+/* A collapsed prior (Drop 0.993) on a game where Copy pays 1 and Drop 0: with the root mix the
+ * search finds Copy; without it Copy is never visited. */
+static void copy_pays(void *c_, mcts_leaf *L, int n) {
+    ctx *c = c_;
+    for (int i = 0; i < n; i++) {
+        uint8_t p[8];
+        int d = mcts_path(c->trees[L[i].tree], L[i].node, p, 8);
+        L[i].reward = d == 1 && p[0] == 0 ? 1 : 0;
+        L[i].value = 0;
+        L[i].prior[0] = 0.004, L[i].prior[1] = 0.003, L[i].prior[2] = 0.993;
+        L[i].mask = 7;
+        L[i].terminal = d >= 2;
+    }
+}
+
+Test(mcts, root_mix_rescues_a_collapsed_prior) {
+    double prior[3] = {0.004, 0.003, 0.993};
+    int visits[2];
+    for (int k = 0; k < 2; k++) {
+        mcts_cfg c = mcts_cfg_default();
+        c.sims = 32;
+        c.dir_frac = 0;
+        c.root_mix = k ? 0.25 : 0;
+        c.minmax_floor = 0.1;
+        mcts_tree *t = run_one(&c, prior, copy_pays, 1);
+        visits[k] = child_visits(t, 0);
+        if (k) cr_assert_eq(mcts_act(t, &c, 0, NULL, NULL, NULL), 0, "with the mix the search picks Copy");
+        mcts_tree_free(t);
+    }
+    cr_assert(visits[0] <= 1, "without the mix Copy gets %d visits", visits[0]);
+    cr_assert(visits[1] > 16, "with the mix Copy gets %d of 32 visits", visits[1]);
+}
+
+/* mctx's completed Q for the Gumbel root: once the search shows Copy is better, the policy
+ * target moves toward Copy even against a prior of 0.99 for Drop (the tree-wide normalisation
+ * with unvisited children at 0 kept the target on Drop). */
+Test(mcts, gumbel_completed_q_moves_the_target) {
+    double prior[3] = {0.005, 0.005, 0.99}, pol[3];
+    mcts_cfg c = mcts_cfg_default();
+    c.sims = 16;
+    c.gumbel = true;
+    c.greedy = true;
+    c.minmax_floor = 0.1;
+    mcts_tree *t = run_one(&c, prior, copy_pays, 2);
+    int a = mcts_act(t, &c, 0, NULL, pol, NULL);
+    cr_assert_eq(a, 0, "Copy chosen");
+    cr_assert(pol[0] > 0.5, "policy target on Copy %g", pol[0]);
+    mcts_tree_free(t);
 }

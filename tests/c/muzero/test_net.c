@@ -49,10 +49,37 @@ static mz_batch *random_batch(gsl_rng *r, int B, int K, int F, int V) {
     return b;
 }
 
+/* The output layers start at zero (no gradient reaches the layers below them): move every
+ * parameter so that the gradient checks see all paths. */
+static void jitter(mz_net *n, gsl_rng *r) {
+    nnet_mlp *m[3] = {n->repr, n->dyn, n->pred};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < m[k]->nparams; i++) m[k]->params[i] += 0.3 * ag_rng_normal(r);
+}
+
+Test(muzero_net, untrained_model_prefers_no_action) {
+    gsl_rng *r = ag_rng_new(7);
+    mz_net_cfg c = {6, 4, 8, 8, 5};
+    mz_net *n = mz_net_new(&c, r);
+    double f[6], e0[4], pl[3], v, e1[3 * 4], rw[3], pl1[9], v1[3];
+    for (int i = 0; i < 6; i++) f[i] = ag_rng_normal(r);
+    mz_net_initial(n, f, 1, e0, pl, &v);
+    cr_assert(fabs(v) < 1e-12 && pl[0] == pl[1] && pl[1] == pl[2], "value 0, uniform prior");
+    double emb[12];
+    for (int a = 0; a < 3; a++) memcpy(emb + a * 4, e0, sizeof e0);
+    int act[3] = {0, 1, 2};
+    mz_net_recurrent(n, emb, act, 3, e1, rw, pl1, v1);
+    for (int a = 0; a < 3; a++) cr_assert(fabs(rw[a]) < 1e-12 && fabs(v1[a]) < 1e-12, "action %d: reward %g value %g", a, rw[a], v1[a]);
+    cr_assert(fabs(e1[0] - e1[4]) + fabs(e1[4] - e1[8]) > 0, "the dynamics embedding still depends on the action");
+    mz_net_free(n);
+    gsl_rng_free(r);
+}
+
 static void gradcheck(double gscale) {
     gsl_rng *r = ag_rng_new(11);
     mz_net_cfg c = {7, 5, 6, 6, 4};
     mz_net *n = mz_net_new(&c, r);
+    jitter(n, r);
     mz_train_cfg tc = mz_train_cfg_default();
     tc.K = 3;
     tc.grad_scale = gscale;
@@ -96,6 +123,8 @@ Test(muzero_net, dynamics_gradient_scale_changes_only_upstream) {
     gsl_rng *r1 = ag_rng_new(5), *r2 = ag_rng_new(5);
     mz_net_cfg c = {7, 5, 6, 6, 4};
     mz_net *a = mz_net_new(&c, r1), *bn = mz_net_new(&c, r2);
+    jitter(a, r1);
+    jitter(bn, r2);
     mz_train_cfg t1 = mz_train_cfg_default(), t2 = t1;
     t1.K = t2.K = 2;
     t1.grad_scale = 1.0;
@@ -121,6 +150,7 @@ Test(muzero_net, inference_matches_the_training_forward) {
     gsl_rng *r = ag_rng_new(2);
     mz_net_cfg c = {6, 4, 8, 8, 5};
     mz_net *n = mz_net_new(&c, r);
+    jitter(n, r);
     double f[12], e0[8], e1[8], pl[6], v[2], rw[2], pl1[6], v1[2];
     for (int i = 0; i < 12; i++) f[i] = ag_rng_normal(r);
     mz_net_initial(n, f, 2, e0, pl, v);
@@ -189,6 +219,41 @@ Test(muzero_train, td_n_targets_and_unroll_targets) {
     /* wrap: the ring overwrites old positions */
     for (int i = 0; i < 10; i++) add_seg(rb, 5, 0, true, 0);
     cr_assert_eq(rb->n, 32);
+    mz_replay_free(rb);
+}
+
+/* Drop-backup's rewound stretch: a non-terminal segment with a tail value bootstraps from it
+ * after its last reward (not from the last position's own value); Monte Carlo targets are the
+ * game's final return minus the return before the move, once mz_replay_finish knows it. */
+Test(muzero_train, tail_bootstrap_and_monte_carlo_targets) {
+    mz_replay *rb = mz_replay_new(32, 2);
+    double feat[2] = {0, 0};
+    mz_pos p[3];
+    memset(p, 0, sizeof p);
+    double rew[3] = {2, 3, -5}, retp[3] = {10, 12, 15};
+    for (int i = 0; i < 3; i++) {
+        p[i].feat = feat;
+        p[i].reward = rew[i];
+        p[i].value = 1000; /* the losing positions' root values: never the target */
+        p[i].retp = retp[i];
+        p[i].game = 42;
+        p[i].pweight = 1;
+    }
+    p[2].has_tail = true;
+    p[2].tail = 30; /* V(restore state) */
+    mz_replay_add(rb, p, 3, false);
+    mz_train_cfg c = mz_train_cfg_default();
+    c.gamma = 1.0;
+    c.td_steps = 10;
+    cr_assert(fabs(mz_replay_target(rb, 0, &c) - 30) < 1e-9, "the stretch's gains cancel: V(restore) = %g", mz_replay_target(rb, 0, &c));
+    cr_assert(fabs(mz_replay_target(rb, 2, &c) - 25) < 1e-9);
+    c.value_target = MZ_VT_MC;
+    cr_assert(fabs(mz_replay_target(rb, 1, &c) - 28) < 1e-9, "MC falls back to TD-n until the game ends");
+    mz_replay_finish(rb, 41, 99); /* another game */
+    cr_assert(fabs(mz_replay_target(rb, 1, &c) - 28) < 1e-9);
+    mz_replay_finish(rb, 42, 50);
+    cr_assert(fabs(mz_replay_target(rb, 0, &c) - 40) < 1e-9, "MC: 50 - 10");
+    cr_assert(fabs(mz_replay_target(rb, 2, &c) - 35) < 1e-9, "MC: 50 - 15");
     mz_replay_free(rb);
 }
 

@@ -107,6 +107,17 @@ Test(muzero_resume, muzero_killed_mid_game_resumes_to_the_same_trials) {
     kill_and_resume("muzero", prefix, 700, 517, "100");
 }
 
+/* The same with self-imitation (its replay rebuilt from the checkpointed best game), Monte Carlo
+ * value targets (final returns written into the replay) and AlphaZero mode's root sessions. */
+Test(muzero_resume, self_imitation_mc_and_alphazero_resume_to_the_same_trials) {
+    char bin[4096];
+    if (!hwtest_bin("hwgym-muzero", bin, sizeof bin)) cr_skip_test("hwgym-muzero is not built");
+    const char *prefix[] = {bin, "--endpoint", "local", "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--games", "2", "--simulations", "6",
+                            "--batch", "16", "--replay", "400", "--train-every", "4", "--seed", "6", "--self-imitation", "0.25",
+                            "--value-target", "mc", "--model", "true", "--budget", "900", "--quiet", NULL};
+    kill_and_resume("sil", prefix, 900, 611, "100");
+}
+
 /* ES on a program where its candidates lose and Drop-backup restores them (the uninterrupted run
  * restores 7 times): the games in flight carry backup and pre-open restore points across the kill. */
 Test(muzero_resume, es_with_drop_backup_killed_mid_generation_resumes_to_the_same_trials) {
