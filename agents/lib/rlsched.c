@@ -30,6 +30,8 @@ rls_cfg rls_cfg_default(void) {
     c.episodes = 3000;
     c.norm_obs = false;
     c.reward = RLS_REWARD_ENV;
+    c.learn = true;
+    c.eval_every = 0;
     return c;
 }
 
@@ -43,6 +45,10 @@ static double info_num(const json_t *info, const char *k) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+double rls_metric(double energy_pj, double cycles, const char *objective) {
+    return !strcmp(objective, "cycles") ? cycles : !strcmp(objective, "edp") ? energy_pj * cycles : energy_pj;
+}
+
 static void grow_best(rls_result *r, int n) {
     if (n <= r->nlayers) return;
     r->best = realloc(r->best, sizeof(rls_layer_best) * (size_t)n);
@@ -54,10 +60,10 @@ static void keep_best(rls_result *r, json_int_t li, double energy, double cycles
                       const json_t *table, const char *name) {
     if (li < 0 || li >= 100000) return;
     grow_best(r, (int)li + 1);
-    double m = !strcmp(objective, "cycles") ? cycles : !strcmp(objective, "edp") ? energy * cycles : energy;
+    double m = rls_metric(energy, cycles, objective);
     if (!isfinite(m)) return;
     rls_layer_best *b = &r->best[li];
-    if (b->seen && !(m < b->metric)) return;
+    if (b->seen && !r->keep_last && !(m < b->metric)) return;
     b->seen = true;
     b->metric = m;
     b->energy_pj = energy;
@@ -110,15 +116,11 @@ typedef struct loop_ctx {
     int reward;
 } loop_ctx;
 
-static double metric_of(double energy, double cycles, const char *objective) {
-    return !strcmp(objective, "cycles") ? cycles : !strcmp(objective, "edp") ? energy * cycles : energy;
-}
-
 /* The objective of the table the step left for its layer, and of the next layer's start. */
 static void step_metrics(const json_t *info, const char *objective, double *done_layer, double *now) {
-    *now = metric_of(info_num(info, "energy_pj"), info_num(info, "cycles"), objective);
+    *now = rls_metric(info_num(info, "energy_pj"), info_num(info, "cycles"), objective);
     *done_layer = json_is_integer(json_object_get(info, "finished_layer"))
-                      ? metric_of(info_num(info, "finished_layer_energy_pj"), info_num(info, "finished_layer_cycles"),
+                      ? rls_metric(info_num(info, "finished_layer_energy_pj"), info_num(info, "finished_layer_cycles"),
                                   objective)
                       : *now;
 }
@@ -131,10 +133,11 @@ static double shaped_reward(int kind, double env_r, double m0, double prev, doub
     return (m0 - after) / m0 + pen;
 }
 
-static void load_obs(loop_ctx *c) {
+/* train: the normaliser learns from the observation; a greedy pass uses it frozen */
+static void load_obs(loop_ctx *c, bool train) {
     int od = (int)c->s->obs_dim;
     if (c->rms) {
-        ag_rms_update(c->rms, c->s->obs);
+        if (train) ag_rms_update(c->rms, c->s->obs);
         ag_rms_apply(c->rms, c->s->obs, c->obs, 10.0);
     } else {
         memcpy(c->obs, c->s->obs, sizeof(double) * (size_t)od);
@@ -148,13 +151,31 @@ static const uint8_t *take_mask(loop_ctx *c) {
     return c->mask;
 }
 
-/* One episode. train: sample and store (update when the rollout is full); else argmax. */
-static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int64_t budget, bool train, double *ret,
-                   hw_err *err) {
+static void push_total(rls_result *r, double v) {
+    if (r->n_ep_totals == r->cap_ep_totals) {
+        r->cap_ep_totals = r->cap_ep_totals ? 2 * r->cap_ep_totals : 64;
+        r->ep_totals = realloc(r->ep_totals, sizeof(double) * (size_t)r->cap_ep_totals);
+    }
+    r->ep_totals[r->n_ep_totals++] = v;
+}
+
+/* The objective's network total at the end of an episode (network mode: the env's running
+ * network totals; layer mode: the layer's own figures). */
+static double end_total(const json_t *info, const char *objective) {
+    double e = info_num(info, "network_energy_pj"), cy = info_num(info, "network_cycles");
+    if (!isfinite(e)) e = info_num(info, "energy_pj");
+    if (!isfinite(cy)) cy = info_num(info, "cycles");
+    return rls_metric(e, cy, objective);
+}
+
+/* One episode. train: sample and store (update when the rollout is full, unless learning is
+ * off); else argmax. A training episode that runs to its end records its total (ep_totals). */
+static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int64_t budget, bool train, bool learn,
+                   double *ret, hw_err *err) {
     ag_sess *s = c->s;
     uint64_t rs = ag_rng_derive(seed, 1 + (uint64_t)ep) & ((1ULL << 53) - 1);
     if (ag_sess_reset(s, &rs, err)) return -1;
-    load_obs(c);
+    load_obs(c, train);
     *ret = 0;
     double m0, prev;
     step_metrics(s->info, c->objective, &m0, &prev);
@@ -191,16 +212,19 @@ static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int6
         bool done = s->terminated || s->truncated;
         if (train) {
             int full = ppo_store(c->p, c->obs, mask, &a, NULL, logp, v, isfinite(rl) ? rl : 0.0, done);
-            load_obs(c);
-            if (full || res->steps >= budget) {
+            load_obs(c, train);
+            if (learn && (full || res->steps >= budget)) {
                 ppo_stats st;
                 ppo_update(c->p, c->obs, &st);
                 res->updates++;
             }
         } else {
-            load_obs(c);
+            load_obs(c, train);
         }
-        if (done) break;
+        if (done) {
+            if (train) push_total(res, end_total(s->info, c->objective));
+            break;
+        }
     }
     return 0;
 }
@@ -293,6 +317,25 @@ static int train_ckpt(ag_ckpt_ctl *ctl, ag_run *run, loop_ctx *c, rls_result *re
     return 0;
 }
 
+/* A greedy pass of the current policy for the learning curve: not logged, not counted. */
+static int curve_point(loop_ctx *c, rls_result *res, uint64_t seed, hw_err *err) {
+    rls_result g = {.keep_last = true};
+    ag_run *run = c->run;
+    c->run = NULL;
+    double ret;
+    int rc = episode(c, &g, 0, seed, INT64_MAX, false, false, &ret, err);
+    c->run = run;
+    if (!rc) {
+        if (res->n_curve == res->cap_curve) {
+            res->cap_curve = res->cap_curve ? 2 * res->cap_curve : 16;
+            res->curve = realloc(res->curve, sizeof(rls_curve_pt) * (size_t)res->cap_curve);
+        }
+        res->curve[res->n_curve++] = (rls_curve_pt){res->episodes, rls_result_total(&g, c->objective)};
+    }
+    rls_result_free(&g);
+    return rc;
+}
+
 static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
                     int64_t budget, bool train, rls_result *res, hw_err *err) {
     loop_ctx c = {.s = s, .run = run, .p = p, .objective = objective, .worker = cfg && cfg->worker ? cfg->worker : "0"};
@@ -317,9 +360,13 @@ static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const c
             p->cfg.ent_coef = c2 > cfg->ent_final ? c2 : cfg->ent_final;
             res->ent_coef = p->cfg.ent_coef;
         }
-        rc = episode(&c, res, train ? ep : 0, seed, budget, train, &res->last_return, err);
+        if (train && cfg->eval_every > 0 && ep % cfg->eval_every == 0 && (rc = curve_point(&c, res, seed, err))) break;
+        rc = episode(&c, res, train ? ep : 0, seed, budget, train, !cfg || cfg->learn, &res->last_return, err);
         if (!rc) res->episodes++;
     }
+    if (!rc && train && cfg->eval_every > 0 && res->episodes % cfg->eval_every == 0 &&
+        (res->n_curve == 0 || res->curve[res->n_curve - 1].episode != res->episodes))
+        rc = curve_point(&c, res, seed, err);
     gsl_rng_free(c.rng);
     ag_rms_free(c.rms);
     free(c.obs);
@@ -335,12 +382,15 @@ int rls_train(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *o
 int rls_eval(ag_sess *s, ag_run *run, ppo *p, const char *objective, uint64_t seed, int64_t budget, rls_result *res,
              hw_err *err) {
     rls_result_free(res);
+    res->keep_last = true;
     return run_loop(s, run, p, NULL, objective, seed, budget, false, res, err);
 }
 
 void rls_result_free(rls_result *r) {
     for (int i = 0; i < r->nlayers; i++) json_decref(r->best[i].table);
     free(r->best);
+    free(r->ep_totals);
+    free(r->curve);
     memset(r, 0, sizeof *r);
 }
 
@@ -362,4 +412,16 @@ json_t *rls_result_json(const rls_result *r) {
     }
     return json_pack("{s:o,s:f,s:f,s:i,s:i}", "layers", layers, "total_energy_pj", e, "total_cycles", cy,
                      "layers_seen", seen, "layers_total", r->nlayers);
+}
+
+double rls_result_total(const rls_result *r, const char *objective) {
+    double e = 0, cy = 0;
+    int seen = 0;
+    for (int i = 0; i < r->nlayers; i++)
+        if (r->best[i].seen) {
+            seen++;
+            e += r->best[i].energy_pj;
+            cy += r->best[i].cycles;
+        }
+    return seen ? rls_metric(e, cy, objective) : NAN;
 }

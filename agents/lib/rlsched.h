@@ -24,6 +24,11 @@ typedef struct rls_cfg {
     bool norm_obs;        /* running mean/std on the observation (off: sched-v0's is in [0,1]) */
     const char *worker;   /* trial worker label ("0") */
     int reward;           /* RLS_REWARD_*: what PPO learns from (the trial log keeps the env's) */
+    bool learn;           /* false: the untrained control, no PPO update ever (the same rollouts,
+                             sampled from the initial masked policy; --no-learn) */
+    int64_t eval_every;   /* > 0: a greedy pass after every eval_every-th training episode (and
+                             before the first), its network total kept in rls_result.curve; not
+                             counted in steps, not logged, not checkpointed */
     struct ag_ckpt_ctl *ckpt; /* checkpoints of the training loop before each episode's reset, and
                                  its resume (checkpoint.h); NULL: off. The caller drops a resumed
                                  run's "greedy" trials (ag_run_drop_worker). */
@@ -48,23 +53,40 @@ typedef struct rls_layer_best {
     json_t *table;        /* owned; the table of the best step */
 } rls_layer_best;
 
+/* One point of the learning curve: after `episode` training episodes, the objective's network
+ * total of a greedy pass. */
+typedef struct rls_curve_pt {
+    int64_t episode;
+    double greedy_total;
+} rls_curve_pt;
+
 typedef struct rls_result {
     int64_t episodes, steps, updates;
     int nlayers;
     rls_layer_best *best; /* nlayers entries */
+    bool keep_last;       /* rls_eval: every layer keeps the table its pass ended with (no best-seen) */
     double last_return;
     double ent_coef;      /* c2 at the end */
+    double *ep_totals;    /* the objective's network total each training episode ended with (the
+                             sampled pass of the policy of that episode); episodes entries when
+                             not resumed from a checkpoint, else those since the resume */
+    int64_t n_ep_totals, cap_ep_totals;
+    rls_curve_pt *curve;  /* cfg.eval_every > 0 */
+    int64_t n_curve, cap_curve;
 } rls_result;
 
 /* Objective name of the env config ("energy" by default) and its info key. */
 const char *rls_objective(const json_t *env_config);
+/* The objective applied to network totals: energy (pJ), cycles, or edp = energy x cycles. */
+double rls_metric(double energy_pj, double cycles, const char *objective);
 
 /* Trains on s until cfg->episodes episodes or `budget` env steps; logs every step in run (may be
  * NULL). With cfg->ckpt resuming, continues the training stored in it (res is filled from it). p: a PPO built for s (rls_ppo_new) — trained in place. Returns 0 or -1 with err. */
 int rls_train(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
               int64_t budget, rls_result *res, hw_err *err);
-/* One greedy (argmax) episode; every step logged as worker "greedy". Fills res->best from that
- * episode only (res is reset first). */
+/* One greedy (argmax) episode; every step logged as worker "greedy". Fills res->best with the
+ * table each layer ends that episode with (res is reset first; res->keep_last is set): one
+ * deterministic pass, no best-seen. */
 int rls_eval(ag_sess *s, ag_run *run, ppo *p, const char *objective, uint64_t seed, int64_t budget,
              rls_result *res, hw_err *err);
 /* PPO over the session's Discrete action space; NULL with err when the space is not Discrete. */
@@ -72,5 +94,7 @@ ppo *rls_ppo_new(ag_sess *s, const rls_cfg *cfg, uint64_t seed, hw_err *err);
 void rls_result_free(rls_result *r);
 /* {"layers": [...], "total_energy_pj", "total_cycles", "layers_seen"} (new reference). */
 json_t *rls_result_json(const rls_result *r);
+/* The objective's network total of r's per-layer tables (NaN when no layer was seen). */
+double rls_result_total(const rls_result *r, const char *objective);
 
 #endif

@@ -1,12 +1,35 @@
 /* hwgym-rlsched - the RL-Scheduling agent: PPO with action masking picks which 2 or 3 rows of
  * the scheduling table sched-v0 brute-forces next (docs/rlsched.md). The loop is in
  * agents/lib/rlsched.c; this is the command line. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent_common.h"
 #include "checkpoint.h"
 #include "rlsched.h"
+
+static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+/* What the policy does apart from what the search does (docs/rlsched.md "Reading the summary"):
+ * greedy_total (one deterministic pass, the table each layer ends with), best_seen_total (the
+ * best table per layer over all training steps: search), steps (training brute-force steps),
+ * greedy_steps, learning, and the learning curve and per-episode totals. */
+static void summary_controls(json_t *res, const rls_result *tr, const rls_result *gr, const char *objective,
+                             bool learning, bool eval_only) {
+    json_object_set_new(res, "greedy_total", gr->episodes ? num_or_null(rls_result_total(gr, objective)) : json_null());
+    json_object_set_new(res, "best_seen_total", eval_only ? json_null() : num_or_null(rls_result_total(tr, objective)));
+    json_object_set_new(res, "steps", json_integer(tr->steps));
+    json_object_set_new(res, "greedy_steps", json_integer(gr->steps));
+    json_object_set_new(res, "learning", json_boolean(learning));
+    json_t *ep = json_array(), *cv = json_array();
+    for (int64_t i = 0; i < tr->n_ep_totals; i++) json_array_append_new(ep, num_or_null(tr->ep_totals[i]));
+    for (int64_t i = 0; i < tr->n_curve; i++)
+        json_array_append_new(cv, json_pack("{s:I,s:o}", "episode", (json_int_t)tr->curve[i].episode, "greedy_total",
+                                            num_or_null(tr->curve[i].greedy_total)));
+    json_object_set_new(res, "episode_totals", ep);
+    json_object_set_new(res, "curve", cv);
+}
 
 int main(int argc, char **argv) {
     rls_cfg c = rls_cfg_default();
@@ -15,7 +38,8 @@ int main(int argc, char **argv) {
     double lr = c.ppo.lr, lr_critic = c.ppo.lr_critic, gamma = c.ppo.gamma, lam = c.ppo.gae_lambda,
            clip = c.ppo.clip_coef, c1 = c.ppo.vf_coef, l2 = c.ppo.critic_l2, ent0 = c.ent_start,
            ent1 = c.ent_final, decay = c.ent_decay, mgn = c.ppo.max_grad_norm;
-    bool norm_obs = false, mse = false, eval_only = false, no_greedy = false;
+    bool norm_obs = false, mse = false, eval_only = false, no_greedy = false, no_learn = false;
+    int64_t eval_every = 0;
     const char *save = NULL, *load = NULL, *worker = NULL, *reward = "env";
     ag_optdef extra[] = {
         {"episodes", AG_OPT_INT, &episodes, "training episodes (200; the paper trains up to 3000)"},
@@ -38,6 +62,12 @@ int main(int argc, char **argv) {
         {"norm-obs", AG_OPT_FLAG, &norm_obs, "normalise observations by a running mean/std (off: sched-v0's are in [0,1])"},
         {"mse-critic", AG_OPT_FLAG, &mse, "CleanRL's clipped squared-error critic loss instead of Smooth-L1"},
         {"no-greedy", AG_OPT_FLAG, &no_greedy, "skip the greedy evaluation episode after training"},
+        {"no-learn", AG_OPT_FLAG, &no_learn,
+         "the untrained control: the same episodes and steps, actions sampled from the initial masked policy, "
+         "no PPO update"},
+        {"eval-every", AG_OPT_INT, &eval_every,
+         "learning curve: a greedy pass before training and after every N training episodes (0: off); "
+         "the summary's \"curve\" lists them (not counted in steps)"},
         {"save", AG_OPT_STRING, &save, "write the trained actor and critic to this file"},
         {"load", AG_OPT_STRING, &load, "start from weights written by --save"},
         {"eval-only", AG_OPT_FLAG, &eval_only, "with --load: one greedy episode, no training"},
@@ -54,6 +84,12 @@ int main(int argc, char **argv) {
         return code;
     if (!o.env) o.env = "sched-v0";
     const char *env = o.env;
+    if (eval_every < 0) {
+        fprintf(stderr, "hwgym-rlsched: --eval-every must be >= 0 (0: no learning curve), got %lld\n",
+                (long long)eval_every);
+        ag_opts_free(&o);
+        return 2;
+    }
     if (episodes < 0 || num_steps < 1 || minibatch < 1 || epochs < 1 || hidden < 1 || hidden > 4096) {
         fprintf(stderr, "hwgym-rlsched: --episodes must be >= 0, --num-steps/--minibatch/--epochs >= 1, "
                         "--hidden in 1..4096\n");
@@ -92,6 +128,8 @@ int main(int argc, char **argv) {
     c.ent_decay = decay;
     c.norm_obs = norm_obs;
     c.worker = worker;
+    c.learn = !no_learn;
+    c.eval_every = eval_every;
 
     hw_err err = {0};
     int rc = 1;
@@ -129,6 +167,7 @@ int main(int argc, char **argv) {
                     (json_int_t)tr.updates, "ent_coef", tr.ent_coef);
     if (!eval_only) json_object_set_new(res, "best_seen", rls_result_json(&tr));
     if (gr.episodes) json_object_set_new(res, "greedy", rls_result_json(&gr));
+    summary_controls(res, &tr, &gr, objective, !no_learn, eval_only);
     rc = ag_run_finish(&run, res, frc != 0, &err, "hwgym-rlsched");
     err.msg[0] = 0; /* printed */
 out:

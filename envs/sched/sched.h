@@ -118,6 +118,7 @@ int sched_action_valid(const sched_accel *a, int act, int r);
 typedef struct sched_bf_stats {
     long long visited, leaves, pruned; /* pruned: broke a constraint */
     long long bounded;                  /* cut by the branch-and-bound lower bound */
+    long long cache_hits;               /* sched_bruteforce_cached: 1 when the step was a memo hit */
 } sched_bf_stats;
 
 /* Brute force: refactorise the columns of the selected rows (n = 2 or 3), keep the valid

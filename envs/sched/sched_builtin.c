@@ -1,9 +1,9 @@
 /* sched_builtin.c - the built-in accelerator descriptions, embedded so binaries work from any
  * directory. Generated from envs/sched/accelerators/NAME.json (tests/c/sched checks they match):
- *   for f in eyeriss_v1 eyeriss_v2 tpu_v3 simba; do ...; done (see docs/sched.md). */
+ *   for f in eyeriss_v1 eyeriss_v2 tpu_v3 simba tpu_v3_vmem; do ...; done (see docs/sched.md). */
 #include "sched.h"
 
-static const char *const names[] = {"eyeriss_v1", "eyeriss_v2", "tpu_v3", "simba"};
+static const char *const names[] = {"eyeriss_v1", "eyeriss_v2", "tpu_v3", "simba", "tpu_v3_vmem"};
 static const char *const texts[] = {
     "{\n"
     "  \"name\": \"eyeriss_v1\",\n"
@@ -49,6 +49,17 @@ static const char *const texts[] = {
     "  \"global_buffer\": {\"bytes\": 65536, \"dataflow\": \"OS\", \"bandwidth\": 32},\n"
     "  \"chips\": {\"x\": 6, \"y\": 6, \"energy_pj\": 20.0},\n"
     "  \"dram\": {\"dataflow\": \"OS\", \"bandwidth\": 32, \"energy_pj\": 128.0}\n"
+    "}\n"
+    ,
+    "{\n"
+    "  \"name\": \"tpu_v3_vmem\",\n"
+    "  \"word_bytes\": 2,\n"
+    "  \"mac\": {\"x\": 1, \"y\": 1, \"energy_pj\": 1.0},\n"
+    "  \"registers\": {\"W\": 2, \"dataflow\": \"WS\"},\n"
+    "  \"pe_array\": {\"x\": 256, \"y\": 128, \"energy_pj\": 0.5},\n"
+    "  \"global_buffer\": {\"bytes\": 16777216, \"dataflow\": \"OS\", \"bandwidth\": 1024},\n"
+    "  \"chips\": {\"x\": 2, \"y\": 8, \"energy_pj\": 20.0},\n"
+    "  \"dram\": {\"dataflow\": \"OS\", \"bandwidth\": 3840, \"energy_pj\": 128.0}\n"
     "}\n"
     ,
 };

@@ -7,6 +7,7 @@
 #include "common/hw_files.h"
 #include "common/config.h"
 #include "sched.h"
+#include "sched_bfcache.h"
 #include "sched_internal.h"
 
 enum { MODE_LAYER, MODE_NETWORK };
@@ -34,6 +35,7 @@ typedef struct sched_env {
     double penalty;
     int64_t max_samples; /* operator cap on evaluate's "samples" (env_limits.h) */
     hw_space *aspace, *ospace;
+    sched_bfcache *cache; /* memo of brute-force steps (config.step_cache slots; NULL: off) */
     sched_state st;
     float obs[OBS_N];
 } sched_env;
@@ -44,6 +46,7 @@ static void env_destroy(void *p) {
     hw_space_free(e->aspace);
     hw_space_free(e->ospace);
     free(e->layers);
+    sched_bfcache_free(e->cache);
     free(e);
 }
 
@@ -154,19 +157,21 @@ static int resolve_accel(sched_env *e, const json_t *cfg, const hw_env_ctx *ctx,
 
 static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"accelerator", "model", "layer", "layers", "mode", "objective",
-                                       "steps_per_layer", "penalty", "obs", NULL};
+                                       "steps_per_layer", "penalty", "obs", "step_cache", NULL};
     if (cfg && !json_is_object(cfg)) {
         hw_fail(err, HW_E_BAD_CONFIG, "config: expected an object");
         return NULL;
     }
     if (hw_cfg_check_keys(cfg, keys, err)) return NULL;
     sched_env *e = calloc(1, sizeof *e);
+    int64_t cache_slots = 0;
     if (!e) return hw_fail(err, HW_E_LIMIT, "out of memory"), NULL;
     e->max_samples = hw_env_limit(ctx, "samples", 100000);
     if (hw_cfg_enum(cfg, "mode", mode_names, MODE_LAYER, &e->mode, err) ||
         hw_cfg_enum(cfg, "objective", obj_names, SOBJ_ENERGY, &e->obj, err) ||
         hw_cfg_int(cfg, "steps_per_layer", 16, 1, 100000, &e->steps, err) ||
         hw_cfg_num(cfg, "penalty", 0.01, 0, 1e6, &e->penalty, err) || hw_cfg_enum(cfg, "obs", obs_names, 0, &e->dict_obs, err) ||
+        hw_cfg_int(cfg, "step_cache", 16384, 0, 1 << 20, &cache_slots, err) ||
         resolve_accel(e, cfg, ctx, err) ||
         load_layers(e, cfg, err)) {
         env_destroy(e);
@@ -182,6 +187,11 @@ static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *er
             env_destroy(e);
             return NULL;
         }
+    }
+    if (cache_slots > 0 && !(e->cache = sched_bfcache_new((long)cache_slots))) {
+        hw_fail(err, HW_E_LIMIT, "config.step_cache: out of memory for %lld slots", (long long)cache_slots);
+        env_destroy(e);
+        return NULL;
     }
     e->aspace = hw_space_discrete(SCHED_NACT);
     {
@@ -316,14 +326,14 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     const sched_layer *l = &e->layers[s->li];
     double reward;
     int invalid = !sched_action_valid(&e->acc, a, s->r);
-    sched_bf_stats bs = {0, 0, 0, 0};
+    sched_bf_stats bs = {0, 0, 0, 0, 0};
     int rows[3], n = 0;
     if (invalid) {
         reward = -e->penalty;
     } else {
         n = sched_action_rows(a, s->r, rows);
         double before = sched_objective(&s->cost, e->obj);
-        sched_bruteforce(&e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
+        sched_bruteforce_cached(e->cache, &e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
         /* the server's request deadline cut the search short (the table is still a valid one) */
         if (hw_deadline_check("sched-v0 brute-force step", err)) return -1;
         double after = sched_objective(&s->cost, e->obj);
@@ -346,6 +356,7 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
         json_object_set_new(info, "bf_leaves", json_integer(bs.leaves));
         json_object_set_new(info, "bf_pruned", json_integer(bs.pruned));
         json_object_set_new(info, "bf_bounded", json_integer(bs.bounded));
+        json_object_set_new(info, "bf_cache_hit", json_boolean(bs.cache_hits > 0));
     }
     if (s->t >= e->steps) {
         if (e->mode == MODE_NETWORK && s->li + 1 < e->nlayers) {

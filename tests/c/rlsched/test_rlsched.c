@@ -361,3 +361,91 @@ Test(rlsched, cosa_baseline_gives_valid_tables) {
     cr_log_info("cosa: %d tables valid, %d below the all-in-DRAM energy", checked, better);
     cr_assert_gt(better, checked / 2);
 }
+
+/* The summary separates the policy from the search (issue 26): greedy_total is the greedy pass's
+ * own end state (the env's network total at its last step, no best-seen), best_seen_total is at
+ * most every training episode's end total, steps counts the training steps alone, and the
+ * learning curve ends at the final greedy pass. --no-learn is the same run with no update: its
+ * summary equals that of --actor-lr 0 --critic-lr 0 but for "learning" and "updates", and its
+ * curve is flat. */
+static json_t *summary_of(const char *const *args) {
+    int st;
+    char *o = run_agent(args, &st);
+    cr_assert_eq(st, 0);
+    json_t *j = summary_without_times(o);
+    free(o);
+    return j;
+}
+
+static double jnum(const json_t *j, const char *k) {
+    const json_t *v = json_object_get(j, k);
+    cr_assert(json_is_number(v), "summary field %s is a number", k);
+    return json_number_value(v);
+}
+
+Test(rlsched, summary_reports_greedy_best_seen_and_the_untrained_control, .timeout = 180) {
+    const char *net = "{\"accelerator\":\"eyeriss_v1\",\"model\":\"mobilenet_v3\",\"mode\":\"network\","
+                      "\"steps_per_layer\":3,\"objective\":\"cycles\"}";
+    char dir[64], db[128];
+    hwtest_tmpdir(dir, sizeof dir);
+    snprintf(db, sizeof db, "%s/c.db", dir);
+    const char *a[] = {"--endpoint", "local", "--config", net, "--episodes", "4", "--eval-every", "2",
+                       "--seed", "5", "--quiet", "--num-steps", "32", "--db", db, NULL};
+    json_t *j = summary_of(a);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "objective")), "cycles");
+    cr_assert_eq(jnum(j, "steps"), 4 * 64 * 3, "training steps: 4 episodes x 64 layers x 3");
+    cr_assert_eq(jnum(j, "greedy_steps"), 64 * 3);
+    cr_assert(json_is_true(json_object_get(j, "learning")));
+    double g = jnum(j, "greedy_total"), b = jnum(j, "best_seen_total");
+    cr_assert_float_eq(g, jnum(json_object_get(j, "greedy"), "total_cycles"), g * 1e-12);
+    /* the greedy pass's total is the env's own network total at the pass's last step */
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *q;
+    cr_assert_eq(sqlite3_prepare_v2(h,
+                                    "SELECT json_extract(metrics,'$.network_cycles') FROM trials WHERE "
+                                    "worker='greedy' ORDER BY step DESC LIMIT 1",
+                                    -1, &q, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(h));
+    cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
+    double env_total = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    cr_assert_float_eq(g, env_total, env_total * 1e-9, "greedy %.6g, env %.6g", g, env_total);
+    const json_t *ep = json_object_get(j, "episode_totals"), *cv = json_object_get(j, "curve");
+    cr_assert_eq(json_array_size(ep), 4);
+    for (size_t i = 0; i < 4; i++) cr_assert_leq(b, json_real_value(json_array_get(ep, i)) * (1 + 1e-12));
+    cr_assert_eq(json_array_size(cv), 3, "curve at episodes 0, 2, 4");
+    cr_assert_eq(jnum(json_array_get(cv, 2), "episode"), 4);
+    cr_assert_float_eq(jnum(json_array_get(cv, 2), "greedy_total"), g, g * 1e-12);
+
+    const char *nl[] = {"--endpoint", "local", "--config", net, "--episodes", "4", "--eval-every", "2",
+                        "--seed", "5", "--quiet", "--num-steps", "32", "--no-learn", NULL};
+    const char *lr0[] = {"--endpoint", "local", "--config", net, "--episodes", "4", "--eval-every", "2",
+                         "--seed", "5", "--quiet", "--num-steps", "32", "--actor-lr", "0", "--critic-lr", "0", NULL};
+    json_t *u = summary_of(nl), *z = summary_of(lr0);
+    cr_assert(json_is_false(json_object_get(u, "learning")));
+    cr_assert_eq(jnum(u, "updates"), 0);
+    cr_assert_gt(jnum(z, "updates"), 0);
+    const json_t *ucv = json_object_get(u, "curve");
+    for (size_t i = 0; i < json_array_size(ucv); i++)
+        cr_assert_eq(jnum(json_array_get(ucv, i), "greedy_total"), jnum(u, "greedy_total"), "untrained curve is flat");
+    for (json_t *x = u; x; x = x == u ? z : NULL) {
+        json_object_del(x, "learning");
+        json_object_del(x, "updates");
+        json_object_del(x, "config");
+        json_object_del(x, "agent_config");
+    }
+    char *su = json_dumps(u, JSON_SORT_KEYS), *sz = json_dumps(z, JSON_SORT_KEYS);
+    cr_assert_str_eq(su, sz, "--no-learn differs from learning rates of 0");
+    free(su);
+    free(sz);
+    json_decref(u);
+    json_decref(z);
+    json_decref(j);
+    int st;
+    const char *bad[] = {"--endpoint", "local", "--config", SMALL_LAYER, "--eval-every", "-1", NULL};
+    free(run_agent(bad, &st));
+    cr_assert_eq(st, 2, "--eval-every -1 is a usage error");
+    hwtest_rmtree(dir);
+}

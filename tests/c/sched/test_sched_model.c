@@ -407,7 +407,7 @@ Test(sched_model, accelerator_json_errors_name_the_field) {
 Test(sched_model, builtin_accelerators_match_shipped_files) {
     /* the embedded strings and envs/sched/accelerators/NAME.json must stay identical (the test
      * runs from the repository root, as `make test` does) */
-    cr_assert_eq(sched_builtin_count(), 4);
+    cr_assert_eq(sched_builtin_count(), 5);
     for (int i = 0; i < sched_builtin_count(); i++) {
         char path[128];
         snprintf(path, sizeof path, "envs/sched/accelerators/%s.json", sched_builtin_name(i));

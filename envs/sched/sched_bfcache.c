@@ -1,0 +1,93 @@
+/* sched_bfcache.c - see sched_bfcache.h. */
+#include "sched_bfcache.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/env_limits.h"
+
+typedef struct bf_key {
+    int d[SCHED_NDIM], stride, n, rows[3], obj, sec;
+    int f[SCHED_NROW][SCHED_NDIM];
+    unsigned char ord[SCHED_NROW][SCHED_NDIM];
+} bf_key;
+
+typedef struct bf_slot {
+    int used;
+    bf_key k;
+    int f[SCHED_NROW][SCHED_NDIM]; /* the brute force's result (the loop orders are not changed) */
+} bf_slot;
+
+struct sched_bfcache {
+    bf_slot *slot;
+    size_t mask;
+    long long hits, lookups;
+};
+
+sched_bfcache *sched_bfcache_new(long slots) {
+    size_t n = 16;
+    while ((long)n < slots && n < ((size_t)1 << 24)) n <<= 1;
+    sched_bfcache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->slot = calloc(n, sizeof *c->slot); /* zero pages: memory is committed as slots fill */
+    if (!c->slot) {
+        free(c);
+        return NULL;
+    }
+    c->mask = n - 1;
+    return c;
+}
+
+void sched_bfcache_free(sched_bfcache *c) {
+    if (!c) return;
+    free(c->slot);
+    free(c);
+}
+
+void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups) {
+    *hits = c ? c->hits : 0;
+    *lookups = c ? c->lookups : 0;
+}
+
+/* FNV-1a over the key's bytes (the key is zeroed before it is filled: no stray padding) */
+static uint64_t key_hash(const bf_key *k) {
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
+                            const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st) {
+    if (!c || n < 2 || n > 3) return sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
+    bf_key k;
+    memset(&k, 0, sizeof k);
+    memcpy(k.d, l->d, sizeof k.d);
+    k.stride = l->stride;
+    k.n = n;
+    for (int i = 0; i < n; i++) k.rows[i] = rows[i];
+    k.obj = obj;
+    k.sec = sec;
+    memcpy(k.f, t->f, sizeof k.f);
+    memcpy(k.ord, t->ord, sizeof k.ord);
+    bf_slot *s = &c->slot[key_hash(&k) & c->mask];
+    c->lookups++;
+    if (s->used && !memcmp(&s->k, &k, sizeof k)) {
+        c->hits++;
+        memcpy(t->f, s->f, sizeof t->f);
+        if (best) sched_cost_eval(a, l, t, best);
+        if (st) {
+            memset(st, 0, sizeof *st);
+            st->cache_hits = 1;
+        }
+        return 0;
+    }
+    int rc = sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
+    if (rc == 0 && !hw_deadline_passed()) {
+        s->used = 1;
+        s->k = k;
+        memcpy(s->f, t->f, sizeof s->f);
+    }
+    return rc;
+}

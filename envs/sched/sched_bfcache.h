@@ -1,0 +1,29 @@
+/* sched_bfcache.h - a bounded memo of sched-v0's brute-force steps (docs/sched.md "Speed").
+ *
+ * Owns: a direct-mapped table from (layer shape and stride, table, selected rows, objective,
+ * secondary objective) to the table the brute force returns, for one accelerator. The brute force
+ * is a pure function of those, so a hit returns exactly what sched_bruteforce would; layers with
+ * the same shape (ResNet-50's repeated blocks) and later training episodes reaching the same
+ * table reuse the search. Memory is bounded by the slot count (about 800 bytes a slot, touched
+ * lazily); a colliding entry replaces the older one. A search cut short by the server's request
+ * deadline is not stored. Not thread-safe: one per env instance. */
+#ifndef HW_SCHED_BFCACHE_H
+#define HW_SCHED_BFCACHE_H
+
+#include "sched.h"
+
+typedef struct sched_bfcache sched_bfcache;
+
+/* slots: entries kept at most (rounded up to a power of two, >= 16). NULL when out of memory. */
+sched_bfcache *sched_bfcache_new(long slots);
+void sched_bfcache_free(sched_bfcache *c);
+
+/* sched_bruteforce through the cache (c may be NULL: no cache). On a hit t becomes the cached
+ * table, best (if non-NULL) its cost, and st (if non-NULL) is zero but for cache_hits = 1. */
+int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
+                            const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st);
+
+/* hits and lookups so far */
+void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups);
+
+#endif

@@ -1,0 +1,127 @@
+/* The brute-force memo (sched_bfcache.h) through the env: with config.step_cache on, every step
+ * leaves exactly the table and figures the uncached env does; a layer with the shape of an earlier
+ * one, given the same actions, is served from the memo; a repeated episode is too; step_cache 0
+ * turns it off; a bad value names the field. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "registry.h"
+#include "sched/sched.h"
+#include "sched/sched_bfcache.h"
+
+#define LAYERS                                                                                                          \
+    "\"layers\":[{\"name\":\"a\",\"C\":32,\"K\":64,\"R\":3,\"S\":3,\"P\":14,\"Q\":14},"                                \
+    "{\"name\":\"b\",\"C\":64,\"K\":64,\"P\":28,\"Q\":28},{\"name\":\"a2\",\"C\":32,\"K\":64,\"R\":3,\"S\":3,\"P\":14,"  \
+    "\"Q\":14}]"
+
+static void *mk(const char *cfg_text, const hw_env_family **f) {
+    json_t *cfg = json_loads(cfg_text, 0, NULL);
+    cr_assert(cfg, "bad test JSON");
+    hw_err err;
+    void *env = hw_env_create("sched-v0", cfg, f, &err);
+    json_decref(cfg);
+    cr_assert(env, "create failed: %s", err.msg);
+    return env;
+}
+
+/* the k-th valid action of the mask, k from the step index (same actions on every layer) */
+static int64_t pick(json_t *info, int t) {
+    const json_t *m = json_object_get(info, "action_mask");
+    int valid[SCHED_NACT], n = 0;
+    for (int a = 0; a < SCHED_NACT; a++)
+        if (json_integer_value(json_array_get(m, (size_t)a))) valid[n++] = a;
+    cr_assert_gt(n, 0);
+    return valid[(7 * t + 3) % n];
+}
+
+Test(sched_cache, cached_steps_equal_uncached_and_reuse_same_shapes, .timeout = 120) {
+    const char *accs[] = {"eyeriss_v1", "simba", "tpu_v3"};
+    for (int ai = 0; ai < 3; ai++) {
+        char c0[1024], c1[1024];
+        snprintf(c0, sizeof c0, "{\"accelerator\":\"%s\",\"mode\":\"network\",\"steps_per_layer\":6,\"step_cache\":0,%s}",
+                 accs[ai], LAYERS);
+        snprintf(c1, sizeof c1, "{\"accelerator\":\"%s\",\"mode\":\"network\",\"steps_per_layer\":6,%s}", accs[ai], LAYERS);
+        const hw_env_family *f;
+        void *e0 = mk(c0, &f), *e1 = mk(c1, &f);
+        int hits[2] = {0, 0}, steps = 0;
+        for (int ep = 0; ep < 2; ep++) {
+            hw_obs o;
+            json_t *i0 = json_object(), *i1 = json_object();
+            f->reset(e0, NULL, NULL, &o, i0, NULL);
+            f->reset(e1, NULL, NULL, &o, i1, NULL);
+            for (int t = 0;; t++) {
+                int64_t a = pick(i0, t % 6);
+                hw_act act = {1, &a, NULL};
+                hw_step_out out0, out1;
+                json_decref(i0);
+                json_decref(i1);
+                i0 = json_object();
+                i1 = json_object();
+                cr_assert_eq(f->step(e0, &act, &out0, i0, NULL), 0);
+                cr_assert_eq(f->step(e1, &act, &out1, i1, NULL), 0);
+                char *t0 = json_dumps(json_object_get(i0, "table"), 0), *t1 = json_dumps(json_object_get(i1, "table"), 0);
+                cr_assert_str_eq(t0, t1, "%s episode %d step %d: tables differ", accs[ai], ep, t);
+                free(t0);
+                free(t1);
+                cr_assert_eq(out0.reward, out1.reward);
+                cr_assert_eq(json_real_value(json_object_get(i0, "network_energy_pj")),
+                             json_real_value(json_object_get(i1, "network_energy_pj")));
+                cr_assert(json_is_false(json_object_get(i0, "bf_cache_hit")), "step_cache 0 hit");
+                if (json_is_true(json_object_get(i1, "bf_cache_hit"))) {
+                    hits[ep]++;
+                    cr_assert_eq(json_integer_value(json_object_get(i1, "bf_leaves")), 0);
+                }
+                if (ep == 0) steps++;
+                if (out0.terminated) break;
+            }
+            json_decref(i0);
+            json_decref(i1);
+        }
+        /* layer a2 has layer a's shape: its 6 steps (same actions) come from the memo; the second
+         * episode repeats the first (a direct-mapped collision could evict an entry: allow one) */
+        cr_assert_geq(hits[0], 6, "%s: %d hits in episode 1", accs[ai], hits[0]);
+        cr_assert_geq(hits[1], steps - 1, "%s: %d of %d hits in episode 2", accs[ai], hits[1], steps);
+        f->destroy(e0);
+        f->destroy(e1);
+    }
+}
+
+Test(sched_cache, counts_and_bad_config) {
+    sched_bfcache *c = sched_bfcache_new(3);
+    long long h, n;
+    sched_bfcache_counts(c, &h, &n);
+    cr_assert_eq(h + n, 0);
+    sched_accel a;
+    sched_layer l;
+    hw_err err;
+    json_t *nm = json_string("eyeriss_v1"), *lj = json_loads("{\"C\":16,\"K\":32,\"P\":7,\"Q\":7}", 0, NULL);
+    cr_assert_eq(sched_accel_resolve(nm, "a", &a, &err), 0);
+    cr_assert_eq(sched_layer_from_json(lj, "l", &l, &err), 0);
+    json_decref(nm);
+    json_decref(lj);
+    int rows[3] = {SR_LB, SR_GB, SR_DRAM};
+    sched_table t1, t2;
+    sched_table_init(&l, &t1);
+    t2 = t1;
+    sched_cost c1, c2;
+    sched_bf_stats s1, s2;
+    cr_assert_eq(sched_bruteforce_cached(c, &a, &l, &t1, 3, rows, SOBJ_ENERGY, -1, &c1, &s1), 0);
+    cr_assert_eq(sched_bruteforce_cached(c, &a, &l, &t2, 3, rows, SOBJ_ENERGY, -1, &c2, &s2), 0);
+    cr_assert_eq(s1.cache_hits, 0);
+    cr_assert_eq(s2.cache_hits, 1);
+    cr_assert_gt(s1.leaves, 0);
+    cr_assert_eq(memcmp(t1.f, t2.f, sizeof t1.f), 0);
+    cr_assert_eq(c1.energy_pj, c2.energy_pj);
+    sched_bfcache_counts(c, &h, &n);
+    cr_assert_eq(h, 1);
+    cr_assert_eq(n, 2);
+    int bad[3] = {SR_LB, SR_LB, SR_DRAM};
+    cr_assert_eq(sched_bruteforce_cached(c, &a, &l, &t1, 3, bad, SOBJ_ENERGY, -1, NULL, NULL), -1);
+    sched_bfcache_free(c);
+    sched_bfcache_free(NULL);
+    json_t *cfg = json_loads("{\"step_cache\":-1}", 0, NULL);
+    void *env = hw_env_create("sched-v0", cfg, NULL, &err);
+    json_decref(cfg);
+    cr_assert_null(env);
+    cr_assert(strstr(err.msg, "config.step_cache"), "%s", err.msg);
+}
