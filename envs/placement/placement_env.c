@@ -268,8 +268,9 @@ static double score(const pl_env *e, const pl_result *r, json_t *j) {
             na += r->rectified[2 * i + 1] == k && m->bytes[2 * i + 1] > 0;
         }
         json_object_set_new(occ, m->hw.mem[k].name,
-                            json_pack("{s:I, s:I, s:I, s:f, s:i, s:i}", "peak_bytes", (json_int_t)r->peak[k],
-                                      "capacity_bytes", (json_int_t)m->hw.mem[k].capacity, "weights_bytes",
+                            json_pack("{s:I, s:I, s:i, s:I, s:f, s:i, s:i}", "peak_bytes", (json_int_t)r->peak[k],
+                                      "capacity_bytes", (json_int_t)m->hw.mem[k].capacity, "banks",
+                                      m->hw.mem[k].banks, "weights_bytes",
                                       (json_int_t)r->weights_in[k], "utilization",
                                       (double)r->peak[k] / (double)m->hw.mem[k].capacity, "weight_tensors", nw,
                                       "activation_tensors", na));
