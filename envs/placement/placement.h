@@ -157,6 +157,9 @@ int64_t pl_occupancy_bank(const pl_model *m, const uint8_t *map, int mem, int ba
 int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, int *n_moved);
 /* Time (seconds) of node i under a mapping: max(compute, slowest channel) + max latency. */
 double pl_node_time(const pl_model *m, const uint8_t *map, int i);
+/* The same with only the inputs p (0-based, in the node's input order) whose bit is set in
+ * in_mask; dropping inputs can only lower the time (used by the bounds, placement_bound.h). */
+double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask);
 /* Latency (seconds) of an already valid mapping; per-node times go to node_time if non-NULL. */
 double pl_latency(const pl_model *m, const uint8_t *map, double *node_time);
 /* Rectify + latency. map entries must be < hw.n_mem. No allocation. */

@@ -240,13 +240,16 @@ static void chan_add(chan_acc *c, int k, int b, double sec) {
     c->t[c->n++] = sec;
 }
 
-double pl_node_time(const pl_model *m, const uint8_t *map, int i) {
+double pl_node_time(const pl_model *m, const uint8_t *map, int i) { return pl_node_time_masked(m, map, i, ~0u); }
+
+double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask) {
     chan_acc c = {0};
     if (m->w_read[i] > 0) {
         int k = map[2 * i];
         chan_add(&c, k, pl_bank(m, 2 * i, k), (double)m->w_read[i] * m->inv_rbw[k]);
     }
     for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
+        if (!(in_mask & (1u << (p - m->in_off[i])))) continue;
         int t = m->in_t[p];
         int k = t < 0 ? 0 : map[t];
         chan_add(&c, k, t < 0 ? 0 : pl_bank(m, t, k), (double)m->in_bytes[p] * m->inv_rbw[k]);
