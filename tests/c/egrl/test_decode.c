@@ -34,57 +34,41 @@ static void fill(double *post, double d, double l, double s) {
     }
 }
 
-static void expect(const int64_t *got, const int64_t *want, const char *what) {
-    for (int t = 0; t < 6; t++) cr_assert_eq(got[t], want[t], "%s: tensor %d -> %lld, want %lld", what, t, (long long)got[t], (long long)want[t]);
-}
-
-Test(egrl_decode, prefers_sram_gives_the_heuristic) {
+/* Decodes the chain with every tensor's posterior (DRAM, LLC, SRAM) = pref, tensor w0's = w0pref
+ * when not NULL, and asserts the map. */
+static void decode_case(int banks, int64_t sram_cap, const double *pref, const double *w0pref, const int64_t *want,
+                        const char *what) {
     eg_ctx c;
     int64_t bytes[6], a[6];
     int last[3];
-    chain(&c, 1, bytes, last);
+    chain(&c, banks, bytes, last);
+    c.dec_cap[2] = sram_cap;
     double post[18];
-    fill(post, 0.1, 0.2, 0.7);
+    fill(post, pref[0], pref[1], pref[2]);
+    if (w0pref) memcpy(post, w0pref, 3 * sizeof(double));
+    eg_decode(&c, post, a);
+    for (int t = 0; t < 6; t++) cr_assert_eq(a[t], want[t], "%s: tensor %d -> %lld, want %lld", what, t, (long long)a[t], (long long)want[t]);
+}
+
+static const double SRAM_FIRST[3] = {0.1, 0.2, 0.7};
+
+Test(egrl_decode, prefers_sram_gives_the_heuristic) {
     /* activations all fit the SRAM (peak 500); w0 500 + 1000 fits; w1 -> LLC; w2 1500 + 500 > 1500 -> LLC */
-    eg_decode(&c, post, a);
-    const int64_t want[6] = {2, 2, 1, 2, 1, 2};
-    expect(a, want, "SRAM first");
+    decode_case(1, 1500, SRAM_FIRST, NULL, (const int64_t[6]){2, 2, 1, 2, 1, 2}, "SRAM first");
     /* w0 wants DRAM: then w2 fits the SRAM (500 + 500) */
-    post[0] = 0.9;
-    post[1] = post[2] = 0.05;
-    eg_decode(&c, post, a);
-    const int64_t want2[6] = {0, 2, 1, 2, 2, 2};
-    expect(a, want2, "w0 in DRAM");
+    decode_case(1, 1500, SRAM_FIRST, (const double[3]){0.9, 0.05, 0.05}, (const int64_t[6]){0, 2, 1, 2, 2, 2}, "w0 in DRAM");
 }
 
 Test(egrl_decode, prefers_llc) {
-    eg_ctx c;
-    int64_t bytes[6], a[6];
-    int last[3];
-    chain(&c, 1, bytes, last);
-    double post[18];
-    fill(post, 0.1, 0.6, 0.3);
     /* activations in the LLC (peak 500 at step 1); w0 1500 fits; w1 4500 > 4000, and 3000 > the
      * SRAM -> DRAM; w2 1500 + 500 fits the LLC */
-    eg_decode(&c, post, a);
-    const int64_t want[6] = {1, 1, 0, 1, 1, 1};
-    expect(a, want, "LLC first");
+    decode_case(1, 1500, (const double[3]){0.1, 0.6, 0.3}, NULL, (const int64_t[6]){1, 1, 0, 1, 1, 1}, "LLC first");
 }
 
 Test(egrl_decode, per_bank_capacity) {
-    eg_ctx c;
-    int64_t bytes[6], a[6];
-    int last[3];
-    chain(&c, 2, bytes, last); /* bank 0: l0, l2; bank 1: l1 */
-    double post[18];
-    fill(post, 0.1, 0.2, 0.7);
-    /* bank peaks 200 / 300; w0 (b0) 1200 fits; w1 (b1) 3300 > 1500 -> LLC; w2 (b0) 1700 -> LLC */
-    eg_decode(&c, post, a);
-    const int64_t want[6] = {2, 2, 1, 2, 1, 2};
-    expect(a, want, "two banks");
-    /* a bank of 3500 B holds w1 with a1 (3300) but bank 0 then holds w0 + w2 + a0 = 1700 */
-    c.dec_cap[2] = 3500;
-    eg_decode(&c, post, a);
-    const int64_t want2[6] = {2, 2, 2, 2, 2, 2};
-    expect(a, want2, "big banks");
+    /* bank 0: l0, l2; bank 1: l1. Bank peaks 200 / 300; w0 (b0) 1200 fits; w1 (b1) 3300 > 1500 ->
+     * LLC; w2 (b0) 1700 -> LLC */
+    decode_case(2, 1500, SRAM_FIRST, NULL, (const int64_t[6]){2, 2, 1, 2, 1, 2}, "two banks");
+    /* banks of 3500 B: bank 1 holds w1 with a1 (3300), bank 0 w0 + w2 + a0 (1700) */
+    decode_case(2, 3500, SRAM_FIRST, NULL, (const int64_t[6]){2, 2, 2, 2, 2, 2}, "big banks");
 }

@@ -9,8 +9,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "placement/placement_env.h"
-#include "registry.h"
+#include "pl_test.h"
 
 #define HW_BANKED(MACS, BANKS)                                                                                        \
     "{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"name\":\"banked\",\"compute\":{\"engines\":1,"     \
@@ -20,33 +19,11 @@
     "{\"name\":\"SRAM\",\"capacity_bytes\":1500,\"read_gbps\":100,\"write_gbps\":50,\"latency_ns\":1,\"banks\":" BANKS \
     "}]}}"
 
-static void *mk(const char *cfg_text, const hw_env_family **f) {
-    json_error_t je;
-    json_t *cfg = json_loads(cfg_text, 0, &je);
-    cr_assert(cfg, "bad test config: %s", je.text);
-    hw_err err = {0};
-    void *env = hw_env_create("placement-v0", cfg, f, &err);
-    json_decref(cfg);
-    cr_assert(env, "create failed: %s", err.msg);
-    return env;
-}
-
-static void mk_err(const char *cfg_text, const char *needle) {
-    json_t *cfg = json_loads(cfg_text, 0, NULL);
-    cr_assert(cfg, "bad test config %s", cfg_text);
-    hw_err err = {0};
-    void *env = hw_env_create("placement-v0", cfg, NULL, &err);
-    json_decref(cfg);
-    cr_assert_null(env, "config should fail: %s", cfg_text);
-    cr_assert_eq(err.code, HW_E_BAD_CONFIG, "%s: %s", cfg_text, err.msg);
-    cr_assert(strstr(err.msg, needle), "error '%s' does not name '%s'", err.msg, needle);
-}
-
 static const uint8_t ALL_SRAM[6] = {2, 2, 2, 2, 2, 2};
 
 Test(placement_banks, bank_affinity_and_occupancy) {
     const hw_env_family *f;
-    void *env = mk(HW_BANKED("1000", "2"), &f);
+    void *env = pl_test_env(HW_BANKED("1000", "2"), &f);
     const pl_model *m = pl_env_model(env);
     cr_assert_eq(m->hw.mem[2].banks, 2);
     cr_assert_eq(pl_bank(m, 0, 2), 0);
@@ -62,7 +39,7 @@ Test(placement_banks, bank_affinity_and_occupancy) {
 
 Test(placement_banks, rectify_per_bank_by_hand) {
     const hw_env_family *f;
-    void *env = mk(HW_BANKED("1000", "2"), &f);
+    void *env = pl_test_env(HW_BANKED("1000", "2"), &f);
     const pl_model *m = pl_env_model(env);
     pl_scratch *s = pl_scratch_new(m);
     pl_result r;
@@ -96,7 +73,7 @@ Test(placement_banks, rectify_per_bank_by_hand) {
 
 Test(placement_banks, heuristic_fills_each_bank) {
     const hw_env_family *f;
-    void *env = mk(HW_BANKED("1000", "2"), &f);
+    void *env = pl_test_env(HW_BANKED("1000", "2"), &f);
     const pl_model *m = pl_env_model(env);
     /* activations: a0 (b0), a1 (b1), a2 (b0) all fit; bank peaks 200 / 300. Weights: w0 (b0)
      * 200 + 1000 fits; w1 (b1) 300 + 3000 > 1500 -> LLC (3000); w2 (b0) 1200 + 500 > 1500 -> LLC */
@@ -113,10 +90,10 @@ Test(placement_banks, banks_transfer_in_parallel) {
      * one bank:  500/100 + 300/100 + 50/50 = 9 -> 10 ns */
     const uint8_t map[6] = {0, 0, 0, 2, 2, 2};
     const hw_env_family *f;
-    void *env = mk(HW_BANKED("1000000", "2"), &f);
+    void *env = pl_test_env(HW_BANKED("1000000", "2"), &f);
     cr_assert_float_eq(pl_node_time(pl_env_model(env), map, 2), 7e-9, 1e-15);
     f->destroy(env);
-    env = mk(HW_BANKED("1000000", "1"), &f);
+    env = pl_test_env(HW_BANKED("1000000", "1"), &f);
     cr_assert_float_eq(pl_node_time(pl_env_model(env), map, 2), 10e-9, 1e-15);
     f->destroy(env);
 }
@@ -160,7 +137,7 @@ Test(placement_banks, nnpi_heuristic_is_valid_on_the_zoo) {
         char cfg[128];
         snprintf(cfg, sizeof cfg, "{\"workload\":\"%s\",\"hw\":\"nnp-i\"}", w[i]);
         const hw_env_family *f;
-        void *env = mk(cfg, &f);
+        void *env = pl_test_env(cfg, &f);
         const pl_model *m = pl_env_model(env);
         pl_scratch *s = pl_scratch_new(m);
         pl_result r;
@@ -174,12 +151,12 @@ Test(placement_banks, nnpi_heuristic_is_valid_on_the_zoo) {
 }
 
 Test(placement_banks, errors_name_the_field) {
-    mk_err("{\"hw\":\"nope\"}", "config.hw: unknown preset 'nope'");
-    mk_err("{\"hw\":{\"preset\":\"nope\"}}", "config.hw.preset: unknown preset");
-    mk_err("{\"hw\":7}", "config.hw: expected an object or a preset name");
-    mk_err(HW_BANKED("1000", "0"), "config.hw.memories[2].banks: 0 out of range");
-    mk_err(HW_BANKED("1000", "17"), "config.hw.memories[2].banks: 17 out of range");
-    mk_err("{\"hw\":{\"memories\":[{\"name\":\"D\",\"capacity_bytes\":1000000000,\"read_gbps\":1,\"banks\":2},"
+    pl_test_env_err("{\"hw\":\"nope\"}", "config.hw: unknown preset 'nope'");
+    pl_test_env_err("{\"hw\":{\"preset\":\"nope\"}}", "config.hw.preset: unknown preset");
+    pl_test_env_err("{\"hw\":7}", "config.hw: expected an object or a preset name");
+    pl_test_env_err(HW_BANKED("1000", "0"), "config.hw.memories[2].banks: 0 out of range");
+    pl_test_env_err(HW_BANKED("1000", "17"), "config.hw.memories[2].banks: 17 out of range");
+    pl_test_env_err("{\"hw\":{\"memories\":[{\"name\":\"D\",\"capacity_bytes\":1000000000,\"read_gbps\":1,\"banks\":2},"
            "{\"name\":\"S\",\"capacity_bytes\":10,\"read_gbps\":2}]}}",
            "config.hw.memories[0].banks: 2 out of range [1, 1]");
 }

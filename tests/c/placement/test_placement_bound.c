@@ -14,25 +14,13 @@
 #include <math.h>
 
 #include "placement/placement_bound.h"
-#include "placement/placement_env.h"
-#include "registry.h"
-
-static void *mk(const char *cfg_text, const hw_env_family **f) {
-    json_error_t je;
-    json_t *cfg = json_loads(cfg_text, 0, &je);
-    cr_assert(cfg, "bad test config: %s", je.text);
-    hw_err err = {0};
-    void *env = hw_env_create("placement-v0", cfg, f, &err);
-    json_decref(cfg);
-    cr_assert(env, "create failed: %s", err.msg);
-    return env;
-}
+#include "pl_test.h"
 
 #define CHAIN_CFG "{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw_file\":\"tests/data/placement/chain3_hw.json\"}"
 
 Test(placement_bound, chain3_by_hand) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG, &f);
+    void *env = pl_test_env(CHAIN_CFG, &f);
     const pl_model *m = pl_env_model(env);
     pl_bound b;
     cr_assert_eq(pl_bound_compute(m, 2000, &b), 0);
@@ -58,7 +46,7 @@ Test(placement_bound, chain3_by_hand) {
  * The weights never fit the SRAM, so the heuristic is optimal and capacity_aware is exactly 1. */
 Test(placement_bound, heuristic_proved_optimal) {
     const hw_env_family *f;
-    void *env = mk("{\"graph\":{\"name\":\"one\",\"nodes\":[{\"name\":\"l0\",\"op\":\"fc\",\"inputs\":[],\"ifm\":[1,1,1],"
+    void *env = pl_test_env("{\"graph\":{\"name\":\"one\",\"nodes\":[{\"name\":\"l0\",\"op\":\"fc\",\"inputs\":[],\"ifm\":[1,1,1],"
                    "\"ofm\":[1,1,1],\"weights\":3000,\"ops\":100}]},"
                    "\"hw_file\":\"tests/data/placement/chain3_hw.json\"}",
                    &f);
@@ -80,7 +68,7 @@ Test(placement_bound, zoo_bounds_are_sound) {
         char cfg[128];
         snprintf(cfg, sizeof cfg, "{\"workload\":\"resnet50\",\"hw\":\"%s\"}", hw[h]);
         const hw_env_family *f;
-        void *env = mk(cfg, &f);
+        void *env = pl_test_env(cfg, &f);
         const pl_model *m = pl_env_model(env);
         pl_bound b;
         cr_assert_eq(pl_bound_compute(m, 500, &b), 0);
