@@ -46,6 +46,11 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
 
 def load(ddir):
     meta = json.load(open(os.path.join(ddir, "meta.json")))
+    summ = []
+    with gzip.open(os.path.join(ddir, "summaries.jsonl.gz"), "rt") as f:
+        for line in f:
+            summ.append(json.loads(line))
+    meta["_summaries"] = summ
     runs = {}
     with gzip.open(os.path.join(ddir, "runs.csv.gz"), "rt") as f:
         for r in csv.DictReader(f):
@@ -162,11 +167,13 @@ def page(name, ddir, outdir):
     if meta.get("args"):
         L.append("Extra arguments of every learning run: `%s`.\n" % meta["args"])
     L.append(meta["data_sentence"] + "\n")
-    L.append("## Figure 4: final speedup (mean ± %s over seeds) vs the paper\n" % iv)
+    L.append("## Figure 4: final speedup (mean ± %s over seeds%s) vs the paper\n"
+             % (iv, "; seeds in brackets" if interval == "ci95" else ""))
     L.append("| workload | " + " | ".join("%s (ours)" % LABEL[m] for m in allm) + " | " + " | ".join("%s (paper)" % LABEL[m] for m in modes if m in PAPER) + " |")
     L.append("|---|" + "---|" * (len(allm) + sum(m in PAPER for m in modes)))
     for w in wls:
-        cells = [fmt(finals(w, m), interval) for m in allm]
+        cells = [fmt(finals(w, m), interval) + (" (%d)" % len(finals(w, m)) if interval == "ci95" and finals(w, m) else "")
+                 for m in allm]
         pc = ["%.2f" % PAPER[m][PIDX[w]] if w in PIDX else "–" for m in modes if m in PAPER]
         L.append("| %s | %s | %s |" % (NAMES.get(w, w), " | ".join(cells), " | ".join(pc)))
     L.append("")
@@ -181,6 +188,18 @@ def page(name, ddir, outdir):
                 continue
             cells = ["%.3f" % (st.mean(finals(w, m)) / b["capacity_aware"]) if finals(w, m) else "–" for m in allm]
             L.append("| %s | %.3f | %.3f | %s |" % (NAMES.get(w, w), b["capacity_free"], b["capacity_aware"], " | ".join(cells)))
+        L.append("")
+    if ctrl:
+        L.append("Cost: mean wall time of one run in seconds (every run of this page went one at a time under "
+                 "`nice -n 10` on a shared machine, so these are wall seconds under load, for comparison only):\n")
+        L.append("| workload | " + " | ".join(LABEL[m] for m in allm) + " |")
+        L.append("|---|" + "---|" * len(allm))
+        for w in wls:
+            cells = []
+            for m in allm:
+                ws = [j["wall_s"] for j in meta["_summaries"] if j.get("workload") == w and j.get("mode") == m and "wall_s" in j]
+                cells.append("%.1f" % st.mean(ws) if ws else "–")
+            L.append("| %s | %s |" % (NAMES.get(w, w), " | ".join(cells)))
         L.append("")
     L.append("Iterations until a mapping at least as fast as the heuristic (speedup ≥ 1), mean over the seeds that got there:\n")
     L.append("| workload | " + " | ".join(LABEL[m] for m in allm) + " |")
