@@ -1,13 +1,15 @@
 /* bench_placement.c - placement-v0: median time of one mapping evaluation (compiler
  * rectification + latency, pl_evaluate) on BERT-base (target <= 20 us), ResNet-50 and
- * ResNet-101 with the default NNP-I-like hardware, plus the model's figures for reference
- * policies. Prints one line per workload and mapping kind; finishes in a few seconds. */
+ * ResNet-101 on both hw presets (nnpi-like, the default, and nnp-i with 12 SRAM banks), plus
+ * the model's figures for reference policies and the time of the headroom bounds
+ * (pl_bound_compute, 2000 iterations). Prints a few lines per workload and chip. */
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "placement/placement_bound.h"
 #include "placement/placement_env.h"
 #include "registry.h"
 
@@ -49,11 +51,12 @@ int main(int argc, char **argv) {
     const int reps = argc > 1 ? atoi(argv[1]) : 3000;
     const double target_us = 20.0;
     int fail = 0;
-    printf("placement-v0 evaluation speed (rectification + latency), default NNP-I-like hw, median of %d x 8 calls\n",
-           reps);
+    const char *presets[] = {"nnpi-like", "nnp-i"};
+    printf("placement-v0 evaluation speed (rectification + latency), median of %d x 8 calls\n", reps);
+    for (int h = 0; h < 2; h++)
     for (int w = 0; w < 3; w++) {
         char cfg_text[96];
-        snprintf(cfg_text, sizeof cfg_text, "{\"workload\":\"%s\"}", workloads[w]);
+        snprintf(cfg_text, sizeof cfg_text, "{\"workload\":\"%s\",\"hw\":\"%s\"}", workloads[w], presets[h]);
         json_t *cfg = json_loads(cfg_text, 0, NULL);
         hw_err err = {0};
         const hw_env_family *f;
@@ -88,8 +91,8 @@ int main(int argc, char **argv) {
         pl_evaluate(m, sram, s, &r);
         double sram_eps = r.eps, sram_speed = m->baseline / r.latency;
         double dram_speed = m->baseline / pl_latency(m, dram, NULL);
-        printf("%-10s N=%3d E=%3d  median us/eval: random %.2f, heuristic %.2f, all-SRAM %.2f", workloads[w], m->n,
-               m->ne, t_rand, t_heur, t_sram);
+        printf("%-10s %-9s N=%3d E=%3d  median us/eval: random %.2f, heuristic %.2f, all-SRAM %.2f", workloads[w],
+               presets[h], m->n, m->ne, t_rand, t_heur, t_sram);
         if (w == 0) {
             double worst = t_rand > t_heur ? t_rand : t_heur;
             if (t_sram > worst) worst = t_sram;
@@ -100,6 +103,11 @@ int main(int argc, char **argv) {
         printf("\n%-10s baseline (heuristic) latency %.1f us; speedup all-DRAM %.3f; all-SRAM eps %.3f (rectified "
                "speedup %.3f); random mean eps %.3f\n",
                "", m->baseline * 1e6, dram_speed, sram_eps, sram_speed, eps_rand);
+        pl_bound b;
+        double tb = now();
+        if (pl_bound_compute(m, 2000, &b) == 0)
+            printf("%-10s bounds: capacity_free %.3f, capacity_aware %.3f (%d iterations) in %.1f ms\n", "", b.capacity_free,
+                   b.capacity_aware, b.iterations, (now() - tb) * 1e3);
         for (int k = 0; k < NR; k++) free(rnd[k]);
         free(sram);
         free(dram);

@@ -69,6 +69,11 @@ typedef struct eg_ctx {
     ag_ckpt_ctl *ctl; /* NULL: checkpoints off */
     sacd_stats last;
     int64_t valid, evals;
+    /* capacity-aware decoding (decode.c; NULL until eg_decode_init) */
+    int64_t dec_cap[32];  /* per memory: capacity of one bank, bytes */
+    int dec_banks[32];
+    int64_t *dec_bytes;   /* [2N] tensor sizes */
+    int *dec_last;        /* [N] last step of each activation */
     FILE *curve;
     double curve_best;
     hw_err err;
@@ -83,6 +88,11 @@ void eg_gnn_posterior(eg_ctx *c, gnn_net *n, double *post);
 /* Scores n actions (n x D) with one evaluate_batch, logs each as a trial (worker label per
  * action), writes the curve; rewards out. Returns 0 or -1 (err set). */
 int eg_evaluate(eg_ctx *c, int n, const int64_t *actions, const char *const *workers, double *rewards);
+
+/* decode.c: --decode capacity. init reads the chip from the reset info (0 or -1, err set);
+ * eg_decode turns a posterior (D x nmem) into a map that fits every memory bank at every step. */
+int eg_decode_init(eg_ctx *c, hw_err *err);
+void eg_decode(const eg_ctx *c, const double *post, int64_t *action);
 
 /* pop.c */
 void eg_pop_init(eg_ctx *c);

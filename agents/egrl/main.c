@@ -15,9 +15,16 @@ static int usage(ag_opts *o, const char *msg) {
     return 2;
 }
 
-static int eval_only(eg_ctx *c, gnn_net *n) {
+static int eval_only(eg_ctx *c, gnn_net *n, bool capacity) {
     int64_t *a = malloc(sizeof(int64_t) * (size_t)c->D);
-    eg_gnn_act(c, n, a);
+    if (capacity) {
+        double *post = malloc(sizeof(double) * (size_t)c->D * (size_t)c->nmem);
+        eg_gnn_posterior(c, n, post);
+        eg_decode(c, post, a);
+        free(post);
+    } else {
+        eg_gnn_act(c, n, a);
+    }
     const char *w = "loaded";
     double r;
     int rc = eg_evaluate(c, 1, a, &w, &r) < 0 ? -1 : 0;
@@ -42,7 +49,7 @@ static int save_policy(eg_ctx *c, const char *path, hw_err *err) {
 }
 
 int main(int argc, char **argv) {
-    const char *mode = "egrl", *save = NULL, *load = NULL, *curve = NULL;
+    const char *mode = "egrl", *save = NULL, *load = NULL, *curve = NULL, *decode = "raw";
     int64_t pop = 20, tour = 3, rollouts = 1, hidden = 128, out = 128, heads = 4, depth = 4, chidden = 32, cdepth = 4,
             batch = 24, buffer = 100000;
     double bzf = 0.2, elite = 0.2, mutp = 0.9, cxp = 0.3, lr = 1e-3, alpha = 0.05, tau = 1e-3, rscale = 5, pgnoise = 1.0,
@@ -77,6 +84,7 @@ int main(int argc, char **argv) {
         {"save", AG_OPT_STRING, &save, "write the best GNN policy to FILE at the end"},
         {"load", AG_OPT_STRING, &load, "GNN policy to start from (with --eval-only: score it once)"},
         {"eval-only", AG_OPT_FLAG, &eval, "score the --load policy on this workload without training"},
+        {"decode", AG_OPT_STRING, &decode, "raw | capacity: --eval-only's map is the argmax (raw) or the posterior decoded to fit the chip"},
         {"curve", AG_OPT_STRING, &curve, "CSV of every evaluation: sample,gen,worker,reward,speedup,best_speedup"},
         {NULL, 0, NULL, NULL}};
     ag_opts o;
@@ -97,6 +105,9 @@ int main(int argc, char **argv) {
     if (!(elite > 0 && elite < 1)) return usage(&o, "--elite-frac: expected (0, 1)");
     if (tour < 1 || rollouts < 0 || rollouts > 64 || batch < 1 || buffer < 1) return usage(&o, "--tournament, --pg-rollouts (0..64), --batch, --buffer: out of range");
     if (eval && !load) return usage(&o, "--eval-only needs --load FILE");
+    if (strcmp(decode, "raw") && strcmp(decode, "capacity")) return usage(&o, "--decode: expected raw or capacity");
+    const bool cap_decode = !strcmp(decode, "capacity");
+    if (cap_decode && !eval) return usage(&o, "--decode capacity works with --eval-only");
     if (!(upe >= 0 && upe <= 64)) return usage(&o, "--updates-per-eval: expected 0 .. 64");
     eg_params *p = &c.p;
     p->mode = (eg_mode)m;
@@ -137,7 +148,7 @@ int main(int argc, char **argv) {
     gnn_net *loaded = NULL;
     ag_ckpt_ctl ctl = {0};
     c.sess = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
-    if (!c.sess || eg_workload(&c, &err)) goto out;
+    if (!c.sess || eg_workload(&c, &err) || (cap_decode && eg_decode_init(&c, &err))) goto out;
     p->pol.in = c.F;
     p->pol.n_out = 2 * c.nmem;
     if (load) {
@@ -175,7 +186,7 @@ int main(int argc, char **argv) {
     c.run = ag_run_resume(&o, agent, acfg, c.ctl ? ctl.resume : NULL, "*", &err);
     if (!c.run) goto out;
     int src = 0;
-    if (eval) src = eval_only(&c, loaded);
+    if (eval) src = eval_only(&c, loaded, cap_decode);
     else {
         if (m == EG_EGRL || m == EG_PG) {
             p->sac.actor = p->pol;
@@ -228,6 +239,8 @@ done:
     free(c.feat);
     free(c.best_gnn);
     free(c.dp_cur);
+    free(c.dec_bytes);
+    free(c.dec_last);
     ag_ckpt_ctl_free(&ctl);
     ag_sess_free(c.sess);
     gsl_rng_free(c.rng);

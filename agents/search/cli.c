@@ -61,8 +61,8 @@ int hs_main(int argc, char **argv) {
     const char *algo = "random", *optstr = NULL;
     int64_t batch = 0;
     ag_optdef extra[] = {
-        {"algo", AG_OPT_STRING, &algo, "random|ga|gamma|bo|es|aco (default random)"},
-        {"batch", AG_OPT_INT, &batch, "points per evaluate_batch: population, ants, BO's q (default: 64; bo 8; aco 16)"},
+        {"algo", AG_OPT_STRING, &algo, "random|ga|gamma|bo|es|aco|sa (default random)"},
+        {"batch", AG_OPT_INT, &batch, "points per evaluate_batch: population, ants, BO's q, SA's chains (default: 64; bo 8; aco 16; sa 1)"},
         {"opt", AG_OPT_STRING, &optstr, "hyperparameters, KEY=VALUE[,KEY=VALUE...] (docs/search.md; e.g. ga_elite=4)"},
         {NULL, 0, NULL, NULL}};
     ag_opts o;
@@ -85,7 +85,7 @@ int hs_main(int argc, char **argv) {
     hs_params_default(&so.p);
     int a = hs_algo_from_name(algo);
     if (a < 0) {
-        fprintf(stderr, "hwgym-search: --algo %s: unknown (random, ga, gamma, bo, es, aco)\n", algo);
+        fprintf(stderr, "hwgym-search: --algo %s: unknown (random, ga, gamma, bo, es, aco, sa)\n", algo);
         ag_opts_free(&o);
         return 2;
     }

@@ -6,23 +6,24 @@
 
 #include "search_int.h"
 
-static const char *const algo_names[HS_NALGO] = {"random", "ga", "gamma", "bo", "es", "aco"};
+/* The algorithms, in hs_algo order: name, entry point, default points per objective call. */
+static const struct {
+    const char *name;
+    int (*run)(hs_ctx *c);
+    int batch;
+} algos[HS_NALGO] = {{"random", hs_run_random, 64}, {"ga", hs_run_ga, 64}, {"gamma", hs_run_gamma, 64},
+                     {"bo", hs_run_bo, 8},          {"es", hs_run_es, 64},  {"aco", hs_run_aco, 16},
+                     {"sa", hs_run_sa, 1}};
 
-const char *hs_algo_name(hs_algo a) { return a >= 0 && a < HS_NALGO ? algo_names[a] : "?"; }
+const char *hs_algo_name(hs_algo a) { return a >= 0 && a < HS_NALGO ? algos[a].name : "?"; }
 
 int hs_algo_from_name(const char *s) {
     for (int i = 0; i < HS_NALGO; i++)
-        if (s && !strcmp(s, algo_names[i])) return i;
+        if (s && !strcmp(s, algos[i].name)) return i;
     return -1;
 }
 
-int hs_default_batch(hs_algo a) {
-    switch (a) {
-    case HS_BO: return 8;
-    case HS_ACO: return 16;
-    default: return 64;
-    }
-}
+int hs_default_batch(hs_algo a) { return a >= 0 && a < HS_NALGO ? algos[a].batch : 64; }
 
 void hs_params_default(hs_params *p) {
     memset(p, 0, sizeof *p);
@@ -53,6 +54,12 @@ void hs_params_default(hs_params *p) {
     p->aco_greediness = 0.5;
     p->aco_tau0 = 0.1;
     p->aco_bins = 16;
+    /* simulated annealing: T from 2% to 0.01% of the first reward's magnitude, 1-3 moves */
+    p->sa_t0 = 0.02;
+    p->sa_t1 = 1e-4;
+    p->sa_moves = 3;
+    p->sa_step = 0.1;
+    p->sa_relative = 1;
 }
 
 typedef struct pdesc {
@@ -72,6 +79,8 @@ static const pdesc ptab[] = {
     P(bo_starts, HS_BO, 0, 64),           P(bo_maxeval, HS_BO, 1, 1e5),         P(es_sigma, HS_ES, 1e-6, 10),
     P(es_lr, HS_ES, 0, 10),               P(es_init_random, HS_ES, 0, 1),       P(aco_evaporation, HS_ACO, 0, 1),
     P(aco_greediness, HS_ACO, 0, 1),      P(aco_tau0, HS_ACO, 1e-9, 1e9),       P(aco_bins, HS_ACO, 2, 1e6),
+    P(sa_t0, HS_SA, 1e-12, 1e12),         P(sa_t1, HS_SA, 1e-12, 1e12),         P(sa_moves, HS_SA, 1, 1e6),
+    P(sa_step, HS_SA, 1e-9, 1),           P(sa_relative, HS_SA, 0, 1),
 };
 #undef P
 #define NPARAMS (sizeof ptab / sizeof ptab[0])
@@ -91,7 +100,7 @@ int hs_params_set(hs_params *p, const char *kv, hw_err *err) {
             return 0;
         }
     }
-    /* list the keys that share the given key's prefix (ga_, gm_, bo_, es_, aco_) */
+    /* list the keys that share the given key's prefix (ga_, gm_, bo_, es_, aco_, sa_) */
     const char *us = memchr(kv, '_', kl);
     size_t pl = us ? (size_t)(us - kv) + 1 : 0;
     char known[512] = "";
@@ -100,7 +109,7 @@ int hs_params_set(hs_params *p, const char *kv, hw_err *err) {
         if (known[0]) strncat(known, ", ", sizeof known - strlen(known) - 1);
         strncat(known, ptab[i].key, sizeof known - strlen(known) - 1);
     }
-    if (!known[0]) snprintf(known, sizeof known, "keys start with ga_, gm_ (gamma), bo_, es_, aco_");
+    if (!known[0]) snprintf(known, sizeof known, "keys start with ga_, gm_ (gamma), bo_, es_, aco_, sa_");
     return hw_fail(err, HW_E_BAD_CONFIG, "--opt %.*s: unknown hyperparameter (known: %s)", (int)kl, kv, known);
 }
 
@@ -186,16 +195,8 @@ int hs_run(const hs_opts *o, const hs_space *s, hs_objective *obj, hs_result *re
     gsl_rng_set(c.rng, (unsigned long)o->seed);
     c.mbuf = calloc((size_t)c.batch, sizeof(json_t *));
     if (!c.mbuf) abort();
-    int rc;
-    switch (o->algo) {
-    case HS_RANDOM: rc = hs_run_random(&c); break;
-    case HS_GA: rc = hs_run_ga(&c); break;
-    case HS_GAMMA: rc = hs_run_gamma(&c); break;
-    case HS_BO: rc = hs_run_bo(&c); break;
-    case HS_ES: rc = hs_run_es(&c); break;
-    case HS_ACO: rc = hs_run_aco(&c); break;
-    default: rc = hw_fail(err, HW_E_BAD_CONFIG, "unknown algorithm %d", (int)o->algo);
-    }
+    int rc = o->algo >= 0 && o->algo < HS_NALGO ? algos[o->algo].run(&c)
+                                                 : hw_fail(err, HW_E_BAD_CONFIG, "unknown algorithm %d", (int)o->algo);
     gsl_rng_free(c.rng);
     free(c.mbuf);
     return rc;

@@ -2,7 +2,8 @@
  * Owns: the search space view of an action space (hs_space), the objective interface the
  * algorithms call (hs_objective: score a batch of points), and the algorithms themselves:
  * random walker, GA, GAMMA-style GA, Bayesian optimisation (GP, Matern 5/2, EI), a
- * Salimans-style evolution strategy and ArchGym-style ant-colony optimisation.
+ * Salimans-style evolution strategy, ArchGym-style ant-colony optimisation and simulated
+ * annealing.
  *
  * A point is `dim` doubles in action units: an integer index for a categorical element
  * (0 .. card-1), a real in [low, high] for a Box element. Every algorithm draws all its
@@ -60,7 +61,7 @@ typedef struct hs_objective {
     int (*eval)(void *ctx, int n, const double *x, double *rewards, json_t **metrics, hw_err *err);
 } hs_objective;
 
-typedef enum { HS_RANDOM = 0, HS_GA, HS_GAMMA, HS_BO, HS_ES, HS_ACO, HS_NALGO } hs_algo;
+typedef enum { HS_RANDOM = 0, HS_GA, HS_GAMMA, HS_BO, HS_ES, HS_ACO, HS_SA, HS_NALGO } hs_algo;
 const char *hs_algo_name(hs_algo a);
 int hs_algo_from_name(const char *s); /* -1 when unknown */
 
@@ -76,6 +77,8 @@ typedef struct hs_params {
     double es_sigma, es_lr, es_init_random;
     /* aco */
     double aco_evaporation, aco_greediness, aco_tau0, aco_bins;
+    /* sa */
+    double sa_t0, sa_t1, sa_moves, sa_step, sa_relative;
 } hs_params;
 
 void hs_params_default(hs_params *p);

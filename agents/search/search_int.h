@@ -35,6 +35,14 @@ int hs_run_gamma(hs_ctx *c);
 int hs_run_bo(hs_ctx *c);
 int hs_run_es(hs_ctx *c);
 int hs_run_aco(hs_ctx *c);
+int hs_run_sa(hs_ctx *c);
+
+/* ---- simulated annealing (sa.c; exposed for tests) ---- */
+/* Geometric schedule: t0 at step 0, t1 at step steps-1 (t0 when steps <= 1). */
+double hs_sa_temperature(double t0, double t1, int64_t step, int64_t steps);
+/* Metropolis: 1 when r_new >= r_cur (or r_cur is -inf), else u < exp((r_new - r_cur) / temp);
+ * never for r_new = -inf. u is a uniform draw in [0, 1). */
+int hs_sa_accept(double r_new, double r_cur, double temp, double u);
 
 /* ---- GAMMA operators (exposed for tests) ---- */
 typedef struct hs_gamma_map {

@@ -16,6 +16,7 @@ int hwcli_report(int argc, char **argv) __attribute__((weak));
 int hwcli_dram(int argc, char **argv) __attribute__((weak));
 int hwcli_timeloop_model(int argc, char **argv) __attribute__((weak));
 int hwcli_top(int argc, char **argv) __attribute__((weak));
+int hwcli_placement_bound(int argc, char **argv) __attribute__((weak));
 
 typedef int (*cmd_fn)(int, char **);
 
@@ -32,6 +33,7 @@ static const char *usage =
     "  cluster DB                cluster the designs of a run\n"
     "  maestro                   MAESTRO-style cost model of a DNN layer mapping\n"
     "  render --env ENV          draw a state of mmap-v0 or placement-v0\n"
+    "  placement-bound           upper bounds of placement-v0's speedup over its heuristic (--config)\n"
     "  dram sim|gen|memspecs     the dram-v0 controller/device model without the env\n"
     "  timeloop-model ARCH PROBLEM MAP ERT  Timeloop's model on its YAML files (sched-v0's counting)\n"
     "  top --endpoint EP         live view of a server's stats (sessions, rates, latencies, cache)\n"
@@ -91,7 +93,8 @@ int main(int argc, char **argv) {
         const char *name;
         cmd_fn fn;
     } weak[] = {{"maestro", hwcli_maestro}, {"cluster", hwcli_cluster}, {"report", hwcli_report}, {"dram", hwcli_dram},
-               {"timeloop-model", hwcli_timeloop_model}, {"top", hwcli_top}};
+               {"timeloop-model", hwcli_timeloop_model}, {"top", hwcli_top},
+               {"placement-bound", hwcli_placement_bound}};
     for (size_t i = 0; i < sizeof weak / sizeof weak[0]; i++)
         if (!strcmp(c, weak[i].name)) return weak[i].fn ? weak[i].fn(argc - 1, argv + 1) : not_built(c);
     fprintf(stderr, "hwgym: unknown command '%s' (see hwgym --help)\n", c);

@@ -20,6 +20,7 @@
 #include "hw_error.h"
 
 #define PL_MAX_MEMS 8
+#define PL_MAX_BANKS 16 /* banks per memory (per-engine SRAMs) */
 #define PL_MAX_IN 8
 #define PL_NFEAT 19
 #define PL_OP_COUNT 11 /* the zoo's hw_op values 0..10 */
@@ -31,9 +32,12 @@ extern const char *const pl_op_names[PL_OP_COUNT];
 
 typedef struct pl_mem {
     char name[32];
-    int64_t capacity;        /* bytes */
-    double read_bw, write_bw; /* bytes per second */
+    int64_t capacity;        /* bytes, of each bank */
+    double read_bw, write_bw; /* bytes per second, of each bank */
     double latency;          /* seconds, added once per node that touches the memory (max) */
+    int banks;               /* 1..PL_MAX_BANKS equal banks (per-engine SRAMs); 0 is read as 1.
+                              * Node i's tensors live in bank i mod banks (engine affinity);
+                              * each bank has its own capacity and its own transfer channel. */
 } pl_mem;
 
 typedef struct pl_hw {
@@ -104,7 +108,7 @@ typedef struct pl_result {
     double eps;              /* reassigned bytes / total bytes */
     int64_t reassigned_bytes;
     int n_reassigned;        /* tensors moved by the compiler */
-    int64_t peak[PL_MAX_MEMS];    /* peak occupancy per memory (bytes), rectified map */
+    int64_t peak[PL_MAX_MEMS];    /* peak occupancy per memory (bytes; its fullest bank), rectified map */
     int64_t weights_in[PL_MAX_MEMS]; /* resident weight bytes per memory */
     const uint8_t *rectified;     /* = scratch->map */
 } pl_result;
@@ -113,6 +117,11 @@ typedef struct pl_result {
  * `memories`, when given, replaces the default list). `where` prefixes errors
  * ("config.hw"). */
 void pl_hw_default(pl_hw *hw);
+/* Named presets: "nnpi-like" (the default above) and "nnp-i" (12 per-ICE SRAM banks, the public
+ * Spring Hill figures; docs/placement.md cites each). Returns -1 (HW_E_BAD_CONFIG naming
+ * `where`) for an unknown name. */
+int pl_hw_preset(const char *name, const char *where, pl_hw *hw, hw_err *err);
+/* `j` may also be a preset name (a string), or an object with "preset" plus overrides. */
 int pl_hw_from_json(const json_t *j, const char *where, pl_hw *hw, hw_err *err);
 json_t *pl_hw_to_json(const pl_hw *hw);
 
@@ -133,12 +142,24 @@ void pl_scratch_free(pl_scratch *s);
 
 /* Liveness: is tensor t alive at step s? (weights: always) */
 int pl_alive(const pl_model *m, int tensor, int step);
-/* Occupancy of memory `mem` at step s under a mapping (no rectification). */
+/* Occupancy of memory `mem` at step s under a mapping (no rectification), all banks together. */
 int64_t pl_occupancy(const pl_model *m, const uint8_t *map, int mem, int step);
+/* The bank of memory `mem` that tensor t occupies when mapped there (node mod banks). */
+static inline int pl_bank(const pl_model *m, int tensor, int mem) {
+    int b = m->hw.mem[mem].banks;
+    return b > 1 ? (tensor >> 1) % b : 0;
+}
+/* Occupancy of one bank of memory `mem` at step s; its capacity is hw.mem[mem].capacity. */
+int64_t pl_occupancy_bank(const pl_model *m, const uint8_t *map, int mem, int bank, int step);
 
 /* Compiler rectification only: writes the rectified map to out (may equal map). Returns the
  * reassigned bytes. */
 int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, int *n_moved);
+/* Time (seconds) of node i under a mapping: max(compute, slowest channel) + max latency. */
+double pl_node_time(const pl_model *m, const uint8_t *map, int i);
+/* The same with only the inputs p (0-based, in the node's input order) whose bit is set in
+ * in_mask; dropping inputs can only lower the time (used by the bounds, placement_bound.h). */
+double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask);
 /* Latency (seconds) of an already valid mapping; per-node times go to node_time if non-NULL. */
 double pl_latency(const pl_model *m, const uint8_t *map, double *node_time);
 /* Rectify + latency. map entries must be < hw.n_mem. No allocation. */

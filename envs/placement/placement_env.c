@@ -223,9 +223,16 @@ static void add_static_info(const pl_model *m, json_t *info) {
     json_object_set_new(info, "nodes", json_integer(m->n));
     json_object_set_new(info, "edges", json_integer(m->ne));
     json_object_set_new(info, "baseline_latency_us", json_real(m->baseline * 1e6));
-    json_t *names = json_array();
-    for (int k = 0; k < m->hw.n_mem; k++) json_array_append_new(names, json_string(m->hw.mem[k].name));
+    json_t *names = json_array(), *caps = json_array(), *banks = json_array();
+    for (int k = 0; k < m->hw.n_mem; k++) {
+        json_array_append_new(names, json_string(m->hw.mem[k].name));
+        json_array_append_new(caps, json_integer((json_int_t)m->hw.mem[k].capacity));
+        json_array_append_new(banks, json_integer(m->hw.mem[k].banks));
+    }
     json_object_set_new(info, "memories", names);
+    json_object_set_new(info, "capacity_bytes", caps);
+    json_object_set_new(info, "banks", banks);
+    json_object_set_new(info, "element_bytes", json_integer(m->hw.element_bytes));
 }
 
 static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
@@ -268,8 +275,9 @@ static double score(const pl_env *e, const pl_result *r, json_t *j) {
             na += r->rectified[2 * i + 1] == k && m->bytes[2 * i + 1] > 0;
         }
         json_object_set_new(occ, m->hw.mem[k].name,
-                            json_pack("{s:I, s:I, s:I, s:f, s:i, s:i}", "peak_bytes", (json_int_t)r->peak[k],
-                                      "capacity_bytes", (json_int_t)m->hw.mem[k].capacity, "weights_bytes",
+                            json_pack("{s:I, s:I, s:i, s:I, s:f, s:i, s:i}", "peak_bytes", (json_int_t)r->peak[k],
+                                      "capacity_bytes", (json_int_t)m->hw.mem[k].capacity, "banks",
+                                      m->hw.mem[k].banks, "weights_bytes",
                                       (json_int_t)r->weights_in[k], "utilization",
                                       (double)r->peak[k] / (double)m->hw.mem[k].capacity, "weight_tensors", nw,
                                       "activation_tensors", na));

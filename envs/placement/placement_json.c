@@ -14,15 +14,42 @@ void pl_hw_default(pl_hw *hw) {
     snprintf(hw->name, sizeof hw->name, "nnpi-like");
     hw->n_mem = 3;
     /* NNP-I 1000-like: LPDDR4x DRAM, a 24 MB last-level cache, a few MB of fast SRAM. */
-    hw->mem[0] = (pl_mem){"DRAM", 32LL << 30, 68e9, 68e9, 100e-9};
-    hw->mem[1] = (pl_mem){"LLC", 24LL << 20, 400e9, 400e9, 20e-9};
-    hw->mem[2] = (pl_mem){"SRAM", 4LL << 20, 2000e9, 2000e9, 2e-9};
+    hw->mem[0] = (pl_mem){"DRAM", 32LL << 30, 68e9, 68e9, 100e-9, 1};
+    hw->mem[1] = (pl_mem){"LLC", 24LL << 20, 400e9, 400e9, 20e-9, 1};
+    hw->mem[2] = (pl_mem){"SRAM", 4LL << 20, 2000e9, 2000e9, 2e-9, 1};
     hw->engines = 12;
     hw->freq_hz = 1e9;
     hw->macs_per_cycle = 4096;
     hw->vector_ops_per_cycle = 256;
     hw->node_overhead = 0;
     hw->element_bytes = 1;
+}
+
+/* The "nnp-i" preset: Spring Hill (NNP-I 1000) figures from Hot Chips 31 (Wechsler, Behar and
+ * Daga 2019) as summarised by WikiChip; docs/placement.md cites each and marks the guesses. */
+static void pl_hw_nnpi(pl_hw *hw) {
+    memset(hw, 0, sizeof *hw);
+    snprintf(hw->name, sizeof hw->name, "nnp-i");
+    hw->n_mem = 3;
+    /* LPDDR4x-4200, 128 bits: 67.2 GB/s; 32 GiB. Latency: a guess. */
+    hw->mem[0] = (pl_mem){"DRAM", 32LL << 30, 67.2e9, 67.2e9, 100e-9, 1};
+    /* 24 MiB LLC (8 x 3 MiB slices on the ring), ~680 GB/s. Latency: a guess. */
+    hw->mem[1] = (pl_mem){"LLC", 24LL << 20, 680e9, 680e9, 20e-9, 1};
+    /* 4 MiB Deep SRAM per ICE, 12 ICEs, ~6.8 TB/s together: 6.8e12 / 12 per bank. Latency: a guess. */
+    hw->mem[2] = (pl_mem){"SRAM", 4LL << 20, 6.8e12 / 12, 6.8e12 / 12, 2e-9, 12};
+    hw->engines = 12;              /* 12 ICEs */
+    hw->freq_hz = 1e9;             /* a guess (not published) */
+    hw->macs_per_cycle = 4096;     /* 4K int8 MACs per ICE */
+    hw->vector_ops_per_cycle = 256; /* a guess for the per-ICE vector DSP */
+    hw->node_overhead = 0;
+    hw->element_bytes = 1;
+}
+
+int pl_hw_preset(const char *name, const char *where, pl_hw *hw, hw_err *err) {
+    if (!strcmp(name, "nnpi-like")) pl_hw_default(hw);
+    else if (!strcmp(name, "nnp-i")) pl_hw_nnpi(hw);
+    else return hw_fail(err, HW_E_BAD_CONFIG, "%s: unknown preset '%s' (known: nnpi-like, nnp-i)", where, name);
+    return 0;
 }
 
 static int check_keys(const json_t *o, const char *const *allowed, const char *where, hw_err *err) {
@@ -119,13 +146,22 @@ static int jstr(const json_t *o, const char *key, int required, const char *wher
 }
 
 int pl_hw_from_json(const json_t *j, const char *where, pl_hw *hw, hw_err *err) {
-    static const char *const top[] = {"name", "element_bytes", "compute", "memories", NULL};
+    static const char *const top[] = {"preset", "name", "element_bytes", "compute", "memories", NULL};
     static const char *const comp[] = {"engines", "freq_ghz", "macs_per_cycle", "vector_ops_per_cycle", "node_overhead_ns", NULL};
-    static const char *const memk[] = {"name", "capacity_bytes", "read_gbps", "write_gbps", "latency_ns", NULL};
+    static const char *const memk[] = {"name", "capacity_bytes", "read_gbps", "write_gbps", "latency_ns", "banks", NULL};
     pl_hw_default(hw);
     if (!j) return 0;
-    if (!json_is_object(j)) return hw_fail(err, HW_E_BAD_CONFIG, "%s: expected an object", where);
+    if (json_is_string(j)) return pl_hw_preset(json_string_value(j), where, hw, err);
+    if (!json_is_object(j))
+        return hw_fail(err, HW_E_BAD_CONFIG, "%s: expected an object or a preset name (nnpi-like, nnp-i)", where);
     if (check_keys(j, top, where, err)) return -1;
+    const char *preset;
+    if (jstr(j, "preset", 0, where, &preset, err)) return -1;
+    if (preset) {
+        char pp[160];
+        snprintf(pp, sizeof pp, "%s.preset", where);
+        if (pl_hw_preset(preset, pp, hw, err)) return -1;
+    }
     const char *name;
     int64_t eb;
     if (jstr(j, "name", 0, where, &name, err)) return -1;
@@ -164,14 +200,15 @@ int pl_hw_from_json(const json_t *j, const char *where, pl_hw *hw, hw_err *err) 
             if (!json_is_object(o)) return hw_fail(err, HW_E_BAD_CONFIG, "%s: expected an object", mp);
             if (check_keys(o, memk, mp, err)) return -1;
             const char *mn;
-            int64_t cap;
+            int64_t cap, banks;
             double rb, wb, lat;
             if (jstr(o, "name", 1, mp, &mn, err)) return -1;
             if (!jget(o, "capacity_bytes")) return hw_fail(err, HW_E_BAD_CONFIG, "%s.capacity_bytes: missing", mp);
             if (!jget(o, "read_gbps")) return hw_fail(err, HW_E_BAD_CONFIG, "%s.read_gbps: missing", mp);
             if (jint(o, "capacity_bytes", 0, 1, INT64_MAX / 4, mp, &cap, err) ||
                 jnum(o, "read_gbps", 1, 1e-9, 1e9, mp, &rb, err) || jnum(o, "write_gbps", rb, 1e-9, 1e9, mp, &wb, err) ||
-                jnum(o, "latency_ns", 0, 0, 1e12, mp, &lat, err))
+                jnum(o, "latency_ns", 0, 0, 1e12, mp, &lat, err) ||
+                jint(o, "banks", 1, 1, k == 0 ? 1 : PL_MAX_BANKS, mp, &banks, err))
                 return -1;
             if (!*mn || strlen(mn) >= sizeof hw->mem[k].name)
                 return hw_fail(err, HW_E_BAD_CONFIG, "%s.name: must be 1..%zu characters", mp, sizeof hw->mem[k].name - 1);
@@ -183,6 +220,7 @@ int pl_hw_from_json(const json_t *j, const char *where, pl_hw *hw, hw_err *err) 
             hw->mem[k].read_bw = rb * 1e9;
             hw->mem[k].write_bw = wb * 1e9;
             hw->mem[k].latency = lat * 1e-9;
+            hw->mem[k].banks = (int)banks;
         }
     }
     return 0;
@@ -191,10 +229,11 @@ int pl_hw_from_json(const json_t *j, const char *where, pl_hw *hw, hw_err *err) 
 json_t *pl_hw_to_json(const pl_hw *hw) {
     json_t *ms = json_array();
     for (int k = 0; k < hw->n_mem; k++)
-        json_array_append_new(ms, json_pack("{s:s, s:I, s:f, s:f, s:f}", "name", hw->mem[k].name, "capacity_bytes",
+        json_array_append_new(ms, json_pack("{s:s, s:I, s:f, s:f, s:f, s:i}", "name", hw->mem[k].name, "capacity_bytes",
                                             (json_int_t)hw->mem[k].capacity, "read_gbps", hw->mem[k].read_bw / 1e9,
                                             "write_gbps", hw->mem[k].write_bw / 1e9, "latency_ns",
-                                            hw->mem[k].latency * 1e9));
+                                            hw->mem[k].latency * 1e9, "banks",
+                                            hw->mem[k].banks > 1 ? hw->mem[k].banks : 1));
     return json_pack("{s:s, s:i, s:{s:i, s:f, s:f, s:f, s:f}, s:o}", "name", hw->name, "element_bytes", hw->element_bytes,
                      "compute", "engines", hw->engines, "freq_ghz", hw->freq_hz / 1e9, "macs_per_cycle",
                      hw->macs_per_cycle, "vector_ops_per_cycle", hw->vector_ops_per_cycle, "node_overhead_ns",

@@ -94,102 +94,125 @@ int64_t pl_occupancy(const pl_model *m, const uint8_t *map, int mem, int step) {
     return occ;
 }
 
-/* Peak occupancy and resident weights per memory under a mapping. */
+int64_t pl_occupancy_bank(const pl_model *m, const uint8_t *map, int mem, int bank, int step) {
+    int64_t occ = 0;
+    for (int t = 0; t < m->nt; t++)
+        if (map[t] == mem && pl_bank(m, t, mem) == bank && pl_alive(m, t, step)) occ += m->bytes[t];
+    return occ;
+}
+
+/* Peak occupancy (of the fullest bank) and resident weights (all banks) per memory. */
 static void occupancy_stats(const pl_model *m, const uint8_t *map, int64_t *peak, int64_t *win) {
     int M = m->hw.n_mem;
+    int64_t wb[PL_MAX_MEMS][PL_MAX_BANKS] = {{0}}, pb[PL_MAX_MEMS][PL_MAX_BANKS] = {{0}};
     for (int k = 0; k < M; k++) win[k] = peak[k] = 0;
-    for (int i = 0; i < m->n; i++) win[map[2 * i]] += m->bytes[2 * i];
-    for (int t = 0; t < m->n; t++) {
-        int64_t a[PL_MAX_MEMS] = {0};
-        for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) a[map[m->alive[p]]] += m->bytes[m->alive[p]];
-        for (int k = 0; k < M; k++)
-            if (a[k] > peak[k]) peak[k] = a[k];
+    for (int i = 0; i < m->n; i++) {
+        int k = map[2 * i];
+        win[k] += m->bytes[2 * i];
+        wb[k][pl_bank(m, 2 * i, k)] += m->bytes[2 * i];
     }
-    for (int k = 0; k < M; k++) peak[k] += win[k];
+    for (int t = 0; t < m->n; t++) {
+        int64_t a[PL_MAX_MEMS][PL_MAX_BANKS] = {{0}};
+        for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) {
+            int x = m->alive[p], k = map[x];
+            a[k][pl_bank(m, x, k)] += m->bytes[x];
+        }
+        for (int k = 0; k < M; k++)
+            for (int b = 0; b < m->hw.mem[k].banks; b++)
+                if (a[k][b] > pb[k][b]) pb[k][b] = a[k][b];
+    }
+    for (int k = 0; k < M; k++)
+        for (int b = 0; b < m->hw.mem[k].banks; b++)
+            if (pb[k][b] + wb[k][b] > peak[k]) peak[k] = pb[k][b] + wb[k][b];
+}
+
+/* The demotion rule on one bank of memory `mem` (see pl_rectify); out is updated in place. */
+static void rectify_bank(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, int bank) {
+    const int nt = m->nt, n = m->n, nw = m->nwords;
+    const int64_t cap = m->hw.mem[mem].capacity;
+    const int B = m->hw.mem[mem].banks;
+    memset(bits, 0, sizeof(uint64_t) * (size_t)nw);
+    int64_t W = 0;
+    for (int i = bank; i < n; i += B) {
+        int w = 2 * i;
+        if (out[w] == mem && m->bytes[w] > 0) {
+            int r = m->rank_of[w];
+            bits[r >> 6] |= 1ull << (r & 63);
+            W += m->bytes[w];
+        }
+    }
+    for (int t = 0; t < n; t++) {
+        const int a0 = m->alive_off[t], a1 = m->alive_off[t + 1];
+        int64_t A = 0;
+        for (int p = a0; p < a1; p++)
+            if (out[m->alive[p]] == mem && ((m->alive[p] >> 1) % B) == bank) A += m->bytes[m->alive[p]];
+        while (W + A > cap) {
+            const int64_t over = W + A - cap;
+            /* first rank whose size covers the overflow */
+            int lo = 0, hi = nt;
+            while (lo < hi) {
+                int mid = (lo + hi) >> 1;
+                if (m->rank_bytes[mid] >= over) hi = mid;
+                else lo = mid + 1;
+            }
+            /* best fit among weights: lowest set bit at rank >= lo */
+            int wfit = -1, wmax = -1;
+            for (int k = lo >> 6; k < nw; k++) {
+                uint64_t v = bits[k];
+                if (k == lo >> 6 && (lo & 63)) v &= ~0ull << (lo & 63);
+                if (v) {
+                    wfit = (k << 6) + __builtin_ctzll(v);
+                    break;
+                }
+            }
+            if (wfit < 0)
+                for (int k = nw - 1; k >= 0; k--)
+                    if (bits[k]) {
+                        wmax = (k << 6) + 63 - __builtin_clzll(bits[k]);
+                        break;
+                    }
+            /* activations resident at t */
+            int afit = -1, amax = -1;
+            for (int p = a0; p < a1; p++) {
+                int x = m->alive[p];
+                if (out[x] != mem || m->bytes[x] == 0 || ((x >> 1) % B) != bank) continue;
+                int r = m->rank_of[x];
+                if (r >= lo) {
+                    if (afit < 0 || r < afit) afit = r;
+                } else if (r > amax) {
+                    amax = r;
+                }
+            }
+            int pick;
+            if (wfit >= 0 || afit >= 0) {
+                pick = wfit < 0 ? afit : afit < 0 ? wfit : (wfit < afit ? wfit : afit);
+            } else {
+                pick = wmax > amax ? wmax : amax;
+            }
+            if (pick < 0) break; /* cannot happen: the overflow is made of these tensors */
+            int x = m->by_rank[pick];
+            out[x] = (uint8_t)(mem - 1);
+            if ((x & 1) == 0) {
+                bits[pick >> 6] &= ~(1ull << (pick & 63));
+                W -= m->bytes[x];
+            } else {
+                A -= m->bytes[x];
+            }
+        }
+    }
 }
 
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
- * memory 1; within a memory, steps in execution order; while the memory overflows at step t,
- * demote (to the next slower memory) the smallest tensor resident at t whose size covers the
+ * memory 1; within a memory, each bank on its own (bank order), steps in execution order;
+ * while the bank overflows at step t, demote (to the next slower memory) the smallest tensor resident at t whose size covers the
  * overflow, or the largest one if none does; ties by tensor id (rank order). */
 int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, int *n_moved) {
-    const int nt = m->nt, n = m->n, M = m->hw.n_mem, nw = m->nwords;
+    const int nt = m->nt, M = m->hw.n_mem;
     if (out != map) memcpy(out, map, (size_t)nt);
     int64_t moved = 0;
     int nmov = 0;
-    uint64_t *bits = s->bits;
-    for (int mem = M - 1; mem >= 1; mem--) {
-        const int64_t cap = m->hw.mem[mem].capacity;
-        memset(bits, 0, sizeof(uint64_t) * (size_t)nw);
-        int64_t W = 0;
-        for (int i = 0; i < n; i++) {
-            int w = 2 * i;
-            if (out[w] == mem && m->bytes[w] > 0) {
-                int r = m->rank_of[w];
-                bits[r >> 6] |= 1ull << (r & 63);
-                W += m->bytes[w];
-            }
-        }
-        for (int t = 0; t < n; t++) {
-            const int a0 = m->alive_off[t], a1 = m->alive_off[t + 1];
-            int64_t A = 0;
-            for (int p = a0; p < a1; p++)
-                if (out[m->alive[p]] == mem) A += m->bytes[m->alive[p]];
-            while (W + A > cap) {
-                const int64_t over = W + A - cap;
-                /* first rank whose size covers the overflow */
-                int lo = 0, hi = nt;
-                while (lo < hi) {
-                    int mid = (lo + hi) >> 1;
-                    if (m->rank_bytes[mid] >= over) hi = mid;
-                    else lo = mid + 1;
-                }
-                /* best fit among weights: lowest set bit at rank >= lo */
-                int wfit = -1, wmax = -1;
-                for (int k = lo >> 6; k < nw; k++) {
-                    uint64_t v = bits[k];
-                    if (k == lo >> 6 && (lo & 63)) v &= ~0ull << (lo & 63);
-                    if (v) {
-                        wfit = (k << 6) + __builtin_ctzll(v);
-                        break;
-                    }
-                }
-                if (wfit < 0)
-                    for (int k = nw - 1; k >= 0; k--)
-                        if (bits[k]) {
-                            wmax = (k << 6) + 63 - __builtin_clzll(bits[k]);
-                            break;
-                        }
-                /* activations resident at t */
-                int afit = -1, amax = -1;
-                for (int p = a0; p < a1; p++) {
-                    int x = m->alive[p];
-                    if (out[x] != mem || m->bytes[x] == 0) continue;
-                    int r = m->rank_of[x];
-                    if (r >= lo) {
-                        if (afit < 0 || r < afit) afit = r;
-                    } else if (r > amax) {
-                        amax = r;
-                    }
-                }
-                int pick;
-                if (wfit >= 0 || afit >= 0) {
-                    pick = wfit < 0 ? afit : afit < 0 ? wfit : (wfit < afit ? wfit : afit);
-                } else {
-                    pick = wmax > amax ? wmax : amax;
-                }
-                if (pick < 0) break; /* cannot happen: the overflow is made of these tensors */
-                int x = m->by_rank[pick];
-                out[x] = (uint8_t)(mem - 1);
-                if ((x & 1) == 0) {
-                    bits[pick >> 6] &= ~(1ull << (pick & 63));
-                    W -= m->bytes[x];
-                } else {
-                    A -= m->bytes[x];
-                }
-            }
-        }
-    }
+    for (int mem = M - 1; mem >= 1; mem--)
+        for (int bank = 0; bank < m->hw.mem[mem].banks; bank++) rectify_bank(m, out, s->bits, mem, bank);
     for (int t = 0; t < nt; t++)
         if (out[t] != map[t]) {
             moved += m->bytes[t];
@@ -199,36 +222,54 @@ int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scrat
     return moved;
 }
 
+/* A node's transfers: one entry per channel (memory, bank) it touches. */
+typedef struct {
+    int n;
+    int mem[PL_MAX_IN + 2], bank[PL_MAX_IN + 2];
+    double t[PL_MAX_IN + 2];
+} chan_acc;
+
+static void chan_add(chan_acc *c, int k, int b, double sec) {
+    for (int j = 0; j < c->n; j++)
+        if (c->mem[j] == k && c->bank[j] == b) {
+            c->t[j] += sec;
+            return;
+        }
+    c->mem[c->n] = k;
+    c->bank[c->n] = b;
+    c->t[c->n++] = sec;
+}
+
+double pl_node_time(const pl_model *m, const uint8_t *map, int i) { return pl_node_time_masked(m, map, i, ~0u); }
+
+double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask) {
+    chan_acc c = {0};
+    if (m->w_read[i] > 0) {
+        int k = map[2 * i];
+        chan_add(&c, k, pl_bank(m, 2 * i, k), (double)m->w_read[i] * m->inv_rbw[k]);
+    }
+    for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
+        if (!(in_mask & (1u << (p - m->in_off[i])))) continue;
+        int t = m->in_t[p];
+        int k = t < 0 ? 0 : map[t];
+        chan_add(&c, k, t < 0 ? 0 : pl_bank(m, t, k), (double)m->in_bytes[p] * m->inv_rbw[k]);
+    }
+    if (m->bytes[2 * i + 1] > 0) {
+        int k = map[2 * i + 1];
+        chan_add(&c, k, pl_bank(m, 2 * i + 1, k), (double)m->bytes[2 * i + 1] * m->inv_wbw[k]);
+    }
+    double tm = 0, lat = 0;
+    for (int j = 0; j < c.n; j++) {
+        if (c.t[j] > tm) tm = c.t[j];
+        if (m->lat[c.mem[j]] > lat) lat = m->lat[c.mem[j]];
+    }
+    return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+}
+
 double pl_latency(const pl_model *m, const uint8_t *map, double *node_time) {
-    const int M = m->hw.n_mem;
     double total = 0;
     for (int i = 0; i < m->n; i++) {
-        double rd[PL_MAX_MEMS] = {0}, wr[PL_MAX_MEMS] = {0};
-        unsigned used = 0;
-        if (m->w_read[i] > 0) {
-            int k = map[2 * i];
-            rd[k] += (double)m->w_read[i];
-            used |= 1u << k;
-        }
-        for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
-            int t = m->in_t[p];
-            int k = t < 0 ? 0 : map[t];
-            rd[k] += (double)m->in_bytes[p];
-            used |= 1u << k;
-        }
-        if (m->bytes[2 * i + 1] > 0) {
-            int k = map[2 * i + 1];
-            wr[k] += (double)m->bytes[2 * i + 1];
-            used |= 1u << k;
-        }
-        double tm = 0, lat = 0;
-        for (int k = 0; k < M; k++) {
-            if (!(used & (1u << k))) continue;
-            double x = rd[k] * m->inv_rbw[k] + wr[k] * m->inv_wbw[k];
-            if (x > tm) tm = x;
-            if (m->lat[k] > lat) lat = m->lat[k];
-        }
-        double ti = (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+        double ti = pl_node_time(m, map, i);
         if (node_time) node_time[i] = ti;
         total += ti;
     }
@@ -246,42 +287,48 @@ void pl_evaluate(const pl_model *m, const uint8_t *map, pl_scratch *s, pl_result
 /* The native-compiler heuristic (docs/placement.md "Heuristic"): start from all-DRAM; place
  * activations in execution order, each in the fastest memory that has room for it over its
  * whole live range; then weights in execution order, each in the fastest memory with room at
- * every step. Zero-byte tensors stay in memory 0. Valid by construction. */
+ * every step. In a banked memory "room" is in the tensor's own bank (node mod banks). Zero-byte
+ * tensors stay in memory 0. Valid by construction. */
 void pl_heuristic(const pl_model *m, uint8_t *out) {
     const int n = m->n, M = m->hw.n_mem;
     memset(out, 0, (size_t)m->nt);
-    int64_t *occ = xcalloc((size_t)M * (size_t)n, sizeof(int64_t));
+    /* occupancy per channel (memory k, bank b) and step: occ[(coff[k] + b) * n + s] */
+    int coff[PL_MAX_MEMS + 1] = {0};
+    for (int k = 0; k < M; k++) coff[k + 1] = coff[k] + m->hw.mem[k].banks;
+    int64_t *occ = xcalloc((size_t)coff[M] * (size_t)n, sizeof(int64_t));
     for (int i = 0; i < n; i++) {
         int t = 2 * i + 1;
         int64_t b = m->bytes[t];
         if (b == 0) continue;
         for (int k = M - 1; k >= 1; k--) {
-            int64_t mx = 0;
+            int64_t *o = occ + (size_t)(coff[k] + pl_bank(m, t, k)) * (size_t)n, mx = 0;
             for (int s = i; s <= m->last_use[i]; s++)
-                if (occ[k * n + s] > mx) mx = occ[k * n + s];
+                if (o[s] > mx) mx = o[s];
             if (mx + b <= m->hw.mem[k].capacity) {
                 out[t] = (uint8_t)k;
-                for (int s = i; s <= m->last_use[i]; s++) occ[k * n + s] += b;
+                for (int s = i; s <= m->last_use[i]; s++) o[s] += b;
                 break;
             }
         }
     }
-    int64_t peak[PL_MAX_MEMS] = {0};
-    for (int k = 1; k < M; k++)
+    int64_t *peak = xcalloc((size_t)coff[M], sizeof(int64_t));
+    for (int c = 0; c < coff[M]; c++)
         for (int s = 0; s < n; s++)
-            if (occ[k * n + s] > peak[k]) peak[k] = occ[k * n + s];
+            if (occ[(size_t)c * n + s] > peak[c]) peak[c] = occ[(size_t)c * n + s];
     for (int i = 0; i < n; i++) {
         int t = 2 * i;
         int64_t b = m->bytes[t];
         if (b == 0) continue;
         for (int k = M - 1; k >= 1; k--) {
-            if (peak[k] + b <= m->hw.mem[k].capacity) {
+            int c = coff[k] + pl_bank(m, t, k);
+            if (peak[c] + b <= m->hw.mem[k].capacity) {
                 out[t] = (uint8_t)k;
-                peak[k] += b;
+                peak[c] += b;
                 break;
             }
         }
     }
+    free(peak);
     free(occ);
 }
 
@@ -316,6 +363,8 @@ pl_model *pl_model_build(pl_graph *g, const pl_hw *hw, int features, hw_err *err
     if (!g || g->n <= 0) return hw_fail(err, HW_E_BAD_CONFIG, "graph: no nodes"), NULL;
     pl_model *m = xcalloc(1, sizeof *m);
     m->hw = *hw;
+    for (int k = 0; k < m->hw.n_mem; k++)
+        if (m->hw.mem[k].banks < 1 || m->hw.mem[k].banks > PL_MAX_BANKS) m->hw.mem[k].banks = 1;
     m->g = *g;
     g->nodes = NULL;
     g->n = 0;

@@ -116,7 +116,8 @@ int pl_render_svg(const pl_model *m, const uint8_t *map, const char *title, FILE
                     mat_y + a * cell + cell / 2 + 4, f);
         }
     }
-    /* occupancy over time of the (rectified) mapping, as a fraction of each memory's capacity */
+    /* occupancy over time of the (rectified) mapping, as a fraction of each memory's capacity (all
+     * banks together) */
     fprintf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" font-weight=\"bold\">occupancy / capacity over the "
                "inference (mapping as run)</text>\n", occ_x, mat_y - 22);
     fprintf(o, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#999\"/>\n", occ_x,
@@ -126,7 +127,7 @@ int pl_render_svg(const pl_model *m, const uint8_t *map, const char *title, FILE
     for (int k = 0; k < M; k++) {
         fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colours[k]);
         for (int st = 0; st < m->n; st++) {
-            double f = (double)pl_occupancy(m, rect, k, st) / (double)m->hw.mem[k].capacity;
+            double f = (double)pl_occupancy(m, rect, k, st) / ((double)m->hw.mem[k].capacity * m->hw.mem[k].banks);
             if (f > 1) f = 1;
             fprintf(o, "%.1f,%.1f ", occ_x + (st + 0.5) * occ_w / m->n, occ_y + occ_h * (1 - f));
         }

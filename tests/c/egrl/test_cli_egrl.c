@@ -174,3 +174,40 @@ Test(egrl_cli, baselines_and_transfer, .timeout = 120) {
     free(err);
     hwtest_rmtree(dir);
 }
+
+/* --decode capacity: a small policy trained briefly on ResNet-50 (nnp-i chip) gives, on the larger
+ * ResNet-101 and BERT, maps that need no rectification (eps 0, speedup > 0), and on ResNet-50
+ * itself and on the default chip too; the flag needs --eval-only. */
+Test(egrl_cli, capacity_decoding_transfers_valid_maps, .timeout = 240) {
+    char bin[512], dir[64], pol[128];
+    need(bin, sizeof bin);
+    hwtest_tmpdir(dir, sizeof dir);
+    snprintf(pol, sizeof pol, "%s/pol.gnn", dir);
+    const char *buf[64];
+    const char *eg[] = {"--endpoint", "local", "--config", "{\"workload\":\"resnet50\",\"hw\":\"nnp-i\"}", "--budget", "12",
+                        "--pop", "4", "--save", pol};
+    json_decref(run_ok(bin, with_small(eg, 10, buf), 0));
+    const char *wl[] = {"{\"workload\":\"resnet101\",\"hw\":\"nnp-i\"}", "{\"workload\":\"bert_base\",\"hw\":\"nnp-i\"}",
+                        "{\"workload\":\"resnet50\"}"};
+    for (int k = 0; k < 3; k++) {
+        const char *ev[] = {"--endpoint", "local", "--config", wl[k], "--load", pol, "--eval-only", "--decode", "capacity",
+                            "--quiet", NULL};
+        json_t *j = run_ok(bin, ev, 0);
+        json_t *m = json_object_get(j, "best_metrics");
+        cr_assert_eq(json_number_value(json_object_get(m, "eps")), 0.0, "%s: eps %g", wl[k],
+                     json_number_value(json_object_get(m, "eps")));
+        cr_assert_gt(json_number_value(json_object_get(j, "best_speedup")), 0.0, "%s", wl[k]);
+        json_decref(j);
+    }
+    const char *bad[] = {"--endpoint", "local", "--config", R50, "--decode", "capacity", "--budget", "4", "--quiet", NULL};
+    char *err = NULL;
+    const char *prefix[] = {bin, NULL};
+    cr_assert_eq(hwtest_run_args(prefix, bad, NULL, &err), 2);
+    cr_assert(strstr(err, "--decode capacity works with --eval-only"), "%s", err);
+    free(err);
+    const char *bad2[] = {"--endpoint", "local", "--load", pol, "--eval-only", "--decode", "best", "--quiet", NULL};
+    cr_assert_eq(hwtest_run_args(prefix, bad2, NULL, &err), 2);
+    cr_assert(strstr(err, "--decode: expected raw or capacity"), "%s", err);
+    free(err);
+    hwtest_rmtree(dir);
+}

@@ -10,39 +10,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "placement/placement_env.h"
-#include "registry.h"
+#include "pl_test.h"
 
 #define CHAIN_CFG "{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw_file\":\"tests/data/placement/chain3_hw.json\""
-
-static void *mk(const char *cfg_text, const hw_env_family **f) {
-    json_error_t je;
-    json_t *cfg = json_loads(cfg_text, 0, &je);
-    cr_assert(cfg, "bad test config: %s", je.text);
-    hw_err err = {0};
-    void *env = hw_env_create("placement-v0", cfg, f, &err);
-    json_decref(cfg);
-    cr_assert(env, "create failed: %s", err.msg);
-    return env;
-}
-
-static void mk_err(const char *cfg_text, const char *needle) {
-    json_t *cfg = json_loads(cfg_text, 0, NULL);
-    cr_assert(cfg);
-    hw_err err = {0};
-    void *env = hw_env_create("placement-v0", cfg, NULL, &err);
-    json_decref(cfg);
-    cr_assert_null(env, "config should fail: %s", cfg_text);
-    cr_assert_eq(err.code, HW_E_BAD_CONFIG, "%s: code %s (%s)", cfg_text, hw_code_name(err.code), err.msg);
-    cr_assert(strstr(err.msg, needle), "error '%s' does not name '%s'", err.msg, needle);
-}
 
 static const uint8_t ALL_SRAM[6] = {2, 2, 2, 2, 2, 2};
 static const uint8_t ALL_DRAM[6] = {0, 0, 0, 0, 0, 0};
 
 Test(placement_chain, tensors_and_liveness) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const pl_model *m = pl_env_model(env);
     cr_assert_eq(m->n, 3);
     cr_assert_eq(m->nt, 6);
@@ -69,7 +46,7 @@ Test(placement_chain, tensors_and_liveness) {
 
 Test(placement_chain, capacity_violations) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const pl_model *m = pl_env_model(env);
     /* all-SRAM: 4500 B of weights plus the live activations, against 1500 B */
     cr_assert_eq(pl_occupancy(m, ALL_SRAM, 2, 0), 4700);
@@ -84,7 +61,7 @@ Test(placement_chain, capacity_violations) {
 
 Test(placement_chain, rectified_map_and_eps) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const pl_model *m = pl_env_model(env);
     pl_scratch *s = pl_scratch_new(m);
     pl_result r;
@@ -112,7 +89,7 @@ Test(placement_chain, rectified_map_and_eps) {
 
 Test(placement_chain, heuristic_map) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const pl_model *m = pl_env_model(env);
     /* activations first: a0, a1, a2 all fit in SRAM (peak 500); then weights in order:
      * w0 fills SRAM to 1500, w1 -> LLC (3000), w2 -> LLC (3500) */
@@ -123,7 +100,7 @@ Test(placement_chain, heuristic_map) {
 
 Test(placement_chain, latency_by_hand) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const pl_model *m = pl_env_model(env);
     double nt[3];
     /* all-DRAM: l0 reads 1000+100, writes 200 at 0.5 B/ns = 2600 > 25 -> +100 = 2700
@@ -159,7 +136,7 @@ Test(placement_chain, latency_by_hand) {
 
 Test(placement_chain, reward_follows_algorithm_1) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     hw_obs obs;
     cr_assert_eq(f->reset(env, NULL, NULL, &obs, NULL, NULL), 0);
     /* invalid: reward = -eps, info reports the rectified map */
@@ -204,7 +181,7 @@ Test(placement_chain, reward_follows_algorithm_1) {
 
 Test(placement_chain, heuristic_speedup_is_exactly_one) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     double r;
     json_t *pt = json_string("heuristic"), *met = json_object();
     cr_assert_eq(f->evaluate(env, pt, &r, met, NULL), 0);
@@ -218,7 +195,7 @@ Test(placement_chain, heuristic_speedup_is_exactly_one) {
 
 Test(placement_chain, all_sram_beats_all_dram_when_it_fits) {
     const hw_env_family *f;
-    void *env = mk("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
+    void *env = pl_test_env("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
                    "{\"name\":\"DRAM\",\"capacity_bytes\":1000000,\"read_gbps\":0.5,\"latency_ns\":100},"
                    "{\"name\":\"LLC\",\"capacity_bytes\":8000,\"read_gbps\":10,\"latency_ns\":10},"
                    "{\"name\":\"SRAM\",\"capacity_bytes\":6000,\"read_gbps\":100,\"latency_ns\":1}]}}",
@@ -240,7 +217,7 @@ Test(placement_chain, all_sram_beats_all_dram_when_it_fits) {
 
 Test(placement_chain, evaluate_point_forms) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const char *same[] = {"[2,1,1,1,2,1]", "[\"SRAM\",\"llc\",\"LLC\",\"LLC\",\"sram\",\"LLC\"]", "[[2,1],[1,1],[2,1]]",
                           "{\"mapping\":[2,1,1,1,2,1]}"};
     for (int k = 0; k < 4; k++) {
@@ -283,7 +260,7 @@ Test(placement_chain, evaluate_point_forms) {
 
 Test(placement_chain, observation_and_features) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const hw_space *os = f->observation_space(env);
     cr_assert_eq(os->type, HW_SPACE_DICT);
     cr_assert_eq(os->nchild, 3);
@@ -322,7 +299,7 @@ Test(placement_chain, observation_and_features) {
 
 Test(placement_chain, episode_steps_and_snapshot) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG ",\"episode_steps\":3}", &f);
+    void *env = pl_test_env(CHAIN_CFG ",\"episode_steps\":3}", &f);
     hw_obs obs;
     f->reset(env, NULL, NULL, &obs, NULL, NULL);
     int64_t a[6] = {2, 2, 2, 2, 2, 2}, b[6] = {0, 0, 0, 0, 0, 0};
@@ -346,7 +323,7 @@ Test(placement_chain, episode_steps_and_snapshot) {
 
 Test(placement_chain, step_before_reset_fails) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     int64_t a[6] = {0};
     hw_act act = {6, a, NULL};
     hw_step_out o;
@@ -357,46 +334,46 @@ Test(placement_chain, step_before_reset_fails) {
 }
 
 Test(placement_chain, config_errors_name_the_field) {
-    mk_err("{\"foo\":1}", "config.foo: unknown field");
-    mk_err("{\"graph_file\":\"tests/data/placement/none.json\"}", "config.graph_file");
-    mk_err(CHAIN_CFG ",\"episode_steps\":0}", "config.episode_steps");
-    mk_err(CHAIN_CFG ",\"features\":\"cubic\"}", "config.features");
-    mk_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4]},"
+    pl_test_env_err("{\"foo\":1}", "config.foo: unknown field");
+    pl_test_env_err("{\"graph_file\":\"tests/data/placement/none.json\"}", "config.graph_file");
+    pl_test_env_err(CHAIN_CFG ",\"episode_steps\":0}", "config.episode_steps");
+    pl_test_env_err(CHAIN_CFG ",\"features\":\"cubic\"}", "config.features");
+    pl_test_env_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4]},"
            "{\"name\":\"b\",\"op\":\"fc\",\"ofm\":[1,1,4]}]}}",
            "config.graph.nodes[1].ifm: missing");
-    mk_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"warp\",\"ifm\":[1,1,4],\"ofm\":[1,1,4]}]}}",
+    pl_test_env_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"warp\",\"ifm\":[1,1,4],\"ofm\":[1,1,4]}]}}",
            "config.graph.nodes[0].op: unknown op 'warp'");
-    mk_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4],\"inputs\":[\"b\"]},"
+    pl_test_env_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4],\"inputs\":[\"b\"]},"
            "{\"name\":\"b\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4]}]}}",
            "config.graph.nodes[0].inputs[0]: 'b' is not an earlier node");
-    mk_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4],\"weights\":-3}]}}",
+    pl_test_env_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4],\"weights\":-3}]}}",
            "config.graph.nodes[0].weights");
-    mk_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4],\"colour\":1}]}}",
+    pl_test_env_err("{\"graph\":{\"nodes\":[{\"name\":\"a\",\"op\":\"fc\",\"ifm\":[1,1,4],\"ofm\":[1,1,4],\"colour\":1}]}}",
            "config.graph.nodes[0].colour: unknown field");
-    mk_err("{\"graph\":{\"nodes\":[]}}", "config.graph.nodes");
-    mk_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
+    pl_test_env_err("{\"graph\":{\"nodes\":[]}}", "config.graph.nodes");
+    pl_test_env_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
            "{\"name\":\"DRAM\",\"capacity_bytes\":1000000,\"read_gbps\":1},"
            "{\"name\":\"SRAM\",\"capacity_bytes\":100,\"read_gbps\":\"fast\"}]}}",
            "config.hw.memories[1].read_gbps: expected a number");
-    mk_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
+    pl_test_env_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
            "{\"name\":\"DRAM\",\"read_gbps\":1},{\"name\":\"SRAM\",\"capacity_bytes\":100,\"read_gbps\":2}]}}",
            "config.hw.memories[0].capacity_bytes: missing");
-    mk_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"compute\":{\"engines\":0}}}",
+    pl_test_env_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"compute\":{\"engines\":0}}}",
            "config.hw.compute.engines");
-    mk_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":[{\"name\":\"DRAM\","
+    pl_test_env_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":[{\"name\":\"DRAM\","
            "\"capacity_bytes\":10,\"read_gbps\":1}]}}",
            "config.hw.memories: expected an array of 2..8");
     /* the backing store must hold the peak of all-DRAM (4500 + 500 B) */
-    mk_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
+    pl_test_env_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
            "{\"name\":\"DRAM\",\"capacity_bytes\":4999,\"read_gbps\":1},"
            "{\"name\":\"SRAM\",\"capacity_bytes\":100,\"read_gbps\":2}]}}",
            "config.hw.memories[0].capacity_bytes");
-    mk_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"graph\":{}}", "config.graph_file: give either");
+    pl_test_env_err("{\"graph_file\":\"tests/data/placement/chain3.json\",\"graph\":{}}", "config.graph_file: give either");
 }
 
 Test(placement_chain, render_svg) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG "}", &f);
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
     const pl_model *m = pl_env_model(env);
     char *buf = NULL;
     size_t len = 0;
@@ -445,7 +422,7 @@ Test(placement_chain, hw_json_round_trip_and_defaults) {
     cr_assert_eq(back.mem[1].capacity, 24LL << 20);
     /* two memories: the action has two choices */
     const hw_env_family *f;
-    void *env = mk("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
+    void *env = pl_test_env("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"memories\":["
                    "{\"name\":\"HBM\",\"capacity_bytes\":100000,\"read_gbps\":1},"
                    "{\"name\":\"SPM\",\"capacity_bytes\":1200,\"read_gbps\":10}]}}",
                    &f);
@@ -475,9 +452,9 @@ Test(placement_chain, hw_json_round_trip_and_defaults) {
 
 Test(placement_chain, feature_scaling) {
     const hw_env_family *f;
-    void *raw = mk(CHAIN_CFG "}", &f);
-    void *lg = mk(CHAIN_CFG ",\"features\":\"log1p\"}", &f);
-    void *nm = mk(CHAIN_CFG ",\"features\":\"normalized\"}", &f);
+    void *raw = pl_test_env(CHAIN_CFG "}", &f);
+    void *lg = pl_test_env(CHAIN_CFG ",\"features\":\"log1p\"}", &f);
+    void *nm = pl_test_env(CHAIN_CFG ",\"features\":\"normalized\"}", &f);
     const float *a = pl_env_model(raw)->feat, *b = pl_env_model(lg)->feat, *c = pl_env_model(nm)->feat;
     for (int i = 0; i < 3 * PL_NFEAT; i++) {
         cr_assert_float_eq(b[i], (float)log1p(a[i]), 1e-5);
@@ -493,13 +470,13 @@ Test(placement_chain, feature_scaling) {
 
 Test(placement_chain, invalid_reward_options) {
     const hw_env_family *f;
-    void *env = mk(CHAIN_CFG ",\"invalid_reward_scale\":5}", &f);
+    void *env = pl_test_env(CHAIN_CFG ",\"invalid_reward_scale\":5}", &f);
     json_t *pt = json_string("all-sram");
     double r;
     cr_assert_eq(f->evaluate(env, pt, &r, NULL, NULL), 0);
     cr_assert_float_eq(r, -5 * 3550.0 / 5050.0, 1e-12);
     f->destroy(env);
-    env = mk(CHAIN_CFG ",\"invalid_reward\":-1}", &f);
+    env = pl_test_env(CHAIN_CFG ",\"invalid_reward\":-1}", &f);
     cr_assert_eq(f->evaluate(env, pt, &r, NULL, NULL), 0);
     cr_assert_eq(r, -1.0);
     json_t *h = json_string("heuristic");
@@ -508,7 +485,7 @@ Test(placement_chain, invalid_reward_options) {
     json_decref(h);
     json_decref(pt);
     f->destroy(env);
-    mk_err(CHAIN_CFG ",\"invalid_reward\":\"zero\"}", "config.invalid_reward");
+    pl_test_env_err(CHAIN_CFG ",\"invalid_reward\":\"zero\"}", "config.invalid_reward");
 }
 
 /* Every observation array has the dtype and shape of its Dict entry, also for a one-node graph
@@ -519,7 +496,7 @@ Test(placement_chain, observation_matches_space_single_node) {
                           "\"ofm\":[8,8,4],\"weights\":108,\"kernel\":[3,3],\"pad\":1}]}}"};
     for (int c = 0; c < 2; c++) {
         const hw_env_family *f;
-        void *env = mk(cfgs[c], &f);
+        void *env = pl_test_env(cfgs[c], &f);
         const hw_space *os = f->observation_space(env);
         hw_obs obs;
         cr_assert_eq(f->reset(env, NULL, NULL, &obs, NULL, NULL), 0);

@@ -5,18 +5,7 @@
 #include <gsl/gsl_rng.h>
 #include <string.h>
 
-#include "placement/placement_env.h"
-#include "registry.h"
-
-static void *mk(const char *cfg_text, const hw_env_family **f) {
-    json_t *cfg = json_loads(cfg_text, 0, NULL);
-    cr_assert(cfg, "bad test config");
-    hw_err err = {0};
-    void *env = hw_env_create("placement-v0", cfg, f, &err);
-    json_decref(cfg);
-    cr_assert(env, "create failed: %s", err.msg);
-    return env;
-}
+#include "pl_test.h"
 
 static void check_fits(const pl_model *m, const uint8_t *map) {
     for (int k = 0; k < m->hw.n_mem; k++)
@@ -31,7 +20,7 @@ Test(placement_zoo, paper_node_counts) {
         char cfg[64];
         snprintf(cfg, sizeof cfg, "{\"workload\":\"%s\"}", w[k]);
         const hw_env_family *f;
-        void *env = mk(cfg, &f);
+        void *env = pl_test_env(cfg, &f);
         const pl_model *m = pl_env_model(env);
         cr_assert_eq(m->n, n[k], "%s: %d nodes", w[k], m->n);
         cr_assert_eq(hw_space_numel(f->action_space(env)), 2 * n[k]);
@@ -49,7 +38,7 @@ Test(placement_zoo, paper_node_counts) {
 
 Test(placement_zoo, resnet50_features_of_conv1) {
     const hw_env_family *f;
-    void *env = mk("{\"workload\":\"resnet50\"}", &f);
+    void *env = pl_test_env("{\"workload\":\"resnet50\"}", &f);
     const pl_model *m = pl_env_model(env);
     const float *x = m->feat;
     /* conv1: 7x7/2, pad 3, 3 -> 64 channels, 224 -> 112, int8 weights 64*3*7*7 = 9408 B */
@@ -74,7 +63,7 @@ Test(placement_zoo, heuristic_speedup_exactly_one) {
         char cfg[64];
         snprintf(cfg, sizeof cfg, "{\"workload\":\"%s\"}", w[k]);
         const hw_env_family *f;
-        void *env = mk(cfg, &f);
+        void *env = pl_test_env(cfg, &f);
         const pl_model *m = pl_env_model(env);
         check_fits(m, m->heuristic);
         json_t *pt = json_string("heuristic"), *met = json_object();
@@ -94,7 +83,7 @@ Test(placement_zoo, rectification_properties_on_random_maps) {
         char cfg[64];
         snprintf(cfg, sizeof cfg, "{\"workload\":\"%s\"}", w[k]);
         const hw_env_family *f;
-        void *env = mk(cfg, &f);
+        void *env = pl_test_env(cfg, &f);
         const pl_model *m = pl_env_model(env);
         pl_scratch *s = pl_scratch_new(m);
         uint8_t *map = malloc((size_t)m->nt), *rect = malloc((size_t)m->nt);
@@ -147,7 +136,7 @@ Test(placement_zoo, rectification_properties_on_random_maps) {
 
 Test(placement_zoo, all_sram_beats_all_dram_when_it_fits) {
     const hw_env_family *f;
-    void *env = mk("{\"workload\":\"resnet50\",\"hw\":{\"memories\":["
+    void *env = pl_test_env("{\"workload\":\"resnet50\",\"hw\":{\"memories\":["
                    "{\"name\":\"DRAM\",\"capacity_bytes\":34359738368,\"read_gbps\":68,\"latency_ns\":100},"
                    "{\"name\":\"LLC\",\"capacity_bytes\":25165824,\"read_gbps\":400,\"latency_ns\":20},"
                    "{\"name\":\"SRAM\",\"capacity_bytes\":67108864,\"read_gbps\":2000,\"latency_ns\":2}]}}",
@@ -166,7 +155,7 @@ Test(placement_zoo, all_sram_beats_all_dram_when_it_fits) {
 
 Test(placement_zoo, bert_embedding_reads_rows_only) {
     const hw_env_family *f;
-    void *env = mk("{\"workload\":\"bert_base\"}", &f);
+    void *env = pl_test_env("{\"workload\":\"bert_base\"}", &f);
     const pl_model *m = pl_env_model(env);
     cr_assert_eq(m->g.nodes[0].op, 10 /* embed */);
     cr_assert_gt(m->bytes[0], 20000000, "the embedding table is tens of MB");
@@ -190,7 +179,7 @@ Test(placement_zoo, unknown_workload_and_zoo_file) {
     cr_assert(strstr(err.msg, "give one of"), "%s", err.msg);
     json_decref(cfg);
     const hw_env_family *f;
-    void *env = mk("{\"zoo_file\":\"tests/data/placement/tiny_zoo.csv\"}", &f);
+    void *env = pl_test_env("{\"zoo_file\":\"tests/data/placement/tiny_zoo.csv\"}", &f);
     cr_assert_eq(pl_env_model(env)->n, 3);
     f->destroy(env);
 }
@@ -198,8 +187,8 @@ Test(placement_zoo, unknown_workload_and_zoo_file) {
 /* The documented default hardware file is the built-in default: same baseline on BERT. */
 Test(placement_zoo, default_hw_file_equals_builtin) {
     const hw_env_family *f;
-    void *a = mk("{\"workload\":\"bert_base\"}", &f);
-    void *b = mk("{\"workload\":\"bert_base\",\"hw_file\":\"tests/data/placement/nnpi_hw.json\"}", &f);
+    void *a = pl_test_env("{\"workload\":\"bert_base\"}", &f);
+    void *b = pl_test_env("{\"workload\":\"bert_base\",\"hw_file\":\"tests/data/placement/nnpi_hw.json\"}", &f);
     cr_assert_eq(pl_env_model(a)->baseline, pl_env_model(b)->baseline);
     cr_assert_eq(memcmp(pl_env_model(a)->heuristic, pl_env_model(b)->heuristic, (size_t)pl_env_model(a)->nt), 0);
     f->destroy(a);

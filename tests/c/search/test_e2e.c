@@ -178,7 +178,7 @@ Test(search_e2e, usage_errors) {
     char dir[64];
     hwtest_tmpdir(dir, sizeof dir);
     char *out;
-    char *a1[] = {"hwgym-search", "--endpoint", "local", "--env", "diag-v0", "--algo", "sa", NULL};
+    char *a1[] = {"hwgym-search", "--endpoint", "local", "--env", "diag-v0", "--algo", "tabu", NULL};
     cr_expect_eq(run_cli(7, a1, dir, &out), 2);
     free(out);
     char *a2[] = {"hwgym-search", "--endpoint", "local", "--env", "diag-v0", "--opt", "ga_bogus=1", NULL};
