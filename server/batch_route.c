@@ -189,6 +189,7 @@ void batch_slice_back(router *r, task *t) {
     batch *b = t->b;
     if (t->failed) b->timed_out = true;
     if (b->lean) lean_slice_back(b->lean, r->cache, t->slice, t->lo, t->stop, lean_resolved, r);
+    if (t->setup_s > b->setup_s) b->setup_s = t->setup_s;
     if (t->stop > t->lo) {
         double c = t->run_s / (double)(t->stop - t->lo);
         b->cost_s = b->cost_s < 0 ? c : 0.5 * b->cost_s + 0.5 * c;
@@ -269,10 +270,12 @@ static void cut_slice(router *r, batch *b, int w) {
 }
 
 /* work may take the last worker free of session-less work only when it is known to be short:
- * a batch whose points were measured below the slice time */
+ * a batch whose points, and whose env's construction on a worker, were measured below the
+ * slice time */
 static bool fair_short(const task *t, void *ud) {
     const router *r = ud;
-    return t->op == OP_EVALUATE_BATCH && t->b->cost_s >= 0 && t->b->cost_s * 1e3 <= r->o->slice_ms;
+    const batch *b = t->b;
+    return t->op == OP_EVALUATE_BATCH && b->cost_s >= 0 && b->cost_s * 1e3 <= r->o->slice_ms && b->setup_s * 1e3 <= r->o->slice_ms;
 }
 
 static bool fair_any(const task *t, void *ud) {

@@ -33,6 +33,7 @@ void op_batch_slice(worker *w, task *t) {
     const hw_env_family *fam;
     json_t *own_cfg = NULL;
     void *env = NULL;
+    double t_env = hw_now();
     if (!b->config && b->config_mp && b->config_mp->type != MSGPACK_OBJECT_NIL) { /* converted here, not on the router */
         if (b->config_mp->type != MSGPACK_OBJECT_MAP) hw_fail(&err, HW_E_BAD_CONFIG, "config: expected a map");
         else if (!(own_cfg = hw_mp_to_json_max(b->config_mp, w->opts->max_config_values, &err))) hw_err_prefix(&err, "config");
@@ -42,6 +43,7 @@ void op_batch_slice(worker *w, task *t) {
     }
     json_decref(own_cfg);
     double t0 = hw_now();
+    t->setup_s = t0 - t_env;
     t->stop = t->hi;
     if (b->lean) { /* lean batch: batch.c scores todo[lo..hi) (points past the request deadline get TIMEOUT) */
         t->stop = lean_chunks(b->lean, t, fam, env, &err, t0);
@@ -96,4 +98,5 @@ void op_batch_slice(worker *w, task *t) {
         }
         json_decref(pt);
     }
+    t->run_s = hw_now() - t0;
 }

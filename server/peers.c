@@ -109,12 +109,15 @@ session *peers_lru_idle(peer *p, double now, double idle_s) {
 
 peer *peers_heaviest_idle(peers *P, double now, double idle_s) {
     peer *best = NULL;
+    double best_at = 0;
     for (int i = 0; i < PEER_BUCKETS; i++)
         for (peer *p = P->b[i]; p; p = p->next) {
             if (!p->sessions || (best && p->sessions < best->sessions)) continue;
             session *s = peers_lru_idle(p, now, idle_s);
-            if (!s) continue;
-            if (!best || p->sessions > best->sessions || s->last_active < best->lru_head->last_active) best = p;
+            if (s && (!best || p->sessions > best->sessions || s->last_active < best_at)) {
+                best = p;
+                best_at = s->last_active;
+            }
         }
     return best;
 }

@@ -466,7 +466,7 @@ answer:
 static void after_op(router *r, task *t) {
     session *s = t->s;
     if (s) {
-        s->last_active = hw_now();
+        peers_session_touch(s, hw_now()); /* keeps its client's list in order of use */
         if ((t->op == OP_MAKE || t->op == OP_CLOSE || t->op == OP_DESTROY) && s->dead) table_del(r, s);
         if (t->op == OP_MAKE && !s->dead && s->in_table && !s->mem_counted) {
             r->mem += s->mem_est;

@@ -52,7 +52,8 @@ typedef struct task {
     int slice;                         /* this slice's number in its batch */
     double budget_s;                   /* a slice stops between points after this much work (0: no limit): */
     int64_t stop;                      /* the worker sets where it stopped (hi when it did them all) */
-    double run_s;                      /* and how long it ran */
+    double run_s;                      /* and how long it ran, and how much of that went to getting */
+    double setup_s;                    /* its env (a config the worker had not built yet) */
     struct task *next;                 /* worker-side held lists */
 } task;
 

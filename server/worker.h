@@ -39,6 +39,7 @@ typedef struct batch {
     int64_t next;                /* the next point to cut */
     struct batch_range *rem;     /* ranges a slice left when its time budget ran out */
     double cost_s;               /* measured seconds per point; < 0 until a slice is back */
+    double setup_s;              /* the longest a slice took to get its env (a worker without it builds it) */
     int cut, max_slices;         /* slices cut; the lean form's slice lists */
     bool queued;                 /* the parent waits in its client's fair queue */
     struct lean_batch *lean;     /* a lean evaluate_batch (batch.h), or NULL */

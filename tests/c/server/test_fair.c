@@ -77,6 +77,14 @@ static json_t *recv_id(void *sock, json_int_t id) {
     return j;
 }
 
+/* points and steps the server's workers have evaluated so far (stats env_steps) */
+static json_int_t points_done(void *c) {
+    json_t *r = call(c, "{\"op\":\"stats\",\"v\":1}");
+    json_int_t n = json_integer_value(json_object_get(r, "env_steps"));
+    json_decref(r);
+    return n;
+}
+
 static hw_server_opts fair_opts(void) {
     hw_server_opts o;
     hw_server_default_opts(&o);
@@ -156,18 +164,23 @@ Test(fair, a_victim_is_answered_while_an_attackers_batches_at_the_caps_run, .tim
     srv_start_tcp(&S, &o, &port);
     void *v = cli_new_as("127.0.0.3", port);
     char *before = make_diag(v, "{}"); /* made before the attack: pinned to a worker the attacker may take */
-    /* the attacker: two connections from one host, four session-less batches (JSON and lean) */
-    void *x1 = cli_new_as("127.0.0.2", port), *x2 = cli_new_as("127.0.0.2", port);
+    /* the attackers: two hosts, a session-less batch each (JSON from one, lean from the other) */
+    void *x1 = cli_new_as("127.0.0.2", port), *x2 = cli_new_as("127.0.0.4", port);
     send_slow_batch(x1, false);
-    send_slow_batch(x1, true);
-    send_slow_batch(x2, false);
     send_slow_batch(x2, true);
     wait_busy(v);
-    /* the victim: steps its old session, makes, resets and steps a new one, evaluates a point
-     * and a small batch without a session */
+    /* until both attackers' first slices are back (their cost per point is known) */
+    for (int i = 0; i < 3000 && points_done(v) < 3; i++) usleep(10000);
+    /* the victim: steps its old session, makes, resets and steps a new one while fewer than
+     * two of the attacker's 1-second points complete (none of its ops waits for one) */
+    json_int_t p0 = points_done(v);
     expect_ok_step(v, before);
     char *fresh = make_diag(v, "{}");
     expect_ok_step(v, fresh);
+    json_int_t p1 = points_done(v) - 2; /* env_steps also counts the victim's own two steps */
+    cr_assert_lt(p1 - p0, 2, "the victim's session ops waited for the attacker's points (%lld completed meanwhile)", (long long)(p1 - p0));
+    /* then evaluates a point and a small batch without a session (these take their turn in
+     * the round robin of session-less work) */
     json_t *r = call(v, "{\"op\":\"evaluate\",\"v\":1,\"env\":\"diag-v0\",\"config\":{\"dims\":2,\"choices\":3},\"point\":[1,1]}");
     cr_assert_null(err_code(r), "%s", err_msg(r));
     json_decref(r);
