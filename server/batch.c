@@ -227,18 +227,12 @@ static void encode_point(const lean_batch *b, int64_t k, unsigned char *buf, siz
     *len = n;
 }
 
-/* The client a batch came from, for cache_hit (cache.h): its CURVE key when CURVE is on, else its
- * connection (routing id); HW_CACHE_PEER_UNKNOWN never matches (0 is never returned). */
-static uint64_t batch_peer(const void *owner) {
-    const batch *bt = owner;
-    task *t = bt ? bt->parent : NULL;
-    if (!t) return 1;
-    const char *uid = t->has_body ? zmq_msg_gets(&t->body, "User-Id") : NULL;
-    const unsigned char *p = uid && *uid ? (const unsigned char *)uid : t->nenv ? zmq_msg_data(&t->env[0]) : NULL;
-    size_t n = uid && *uid ? strlen(uid) : t->nenv ? zmq_msg_size(&t->env[0]) : 0;
-    uint64_t h = 1469598103934665603ull ^ (uid && *uid ? 0x9e3779b97f4a7c15ull : 0);
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h ? h : 1;
+/* The in-flight table's key for point key `key` of b: the cache key with b's client mixed in,
+ * so identical points merge only within one client (batch.h). */
+static const unsigned char *pending_key(const lean_batch *b, const unsigned char *key, unsigned char out[HW_CACHE_KEY]) {
+    memcpy(out, key, HW_CACHE_KEY);
+    for (int i = 0; i < 8 && i < HW_CACHE_KEY; i++) out[i] ^= (unsigned char)(b->peer >> (8 * i));
+    return out;
 }
 
 static void lookup_points(lean_batch *b, const char *env_id, const json_t *config, const msgpack_object *config_mp, hw_cache *cache) {
@@ -252,7 +246,7 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
         return;
     }
     bool shared = hw_cache_shared(cache);
-    uint64_t peer = batch_peer(b->owner), evaluator = 0;
+    uint64_t peer = b->peer, evaluator = 0;
     b->cached = true;
     b->ntodo = 0;
     b->todo = xcalloc(n, sizeof(int64_t));
@@ -263,7 +257,7 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
         b->rec = xcalloc(n, sizeof(unsigned char *));
         b->reclen = xcalloc(n, sizeof(size_t));
     }
-    unsigned char *enc = xcalloc((size_t)b->d * HW_KEY_ELEM_MAX + 1, 1);
+    unsigned char *enc = xcalloc((size_t)b->d * HW_KEY_ELEM_MAX + 1, 1), pk[HW_CACHE_KEY];
     uint64_t hits = 0, misses = 0, merged = 0;
     for (int64_t k = 0; k < b->n; k++) {
         unsigned char *key = b->keys + (size_t)k * HW_CACHE_KEY;
@@ -275,7 +269,7 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
             take_result(b, k, v.reward, v.feasible, v.rec, v.len);
             b->hit[k] = shared || v.peer == peer; /* no membership oracle on other clients' points */
             hits++;
-        } else if (hw_cache_pending_join(cache, key, b, k, peer, &evaluator)) {
+        } else if (hw_cache_pending_join(cache, pending_key(b, key, pk), b, k, peer, &evaluator)) {
             b->hit[k] = shared || evaluator == peer; /* answered without a new evaluation */
             b->waiting++;
             merged++;
@@ -307,9 +301,10 @@ static void reply_slots(lean_batch *b, msgpack_sbuffer *sb) {
 }
 
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache, size_t max_elems,
-                       void *owner, msgpack_sbuffer *reply, hw_err *err) {
+                       void *owner, uint64_t peer, msgpack_sbuffer *reply, hw_err *err) {
     lean_batch *b = xcalloc(1, sizeof *b);
     b->owner = owner;
+    b->peer = peer;
     b->lean = hw_env_lean_find(env_id);
     if (parse_points(b, hw_mp_get(root, "points"), max_elems, err) || parse_metrics(b, hw_mp_get(root, "metrics"), env_id, err)) {
         lean_free(b);
@@ -676,10 +671,22 @@ static void point_rec(lean_batch *b, int64_t k, recbuf *rb, const unsigned char 
     *len = rb->len;
 }
 
+/* A merged point (index k of o) gets the error of the point it waited for under its own index;
+ * the other request's deadline is not its failure: it is told so, to retry. */
+static void merged_err(lean_batch *o, int64_t k, const lean_err *e) {
+    const char *m = e->msg;
+    if (!strncmp(m, "points[", 7) && strstr(m, "]: ")) m = strstr(m, "]: ") + 3; /* the other request's index */
+    if (e->code == HW_E_TIMEOUT)
+        add_errf(o, &o->rerr, k, HW_E_TIMEOUT, "an identical point in flight for another request of this client was abandoned at that "
+                                              "request's deadline (--request-timeout); send it again");
+    else add_errf(o, &o->rerr, k, e->code, m);
+}
+
 void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner),
                      void *ud) {
     if (!cache || !b->cached) return;
     const lean_errs *E = &b->serr[slice];
+    unsigned char pk[HW_CACHE_KEY];
     size_t ei = 0; /* the slice's errors are in todo order, as are its points */
     recbuf rb = {0};
     for (int64_t p = lo; p < hi; p++) {
@@ -690,12 +697,12 @@ void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int6
         size_t len = 0;
         if (!e) {
             point_rec(b, k, &rb, &rec, &len);
-            hw_cache_put(cache, key, b->reward[k], b->feasible[k], rec, len);
+            hw_cache_put(cache, key, b->peer, b->reward[k], b->feasible[k], rec, len);
         }
-        hw_cache_waiter *w = hw_cache_pending_take(cache, key);
+        hw_cache_waiter *w = hw_cache_pending_take(cache, pending_key(b, key, pk));
         for (hw_cache_waiter *x = w; x; x = x->next) {
             lean_batch *o = x->owner;
-            if (e) add_err(o, &o->rerr, x->index, e->code, e->msg);
+            if (e) merged_err(o, x->index, e);
             else take_result(o, x->index, b->reward[k], b->feasible[k], rec, len);
             o->waiting--;
             resolved(ud, o->owner);

@@ -1,5 +1,4 @@
-/* batch_route.c - see batch_route.h. Moved from router.c unchanged (the slice-back branch of
- * on_reply is batch_slice_back). */
+/* batch_route.c - see batch_route.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "reply.h"
 
 static void batch_done(router *r, batch *b);
+static void maybe_done(router *r, batch *b);
 static void lean_reply(router *r, batch *b);
 
 void route_batch(router *r, task *t) {
@@ -24,7 +24,7 @@ void route_batch(router *r, task *t) {
     if (s) {
         snprintf(b->env_id, sizeof b->env_id, "%s", s->env_id);
         b->config = json_incref(s->config);
-        s->last_active = hw_now();
+        peers_session_touch(s, hw_now());
     } else {
         if (hw_mp_str(t->msg.root, "env", NULL, b->env_id, sizeof b->env_id, &err)) {
             free(b);
@@ -50,8 +50,8 @@ void route_batch(router *r, task *t) {
             goto fail;
         }
         reply_begin(t, LEAN_REPLY_FIELDS); /* the reply's result arrays are the batch's (lean_begin) */
-        b->parent = t; /* lean_begin tells the client's own cache hits from others' (batch.c batch_peer) */
-        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, &t->reply, &err))) goto fail;
+        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, t->peer->key, &t->reply, &err)))
+            goto fail;
         b->n = b->lean->ntodo; /* slices index the points to evaluate */
     } else if (pts && pts->type == MSGPACK_OBJECT_ARRAY) {
         b->list = pts;
@@ -83,34 +83,26 @@ void route_batch(router *r, task *t) {
             goto fail;
         }
     }
-    r->queued += task_bytes(t);
+    charge(r, t); /* held by the batch until every slice is back */
     b->parent = t;
-    t->dispatched = true; /* held by the batch until every slice is back */
+    t->b = b; /* the fair queue holds the parent for its batch */
     if (b->lean && b->n == 0) { /* every point answered by the cache or in flight elsewhere */
         b->pending = (int)(b->lean->waiting ? 1 : 0);
         if (!b->pending) { /* answered now: on_request sends the reply */
+            discharge(r, t);
             t->dispatched = false;
             lean_reply(r, b);
         }
         return;
     }
     if (b->lean) b->pending += b->lean->waiting ? 1 : 0; /* one extra count released when the last waiter resolves */
-    int slices = b->n < r->nw ? (int)b->n : r->nw;
-    if (slices == 0) slices = 1;
-    b->pending += slices;
-    if (b->lean) lean_set_slices(b->lean, slices);
-    for (int k = 0; k < slices; k++) {
-        task *sl = calloc(1, sizeof *sl);
-        if (!sl) abort();
-        sl->op = OP_BATCH_SLICE;
-        sl->b = b;
-        sl->lo = b->n * k / slices;
-        sl->hi = b->n * (k + 1) / slices;
-        sl->slice = k;
-        sl->t0 = t->t0;
-        dispatch(r, sl, (r->rr + k) % r->nw);
-    }
-    r->rr = (r->rr + 1) % r->nw;
+    /* slices are cut as workers come free (fair_pump), at most max_slices of them: each has a
+     * point at least, and the last nw + 1 have no time budget, so every range left fits */
+    b->cost_s = -1;
+    b->max_slices = (b->n < 4096 ? (int)b->n : 4096) + r->nw + 1;
+    if (b->lean) lean_set_slices(b->lean, b->max_slices);
+    b->queued = true;
+    peers_push(&r->P, t);
     return;
 fail:
     json_decref(b->config);
@@ -159,7 +151,7 @@ static void pack_json_list(msgpack_packer *pk, const char *key, json_t *const *v
 
 static void batch_done(router *r, batch *b) {
     task *t = b->parent;
-    r->queued -= task_bytes(t);
+    discharge(r, t);
     if (b->lean) {
         lean_reply(r, b);
         finish(r, t);
@@ -185,14 +177,133 @@ static void batch_done(router *r, batch *b) {
 /* a point of a lean batch that waited for an identical in-flight point has its result */
 static void lean_resolved(void *ud, void *owner) {
     batch *b = owner;
-    if (b->lean->waiting == 0 && --b->pending == 0) batch_done(ud, b);
+    if (b->lean->waiting == 0) {
+        b->pending--;
+        maybe_done(ud, b);
+    }
 }
 
-/* a slice is back from its worker */
+/* a slice is back from its worker: its points are in; the points its budget left go back to
+ * the fair queue; the batch's cost per point is updated */
 void batch_slice_back(router *r, task *t) {
     batch *b = t->b;
     if (t->failed) b->timed_out = true;
-    if (b->lean) lean_slice_back(b->lean, r->cache, t->slice, t->lo, t->hi, lean_resolved, r);
+    if (b->lean) lean_slice_back(b->lean, r->cache, t->slice, t->lo, t->stop, lean_resolved, r);
+    if (t->setup_s > b->setup_s) b->setup_s = t->setup_s;
+    if (t->stop > t->lo) {
+        double c = t->run_s / (double)(t->stop - t->lo);
+        b->cost_s = b->cost_s < 0 ? c : 0.5 * b->cost_s + 0.5 * c;
+    }
+    if (t->stop < t->hi && !(b->timed_out && !b->lean)) {
+        batch_range *g = malloc(sizeof *g);
+        if (!g) abort();
+        g->lo = t->stop;
+        g->hi = t->hi;
+        g->next = b->rem;
+        b->rem = g;
+        if (!b->queued) {
+            b->queued = true;
+            peers_push(&r->P, b->parent);
+        }
+    }
     task_free(t);
-    if (--b->pending == 0) batch_done(r, b);
+    b->pending--;
+    maybe_done(r, b);
+}
+
+/* the batch is done when no slice is out, no point is left to cut and no merged point waits */
+static void maybe_done(router *r, batch *b) {
+    if (b->pending == 0 && !b->queued && !b->rem && b->next >= b->n) batch_done(r, b);
+}
+
+/* points per slice: about two budgets' worth at the measured cost (one point until measured),
+ * at most an even share of the batch per worker; the budget stops a slice that runs long */
+static int64_t slice_size(router *r, const batch *b) {
+    int64_t share = (b->n + r->nw - 1) / r->nw, size = 1;
+    if (b->cost_s >= 0) {
+        double want = 2e-3 * r->o->slice_ms / (b->cost_s > 1e-9 ? b->cost_s : 1e-9);
+        size = want >= (double)share ? share : (int64_t)want;
+    }
+    return size < 1 ? 1 : size;
+}
+
+/* Cuts the batch's next slice and hands it to worker w; the batch goes back to the end of its
+ * client's queue while points are left. */
+static void cut_slice(router *r, batch *b, int w) {
+    b->queued = false;
+    if (b->timed_out && !b->lean) { /* the reply is TIMEOUT: nothing more to run */
+        while (b->rem) {
+            batch_range *g = b->rem;
+            b->rem = g->next;
+            free(g);
+        }
+        b->next = b->n;
+        maybe_done(r, b);
+        return;
+    }
+    task *sl = calloc(1, sizeof *sl);
+    if (!sl) abort();
+    bool last = b->cut >= b->max_slices - r->nw - 1; /* no budget: the range is done in one go */
+    if (b->rem) {
+        batch_range *g = b->rem;
+        b->rem = g->next;
+        sl->lo = g->lo;
+        sl->hi = g->hi;
+        free(g);
+    } else {
+        sl->lo = b->next;
+        sl->hi = last ? b->n : b->next + slice_size(r, b);
+        if (sl->hi > b->n) sl->hi = b->n;
+        b->next = sl->hi;
+    }
+    sl->op = OP_BATCH_SLICE;
+    sl->b = b;
+    sl->slice = b->cut++;
+    sl->t0 = b->parent->t0;
+    sl->budget_s = last || r->o->slice_ms <= 0 ? 0 : r->o->slice_ms * 1e-3;
+    b->pending++;
+    send_task(r, sl, w);
+    if (b->rem || b->next < b->n) {
+        b->queued = true;
+        peers_push(&r->P, b->parent);
+    }
+}
+
+/* work may take the last worker free of session-less work only when it is known to be short:
+ * a batch whose points, and whose env's construction on a worker, were measured below the
+ * slice time */
+static bool fair_short(const task *t, void *ud) {
+    const router *r = ud;
+    const batch *b = t->b;
+    return t->op == OP_EVALUATE_BATCH && b->cost_s >= 0 && b->cost_s * 1e3 <= r->o->slice_ms && b->setup_s * 1e3 <= r->o->slice_ms;
+}
+
+static bool fair_any(const task *t, void *ud) {
+    (void)t;
+    (void)ud;
+    return true;
+}
+
+/* the worker with no session-less task and the fewest tasks out, or -1 */
+static int free_worker(const router *r, int *busy) {
+    int best = -1;
+    *busy = 0;
+    for (int i = 0; i < r->nw; i++) {
+        if (r->wsl[i]) (*busy)++;
+        else if (best < 0 || r->wout[i] < r->wout[best]) best = i;
+    }
+    return best;
+}
+
+void fair_pump(router *r) {
+    int busy, w;
+    while (r->P.nqueued && (w = free_worker(r, &busy)) >= 0) {
+        /* one worker stays free of long session-less work (unless there is only one), so a
+         * session's op or a make never waits behind another client's slow points */
+        bool reserve = r->nw > 1 && busy >= r->nw - 1;
+        task *t = peers_pick(&r->P, reserve ? fair_short : fair_any, r);
+        if (!t) return;
+        if (t->op == OP_EVALUATE_BATCH) cut_slice(r, t->b, w);
+        else send_task(r, t, w);
+    }
 }

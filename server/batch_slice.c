@@ -1,4 +1,4 @@
-/* batch_slice.c - see batch_slice.h. Moved from worker.c unchanged. */
+/* batch_slice.c - see batch_slice.h. */
 #include <math.h>
 
 #include "batch.h"
@@ -13,12 +13,31 @@ static json_t *err_json(const hw_err *e) {
     return json_pack("{s:s, s:s}", "code", hw_code_name(e->code), "message", msg);
 }
 
+/* the slice has used its time budget (never once the request's deadline has passed: then the
+ * remaining points are answered TIMEOUT at once) */
+static bool over_budget(const task *t, double t0) { return t->budget_s > 0 && !hw_deadline_passed() && hw_now() - t0 >= t->budget_s; }
+
+/* A lean slice in chunks of 1, 2, 4, ... points, checking the budget between chunks; returns
+ * where it stopped. Past the deadline, one call answers the rest (TIMEOUT). */
+static int64_t lean_chunks(lean_batch *lb, const task *t, const hw_env_family *fam, void *env, const hw_err *err, double t0) {
+    int64_t p = t->lo, c = 1;
+    while (p < t->hi) {
+        if (p > t->lo && over_budget(t, t0)) break;
+        int64_t e = t->budget_s <= 0 || hw_deadline_passed() || t->hi - p <= c ? t->hi : p + c;
+        lean_run_slice(lb, t->slice, fam, env, err, p, e);
+        p = e;
+        if (c < ((int64_t)1 << 40)) c *= 2;
+    }
+    return p;
+}
+
 void op_batch_slice(worker *w, task *t) {
     batch *b = t->b;
     hw_err err;
     const hw_env_family *fam;
     json_t *own_cfg = NULL;
     void *env = NULL;
+    double t_env = hw_now();
     if (!b->config && b->config_mp && b->config_mp->type != MSGPACK_OBJECT_NIL) { /* converted here, not on the router */
         if (b->config_mp->type != MSGPACK_OBJECT_MAP) hw_fail(&err, HW_E_BAD_CONFIG, "config: expected a map");
         else if (!(own_cfg = hw_mp_to_json_max(b->config_mp, w->opts->max_config_values, &err))) hw_err_prefix(&err, "config");
@@ -27,12 +46,20 @@ void op_batch_slice(worker *w, task *t) {
         env = cached_env(w, b->env_id, b->config, &fam, &err);
     }
     json_decref(own_cfg);
+    double t0 = hw_now();
+    t->setup_s = t0 - t_env;
+    t->stop = t->hi;
     if (b->lean) { /* lean batch: batch.c scores todo[lo..hi) (points past the request deadline get TIMEOUT) */
-        lean_run_slice(b->lean, t->slice, fam, env, &err, t->lo, t->hi);
-        if (env) atomic_fetch_add_explicit(&w->env_steps, (unsigned long long)(t->hi - t->lo), memory_order_relaxed);
+        t->stop = lean_chunks(b->lean, t, fam, env, &err, t0);
+        if (env) atomic_fetch_add_explicit(&w->env_steps, (unsigned long long)(t->stop - t->lo), memory_order_relaxed);
+        t->run_s = hw_now() - t0;
         return;
     }
     for (int64_t k = t->lo; k < t->hi; k++) {
+        if (k > t->lo && over_budget(t, t0)) { /* the rest goes back to the router, to run after other clients' work */
+            t->stop = k;
+            break;
+        }
         b->rewards[k] = NAN;
         if (env && hw_deadline_passed()) { /* the request's deadline: the rest is abandoned */
             t->failed = true;
@@ -75,4 +102,5 @@ void op_batch_slice(worker *w, task *t) {
         }
         json_decref(pt);
     }
+    t->run_s = hw_now() - t0;
 }

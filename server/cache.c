@@ -347,9 +347,8 @@ void hw_cache_count(hw_cache *c, uint64_t hits, uint64_t misses, uint64_t merged
     c->merged += merged;
 }
 
-void hw_cache_put(hw_cache *c, const unsigned char *key, double reward, bool feasible, const unsigned char *rec, size_t len) {
-    pend *pd = *pslot(c, key); /* the evaluating client, registered at pending_join */
-    mem_put(c, key, reward, feasible, pd ? pd->peer : HW_CACHE_PEER_UNKNOWN, rec, len);
+void hw_cache_put(hw_cache *c, const unsigned char *key, uint64_t peer, double reward, bool feasible, const unsigned char *rec, size_t len) {
+    mem_put(c, key, reward, feasible, peer, rec, len);
     if (!c->db) return;
     if (!c->in_tx) c->in_tx = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
     sqlite3_reset(c->ins);

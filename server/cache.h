@@ -32,7 +32,7 @@ typedef struct hw_cache_val {
 } hw_cache_val;
 
 /* Clients are told which points were cache hits only for points they evaluated themselves
- * (peer = CURVE key, else connection) unless the operator passed --cache-shared: otherwise
+ * (peer = CURVE key, else address: server/peers.h) unless the operator passed --cache-shared: otherwise
  * cache_hit is a membership oracle on other clients' work (issue 28 finding 10). */
 #define HW_CACHE_PEER_UNKNOWN 0
 /* Rows read from the file are served only when valid (docs/cache.md, "The file"). */
@@ -58,8 +58,9 @@ void hw_cache_close(hw_cache *c);
 bool hw_cache_get(hw_cache *c, const unsigned char *key, hw_cache_val *out);
 /* Counters for stats: points answered from the cache, evaluated, merged into an in-flight one. */
 void hw_cache_count(hw_cache *c, uint64_t hits, uint64_t misses, uint64_t merged);
-/* Inserts (or refreshes) an entry; written to the SQLite file at the next hw_cache_flush. */
-void hw_cache_put(hw_cache *c, const unsigned char *key, double reward, bool feasible, const unsigned char *rec, size_t len);
+/* Inserts (or refreshes) an entry evaluated by client `peer` (whose cache_hit it answers later);
+ * written to the SQLite file at the next hw_cache_flush. */
+void hw_cache_put(hw_cache *c, const unsigned char *key, uint64_t peer, double reward, bool feasible, const unsigned char *rec, size_t len);
 /* Commits the SQLite writes since the last flush (one transaction). */
 void hw_cache_flush(hw_cache *c);
 

@@ -28,7 +28,7 @@ static void usage(FILE *f) {
             "  --session-ttl SEC    reap sessions idle longer than this (default 600)\n"
             "  --max-sessions N     open sessions allowed (default 10000)\n"
 "  --max-sessions-per-client N  open sessions one client may hold: per CURVE key when CURVE is\n"
-"                       on, else per connection (default 4096)\n"
+"                       on, else per address (tcp: the IP; ipc: the process) (default 4096)\n"
             "  --max-msg BYTES      largest request accepted (default 67108864)\n"
             "  --max-envs N         envs per vector session (default 4096)\n"
             "  --max-snapshots N    snapshots per session (default 1024)\n"
@@ -65,7 +65,17 @@ static void usage(FILE *f) {
             "  --server-mem-mb MB   estimated memory all sessions may hold; make is refused beyond it (default 16384)\n"
             "  --max-config-values N  JSON values in one config, point or options (default 1048576)\n"
             "  --max-queued-mb MB   request bytes queued at workers, whole server (default 512)\n"
-            "  --max-queued-session-mb MB  the same for one session (default 160)\n\n"
+            "  --max-queued-session-mb MB  the same for one session (default 160)\n"
+            "\nFairness between clients (docs/security.md, \"Fairness between clients\"):\n"
+            "  --max-queued-peer-mb MB  request bytes one client (CURVE key, else address) may have\n"
+            "                       queued or running (default 256)\n"
+            "  --reclaim-idle SEC   when a client is at --max-sessions-per-client, or the server at\n"
+            "                       --max-sessions, a make reclaims the least recently used session idle\n"
+            "                       at least SEC (the client's own, or the heaviest holder's) instead of\n"
+            "                       refusing; its owner then gets UNKNOWN_SESSION saying so (default 1)\n"
+            "  --slice-ms MS        session-less work (evaluate_batch, evaluate, spaces) runs in slices\n"
+            "                       of about MS of work, clients served round robin; one worker stays free\n"
+            "                       of slices slower than MS a point (default 50; 0: no time budget)\n\n"
             "  --list-envs          print the registered envs and exit\n"
             "  -v, --verbose        log start, reaping and shutdown to stderr\n"
             "  --version            print the version and exit\n"
@@ -128,6 +138,8 @@ int main(int argc, char **argv) {
         {"session-mem-mb", required_argument, 0, 'M'}, {"max-config-values", required_argument, 0, 'C'},
         {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
+        {"max-queued-peer-mb", required_argument, 0, 1010}, {"reclaim-idle", required_argument, 0, 1011},
+        {"slice-ms", required_argument, 0, 1012},
         {0, 0, 0, 0}};
     int c, curve_any = 0;
     double x;
@@ -165,6 +177,9 @@ int main(int argc, char **argv) {
         case 1004: o.cache_shared = 1; break;
         case 'A': o.curve_allow = optarg; break;
         case 1003: curve_any = 1; break;
+        case 1010: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
+        case 1011: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
+        case 1012: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
         case 'K': return hw_auth_keygen();
         case 'l':
             for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);

@@ -57,121 +57,10 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->max_config_values = (size_t)1 << 20;
     o->max_queued = (size_t)512 << 20;
     o->max_queued_session = (size_t)160 << 20;
+    o->max_queued_peer = (size_t)256 << 20;
+    o->reclaim_idle_s = 1.0;
+    o->slice_ms = 50;
     o->max_file = (size_t)64 << 20;
-}
-
-/* ---------------------------------------------------------------- session table */
-
-
-static uint64_t bytes_hash(const void *p, size_t n) {
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
-static owner_ent *owner_get(router *r, uint64_t owner, bool create) {
-    owner_ent **head = &r->owners[owner % OWNER_BUCKETS];
-    for (owner_ent *e = *head; e; e = e->next)
-        if (e->owner == owner) return e;
-    if (!create) return NULL;
-    owner_ent *e = calloc(1, sizeof *e);
-    if (!e) abort();
-    e->owner = owner;
-    e->next = *head;
-    *head = e;
-    return e;
-}
-
-static void owner_release(router *r, uint64_t owner) {
-    owner_ent **p = &r->owners[owner % OWNER_BUCKETS];
-    for (; *p; p = &(*p)->next)
-        if ((*p)->owner == owner) {
-            if (--(*p)->count == 0) {
-                owner_ent *e = *p;
-                *p = e->next;
-                free(e);
-            }
-            return;
-        }
-}
-
-static uint64_t tok_hash(const char *tok) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *tok; tok++) h = (h ^ (unsigned char)*tok) * 1099511628211ull;
-    return h;
-}
-
-static session *table_get(router *r, const char *tok) {
-    for (table_ent *e = r->buckets[tok_hash(tok) % r->nbuckets]; e; e = e->next)
-        if (strcmp(e->s->token, tok) == 0) return e->s;
-    return NULL;
-}
-
-static void table_put(router *r, session *s) {
-    if (r->nsessions + 1 > r->nbuckets) {
-        size_t nb = r->nbuckets * 2;
-        table_ent **b = calloc(nb, sizeof *b);
-        if (!b) abort();
-        for (size_t i = 0; i < r->nbuckets; i++) {
-            table_ent *e = r->buckets[i];
-            while (e) {
-                table_ent *n = e->next;
-                size_t k = tok_hash(e->s->token) % nb;
-                e->next = b[k];
-                b[k] = e;
-                e = n;
-            }
-        }
-        free(r->buckets);
-        r->buckets = b;
-        r->nbuckets = nb;
-    }
-    table_ent *e = malloc(sizeof *e);
-    if (!e) abort();
-    e->s = s;
-    size_t k = tok_hash(s->token) % r->nbuckets;
-    e->next = r->buckets[k];
-    r->buckets[k] = e;
-    r->nsessions++;
-    s->in_table = true;
-}
-
-static void table_del(router *r, session *s) {
-    if (!s->in_table) return;
-    for (table_ent **p = &r->buckets[tok_hash(s->token) % r->nbuckets]; *p; p = &(*p)->next)
-        if ((*p)->s == s) {
-            table_ent *e = *p;
-            *p = e->next;
-            free(e);
-            r->nsessions--;
-            r->wsessions[s->worker]--;
-            owner_release(r, s->owner);
-            if (s->mem_counted) r->mem -= s->mem_est;
-            s->mem_counted = false;
-            break;
-        }
-    s->in_table = false;
-}
-
-static void session_free(session *s) {
-    json_decref(s->config);
-    free(s);
-}
-
-static int new_token(char out[33]) {
-    unsigned char b[16];
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t n = getrandom(b + got, sizeof b - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        got += (size_t)n;
-    }
-    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
-    return 0;
 }
 
 /* ---------------------------------------------------------------- tasks */
@@ -213,7 +102,9 @@ void finish(router *r, task *t) {
     if (t->failed) r->errors++;
     if (t->op == OP_STEP && !t->failed) r->steps++;
     send_reply(r, t);
+    peer *p = t->peer;
     task_free(t);
+    peers_gc(&r->P, p);
 }
 
 size_t task_bytes(const task *t) { return t->has_body ? zmq_msg_size((zmq_msg_t *)&t->body) : 0; }
@@ -230,21 +121,80 @@ bool queue_full(router *r, task *t, session *s) {
         reply_fail(t, HW_E_LIMIT, "this session holds %zu bytes of queued requests (--max-queued-session-mb); wait for replies", s->queued);
         return true;
     }
+    if (t->peer && t->op != OP_CLOSE && t->peer->queued + n > r->o->max_queued_peer) {
+        reply_fail(t, HW_E_LIMIT, "this client (%s) holds %zu bytes of queued requests (--max-queued-peer-mb); wait for replies",
+                   t->peer->label, t->peer->queued);
+        return true;
+    }
     return false;
 }
 
-void dispatch(router *r, task *t, int wi) {
+void charge(router *r, task *t) {
     size_t n = task_bytes(t);
     r->queued += n;
     if (t->s) {
-        t->s->inflight++;
         t->s->queued += n;
-        t->s->last_active = hw_now();
+        peers_session_touch(t->s, hw_now());
     }
-    r->inflight++;
+    if (t->peer) {
+        t->peer->queued += n;
+        t->peer->holds++;
+    }
     t->dispatched = true;
+}
+
+void discharge(router *r, task *t) {
+    size_t n = task_bytes(t);
+    r->queued -= n;
+    if (t->s) t->s->queued -= n;
+    if (t->peer) {
+        t->peer->queued -= n;
+        t->peer->holds--;
+    }
+}
+
+static bool is_fair(const task *t) {
+    return t->op == OP_BATCH_SLICE || (!t->s && (t->op == OP_EVALUATE || t->op == OP_SPACES));
+}
+
+void send_task(router *r, task *t, int wi) {
+    if (t->s) t->s->inflight++;
+    r->inflight++;
+    r->wout[wi]++;
+    t->fair = is_fair(t);
+    if (t->fair) {
+        r->wsl[wi]++;
+        peer *p = t->op == OP_BATCH_SLICE ? t->b->parent->peer : t->peer;
+        if (p) p->running++;
+    }
+    t->at = wi;
+    t->dispatched = true;
+    t->next = NULL;
     while (zmq_send(r->push[wi], &t, sizeof t, 0) < 0 && errno == EINTR) {
     }
+}
+
+void dispatch(router *r, task *t, int wi) {
+    charge(r, t);
+    send_task(r, t, wi);
+}
+
+/* The worker for a session's op. A single or vector session with nothing in flight may run on
+ * any worker (its state moves with the task, as on the inline path), so it leaves a worker busy
+ * with session-less work, or with queued tasks when another worker is idle, for the least
+ * busy one. Multi-agent sessions stay pinned (their barriers live on the worker). */
+static int session_worker(router *r, session *s) {
+    int cur = s->worker;
+    if (s->inflight || s->dead || s->kind == SK_MULTI || (!r->wsl[cur] && !r->wout[cur])) return cur;
+    int best = cur;
+    for (int i = 0; i < r->nw; i++)
+        if (r->wsl[i] < r->wsl[best] || (r->wsl[i] == r->wsl[best] && r->wout[i] < r->wout[best])) best = i;
+    if (best != cur && (r->wsl[best] < r->wsl[cur] || r->wout[best] == 0)) {
+        r->wsessions[cur]--;
+        r->wsessions[best]++;
+        s->worker = best;
+    }
+    return s->worker;
 }
 
 /* ---------------------------------------------------------------- router-side ops */
@@ -288,11 +238,37 @@ static void op_envs(task *t) {
     }
 }
 
+/* a new session's worker: the one with the least session-less work out, then fewest tasks out,
+ * then fewest sessions */
 static int least_loaded(router *r) {
     int best = 0;
-    for (int i = 1; i < r->nw; i++)
-        if (r->wsessions[i] < r->wsessions[best]) best = i;
+    for (int i = 1; i < r->nw; i++) {
+        int d = r->wsl[i] != r->wsl[best] ? r->wsl[i] - r->wsl[best]
+              : r->wout[i] != r->wout[best] ? r->wout[i] - r->wout[best] : r->wsessions[i] - r->wsessions[best];
+        if (d < 0) best = i;
+    }
     return best;
+}
+
+/* takes an idle session out of the table and destroys its envs on its worker (reap, reclaim) */
+static void retire(router *r, session *s, double now) {
+    table_del(r, s);
+    task *t = calloc(1, sizeof *t);
+    if (!t) abort();
+    t->op = OP_DESTROY;
+    t->s = s;
+    t->t0 = now;
+    dispatch(r, t, s->worker);
+}
+
+/* an idle session gives its place to a make; its owner's next request is told why */
+static void reclaim(router *r, session *s, char why) {
+    if (r->o->verbose)
+        fprintf(stderr, "hwgym-server: reclaimed idle session %.8s... of %s (%s full)\n", s->token, s->peer ? s->peer->label : "?",
+                why == 'p' ? "its client's --max-sessions-per-client" : "--max-sessions");
+    peers_remember(&r->P, s->token, why);
+    retire(r, s, hw_now());
+    r->reclaimed++;
 }
 
 static void route_make(router *r, task *t) {
@@ -306,20 +282,28 @@ static void route_make(router *r, task *t) {
         reply_fail(t, HW_E_UNKNOWN_ENV, "unknown env '%s' (the envs op lists them)", env_id);
         return;
     }
-    if (r->nsessions >= r->o->max_sessions) {
-        reply_fail(t, HW_E_LIMIT, "the server holds %zu sessions (--max-sessions); close some first", r->nsessions);
-        return;
+    /* the caps count per peer (peers.h); a peer at its cap, or a full table, gets a place by
+     * reclaiming an idle session (the peer's own, or the heaviest holder's) instead of LIMIT */
+    peer *p = t->peer;
+    double now = hw_now();
+    if (p->sessions >= r->o->max_sessions_per_client) {
+        session *old = peers_lru_idle(p, now, r->o->reclaim_idle_s);
+        if (!old) {
+            reply_fail(t, HW_E_LIMIT, "this client (%s) holds %zu sessions (--max-sessions-per-client), none idle for %gs; close some first",
+                       p->label, p->sessions, r->o->reclaim_idle_s);
+            return;
+        }
+        reclaim(r, old, 'p');
     }
-    /* the session cap counts per CURVE client key when CURVE is on (reconnecting does not reset
-     * it), else per connection (routing id) */
-    const char *uid = r->o->curve_secret && t->has_body ? zmq_msg_gets(&t->body, "User-Id") : NULL;
-    uint64_t owner = uid && *uid ? bytes_hash(uid, strlen(uid)) ^ 0x9e3779b97f4a7c15ull
-                     : t->nenv        ? bytes_hash(zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]))
-                                      : 0;
-    owner_ent *oe = owner_get(r, owner, false);
-    if (oe && oe->count >= r->o->max_sessions_per_client) {
-        reply_fail(t, HW_E_LIMIT, "this client holds %zu sessions (--max-sessions-per-client); close some first", oe->count);
-        return;
+    if (r->nsessions >= r->o->max_sessions) {
+        peer *h = peers_heaviest_idle(&r->P, now, r->o->reclaim_idle_s);
+        session *old = h ? peers_lru_idle(h, now, r->o->reclaim_idle_s) : NULL;
+        if (!old) {
+            reply_fail(t, HW_E_LIMIT, "the server holds %zu sessions (--max-sessions), none idle for %gs; close some first", r->nsessions,
+                       r->o->reclaim_idle_s);
+            return;
+        }
+        reclaim(r, old, 't');
     }
     if (r->mem >= r->o->server_mem) {
         reply_fail(t, HW_E_LIMIT, "the server's sessions hold an estimated %zu MiB (--server-mem-mb %zu); close some first", r->mem >> 20,
@@ -341,8 +325,7 @@ static void route_make(router *r, task *t) {
     s->config = NULL; /* the worker converts the request's config (op_make) */
     for (int k = 0; k < OP_COUNT; k++) s->cost_us[k] = 1e9;
     s->worker = least_loaded(r);
-    s->owner = owner;
-    owner_get(r, owner, true)->count++;
+    peers_session_add(p, s);
     r->wsessions[s->worker]++;
     table_put(r, s);
     t->s = s;
@@ -359,7 +342,13 @@ session *lookup(router *r, task *t, bool required, hw_err *err) {
     }
     if (hw_mp_str(t->msg.root, "session", NULL, tok, sizeof tok, err)) return NULL;
     session *s = table_get(r, tok);
-    if (!s) hw_fail(err, HW_E_UNKNOWN_SESSION, "unknown session '%.40s' (closed, reaped after the TTL, or never made)", tok);
+    char why = s ? 0 : peers_reclaimed(&r->P, tok);
+    if (why)
+        hw_fail(err, HW_E_UNKNOWN_SESSION,
+                "session '%.40s' was reclaimed while idle: %s, and it was the least recently used idle session of %s; make a new one",
+                tok, why == 'p' ? "its client reached --max-sessions-per-client" : "the server's session table was full (--max-sessions)",
+                why == 'p' ? "that client" : "the client holding the most sessions");
+    else if (!s) hw_fail(err, HW_E_UNKNOWN_SESSION, "unknown session '%.40s' (closed, reaped after the TTL, or never made)", tok);
     return s;
 }
 
@@ -428,6 +417,14 @@ static void on_request(router *r, task *t, bool draining) {
     }
     case OP_ENVS: op_envs(t); goto answer;
     case OP_STATS: op_stats(r, t); goto answer;
+    default: break;
+    }
+    { /* the rest may reach a worker: it is charged to its client (peers.h) */
+        char label[48];
+        uint64_t key = peers_key_of(t, r->o->curve_secret != NULL, label, sizeof label);
+        t->peer = peers_get(&r->P, key, label, true);
+    }
+    switch (o) {
     case OP_MAKE: route_make(r, t); break;
     case OP_EVALUATE_BATCH: route_batch(r, t); break;
     case OP_SPACES:
@@ -440,10 +437,10 @@ static void on_request(router *r, task *t, bool draining) {
         t->s = s;
         if (s && try_inline(r, t)) return;
         if (queue_full(r, t, s)) break;
-        if (s) dispatch(r, t, s->worker);
-        else {
-            dispatch(r, t, r->rr);
-            r->rr = (r->rr + 1) % r->nw;
+        if (s) dispatch(r, t, session_worker(r, s));
+        else { /* session-less: waits in its client's fair queue (fair_pump) */
+            charge(r, t);
+            peers_push(&r->P, t);
         }
         break;
     }
@@ -456,7 +453,7 @@ static void on_request(router *r, task *t, bool draining) {
         t->s = s;
         if (try_inline(r, t)) return;
         if (queue_full(r, t, s)) break;
-        dispatch(r, t, s->worker);
+        dispatch(r, t, session_worker(r, s));
         break;
     }
     }
@@ -469,7 +466,7 @@ answer:
 static void after_op(router *r, task *t) {
     session *s = t->s;
     if (s) {
-        s->last_active = hw_now();
+        peers_session_touch(s, hw_now()); /* keeps its client's list in order of use */
         if ((t->op == OP_MAKE || t->op == OP_CLOSE || t->op == OP_DESTROY) && s->dead) table_del(r, s);
         if (t->op == OP_MAKE && !s->dead && s->in_table && !s->mem_counted) {
             r->mem += s->mem_est;
@@ -485,16 +482,18 @@ static void after_op(router *r, task *t) {
 
 static void on_reply(router *r, task *t) {
     r->inflight--;
+    r->wout[t->at]--;
+    if (t->fair) {
+        r->wsl[t->at]--;
+        peer *p = t->op == OP_BATCH_SLICE ? t->b->parent->peer : t->peer;
+        if (p) p->running--;
+    }
     if (t->op == OP_BATCH_SLICE) { /* batch_route.c */
         batch_slice_back(r, t);
         return;
     }
-    size_t n = task_bytes(t);
-    r->queued -= n;
-    if (t->s) {
-        t->s->inflight--;
-        t->s->queued -= n;
-    }
+    if (t->s) t->s->inflight--;
+    discharge(r, t);
     after_op(r, t);
 }
 
@@ -514,6 +513,14 @@ static bool try_inline(router *r, task *t) {
     return true;
 }
 
+/* no session-less work queued or at a worker */
+static bool fair_idle(router *r) {
+    if (r->P.nqueued) return false;
+    for (int i = 0; i < r->nw; i++)
+        if (r->wsl[i]) return false;
+    return true;
+}
+
 static void reap(router *r, double now) {
     for (size_t i = 0; i < r->nbuckets; i++) {
         table_ent *e = r->buckets[i];
@@ -521,13 +528,7 @@ static void reap(router *r, double now) {
             table_ent *n = e->next;
             session *s = e->s;
             if (s->inflight == 0 && now - s->last_active > r->o->session_ttl_s) {
-                table_del(r, s);
-                task *t = calloc(1, sizeof *t);
-                if (!t) abort();
-                t->op = OP_DESTROY;
-                t->s = s;
-                t->t0 = now;
-                dispatch(r, t, s->worker);
+                retire(r, s, now);
                 r->reaped++;
                 if (r->o->verbose) fprintf(stderr, "hwgym-server: reaped idle session %.8s...\n", s->token);
             }
@@ -601,10 +602,12 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     }
     r->nbuckets = 1024;
     r->buckets = calloc(r->nbuckets, sizeof *r->buckets);
-    r->wsessions = calloc((size_t)r->nw, sizeof(int));
+    r->wsessions = calloc(3 * (size_t)r->nw, sizeof(int)); /* then wout, wsl */
     r->w = calloc((size_t)r->nw, sizeof(worker));
     r->push = calloc((size_t)r->nw, sizeof(void *));
     if (!r->buckets || !r->wsessions || !r->w || !r->push) abort();
+    r->wout = r->wsessions + r->nw;
+    r->wsl = r->wout + r->nw;
 
     hw_auth *auth = NULL;
     if (o->curve_secret && !(auth = hw_auth_load(o->curve_secret, o->curve_allow))) {
@@ -669,6 +672,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     bool draining = false, cancelled = false;
     double drain_deadline = 0;
     int stopped = 0;
+    bool stops_sent = false;
     double reap_every = o->session_ttl_s / 4;
     if (reap_every > 1.0) reap_every = 1.0;
     if (reap_every < 0.01) reap_every = 0.01;
@@ -690,6 +694,9 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             draining = true;
             drain_deadline = hw_now() + o->drain_timeout_s;
             if (o->verbose) fprintf(stderr, "hwgym-server: draining %lld tasks in flight\n", (long long)r->inflight);
+        }
+        if (draining && !stops_sent && fair_idle(r)) { /* the queued session-less work is done: stop the workers */
+            stops_sent = true;
             for (int i = 0; i < r->nw; i++) {
                 task *t = calloc(1, sizeof *t);
                 if (!t) abort();
@@ -715,6 +722,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             while (zmq_recv(r->replies, &t, sizeof t, ZMQ_DONTWAIT) == sizeof t) {
                 if (t->op == OP_STOP) {
                     r->inflight--;
+                    r->wout[t->at]--;
                     stopped++;
                     task_free(t);
                     continue;
@@ -722,6 +730,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
                 on_reply(r, t);
             }
         }
+        if (r->P.nqueued) fair_pump(r);
         if (items[0].revents & ZMQ_POLLIN) {
             for (int k = 0; k < 256; k++) {
                 task *t = recv_request(r);
@@ -729,6 +738,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
                 if (t->reply.size) finish(r, t);
                 else on_request(r, t, draining);
             }
+            if (r->P.nqueued) fair_pump(r);
         }
         now = hw_now();
         if (!draining && now >= next_reap) {
@@ -748,12 +758,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             e = n;
         }
     }
-    for (int i = 0; i < OWNER_BUCKETS; i++)
-        while (r->owners[i]) {
-            owner_ent *e = r->owners[i];
-            r->owners[i] = e->next;
-            free(e);
-        }
+    peers_free_all(&r->P);
     for (int i = 0; i < r->nw; i++) zmq_close(r->push[i]);
     zmq_close(r->replies);
     zmq_close(r->sock);

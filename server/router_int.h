@@ -1,6 +1,6 @@
 /* router_int.h - router internals shared by the files that run on the router thread (router.c,
  * batch_route.c, stats.c); not used by the workers. Owns: the router record and the session
- * table's entry types; declarations of router.c's task helpers. */
+ * table's entry types; declarations of router.c's task helpers and of the fair pump. */
 #ifndef HW_ROUTER_INT_H
 #define HW_ROUTER_INT_H
 
@@ -9,6 +9,7 @@
 
 #include "cache.h"
 #include "hw_codec.h"
+#include "peers.h"
 #include "server.h"
 #include "stats.h"
 #include "worker.h"
@@ -19,15 +20,6 @@ typedef struct table_ent {
     session *s;
     struct table_ent *next;
 } table_ent;
-
-/* sessions held per client connection: routing-id hash -> count */
-typedef struct owner_ent {
-    uint64_t owner;
-    size_t count;
-    struct owner_ent *next;
-} owner_ent;
-
-#define OWNER_BUCKETS 1024
 
 typedef struct router {
     const hw_server_opts *o;
@@ -47,9 +39,21 @@ typedef struct router {
     uint64_t requests, errors, reaped, steps;
     hw_hist hist[OP_COUNT];
     hw_hist hist_bad;         /* requests rejected before an op was known */
-    owner_ent *owners[OWNER_BUCKETS];
+    peers P;                  /* clients: per-peer sessions, queued bytes, the fair queue (peers.h) */
+    int *wout;                /* tasks out at each worker */
+    int *wsl;                 /* session-less (fair) tasks out at each worker: at most one */
+    uint64_t reclaimed;       /* idle sessions reclaimed for a make (a full table or a peer at its cap) */
     hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
 } router;
+
+/* the session table (table.c) */
+session *table_get(router *r, const char *tok);
+void table_put(router *r, session *s);
+/* out of the table: its worker's and its peer's counts, its memory estimate */
+void table_del(router *r, session *s);
+void session_free(session *s);
+/* 32 hex characters from getrandom; -1 on failure */
+int new_token(char out[33]);
 
 void task_free(task *t);
 /* records the op's latency, sends the reply (if any) and frees the task */
@@ -59,6 +63,14 @@ size_t task_bytes(const task *t);
  * requests of its session or of the whole server over the operator's limits. */
 bool queue_full(router *r, task *t, session *s);
 void dispatch(router *r, task *t, int wi);
+/* Charges a request's bytes to the server, its session and its peer (dispatch does it; a batch
+ * or a queued session-less task is charged when accepted), and undoes it when it is answered. */
+void charge(router *r, task *t);
+void discharge(router *r, task *t);
+/* Hands t to worker wi without charging (a slice, or a queued task charged when accepted). */
+void send_task(router *r, task *t, int wi);
+/* Fair scheduling (batch_route.c): hands queued session-less work to free workers. */
+void fair_pump(router *r);
 /* the request's session ("session" field); required: an error when absent */
 session *lookup(router *r, task *t, bool required, hw_err *err);
 

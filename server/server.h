@@ -17,7 +17,7 @@ typedef struct hw_server_opts {
     int workers;            /* worker threads */
     double session_ttl_s;   /* idle sessions are reaped after this */
     size_t max_sessions;
-    size_t max_sessions_per_client; /* per connection (ROUTER routing id) */
+    size_t max_sessions_per_client; /* per peer: CURVE key, else address (server/peers.h) */
     size_t max_msg;         /* request bytes */
     int max_envs;           /* per vector session */
     int max_snapshots;      /* per session */
@@ -37,6 +37,9 @@ typedef struct hw_server_opts {
     size_t max_config_values;  /* JSON values in one config / point / options */
     size_t max_queued;         /* request bytes queued at workers, whole server */
     size_t max_queued_session; /* request bytes queued at workers, one session */
+    size_t max_queued_peer;    /* request bytes queued in the server, one peer (client key or address) */
+    double reclaim_idle_s;     /* a make over a cap reclaims an idle session idle at least this long */
+    double slice_ms;           /* session-less work runs in slices of about this much time, round robin */
     size_t max_file;           /* largest data file or inline file text */
     int hard_exit;             /* hwgym-server: _exit(3) when the drain outlives drain_timeout_s + 5 s */
     const char *cache_path; /* evaluation cache SQLite file (NULL: memory only) */

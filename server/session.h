@@ -39,7 +39,8 @@ typedef struct session {
     double last_active;
     int inflight;
     bool in_table;
-    uint64_t owner;      /* hash of the routing id of the client that made it */
+    struct peer *peer;   /* the client (peers.h) that made it; NULL once out of the table */
+    struct session *lru_prev, *lru_next; /* its peer's sessions, least recently used first */
     char env_id[64];
     json_t *config;      /* as given to make: converted by the worker in make (the router thread
                           * never converts configs), then read by the router for evaluate_batch */

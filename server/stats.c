@@ -66,6 +66,9 @@ void op_stats(router *r, task *t) {
                           "reaped", (json_int_t)r->reaped, "inflight", (json_int_t)r->inflight, "ops", ops);
     json_object_set_new(j, "snapshots", json_integer(snaps));
     json_object_set_new(j, "queued_bytes", json_integer((json_int_t)r->queued));
+    json_object_set_new(j, "reclaimed", json_integer((json_int_t)r->reclaimed));
+    json_object_set_new(j, "clients", json_integer((json_int_t)r->P.npeers));
+    json_object_set_new(j, "fair_queued", json_integer((json_int_t)r->P.nqueued));
     json_object_set_new(j, "session_mem_est_bytes", json_integer((json_int_t)r->mem));
     if (r->cache) json_object_set_new(j, "cache", hw_cache_stats(r->cache));
     msgpack_packer pk = reply_begin(t, json_object_size(j));

@@ -26,6 +26,7 @@ int hw_op_lookup(const char *name, size_t len); /* -1 when unknown */
 
 struct session;
 struct batch;
+struct peer;
 
 #define TASK_MAX_ENVELOPE 4
 
@@ -42,10 +43,17 @@ typedef struct task {
     msgpack_sbuffer reply;             /* packed reply; empty = no reply to send */
     bool failed;                       /* the reply is an error */
     bool dispatched;                   /* set by the router before handing it to a worker; never written by workers */
+    struct peer *peer;                 /* the client it came from (peers.h; router-owned), NULL for internal tasks */
+    bool fair;                         /* session-less work: queued per peer, at most one per worker (router-owned) */
+    int at;                            /* the worker it was handed to (router-owned) */
     /* evaluate_batch slices */
     struct batch *b;
     int64_t lo, hi;
     int slice;                         /* this slice's number in its batch */
+    double budget_s;                   /* a slice stops between points after this much work (0: no limit): */
+    int64_t stop;                      /* the worker sets where it stopped (hi when it did them all) */
+    double run_s;                      /* and how long it ran, and how much of that went to getting */
+    double setup_s;                    /* its env (a config the worker had not built yet) */
     struct task *next;                 /* worker-side held lists */
 } task;
 

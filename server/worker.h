@@ -17,6 +17,11 @@
 
 #define WORKER_CACHE 8
 
+typedef struct batch_range {
+    int64_t lo, hi;
+    struct batch_range *next;
+} batch_range;
+
 typedef struct batch {
     task *parent;
     int64_t n;
@@ -29,7 +34,14 @@ typedef struct batch {
     double *rewards;
     json_t **metrics;
     json_t **errors;
-    int pending;                 /* slices not yet back (router-owned) */
+    int pending;                 /* slices not yet back, +1 while points are left to cut (router-owned) */
+    /* fair slicing (router-owned; batch_route.c): slices are cut when a worker is free */
+    int64_t next;                /* the next point to cut */
+    struct batch_range *rem;     /* ranges a slice left when its time budget ran out */
+    double cost_s;               /* measured seconds per point; < 0 until a slice is back */
+    double setup_s;              /* the longest a slice took to get its env (a worker without it builds it) */
+    int cut, max_slices;         /* slices cut; the lean form's slice lists */
+    bool queued;                 /* the parent waits in its client's fair queue */
     struct lean_batch *lean;     /* a lean evaluate_batch (batch.h), or NULL */
 } batch;
 

@@ -212,7 +212,7 @@ Test(cache, memory_bound_evicts_least_recently_used) {
         memset(k[i], 0, HW_CACHE_KEY);
         k[i][0] = (unsigned char)i;
         k[i][9] = 7;
-        hw_cache_put(c, k[i], i, true, rec, sizeof rec);
+        hw_cache_put(c, k[i], HW_CACHE_PEER_UNKNOWN, i, true, rec, sizeof rec);
         hw_cache_val v;
         cr_assert(hw_cache_get(c, k[0], &v), "key 0 is used after every put, so it stays (LRU)");
     }

@@ -169,7 +169,7 @@ Test(cache, planted_rows_are_not_served) {
     unsigned char rec[1 + 3 + 8] = {3, 'l', 'a', 't'};
     double v = 5;
     memcpy(rec + 4, &v, 8);
-    for (int i = 0; i < 4; i++) hw_cache_put(c, k[i], 1.5, true, rec, sizeof rec);
+    for (int i = 0; i < 4; i++) hw_cache_put(c, k[i], HW_CACHE_PEER_UNKNOWN, 1.5, true, rec, sizeof rec);
     hw_cache_close(c);
     /* edited behind the server's back */
     sec_sql(path, "UPDATE hwgym_cache SET reward = 1e300 WHERE key = x'61616161616161616161616161616161'");

@@ -2,7 +2,10 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <libgen.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +71,35 @@ void *cli_new(const char *ep) {
 }
 
 void cli_close(void *sock) { zmq_close(sock); }
+
+int free_tcp_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+void srv_start_tcp(srv *s, const hw_server_opts *o, int *port) {
+    static char tcp[8][64];
+    static int n;
+    char *ep = tcp[n++ % 8];
+    *port = free_tcp_port();
+    snprintf(ep, 64, "tcp://127.0.0.1:%d", *port);
+    hw_server_opts oo = *o;
+    oo.binds[1] = ep;
+    oo.nbinds = 2;
+    srv_start_opts(s, &oo);
+}
+
+void *cli_new_as(const char *src, int port) {
+    char ep[128];
+    snprintf(ep, sizeof ep, "tcp://%s:0;127.0.0.1:%d", src, port);
+    return cli_new(ep);
+}
 
 json_t *recv_reply(void *sock) {
     zmq_msg_t m;

@@ -34,6 +34,13 @@ json_t *recv_reply(void *sock);
 void send_json(void *sock, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *err_code(const json_t *reply);  /* NULL when ok */
 const char *err_msg(const json_t *reply);
+/* A TCP port on 127.0.0.1 free a moment ago (for a second bind). */
+int free_tcp_port(void);
+/* Starts the server with a second endpoint tcp://127.0.0.1:PORT (returned in *port). */
+void srv_start_tcp(srv *s, const hw_server_opts *o, int *port);
+/* A DEALER connected to 127.0.0.1:port from source address src (e.g. "127.0.0.2"): the server
+ * sees it as that peer (server/peers.h), so one test process can play several hosts. */
+void *cli_new_as(const char *src, int port);
 /* Path of a built binary next to the test binary (BUILD/bin/NAME). */
 void built_bin(const char *name, char *out, size_t cap);
 

@@ -183,13 +183,20 @@ Test(lifecycle, sessions_per_client_are_capped, .timeout = 60) {
     hw_server_opts o;
     hw_server_default_opts(&o);
     o.max_sessions_per_client = 2;
-    srv_start_opts(&S, &o);
-    void *a = cli_new(S.ep), *b = cli_new(S.ep);
+    o.reclaim_idle_s = 600; /* no session here is idle long enough to be reclaimed */
+    int port;
+    srv_start_tcp(&S, &o, &port);
+    /* a client is its address (CURVE key when CURVE is on), not its connection */
+    void *a = cli_new_as("127.0.0.2", port), *a2 = cli_new_as("127.0.0.2", port), *b = cli_new_as("127.0.0.3", port);
     char *t1 = make_diag(a, "{}"), *t2 = make_diag(a, "{}");
     json_t *r = call(a, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\"}");
     cr_assert_str_eq(err_code(r), "LIMIT");
     cr_assert(strstr(err_msg(r), "--max-sessions-per-client"), "%s", err_msg(r));
     json_decref(r);
+    r = call(a2, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\"}"); /* a new connection does not get round it */
+    cr_assert_str_eq(err_code(r), "LIMIT");
+    json_decref(r);
+    cli_close(a2);
     char *t3 = make_diag(b, "{}"); /* another client is not affected */
     json_decref(call(a, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", t1));
     char *t4 = make_diag(a, "{}"); /* closing one frees a place */
