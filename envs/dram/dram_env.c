@@ -279,7 +279,7 @@ static void *create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     if (e->as == AS_MD)
         for (int p = 0; p < NP; p++) hw_space_set_labels(e->aspace, p, e->nch[p], e->lab[p]);
     int64_t no = e->as == AS_TDM ? 4 : 3;
-    double lo[4] = {0, 0, 0, 0}, hi[4] = {1e300, 1e300, 1e300, NP};
+    double lo[4] = {0, 0, 0, 0}, hi[4] = {INFINITY, INFINITY, INFINITY, NP}; /* unbounded: inf, not a large number */
     e->ospace = hw_space_box(1, &no, lo, hi, HW_DT_FLOAT64);
     hw_space_set_name(e->ospace, 0, e->lat_metric == LAT_MEAN ? "latency_ns" : "total_time_ns");
     hw_space_set_name(e->ospace, 1, "power_mW");

@@ -9,10 +9,11 @@ import os
 import threading
 import time
 
+import numpy as np
 import zmq
 
 from ._version import __version__
-from .errors import ClientTimeout, HwgymError, NoServer, TransportError, UnsupportedVersion
+from .errors import ClientTimeout, ConnectionLost, HwgymError, NoServer, TransportError, UnsupportedVersion
 from .wire import PROTOCOL_VERSION, from_wire, pack, unpack
 
 __all__ = ["Client", "DEFAULT_ENDPOINT", "DEFAULT_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "resolve_endpoint"]
@@ -23,6 +24,17 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONNECT_TIMEOUT = 2.0
 #: How long closing a session waits for the server's reply (only while a connection is up).
 CLOSE_TIMEOUT = 1.0
+#: ZeroMQ heartbeats (ZMTP PING/PONG, answered by the server's ZeroMQ I/O thread even while its
+#: workers are busy): a server that does not answer within this many seconds of a PING (sent every
+#: third of it) is dropped, so a hung (SIGSTOP) or unreachable server host is seen as a lost
+#: connection within ~1.6 s; a server process that exits is seen at once.  $HWGYM_HEARTBEAT_TIMEOUT
+#: sets it (seconds; 0 turns heartbeats off).
+DEFAULT_HEARTBEAT_TIMEOUT = 1.2
+#: After the monitor saw the connection drop, how long a request waits for ZeroMQ to reconnect
+#: (it retries every 100 ms) before raising ConnectionLost.
+RECONNECT_GRACE = 0.5
+
+_SCHEMES = ("tcp://", "ipc://", "inproc://", "pgm://", "epgm://", "vmci://", "ws://", "wss://", "tipc://", "udp://")
 
 
 def resolve_endpoint(endpoint=None):
@@ -41,6 +53,23 @@ def no_server_message(endpoint, waited):
     return ("no hwgym-server answers at %s (waited %.3g s). Start one with `hwgym-server --bind %s` "
             "(built as build/bin/hwgym-server by `make`), or point the client at a running one with "
             "endpoint=... or HWGYM_ENDPOINT." % (endpoint, waited, endpoint))
+
+
+def lost_message(endpoint, op, when):
+    return ("the connection to hwgym-server at %s was lost %s %r (the server exited, was killed, or "
+            "the network dropped). Sessions live in the server: once it runs again, make new envs."
+            % (endpoint, when, op))
+
+
+def check_endpoint(endpoint):
+    """A TransportError with a hint when ``endpoint`` has no ZeroMQ transport scheme."""
+    if not isinstance(endpoint, str) or not endpoint.startswith(_SCHEMES):
+        hint = ""
+        if isinstance(endpoint, str) and "://" not in endpoint:
+            guess = "tcp://%s" % endpoint if ":" in endpoint else "ipc://%s" % endpoint
+            hint = " (did you mean %r?)" % guess
+        raise TransportError("IO", "endpoint %r has no transport scheme: write tcp://HOST:PORT or "
+                             "ipc:///path/to/socket%s" % (endpoint, hint))
 
 
 def _opt(d, **kw):
@@ -65,6 +94,7 @@ class Client:
     def __init__(self, endpoint=None, timeout=DEFAULT_TIMEOUT, context=None,
                  client_name=None, version=PROTOCOL_VERSION, connect_timeout=None):
         endpoint = resolve_endpoint(endpoint)
+        check_endpoint(endpoint)
         self.endpoint = endpoint
         self.timeout = float(timeout) if timeout is not None else None
         self.connect_timeout = _connect_timeout(connect_timeout)
@@ -81,6 +111,21 @@ class Client:
         # Queue messages only to live connections: a send then waits (bounded below) for a server
         # instead of piling up for nobody, and a dead server is seen at once (close() does not wait).
         self._sock.setsockopt(zmq.IMMEDIATE, 1)
+        hb = float(os.environ.get("HWGYM_HEARTBEAT_TIMEOUT") or DEFAULT_HEARTBEAT_TIMEOUT)
+        if hb > 0:
+            self._sock.setsockopt(zmq.HEARTBEAT_IVL, max(1, int(hb * 1000 / 3)))
+            self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, max(1, int(hb * 1000)))
+        # The socket monitor reports a dropped connection at once: a request waiting for its reply
+        # then fails with ConnectionLost instead of waiting out its timeout.
+        self._mon = self._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        self._link_down = False  # the monitor's last event was a disconnection
+        self._poller = zmq.Poller()
+        self._poller.register(self._sock, zmq.POLLIN)
+        self._poller.register(self._mon, zmq.POLLIN)
+        self._send_poller = zmq.Poller()  # waiting for a connection: it comes up, or an event
+        self._send_poller.register(self._sock, zmq.POLLOUT)
+        self._send_poller.register(self._mon, zmq.POLLIN)
+        self._answered = False  # a reply has come in on this client: a missing connection is a lost one
         server_key = os.environ.get("HWGYM_CURVE_SERVERKEY")
         if server_key:  # the server runs with --curve-secret (PROTOCOL.md, "Security")
             pub = os.environ.get("HWGYM_CURVE_PUBLICKEY")
@@ -93,7 +138,7 @@ class Client:
         try:
             self._sock.connect(endpoint)
         except zmq.ZMQError as e:
-            self._sock.close(0)
+            self._close_sockets()
             self._closed = True
             raise TransportError("IO", "cannot connect to %r: %s" % (endpoint, e)) from None
 
@@ -123,21 +168,32 @@ class Client:
         except (TypeError, ValueError, OverflowError) as e:
             raise TransportError("IO", "cannot encode %s request: %s" % (op, e), op) from None
         deadline = None if tmo is None else time.monotonic() + tmo
+        # Waiting for a connection is bounded by connect_timeout (2 s): with IMMEDIATE a send
+        # only goes to a live connection, so no connection by then means no server (never
+        # answered) or a lost one (answered before), not a slow reply.
+        self._drain_monitor()
+        cwait = self.connect_timeout if tmo is None else min(tmo, self.connect_timeout)
+        if self._answered and self._link_down:  # known to have dropped: only a short reconnect grace
+            cwait = min(cwait, RECONNECT_GRACE)
+        cdeadline = time.monotonic() + cwait
         try:
             while True:  # non-blocking send: the connection may drop between poll and send
-                wait = None if deadline is None else int(max(0.0, deadline - time.monotonic()) * 1000) + 1
-                if not self._sock.poll(wait, zmq.POLLOUT):  # no live connection within the timeout
-                    raise ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
-                                        % (op, self.endpoint, tmo), op)
-                try:
-                    self._sock.send(buf, zmq.NOBLOCK, copy=len(buf) < 65536)
-                    break
-                except zmq.Again:
-                    if deadline is not None and time.monotonic() >= deadline:
-                        raise ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
-                                            % (op, self.endpoint, tmo), op) from None
+                self._drain_monitor()
+                if not self._link_down and self._sock.poll(0, zmq.POLLOUT):
+                    try:
+                        self._sock.send(buf, zmq.NOBLOCK, copy=len(buf) < 65536)
+                        break
+                    except zmq.Again:
+                        pass
+                left = cdeadline - time.monotonic()
+                if left <= 0:
+                    raise self._no_connection(op, cwait, tmo)
+                if self._link_down and self._sock.poll(0, zmq.POLLOUT):
+                    time.sleep(min(left, 0.01))  # a dropped pipe not yet reaped: wait for the reconnect
+                else:
+                    self._send_poller.poll(int(left * 1000) + 1)
         except zmq.ZMQError as e:
-            raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e), op) from None
+            raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e)) from None
         return op, rid, deadline, tmo
 
     def _recv(self, pending):
@@ -146,18 +202,52 @@ class Client:
         try:
             while True:
                 wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-                if not self._sock.poll(None if wait is None else int(wait * 1000) + 1, zmq.POLLIN):
-                    raise ClientTimeout("IO", "no reply to %r from %s within %.3g s" % (op, self.endpoint, tmo), op)
-                frames = self._sock.recv_multipart(copy=True)
-                try:
-                    rep = unpack(frames[-1])
-                except Exception:  # garbage on the wire: not ours, drop it
+                ready = dict(self._poller.poll(None if wait is None else int(wait * 1000) + 1))
+                if self._sock in ready or self._sock.poll(0, zmq.POLLIN):
+                    frames = self._sock.recv_multipart(copy=True)
+                    try:
+                        rep = unpack(frames[-1])
+                    except Exception:  # garbage on the wire: not ours, drop it
+                        continue
+                    if not isinstance(rep, dict) or rep.get("id") != rid:
+                        continue  # a stale reply to an earlier (timed-out) request
+                    self._answered = True
+                    return rep
+                if self._mon in ready:
+                    if self._drain_monitor():  # dropped while we wait: the reply cannot come
+                        raise ConnectionLost("IO", lost_message(self.endpoint, op, "while waiting for the reply to"), op)
                     continue
-                if not isinstance(rep, dict) or rep.get("id") != rid:
-                    continue  # a stale reply to an earlier (timed-out) request
-                return rep
+                raise ClientTimeout("IO", "no reply to %r from %s within %.3g s" % (op, self.endpoint, tmo), op)
         except zmq.ZMQError as e:
-            raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e), op) from None
+            raise TransportError("IO", "%s request to %s failed: %s" % (op, self.endpoint, e)) from None
+
+    def _drain_monitor(self):
+        """(lock held) Read the pending monitor events; True when one was a disconnection."""
+        lost = False
+        while self._mon.poll(0):
+            frames = self._mon.recv_multipart()
+            event = int.from_bytes(frames[0][:2], "little") if len(frames[0]) >= 2 else 0
+            if event == zmq.EVENT_DISCONNECTED:
+                lost = self._link_down = True
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self._link_down = False
+        return lost
+
+    def _no_connection(self, op, waited, tmo):
+        if self._answered:
+            return ConnectionLost("IO", lost_message(self.endpoint, op, "(no connection within %.3g s) before" % waited), op)
+        if op == "hello" or tmo is None or waited < tmo:
+            return NoServer("IO", no_server_message(self.endpoint, waited), op)
+        return ClientTimeout("IO", "no reply to %r: no connection to a server at %s within %.3g s"
+                             % (op, self.endpoint, tmo), op)
+
+    def _close_sockets(self):
+        try:
+            self._sock.disable_monitor()
+        except zmq.ZMQError:
+            pass
+        self._mon.close(0)
+        self._sock.close(0)
 
     def close(self):
         """Close the socket (idempotent). Sessions on the server are not closed: use close_session."""
@@ -165,7 +255,7 @@ class Client:
             if not self._closed:
                 self._closed = True
                 if os.getpid() == self._pid:
-                    self._sock.close(0)
+                    self._close_sockets()
 
     @property
     def closed(self):
@@ -179,6 +269,10 @@ class Client:
 
     def __repr__(self):
         return "Client(%r%s)" % (self.endpoint, ", closed" if self._closed else "")
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle a hwgym Client: it holds a ZeroMQ connection, which cannot move to another "
+                        "process; make a new Client(%r) there (or pass a factory that makes one)" % (self.endpoint,))
 
     # -- ops ----------------------------------------------------------------------------------
     def connected(self, wait=0.0):
@@ -228,10 +322,10 @@ class Client:
         return self.request("spaces", session=session, env=env, config=config)
 
     def reset(self, session, seed=None, options=None, agent=None, timeout=None):
-        return self.request("reset", timeout=timeout, session=session, agent=agent, seed=seed, options=options)
+        return _masks(self.request("reset", timeout=timeout, session=session, agent=agent, seed=seed, options=options))
 
     def step(self, session, action, agent=None, timeout=None):
-        return self.request("step", timeout=timeout, session=session, agent=agent, action=action)
+        return _masks(self.request("step", timeout=timeout, session=session, agent=agent, action=action))
 
     def evaluate(self, point, env=None, config=None, session=None, timeout=None):
         """Score one design point: returns ``(reward, metrics)``."""
@@ -242,7 +336,6 @@ class Client:
         """Score K points across the server's workers: returns ``(rewards float64[K], metrics list,
         errors list)``; a failed point has reward NaN and ``errors[k]`` set to a HwgymError."""
         rep = self.request("evaluate_batch", timeout=timeout, env=env, config=config, session=session, points=points)
-        import numpy as np
         rewards = np.asarray(rep["reward"], dtype=np.float64).reshape(-1)
         errors = [None if e is None else HwgymError.from_wire(e, "evaluate_batch") for e in rep.get("errors", [None] * len(rewards))]
         return rewards, rep.get("metrics", [{}] * len(rewards)), errors
@@ -274,6 +367,24 @@ class Client:
 
     def stats(self):
         return self.request("stats")
+
+
+def _mask_of(info):
+    m = info.get("action_mask") if isinstance(info, dict) else None
+    if m is not None and not (isinstance(m, np.ndarray) and m.dtype == np.int8):
+        info["action_mask"] = np.asarray(m, dtype=np.int8)
+
+
+def _masks(rep):
+    """``info["action_mask"]`` as an int8 numpy array (what Gymnasium's ``sample(mask=)`` and
+    MaskablePPO-style agents take), in a reset/step reply's info or in each sub-env's info."""
+    info = rep.get("info")
+    if isinstance(info, list):
+        for i in info:
+            _mask_of(i)
+    else:
+        _mask_of(info)
+    return rep
 
 
 def _result(rep, op):

@@ -1,6 +1,7 @@
 """HwEnv: one server session behind the Gymnasium Env API (a gymnasium.Env when importable)."""
 
 import dataclasses
+import warnings
 import weakref
 
 import numpy as np
@@ -8,6 +9,8 @@ import numpy as np
 from ._compat import HAVE_GYMNASIUM, gymnasium
 from .client import DEFAULT_TIMEOUT, Client
 from .errors import BadAction, BadRequest
+from .obs import obs_view
+from .variants import resolve
 from .spaces import _kind, space_from_json
 from .wire import encode_array
 
@@ -66,6 +69,32 @@ else:
             return getattr(self, name)
 
 
+def warn_render_mode(render_mode):
+    """A render mode other than None is not an error (SB3's make_vec_env passes "rgb_array" to
+    every env id): warn as Gymnasium does for a mode that is not in metadata["render_modes"]."""
+    if render_mode is not None:
+        warnings.warn("hwgym envs do not render: render_mode=%r is ignored (render() returns None; the "
+                      "env's state is in obs and info)" % (render_mode,), UserWarning, stacklevel=3)
+
+
+NO_RENDER = ("hwgym envs do not render: there is no image or text view of a hardware design; the "
+             "env's state is in the observation and info (log them, or use hwgym.TrialLogger)")
+
+
+def no_render():
+    raise NotImplementedError(NO_RENDER)
+
+
+def no_pickle(obj):
+    """__reduce_ex__ of envs and clients: they hold a live connection and a server session."""
+    raise TypeError(
+        "cannot pickle %s: it holds a live connection to hwgym-server and a session there, which "
+        "cannot move to another process. Pass a factory instead, e.g. "
+        "SubprocVecEnv([lambda: hwgym.make(%r, endpoint=EP, ...)]) or functools.partial(hwgym.make, ...); "
+        "env.spec.kwargs holds the arguments that remake it. See docs/python.md, \"Pickling and "
+        "subprocesses\"." % (type(obj).__name__, getattr(obj, "env_id", "diag-v0")))
+
+
 def _local_np_random(seed):
     from .spaces import _np_random
     return _np_random(seed)
@@ -91,8 +120,10 @@ def check_seed(seed, what="seed"):
     return v
 
 
-def _space_repr(space):
-    k = _kind(space)
+def _space_repr(space, kind=None):
+    k = kind or _kind(space)
+    if kind is not None and kind != _kind(space):  # a batch (Gymnasium batches MultiDiscrete as a Box)
+        return "a batch of %s of shape %s" % (k, tuple(space.shape))
     if k == "Discrete":
         return "Discrete(%d)" % int(space.n)
     if k == "MultiDiscrete":
@@ -101,47 +132,48 @@ def _space_repr(space):
     return "%s of shape %s" % (k, tuple(space.shape))
 
 
-def _bad(space, what, msg):
-    return BadAction("BAD_ACTION", "%s for %s: %s" % (what, _space_repr(space), msg), "step")
+def _bad(space, what, msg, kind=None):
+    return BadAction("BAD_ACTION", "%s for %s: %s" % (what, _space_repr(space, kind), msg), "step")
 
 
-def encode_action(space, action, what="action"):
+def encode_action(space, action, what="action", kind=None):
     """An action (int, list, numpy array, or dict for Dict spaces) -> its wire form for ``space``.
 
     Shapes and kinds are checked here (raising :class:`hwgym.BadAction`, a ValueError, that names
     the expected shape): a Discrete action is one integer (not a bool, not ``[3]``), integer spaces
     take integer arrays of exactly the space's shape, Box takes numbers of its shape.  Ranges are
-    checked by the server.  Integer values travel as int64."""
-    kind = _kind(space)
+    checked by the server.  Integer values travel as int64.  ``kind`` overrides the space's own
+    kind (a vector env's batched MultiDiscrete space is a Box under Gymnasium)."""
+    kind = kind or _kind(space)
     if kind == "Dict":
         if not hasattr(action, "keys") or set(action.keys()) != set(space.spaces):
-            raise _bad(space, what, "expected a dict with the keys %s, got %r" % (sorted(space.spaces), action))
+            raise _bad(space, what, kind=kind, msg="expected a dict with the keys %s, got %r" % (sorted(space.spaces), action))
         return {k: encode_action(space.spaces[k], action[k], "%s[%r]" % (what, k)) for k in action}
     if kind == "Discrete":
         if isinstance(action, (bool, np.bool_)):
-            raise _bad(space, what, "expected one integer, got the bool %r" % (action,))
+            raise _bad(space, what, kind=kind, msg="expected one integer, got the bool %r" % (action,))
         if isinstance(action, (int, np.integer)):
             return int(action)
         a = np.asarray(action) if not isinstance(action, (str, bytes)) else None
         if a is not None and a.shape == () and a.dtype.kind in "iu":
             return int(a)
         desc = "an array of shape %s and dtype %s" % (a.shape, a.dtype) if a is not None else repr(action)
-        raise _bad(space, what, "expected one integer (shape ()), got %s" % desc)
+        raise _bad(space, what, kind=kind, msg="expected one integer (shape ()), got %s" % desc)
     try:
         a = np.asarray(action)
     except (ValueError, TypeError) as e:
-        raise _bad(space, what, "not an array (%s)" % e) from None
+        raise _bad(space, what, kind=kind, msg="not an array (%s)" % e) from None
     shape = tuple(space.shape)
     if a.shape != shape:
-        raise _bad(space, what, "expected shape %s, got shape %s" % (shape, a.shape))
+        raise _bad(space, what, kind=kind, msg="expected shape %s, got shape %s" % (shape, a.shape))
     if kind in ("MultiDiscrete", "MultiBinary"):
         if a.dtype.kind == "b" and kind == "MultiBinary":
             return encode_array(a, "int64")
         if a.dtype.kind not in "iu":
-            raise _bad(space, what, "expected integers, got dtype %s" % a.dtype)
+            raise _bad(space, what, kind=kind, msg="expected integers, got dtype %s" % a.dtype)
         return encode_array(a, "int64")
     if a.dtype.kind not in "iuf":  # Box
-        raise _bad(space, what, "expected numbers, got dtype %s" % a.dtype)
+        raise _bad(space, what, kind=kind, msg="expected numbers, got dtype %s" % a.dtype)
     if a.dtype.kind in "iu":
         return encode_array(a, "float64")
     return encode_array(a)
@@ -163,7 +195,7 @@ class HwEnv(_EnvBase):
     render_mode = None
 
     def __init__(self, env_id, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None, client=None,
-                 connect_timeout=None, normalize_obs=False):
+                 connect_timeout=None, normalize_obs=False, wire_obs_keys=False, flatten_obs=False):
         self.env_id = env_id
         self.config = dict(config or {})
         self._closed = True
@@ -183,14 +215,15 @@ class HwEnv(_EnvBase):
         self.kind = rep.get("kind", "single")
         self.action_space = space_from_json(rep["action_space"])
         self.observation_space = space_from_json(rep["observation_space"])
-        self._obs_t = None
-        if normalize_obs:
-            from .obs import LogScale
-            self._obs_t = LogScale(self.observation_space)
-            self.observation_space = self._obs_t.space
+        self._obs_t, self.observation_space = obs_view(self.observation_space, normalize_obs, wire_obs_keys, flatten_obs)
+        self.render_mode = None
         kw = dict(self.config, env_id=env_id, endpoint=self.client.endpoint)
         if normalize_obs:
             kw["normalize_obs"] = True
+        if wire_obs_keys:
+            kw["wire_obs_keys"] = True
+        if flatten_obs:
+            kw["flatten_obs"] = True
         self.spec = EnvSpec(id=env_id, entry_point="hwgym:make", kwargs=kw)
 
     def _obs(self, obs):
@@ -221,6 +254,13 @@ class HwEnv(_EnvBase):
     @property
     def closed(self):
         return self._closed
+
+    def render(self):
+        """hwgym envs do not render: raises NotImplementedError saying so."""
+        no_render()
+
+    def __reduce_ex__(self, protocol):
+        no_pickle(self)
 
     # -- hwgym extras ---------------------------------------------------------------------------
     def snapshot(self):
@@ -258,7 +298,7 @@ def _points(points):
 
 
 def make(env_id, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, client=None, connect_timeout=None,
-         normalize_obs=False, render_mode=None, **kwargs):
+         normalize_obs=False, wire_obs_keys=False, flatten_obs=False, render_mode=None, **kwargs):
     """Open a session of ``env_id`` on the server at ``endpoint`` (default ``$HWGYM_ENDPOINT``,
     else ``tcp://127.0.0.1:5555``).
 
@@ -266,11 +306,15 @@ def make(env_id, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, client=
     ``hwgym.make("diag-v0", dims=3, episode_length=8)``.  ``timeout`` bounds every request (s);
     ``connect_timeout`` (default 2 s) bounds the wait for a server to answer at all.
     ``normalize_obs=True`` maps Box observations through sign(x)*log1p(|x|) (see hwgym.obs).
+    Dict observation keys that shadow a torch.nn.Module attribute are renamed ``<key>_obs``
+    (mmap-v0's ``buffers`` -> ``buffers_obs``; see hwgym.obs); ``wire_obs_keys=True`` keeps the wire
+    names.  ``render_mode``: hwgym envs do not render; a mode is accepted with a warning (as
+    Gymnasium does for a mode an env lacks); ``render()`` raises NotImplementedError saying so.
     Pass ``client=`` to share one :class:`hwgym.Client` between envs.
     """
-    if render_mode is not None:
-        raise ValueError("hwgym envs do not render (render_mode=%r); their state is in obs and info" % (render_mode,))
+    warn_render_mode(render_mode)
     cfg = dict(config or {})
     cfg.update(kwargs)
+    env_id, cfg = resolve(env_id, cfg)
     return HwEnv(env_id, endpoint=endpoint, timeout=timeout, config=cfg, client=client,
-                 connect_timeout=connect_timeout, normalize_obs=normalize_obs)
+                 connect_timeout=connect_timeout, normalize_obs=normalize_obs, wire_obs_keys=wire_obs_keys, flatten_obs=flatten_obs)

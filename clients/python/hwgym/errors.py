@@ -11,7 +11,7 @@ __all__ = [
     "HwgymError", "BadRequest", "UnsupportedVersion", "UnknownOp", "UnknownSession", "UnknownEnv",
     "BadConfig", "BadAction", "BadState", "LimitExceeded", "BarrierTimeout", "NotSupported",
     "UnknownAgent", "UnknownSnapshot", "Superseded", "ShuttingDown", "InternalError",
-    "TransportError", "ClientTimeout", "NoServer", "error_class", "ERROR_CODES",
+    "TransportError", "ClientTimeout", "NoServer", "ConnectionLost", "error_class", "ERROR_CODES",
 ]
 
 _BY_CODE = {}
@@ -84,6 +84,15 @@ class ClientTimeout(TransportError, TimeoutError):
 class NoServer(ClientTimeout, ConnectionError):
     """Client side: nothing answered the first request (hello) at the endpoint within the connect
     timeout (code ``"IO"``); the message says how to start a server."""
+
+    code = "IO"
+
+
+class ConnectionLost(TransportError, ConnectionError):
+    """Client side: the connection to the server dropped while a request waited for its reply, or
+    did not come back within the connect timeout after the server had answered before (code
+    ``"IO"``).  Raised within about 2 s of the server exiting, not after the request timeout; the
+    server's sessions are gone with it."""
 
     code = "IO"
 

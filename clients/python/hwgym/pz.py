@@ -19,7 +19,9 @@ import weakref
 import numpy as np
 
 from .client import DEFAULT_TIMEOUT, Client, request_all, resolve_endpoint
-from .env import _space_repr, check_seed, encode_action
+from .env import _space_repr, check_seed, encode_action, no_pickle, warn_render_mode
+from .obs import obs_view
+from .variants import resolve
 from .errors import BadAction, BadRequest, HwgymError
 from .multiagent import MultiAgentSession
 from .spaces import Discrete, _kind
@@ -89,7 +91,7 @@ class HwParallelEnv(_PZBase):
     render_mode = None
 
     def __init__(self, env_id, agents=None, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None,
-                 agent_timeout_ms=None, connect_timeout=None, normalize_obs=False):
+                 agent_timeout_ms=None, connect_timeout=None, normalize_obs=False, wire_obs_keys=False, flatten_obs=False):
         self.env_id = env_id
         self.config = dict(config or {})
         endpoint = resolve_endpoint(endpoint)
@@ -111,12 +113,7 @@ class HwParallelEnv(_PZBase):
         self._workers = {w.agent: w for w in workers}
         self.possible_agents = list(owner.agents)
         self.agents = []
-        self._obs_t = None
-        obs_space = owner.observation_space
-        if normalize_obs:
-            from .obs import LogScale
-            self._obs_t = LogScale(obs_space)
-            obs_space = self._obs_t.space
+        self._obs_t, obs_space = obs_view(owner.observation_space, normalize_obs, wire_obs_keys, flatten_obs)
         self._obs_space = obs_space
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         # an agent owning one MultiDiscrete element gets a Discrete space (what PettingZoo and RL
@@ -195,6 +192,9 @@ class HwParallelEnv(_PZBase):
     def render(self):
         return None
 
+    def __reduce_ex__(self, protocol):
+        no_pickle(self)
+
     def state(self):
         raise NotImplementedError("hwgym multi-agent envs have no separate global state: every agent sees it")
 
@@ -214,16 +214,17 @@ class HwParallelEnv(_PZBase):
 
 
 def parallel_env(env_id, agents=None, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, agent_timeout_ms=None,
-                 connect_timeout=None, normalize_obs=False, render_mode=None, **kwargs):
+                 connect_timeout=None, normalize_obs=False, wire_obs_keys=False, flatten_obs=False, render_mode=None, **kwargs):
     """A multi-agent session of ``env_id`` as a PettingZoo ParallelEnv.  ``agents``: ``{name: [dims]}``,
     a list of ``{"name", "dims"}``, an int k (k contiguous groups) or None (one agent per action
     element); the other keyword arguments form the env config (as in :func:`hwgym.make`)."""
-    if render_mode is not None:
-        raise ValueError("hwgym envs do not render (render_mode=%r)" % (render_mode,))
+    warn_render_mode(render_mode)
     cfg = dict(config or {})
     cfg.update(kwargs)
+    env_id, cfg = resolve(env_id, cfg)
     return HwParallelEnv(env_id, agents=agents, endpoint=endpoint, timeout=timeout, config=cfg,
-                         agent_timeout_ms=agent_timeout_ms, connect_timeout=connect_timeout, normalize_obs=normalize_obs)
+                         agent_timeout_ms=agent_timeout_ms, connect_timeout=connect_timeout, normalize_obs=normalize_obs,
+                         wire_obs_keys=wire_obs_keys, flatten_obs=flatten_obs)
 
 
 def aec_env(env_id, agents=None, endpoint=None, timeout=DEFAULT_TIMEOUT, **kwargs):

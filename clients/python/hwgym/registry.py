@@ -11,8 +11,9 @@ import functools
 
 from ._compat import GYM_V0, HAVE_GYMNASIUM, gymnasium
 from .client import DEFAULT_TIMEOUT, Client
+from .variants import VARIANTS
 
-__all__ = ["ENV_IDS", "register_envs"]
+__all__ = ["ENV_IDS", "VARIANTS", "register_envs"]
 
 #: The env ids of hwgym-server (envs/*/: diag, dram, maestro, mmap, placement, sched).
 ENV_IDS = ("diag-v0", "dram-v0", "maestro-v0", "mmap-v0", "placement-v0", "sched-v0")
@@ -38,12 +39,18 @@ def _register(gid, env_id, kwargs):
 
 
 def register_defaults(namespace="hwgym"):
-    """Register ``<namespace>/<id>`` for ENV_IDS (done at import when Gymnasium is importable)."""
+    """Register ``<namespace>/<id>`` for ENV_IDS and for the papers' named VARIANTS (done at import
+    when Gymnasium is importable)."""
     out = []
     for eid in ENV_IDS:
         gid = "%s/%s" % (namespace, eid)
         if gid not in gymnasium.envs.registration.registry:
             _register(gid, eid, {})
+        out.append(gid)
+    for vid, (eid, cfg, _) in VARIANTS.items():
+        gid = "%s/%s" % (namespace, vid)
+        if gid not in gymnasium.envs.registration.registry:
+            _register(gid, eid, cfg)
         out.append(gid)
     return out
 

@@ -14,9 +14,11 @@ import numpy as np
 
 from ._compat import GYM_V0, HAVE_GYMNASIUM, gymnasium
 from .client import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT, Client  # noqa: F401
-from .env import EnvSpec, _finalize_session, _np_random_for, check_seed, encode_action
+from .env import EnvSpec, _finalize_session, _np_random_for, check_seed, encode_action, no_pickle, no_render, warn_render_mode
+from .obs import obs_view
+from .variants import resolve
 from .errors import BadRequest
-from .spaces import batch_space, space_from_json
+from .spaces import _kind, batch_space, space_from_json
 
 __all__ = ["HwVectorEnv", "make_vec", "batch_infos", "AutoresetMode", "NEXT_STEP", "SAME_STEP"]
 
@@ -123,7 +125,7 @@ class HwVectorEnv(_VecBase):
     render_mode = None
 
     def __init__(self, env_id, num_envs, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None, client=None,
-                 autoreset_mode=None, connect_timeout=None, normalize_obs=False):
+                 autoreset_mode=None, connect_timeout=None, normalize_obs=False, wire_obs_keys=False, flatten_obs=False):
         self.env_id = env_id
         self.config = dict(config or {})
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
@@ -147,16 +149,18 @@ class HwVectorEnv(_VecBase):
         self.num_envs = int(rep.get("num_envs", num_envs))
         self.single_action_space = space_from_json(rep["action_space"])
         self.single_observation_space = space_from_json(rep["observation_space"])
-        self._obs_t = None
-        if normalize_obs:
-            from .obs import LogScale
-            self._obs_t = LogScale(self.single_observation_space)
-            self.single_observation_space = self._obs_t.space
+        self._obs_t, self.single_observation_space = obs_view(self.single_observation_space, normalize_obs, wire_obs_keys, flatten_obs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
+        sk = _kind(self.single_action_space)  # what the batch holds, whatever class batch_space chose
+        self._batch_kind = {"Discrete": "MultiDiscrete", "Dict": None}.get(sk, sk)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         kw = dict(self.config, env_id=env_id, endpoint=self.client.endpoint)
         if normalize_obs:
             kw["normalize_obs"] = True
+        if wire_obs_keys:
+            kw["wire_obs_keys"] = True
+        if flatten_obs:
+            kw["flatten_obs"] = True
         self.spec = EnvSpec(id=env_id, entry_point="hwgym:make", vector_entry_point="hwgym:make_vec", kwargs=kw)
 
     def _obs(self, obs):
@@ -204,7 +208,7 @@ class HwVectorEnv(_VecBase):
 
     def step(self, actions):
         """Batched actions -> ``(obs, rewards float64[N], terminations bool[N], truncations bool[N], infos)``."""
-        rep = self.client.step(self.session, encode_action(self.action_space, actions, "actions"))
+        rep = self.client.step(self.session, encode_action(self.action_space, actions, "actions", self._batch_kind))
         n = self.num_envs
         obs = rep["obs"]
         rew = np.asarray(rep["reward"], dtype=np.float64).reshape(n)
@@ -253,6 +257,13 @@ class HwVectorEnv(_VecBase):
     def closed(self, value):  # Gymnasium's VectorEnv.close() assigns it
         self._closed = bool(value)
 
+    def render(self):
+        """hwgym envs do not render: raises NotImplementedError saying so."""
+        no_render()
+
+    def __reduce_ex__(self, protocol):
+        no_pickle(self)
+
     def snapshot(self):
         return self.client.snapshot(self.session)
 
@@ -273,16 +284,17 @@ def _bcast(mask, arr):
 
 def make_vec(env_id, num_envs=1, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, client=None,
              autoreset_mode=None, connect_timeout=None, normalize_obs=False, max_episode_steps=None,
-             render_mode=None, **kwargs):
+             wire_obs_keys=False, flatten_obs=False, render_mode=None, **kwargs):
     """A vector env of ``num_envs`` copies of ``env_id`` in one server session (config as in make).
     ``autoreset_mode``: NEXT_STEP (default under Gymnasium 1.x and without Gymnasium) or SAME_STEP
     (the only mode of Gymnasium 0.29's vector API, and its default there)."""
     if max_episode_steps is not None:
         raise ValueError("max_episode_steps is not applied by hwgym vector envs; set the env's own "
                          "episode_length config instead (got max_episode_steps=%r)" % (max_episode_steps,))
-    if render_mode is not None:
-        raise ValueError("hwgym envs do not render (render_mode=%r)" % (render_mode,))
+    warn_render_mode(render_mode)
     cfg = dict(config or {})
     cfg.update(kwargs)
+    env_id, cfg = resolve(env_id, cfg)
     return HwVectorEnv(env_id, num_envs, endpoint=endpoint, timeout=timeout, config=cfg, client=client,
-                       autoreset_mode=autoreset_mode, connect_timeout=connect_timeout, normalize_obs=normalize_obs)
+                       autoreset_mode=autoreset_mode, connect_timeout=connect_timeout, normalize_obs=normalize_obs,
+                       wire_obs_keys=wire_obs_keys, flatten_obs=flatten_obs)
