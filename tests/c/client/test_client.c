@@ -4,8 +4,10 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/hwtest.h"
 #include "hwgym_client.h"
@@ -534,4 +536,73 @@ Test(client, discrete_and_box_actions) {
         hwc_session_free(&v);
         f->destroy(env);
     }
+}
+
+/* ---- a dead server fails a call within 2 s, not after the call's timeout (hwgym_link.h) ---- */
+
+static void make_diag(const char *cfg, hwc_session *s) {
+    hw_err err;
+    json_t *c = J(cfg);
+    cr_assert_eq(hwc_make(cl, "diag-v0", c, NULL, s, &err), 0, "%s", err.msg);
+    json_decref(c);
+    hwc_result r;
+    cr_assert_eq(hwc_reset(cl, s, NULL, NULL, &r, &err), 0, "%s", err.msg);
+    hwc_result_free(&r);
+}
+
+static double step_fails(hwc_session *s, const char *want) {
+    hw_err err;
+    hwc_result r;
+    int64_t a[4] = {0, 0, 0, 0};
+    double t0 = now_s();
+    cr_assert_eq(hwc_step_i64(cl, s, a, 4, &r, &err), -1, "a step on a dead server must fail");
+    double dt = now_s() - t0;
+    cr_assert_eq(err.code, HW_E_IO);
+    cr_assert(strstr(err.msg, want) && strstr(err.msg, "step"), "%s", err.msg);
+    return dt;
+}
+
+Test(client, killed_server_fails_fast) {
+    start(); /* the client's timeout is 10 s */
+    hwc_session s;
+    make_diag("{}", &s);
+    kill(srv.pid, SIGKILL);
+    usleep(100000);
+    for (int i = 0; i < 2; i++) { /* this call and the next */
+        double dt = step_fails(&s, "was lost");
+        cr_assert(dt < 2.0, "took %.3f s", dt);
+    }
+    cr_assert_eq(hwtest_server_stop(&srv), 128 + SIGKILL);
+    hwc_session_free(&s);
+}
+
+static void *kill_later(void *p) {
+    usleep(300000);
+    kill(*(pid_t *)p, SIGKILL);
+    return NULL;
+}
+
+Test(client, server_dying_during_a_call_fails_it) {
+    start();
+    hwc_session s;
+    make_diag("{\"step_us\":1000000}", &s); /* a 1 s step */
+    pthread_t th;
+    pthread_create(&th, NULL, kill_later, &srv.pid);
+    double dt = step_fails(&s, "while waiting for the reply");
+    pthread_join(th, NULL);
+    cr_assert(dt < 0.9, "took %.3f s (the server died after 0.3 s; the step takes 1 s)", dt);
+    cr_assert_eq(hwtest_server_stop(&srv), 128 + SIGKILL);
+    hwc_session_free(&s);
+}
+
+Test(client, hung_server_misses_heartbeats) {
+    start();
+    hwc_session s;
+    make_diag("{}", &s);
+    kill(srv.pid, SIGSTOP);
+    double dt = step_fails(&s, "was lost");
+    kill(srv.pid, SIGCONT);
+    cr_assert(dt < 2.0, "took %.3f s", dt);
+    hwc_close(cl, &s, NULL);
+    hwc_session_free(&s);
 }
