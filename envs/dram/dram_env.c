@@ -410,8 +410,9 @@ static int step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_e
         if (run_design(e, &c, e->st.obs, &out->reward, info, err)) return -1;
     }
     e->st.t++;
-    out->terminated = e->st.t >= steps;
-    out->truncated = false;
+    /* the horizon is a time limit, not a terminal state of the task: truncated (Gymnasium's definition) */
+    out->terminated = false;
+    out->truncated = e->st.t >= steps;
     fill_obs(e, &out->obs);
     if (info) {
         json_object_set_new(info, "t", json_integer(e->st.t));

@@ -106,7 +106,7 @@ Test(client, single_session_matches_the_env) {
         cr_assert_eq(f->step(env, &act, &o, info, NULL), 0);
         cr_assert_eq(r.reward[0], o.reward, "step %d reward bit-identical", t);
         cr_assert_eq(r.terminated[0], o.terminated, "step %d", t);
-        cr_assert_eq(r.truncated[0], false);
+        cr_assert_eq(r.truncated[0], o.truncated, "step %d", t);
         for (int i = 0; i < 5; i++) cr_assert_eq(r.obs[i], hw_array_get_f64(&o.obs.arr[0], i), "step %d obs[%d]", t, i);
         cr_assert_eq(json_real_value(json_object_get(r.info, "distance")), json_real_value(json_object_get(info, "distance")));
         json_decref(info);
@@ -235,16 +235,16 @@ Test(client, vector_session_autoresets) {
     hwc_result_free(&r);
     int64_t a[6] = {0, 1, 2, 3, 1, 1};
     cr_assert_eq(hwc_step_i64(cl, &s, a, 6, &r, &err), 0, "%s", err.msg);
-    cr_assert(!r.terminated[0] && !r.terminated[2]);
+    cr_assert(!r.truncated[0] && !r.truncated[2]);
     hwc_result_free(&r);
     cr_assert_eq(hwc_step_i64(cl, &s, a, 6, &r, &err), 0, "%s", err.msg);
-    for (int i = 0; i < 3; i++) cr_assert(r.terminated[i], "env %d ends after episode_length steps", i);
+    for (int i = 0; i < 3; i++) cr_assert(r.truncated[i] && !r.terminated[i], "env %d ends (truncated) after episode_length steps", i);
     hwc_result_free(&r);
     /* next-step autoreset: reward 0, not terminated, t back to 0 */
     cr_assert_eq(hwc_step_i64(cl, &s, a, 6, &r, &err), 0, "%s", err.msg);
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(r.reward[i], 0.0, "env %d autoreset step has reward 0", i);
-        cr_assert(!r.terminated[i]);
+        cr_assert(!r.terminated[i] && !r.truncated[i]);
         cr_assert_eq(r.obs[i * 4 + 3], 0.0, "env %d progress is 0 after its reset", i);
     }
     cr_assert(json_is_array(r.info) && json_array_size(r.info) == 3);
@@ -315,7 +315,7 @@ static void *worker(void *p) {
     for (int i = 0; i < t->steps; i++) {
         int64_t a[4] = {i % 8, 1, 2, 3};
         if (hwc_step_i64(c, &s, a, 4, &r, &err)) break;
-        bool end = r.terminated[0];
+        bool end = r.terminated[0] || r.truncated[0];
         hwc_result_free(&r);
         if (end && hwc_reset(c, &s, NULL, NULL, &r, &err) == 0) hwc_result_free(&r);
         done++;
