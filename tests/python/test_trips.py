@@ -286,6 +286,43 @@ class TestVariants(ServerTestCase):
         self.assertEqual(p.stdout.decode().split(), ["OK"])
 
 
+class TestEpisodeEnds(ServerTestCase):
+    """Item 8: a fixed horizon that is a time limit ends with truncated=True; a terminal state of
+    the task (mmap-v0: every buffer decided, or an illegal action) with terminated=True."""
+
+    HORIZONS = {"diag-v0": ({"episode_length": 2}, 2), "dram-v0": ({"episode_length": 2, "count": 2000}, 2),
+                "maestro-v0": ({"episode_length": 2}, 2), "placement-v0": ({"workload": "bert_base", "episode_steps": 2}, 2),
+                "sched-v0": ({"steps_per_layer": 2}, 2)}
+
+    def test_time_limits_truncate(self):
+        for eid, (cfg, n) in self.HORIZONS.items():
+            with self.subTest(env=eid):
+                env = hwgym.make(eid, endpoint=self.endpoint, **cfg)
+                try:
+                    env.reset(seed=0)
+                    for t in range(n):
+                        a = env.action_space.sample()
+                        _, _, term, trunc, info = env.step(a)
+                        self.assertFalse(term)
+                        self.assertEqual(trunc, t == n - 1, "step %d" % t)
+                finally:
+                    env.close()
+
+    def test_mmap_illegal_action_terminates(self):
+        env = hwgym.make("mmap-v0", endpoint=self.endpoint)
+        try:
+            _, info = env.reset(seed=0)
+            bad = np.flatnonzero(info["action_mask"] == 0)
+            if bad.size == 0:
+                self.skipTest("every action legal at this state")
+            _, r, term, trunc, info = env.step(int(bad[0]))
+            self.assertTrue(term)
+            self.assertFalse(trunc)
+            self.assertIn("illegal_action", info)
+        finally:
+            env.close()
+
+
 class TestSmaller(ServerTestCase):
     """Item 9: dram-v0's unbounded observation is inf; flatten_obs gives PettingZoo 1.24's api_test
     the Box it checks (its Dict check wants an "observation" key)."""
