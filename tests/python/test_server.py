@@ -335,8 +335,8 @@ class TestVector(ServerTestCase):
         self.assertFalse(t1.any())
         self.assertTrue((r1 > 0).all())
         o2, r2, t2, tr2, i2 = v.step(a)
-        self.assertTrue(t2.all())
-        self.assertFalse(tr2.any())
+        self.assertTrue(tr2.all())  # diag-v0's horizon is a time limit: truncated
+        self.assertFalse(t2.any())
         np.testing.assert_allclose(o2[:, -1], 1.0)  # progress t/len of the final obs
         # next step: every sub-env is reset, its action ignored
         o3, r3, t3, tr3, i3 = v.step(np.array([[7, 7], [7, 7], [7, 7]]))
@@ -355,8 +355,8 @@ class TestVector(ServerTestCase):
     def test_autoreset_only_ended_subenvs(self):
         v = self.make_vec(2, dims=1, episode_length=1, choices=4)
         v.reset(seed=0)
-        _, _, t, _, _ = v.step(np.array([[0], [1]]))
-        self.assertTrue(t.all())
+        _, _, t, tr, _ = v.step(np.array([[0], [1]]))
+        self.assertTrue(tr.all() and not t.any())
         _, r, t, _, info = v.step(np.array([[0], [1]]))
         np.testing.assert_array_equal(r, [0, 0])
         self.assertTrue(info["_autoreset"].all())

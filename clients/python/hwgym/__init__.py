@@ -25,4 +25,5 @@ __all__ = ["__version__", "make", "make_vec", "register_envs", "ENV_IDS", "VARIA
            "parallel_env", "aec_env", "HwParallelEnv", "make_multiagent", "join", "Client", "HwEnv", "HwVectorEnv",
            "MultiAgentSession", "MultiAgentWorker", "EnvSpec", "TrialLogger", "TrialLogWrapper", "TrialLogVectorWrapper",
            "SCHEMA_VERSION", "HAVE_GYMNASIUM", "space_from_json", "space_to_json",
-           "errors", "spaces", "wire", "DEFAULT_ENDPOINT", "DEFAULT_TIMEOUT"] + list(errors.__all__)
+           "errors", "spaces", "wire", "DEFAULT_ENDPOINT", "DEFAULT_TIMEOUT"]
+__all__ += errors.__all__

@@ -1,5 +1,9 @@
 """HwEnv: one server session behind the Gymnasium Env API (a gymnasium.Env when importable)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, SupportsIndex, Tuple  # noqa: F401
+
 import dataclasses
 import warnings
 import weakref
@@ -18,12 +22,12 @@ __all__ = ["HwEnv", "make", "EnvSpec", "encode_action", "check_seed"]
 
 SEED_MAX = 2 ** 64 - 1
 
-if HAVE_GYMNASIUM:
+_seeding: Any = None
+if not TYPE_CHECKING and HAVE_GYMNASIUM:  # (type checkers see the stand-ins below)
     from gymnasium.envs.registration import EnvSpec
     from gymnasium.utils import seeding as _seeding
     _EnvBase = gymnasium.Env
 else:
-    _seeding = None
 
     @dataclasses.dataclass
     class EnvSpec:
@@ -35,13 +39,13 @@ else:
         max_episode_steps: object = None
         order_enforce: bool = True
         disable_env_checker: bool = False
-        kwargs: dict = dataclasses.field(default_factory=dict)
+        kwargs: Dict[str, Any] = dataclasses.field(default_factory=dict)
         namespace: object = None
         name: str = ""
         version: object = None
         vector_entry_point: object = None
 
-        def __post_init__(self):
+        def __post_init__(self) -> None:
             base = self.id.split("/")[-1]
             self.namespace = self.id.split("/")[0] if "/" in self.id else None
             name, _, ver = base.rpartition("-v")
@@ -54,26 +58,26 @@ else:
 
     class _EnvBase(Seeded):
         """Minimal stand-in for gymnasium.Env when Gymnasium is not installed."""
-        metadata = {"render_modes": []}
-        render_mode = None
-        spec = None
+        metadata: Dict[str, Any] = {"render_modes": []}
+        render_mode: Optional[str] = None
+        spec: Any = None
 
-        def reset(self, *, seed=None, options=None):
+        def reset(self, *, seed: Any = None, options: Optional[Dict[str, Any]] = None) -> Any:
             if seed is not None:
                 self._np_random, self._np_random_seed = _local_np_random(seed)
 
-        def render(self):
+        def render(self) -> Any:
             return None
 
-        def get_wrapper_attr(self, name):
+        def get_wrapper_attr(self, name: str) -> Any:
             return getattr(self, name)
 
 
-def warn_render_mode(render_mode):
+def warn_render_mode(render_mode: Optional[str]) -> None:
     """A render mode other than None is not an error (SB3's make_vec_env passes "rgb_array" to
     every env id): warn as Gymnasium does for a mode that is not in metadata["render_modes"]."""
     if render_mode is not None:
-        warnings.warn("hwgym envs do not render: render_mode=%r is ignored (render() returns None; the "
+        warnings.warn("hwgym envs do not render: render_mode = %r is ignored (render() returns None; the "
                       "env's state is in obs and info)" % (render_mode,), UserWarning, stacklevel=3)
 
 
@@ -81,11 +85,11 @@ NO_RENDER = ("hwgym envs do not render: there is no image or text view of a hard
              "env's state is in the observation and info (log them, or use hwgym.TrialLogger)")
 
 
-def no_render():
+def no_render() -> NoReturn:
     raise NotImplementedError(NO_RENDER)
 
 
-def no_pickle(obj):
+def no_pickle(obj: Any) -> NoReturn:
     """__reduce_ex__ of envs and clients: they hold a live connection and a server session."""
     raise TypeError(
         "cannot pickle %s: it holds a live connection to hwgym-server and a session there, which "
@@ -95,19 +99,19 @@ def no_pickle(obj):
         "subprocesses\"." % (type(obj).__name__, getattr(obj, "env_id", "diag-v0")))
 
 
-def _local_np_random(seed):
+def _local_np_random(seed: Any) -> Any:
     from .spaces import _np_random
     return _np_random(seed)
 
 
-def _np_random_for(seed):
+def _np_random_for(seed: Any) -> Any:
     """(Generator, seed) the way Gymnasium's seeding.np_random makes them."""
     if _seeding is not None:
         return _seeding.np_random(seed)
     return _local_np_random(seed)
 
 
-def check_seed(seed, what="seed"):
+def check_seed(seed: Any, what: str = "seed") -> Optional[int]:
     """``seed`` as a Python int, or a BadRequest (a ValueError) saying seeds are 0..2**64-1."""
     if seed is None:
         return None
@@ -120,7 +124,7 @@ def check_seed(seed, what="seed"):
     return v
 
 
-def _space_repr(space, kind=None):
+def _space_repr(space: Any, kind: Optional[str] = None) -> str:
     k = kind or _kind(space)
     if kind is not None and kind != _kind(space):  # a batch (Gymnasium batches MultiDiscrete as a Box)
         return "a batch of %s of shape %s" % (k, tuple(space.shape))
@@ -132,11 +136,11 @@ def _space_repr(space, kind=None):
     return "%s of shape %s" % (k, tuple(space.shape))
 
 
-def _bad(space, what, msg, kind=None):
+def _bad(space: Any, what: str, msg: str, kind: Optional[str] = None) -> Any:
     return BadAction("BAD_ACTION", "%s for %s: %s" % (what, _space_repr(space, kind), msg), "step")
 
 
-def encode_action(space, action, what="action", kind=None):
+def encode_action(space: Any, action: Any, what: str = "action", kind: Optional[str] = None) -> Any:
     """An action (int, list, numpy array, or dict for Dict spaces) -> its wire form for ``space``.
 
     Shapes and kinds are checked here (raising :class:`hwgym.BadAction`, a ValueError, that names
@@ -179,7 +183,7 @@ def encode_action(space, action, what="action", kind=None):
     return encode_array(a)
 
 
-def _finalize_session(client, session, own_client):
+def _finalize_session(client: Client, session: str, own_client: bool) -> None:
     """Close a session whose env was dropped without close() (weakref finalizer; must not hold the env)."""
     try:
         client.close_session_quietly(session)
@@ -191,17 +195,17 @@ def _finalize_session(client, session, own_client):
 class HwEnv(_EnvBase):
     """A single-env session. Create with :func:`hwgym.make`."""
 
-    metadata = {"render_modes": []}
-    render_mode = None
+    metadata: Dict[str, Any] = {"render_modes": []}
+    render_mode: Optional[str] = None
 
-    def __init__(self, env_id, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None, client=None,
-                 connect_timeout=None, normalize_obs=False, wire_obs_keys=False, flatten_obs=False):
+    def __init__(self, env_id: str, endpoint: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, config: Optional[Dict[str, Any]] = None, client: Optional[Client] = None,
+                 connect_timeout: Optional[float] = None, normalize_obs: bool = False, wire_obs_keys: bool = False, flatten_obs: bool = False) -> None:
         self.env_id = env_id
         self.config = dict(config or {})
         self._closed = True
         self._own_client = client is None
         self.client = client if client is not None else Client(endpoint, timeout=timeout, connect_timeout=connect_timeout)
-        self.session = None
+        self.session: Any = None
         try:
             self.client.ensure_hello()
             rep = self.client.make(env_id, self.config)
@@ -226,24 +230,24 @@ class HwEnv(_EnvBase):
             kw["flatten_obs"] = True
         self.spec = EnvSpec(id=env_id, entry_point="hwgym:make", kwargs=kw)
 
-    def _obs(self, obs):
+    def _obs(self, obs: Any) -> Any:
         return obs if self._obs_t is None else self._obs_t(obs)
 
     # -- Gymnasium API --------------------------------------------------------------------------
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: Any = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Any, Dict[str, Any]]:
         """Reset the episode: returns ``(obs, info)``. ``seed`` also seeds ``np_random``."""
         seed = check_seed(seed)
         super().reset(seed=seed)
         rep = self.client.reset(self.session, seed=seed, options=options)
         return self._obs(rep["obs"]), rep.get("info", {})
 
-    def step(self, action):
+    def step(self, action: Any) -> Tuple[Any, float, bool, bool, Dict[str, Any]]:
         """Returns ``(obs, reward, terminated, truncated, info)``."""
         rep = self.client.step(self.session, encode_action(self.action_space, action))
         return (self._obs(rep["obs"]), float(rep["reward"]), bool(rep["terminated"]), bool(rep["truncated"]),
                 rep.get("info", {}))
 
-    def close(self):
+    def close(self) -> None:
         """Close the session and (if this env made it) the client. Safe to call more than once; does
         not wait on a dead server.  An env dropped without close() is closed by a finalizer."""
         if getattr(self, "_closed", True):
@@ -252,53 +256,53 @@ class HwEnv(_EnvBase):
         self._finalizer()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._closed
 
-    def render(self):
+    def render(self) -> None:
         """hwgym envs do not render: raises NotImplementedError saying so."""
         no_render()
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
         no_pickle(self)
 
     # -- hwgym extras ---------------------------------------------------------------------------
-    def snapshot(self):
+    def snapshot(self) -> int:
         """Snapshot the env state; returns an id for :meth:`restore`."""
         return self.client.snapshot(self.session)
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: int) -> None:
         self.client.restore(self.session, snapshot)
 
-    def drop_snapshot(self, snapshot):
+    def drop_snapshot(self, snapshot: int) -> None:
         self.client.drop_snapshot(self.session, snapshot)
 
-    def evaluate(self, point):
+    def evaluate(self, point: Any) -> Tuple[float, Dict[str, Any]]:
         """One-shot score of a design point (no episode state): ``(reward, metrics)``."""
         return self.client.evaluate(_point(point), session=self.session)
 
-    def evaluate_batch(self, points):
+    def evaluate_batch(self, points: Any) -> Any:
         """``(rewards, metrics, errors)`` for K design points, scored across the server's workers."""
         return self.client.evaluate_batch(_points(points), session=self.session)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<HwEnv %s session=%s%s>" % (self.env_id, (self.session or "")[:8], " closed" if self._closed else "")
 
 
-def _point(p):
+def _point(p: Any) -> Any:
     if isinstance(p, np.ndarray):
         return p.tolist()
     return p
 
 
-def _points(points):
+def _points(points: Any) -> Any:
     if isinstance(points, np.ndarray):
         return encode_array(points, "float64" if points.dtype.kind == "f" else "int64")
     return [_point(p) for p in points]
 
 
-def make(env_id, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, client=None, connect_timeout=None,
-         normalize_obs=False, wire_obs_keys=False, flatten_obs=False, render_mode=None, **kwargs):
+def make(env_id: str, endpoint: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, *, config: Optional[Dict[str, Any]] = None, client: Optional[Client] = None, connect_timeout: Optional[float] = None,
+         normalize_obs: bool = False, wire_obs_keys: bool = False, flatten_obs: bool = False, render_mode: Optional[str] = None, **kwargs: Any) -> HwEnv:
     """Open a session of ``env_id`` on the server at ``endpoint`` (default ``$HWGYM_ENDPOINT``,
     else ``tcp://127.0.0.1:5555``).
 

@@ -16,6 +16,10 @@ become float32 Boxes with the transformed bounds; Dict observations are transfor
 other spaces (Discrete, MultiDiscrete, MultiBinary) pass through unchanged.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Tuple
+
 import numpy as np
 
 from .spaces import Box, Dict, _kind
@@ -36,12 +40,12 @@ training type update values xpu zero_grad
 """.split())
 
 
-def python_key(key):
+def python_key(key: str) -> str:
     """The Python view's name of a wire observation key (``buffers`` -> ``buffers_obs``)."""
     return key + "_obs" if key in RESERVED_KEYS or key.startswith("_") else key
 
 
-def wire_key(key):
+def wire_key(key: str) -> str:
     """The wire name of a Python view key (inverse of :func:`python_key`)."""
     if key.endswith("_obs") and python_key(key[:-4]) == key:
         return key[:-4]
@@ -51,16 +55,16 @@ def wire_key(key):
 class RenameKeys:
     """Renames the reserved keys of a Dict observation space (and of its observations)."""
 
-    def __init__(self, space):
+    def __init__(self, space: Any) -> None:
         self.source = space
         self.names = {k: python_key(k) for k in space.spaces}
         self.space = Dict({self.names[k]: sub for k, sub in space.spaces.items()})
 
-    def __call__(self, obs):
+    def __call__(self, obs: Any) -> Any:
         return {self.names.get(k, k): v for k, v in obs.items()}
 
 
-def _bounds(s):
+def _bounds(s: Any) -> Any:
     """(low, high) of a non-Dict space's elements, flattened, as float64."""
     k = _kind(s)
     if k == "Box":
@@ -78,7 +82,7 @@ class Flatten:
     """A Dict observation as one flat Box (its keys' elements concatenated in sorted key order):
     float64 when an element needs it (a float64 or 64-bit integer Box), else float32."""
 
-    def __init__(self, space):
+    def __init__(self, space: Any) -> None:
         self.source = space
         self.keys = list(space.spaces)
         los, his = zip(*(_bounds(space.spaces[k]) for k in self.keys))
@@ -87,7 +91,7 @@ class Flatten:
         self.sizes = [lo.size for lo in los]
         self.space = Box(np.concatenate(los), np.concatenate(his), dtype=self.dtype)
 
-    def __call__(self, obs):
+    def __call__(self, obs: Any) -> Any:
         parts = [np.asarray(obs[k]) for k in self.keys]
         k0 = len(tuple(self.source.spaces[self.keys[0]].shape or ()))
         lead = parts[0].shape[:parts[0].ndim - k0]  # () for one observation, (N,) for a vector env's batch
@@ -95,20 +99,20 @@ class Flatten:
 
 
 class _Chain:
-    def __init__(self, first, second):
+    def __init__(self, first: Any, second: Any) -> None:
         self.first, self.second = first, second
         self.space = second.space
 
-    def __call__(self, obs):
+    def __call__(self, obs: Any) -> Any:
         return self.second(self.first(obs))
 
 
-def obs_view(space, normalize_obs=False, wire_obs_keys=False, flatten_obs=False):
+def obs_view(space: Any, normalize_obs: bool = False, wire_obs_keys: bool = False, flatten_obs: bool = False) -> Any:
     """``(transform or None, space)`` of the Python view of an observation space: reserved Dict keys
     renamed (unless ``wire_obs_keys``), then LogScale when ``normalize_obs``, then a Dict flattened
     into one Box when ``flatten_obs``."""
-    t = None
-    steps = []
+    t: Any = None
+    steps: List[Callable[[Any], Any]] = []
     if not wire_obs_keys and _kind(space) == "Dict" and any(python_key(k) != k for k in space.spaces):
         steps.append(RenameKeys)
     if normalize_obs:
@@ -122,7 +126,7 @@ def obs_view(space, normalize_obs=False, wire_obs_keys=False, flatten_obs=False)
     return t, space
 
 
-def log_scale(x):
+def log_scale(x: Any) -> Any:
     """sign(x) * log1p(|x|) as float32 (±inf stays ±inf)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -133,11 +137,11 @@ class LogScale:
     """The transform of one observation space: ``t.space`` is the new space, ``t(obs)`` maps an
     observation (or a batch of them: the function is elementwise)."""
 
-    def __init__(self, space):
+    def __init__(self, space: Any) -> None:
         self.source = space
         self.space = self._space(space)
 
-    def _space(self, s):
+    def _space(self, s: Any) -> Any:
         k = _kind(s)
         if k == "Dict":
             return Dict({key: self._space(sub) for key, sub in s.spaces.items()})
@@ -153,7 +157,7 @@ class LogScale:
                 setattr(out, attr, getattr(s, attr))
         return out
 
-    def __call__(self, obs, space=None):
+    def __call__(self, obs: Any, space: Any = None) -> Any:
         s = self.source if space is None else space
         k = _kind(s)
         if k == "Dict":

@@ -7,11 +7,15 @@ A variant is a base env id plus a config.  Libraries that take only an env id (C
 Keyword arguments given at make time override the variant's config keys one by one.
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
 __all__ = ["VARIANTS", "resolve"]
 
 #: variant id -> (base env id, config, what it reproduces).  The configs are those of the make
 #: paper-* scripts (scripts/paper-*.sh), the first setup of each paper's main comparison.
-VARIANTS = {
+VARIANTS: Dict[str, Tuple[str, Dict[str, Any], str]] = {
     "maestro-marl-v0": ("maestro-v0", {"model": "mobilenet_v2", "layer": 3, "objective": "latency", "preset": "archgym"},
                         "MARL DNN mapping (marl-dnn-mapping): Table III, MobileNet-v2 'layer 2', latency, ArchGym's MAESTRO harness"),
     "maestro-gamma-v0": ("maestro-v0", {"model": "mobilenet_v2", "layer": 3, "objective": "latency", "preset": "archgym",
@@ -30,7 +34,7 @@ VARIANTS = {
 }
 
 
-def resolve(env_id, config):
+def resolve(env_id: str, config: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
     """``(base env id, config)``: a variant id (with or without ``hwgym/``) becomes its base id and
     its config updated with ``config``; a plain ``hwgym/<id>`` loses the prefix."""
     name = env_id[len("hwgym/"):] if isinstance(env_id, str) and env_id.startswith("hwgym/") else env_id
