@@ -7,7 +7,7 @@ stamp() { [ -z "${HWGYM_DEPS_STAMP:-}" ] || touch "$HWGYM_DEPS_STAMP"; }
 PKGS=(build-essential pkg-config libzmq3-dev libmsgpack-dev libsqlite3-dev sqlite3 libcriterion-dev
       libopenblas-dev liblapacke-dev libgsl-dev libnlopt-dev libjansson-dev libyaml-dev libssl-dev
       python3 python3-zmq python3-msgpack python3-numpy
-      python3-pip python3-setuptools python3-wheel
+      python3-pip python3-setuptools python3-wheel mypy
       slurm-wlm munge iproute2 xz-utils chromium)
 # One dpkg-query for every package (it exits 1 when one is unknown to dpkg, hence || true).
 installed=$(dpkg-query -W -f='${Package}\t${Status}\n' "${PKGS[@]}" 2>/dev/null \

@@ -14,6 +14,7 @@
 #include "hw_codec.h"
 #include "hw_space.h"
 #include "hwgym_client_int.h"
+#include "hwgym_link.h"
 #include "hwgym_spare.h"
 
 #define MAX_ELEMS ((size_t)1 << 26)
@@ -29,6 +30,7 @@ struct hwc_client {
     char endpoint[512];
     int timeout_ms;
     uint64_t next_id;
+    hwc_link link; /* sees a dropped or hung server (hwgym_link.h) */
     pthread_mutex_t mu;
 };
 
@@ -90,8 +92,10 @@ hwc_client *hwc_connect(hwc_ctx *ctx, const char *endpoint, int timeout_ms, hw_e
         free(c);
         return NULL;
     }
+    if (c->sock) hwc_link_open(&c->link, c->z, c->sock);
     if (!c->sock || zmq_connect(c->sock, endpoint) != 0) {
         hw_fail(err, HW_E_IO, "endpoint %s: %s", endpoint, zmq_strerror(zmq_errno()));
+        if (c->sock) hwc_link_close(&c->link, c->sock);
         if (c->sock) zmq_close(c->sock);
         if (c->own_z) zmq_ctx_term(c->z);
         free(c);
@@ -103,6 +107,7 @@ hwc_client *hwc_connect(hwc_ctx *ctx, const char *endpoint, int timeout_ms, hw_e
 
 void hwc_disconnect(hwc_client *c) {
     if (!c) return;
+    hwc_link_close(&c->link, c->sock);
     zmq_close(c->sock);
     if (c->own_z) zmq_ctx_term(c->z);
     pthread_mutex_destroy(&c->mu);
@@ -183,6 +188,7 @@ int exchange(hwc_client *c, req *q, rep *r, hw_err *err) {
     int timeout = c->timeout_ms;
     int64_t deadline = now_ms() + timeout;
     int rc = -1;
+    if (hwc_link_before_send(&c->link, c->endpoint, q->op, err)) goto out;
     zmq_pollitem_t out = {c->sock, 0, ZMQ_POLLOUT, 0};
     if (zmq_poll(&out, 1, timeout) <= 0 || send_req(c, q) < 0) {
         hw_fail(err, HW_E_IO, "%s: cannot send to %s: %s", q->op, c->endpoint,
@@ -191,10 +197,9 @@ int exchange(hwc_client *c, req *q, rep *r, hw_err *err) {
     }
     for (;;) {
         int64_t left = deadline - now_ms();
-        zmq_pollitem_t in = {c->sock, 0, ZMQ_POLLIN, 0};
-        int n = left > 0 ? zmq_poll(&in, 1, (long)left) : 0;
-        if (n < 0 && zmq_errno() == EINTR) continue;
-        if (n <= 0) {
+        int n = hwc_link_wait(&c->link, c->sock, left > 0 ? (long)left : 0, c->endpoint, q->op, err);
+        if (n < 0) goto out;
+        if (n == 0) {
             hw_fail(err, HW_E_IO, "timeout after %d ms waiting for the reply to %s from %s", timeout, q->op, c->endpoint);
             goto out;
         }
@@ -254,6 +259,11 @@ int exchange_pipe(hwc_client *c, int n, int window, void (*make)(void *ud, int i
             make(ud, sent, &q);
             hw_pack_cstr(&q.pk, "id");
             msgpack_pack_uint64(&q.pk, base + (uint64_t)sent);
+            if (hwc_link_before_send(&c->link, c->endpoint, q.op, err)) {
+                rc = -1;
+                msgpack_sbuffer_destroy(&q.sb);
+                goto out;
+            }
             zmq_pollitem_t out = {c->sock, 0, ZMQ_POLLOUT, 0};
             if (zmq_poll(&out, 1, c->timeout_ms) <= 0 || send_req(c, &q) < 0) {
                 rc = hw_fail(err, HW_E_IO, "%s: cannot send to %s: %s", q.op, c->endpoint,
@@ -264,10 +274,12 @@ int exchange_pipe(hwc_client *c, int n, int window, void (*make)(void *ud, int i
             msgpack_sbuffer_destroy(&q.sb);
             sent++;
         }
-        zmq_pollitem_t in = {c->sock, 0, ZMQ_POLLIN, 0};
-        int k = zmq_poll(&in, 1, c->timeout_ms);
-        if (k < 0 && zmq_errno() == EINTR) continue;
-        if (k <= 0) {
+        int k = hwc_link_wait(&c->link, c->sock, c->timeout_ms, c->endpoint, "pipelined call", err);
+        if (k < 0) {
+            rc = -1;
+            break;
+        }
+        if (k == 0) {
             rc = hw_fail(err, HW_E_IO, "timeout after %d ms waiting for a reply from %s", c->timeout_ms, c->endpoint);
             break;
         }

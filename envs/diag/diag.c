@@ -207,8 +207,9 @@ static int diag_step(void *p, const hw_act *act, hw_step_out *out, json_t *info,
     for (int64_t i = 0; i < e->dims; i++) e->st.last[i] = (float)((e->as == AS_BOX ? a[i] + 1.0 : a[i]) / span);
     e->st.t++;
     e->st.noise = gsl_rng_uniform(e->rng);
-    out->terminated = e->st.t >= e->len;
-    out->truncated = false;
+    /* the horizon is a time limit, not a terminal state of the task: truncated (Gymnasium's definition) */
+    out->terminated = false;
+    out->truncated = e->st.t >= e->len;
     fill_obs(e, &out->obs);
     if (info) {
         json_object_set_new(info, "distance", json_real(dist));

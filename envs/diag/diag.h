@@ -6,7 +6,7 @@
  *   action_space   "multidiscrete" (default) | "discrete" | "box" | "multibinary"
  *   dims           number of action elements (default 4; "discrete" forces 1)
  *   choices        choices per element (default 8)
- *   episode_length steps per episode (default 16); terminated after that many steps
+ *   episode_length steps per episode (default 16); truncated (a time limit) after that many steps
  *   obs            "box" (default): float32 [dims+2] = last action scaled to [0,1], noise, t/len
  *                  "dict": {"last_action": float32[dims], "noise": float64[1], "t": int64[]}
  *   target_seed    seeds the hidden target (default 0)

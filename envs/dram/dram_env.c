@@ -279,7 +279,7 @@ static void *create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     if (e->as == AS_MD)
         for (int p = 0; p < NP; p++) hw_space_set_labels(e->aspace, p, e->nch[p], e->lab[p]);
     int64_t no = e->as == AS_TDM ? 4 : 3;
-    double lo[4] = {0, 0, 0, 0}, hi[4] = {1e300, 1e300, 1e300, NP};
+    double lo[4] = {0, 0, 0, 0}, hi[4] = {INFINITY, INFINITY, INFINITY, NP}; /* unbounded: inf, not a large number */
     e->ospace = hw_space_box(1, &no, lo, hi, HW_DT_FLOAT64);
     hw_space_set_name(e->ospace, 0, e->lat_metric == LAT_MEAN ? "latency_ns" : "total_time_ns");
     hw_space_set_name(e->ospace, 1, "power_mW");
@@ -410,8 +410,9 @@ static int step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_e
         if (run_design(e, &c, e->st.obs, &out->reward, info, err)) return -1;
     }
     e->st.t++;
-    out->terminated = e->st.t >= steps;
-    out->truncated = false;
+    /* the horizon is a time limit, not a terminal state of the task: truncated (Gymnasium's definition) */
+    out->terminated = false;
+    out->truncated = e->st.t >= steps;
     fill_obs(e, &out->obs);
     if (info) {
         json_object_set_new(info, "t", json_integer(e->st.t));

@@ -558,8 +558,9 @@ static int m_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw
     set_obs(e, &r);
     e->t++;
     out->reward = reward_of(e, &r);
-    out->terminated = e->t >= e->episode_length;
-    out->truncated = false;
+    /* the horizon is a time limit, not a terminal state of the task: truncated (Gymnasium's definition) */
+    out->terminated = false;
+    out->truncated = e->t >= e->episode_length;
     fill_obs(e, &out->obs);
     if (info) {
         put_metrics(e, &m, pes, &r, info);

@@ -304,8 +304,9 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     out->reward = score(e, &r, info);
     memcpy(e->cur, r.rectified, (size_t)m->nt);
     e->t++;
-    out->terminated = e->t >= e->steps;
-    out->truncated = false;
+    /* the horizon is a time limit, not a terminal state of the task: truncated (Gymnasium's definition) */
+    out->terminated = false;
+    out->truncated = e->t >= e->steps;
     fill_obs(e, &out->obs);
     if (info) json_object_set_new(info, "t", json_integer(e->t));
     return 0;

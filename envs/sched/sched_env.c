@@ -370,7 +370,8 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
             }
             start_layer(e, s->li + 1);
         } else {
-            out->terminated = true;
+            /* the step budget is a time limit (a table can always be refined further): truncated */
+            out->truncated = true;
             if (e->mode == MODE_NETWORK) {
                 s->net_energy += s->cost.energy_pj;
                 s->net_cycles += s->cost.cycles;

@@ -61,7 +61,14 @@ try:
     venv = hwgym.make_vec("diag-v0", 3, endpoint=srv.endpoint, timeout=5)
     assert isinstance(venv, gymnasium.vector.VectorEnv)
     assert venv.metadata["autoreset_mode"] is gymnasium.vector.AutoresetMode.NEXT_STEP
-    assert isinstance(venv.action_space, gymnasium.spaces.MultiDiscrete) and venv.action_space.shape == (3, 3)
+    # Gymnasium batches a MultiDiscrete as an integer Box; hwgym still sends and names it as MultiDiscrete
+    assert isinstance(venv.action_space, gymnasium.spaces.Box) and venv.action_space.shape == (3, 3)
+    assert venv.action_space.dtype == np.int64
+    try:
+        venv.step(np.zeros((3, 2), dtype=np.int64))
+        raise SystemExit("a wrong batch shape must raise")
+    except hwgym.BadAction as e:
+        assert "a batch of MultiDiscrete of shape (3, 3)" in str(e) and "Box" not in str(e), str(e)
     assert isinstance(lg.wrap(venv), gymnasium.vector.VectorWrapper)
     venv.close(); venv.close()
     # registered at import, without a server: every server env id, endpoint read when made

@@ -77,7 +77,8 @@ class TestSingleEnv(ServerTestCase):
             self.assertIsInstance(rew, float)
             self.assertIsInstance(term, bool)
             self.assertIsInstance(trunc, bool)
-            self.assertEqual(term, t == 3)
+            self.assertFalse(term)  # diag-v0's horizon is a time limit: the episode ends truncated
+            self.assertEqual(trunc, t == 3)
             self.assertEqual(info["t"], t + 1)
         with self.assertRaises(errors.BadState):  # the episode is over
             env.step(env.action_space.sample())
@@ -259,7 +260,7 @@ class TestSingleEnv(ServerTestCase):
             r, m = env.unwrapped.evaluate([1, 2, 3])
             log.log_eval([1, 2, 3], r, m)
         c = sqlite3.connect(db)
-        rows = c.execute("SELECT episode, step, reset_seed, terminated FROM trials WHERE kind='step' ORDER BY id").fetchall()
+        rows = c.execute("SELECT episode, step, reset_seed, truncated FROM trials WHERE kind='step' ORDER BY id").fetchall()
         self.assertEqual(rows, [(0, 0, 0, 0), (0, 1, 0, 0), (0, 2, 0, 1), (1, 0, 1, 0), (1, 1, 1, 0), (1, 2, 1, 1)])
         self.assertEqual(c.execute("SELECT feasible FROM trials WHERE kind='eval'").fetchall(), [(1,)])
         c.close()
@@ -334,8 +335,8 @@ class TestVector(ServerTestCase):
         self.assertFalse(t1.any())
         self.assertTrue((r1 > 0).all())
         o2, r2, t2, tr2, i2 = v.step(a)
-        self.assertTrue(t2.all())
-        self.assertFalse(tr2.any())
+        self.assertTrue(tr2.all())  # diag-v0's horizon is a time limit: truncated
+        self.assertFalse(t2.any())
         np.testing.assert_allclose(o2[:, -1], 1.0)  # progress t/len of the final obs
         # next step: every sub-env is reset, its action ignored
         o3, r3, t3, tr3, i3 = v.step(np.array([[7, 7], [7, 7], [7, 7]]))
@@ -354,8 +355,8 @@ class TestVector(ServerTestCase):
     def test_autoreset_only_ended_subenvs(self):
         v = self.make_vec(2, dims=1, episode_length=1, choices=4)
         v.reset(seed=0)
-        _, _, t, _, _ = v.step(np.array([[0], [1]]))
-        self.assertTrue(t.all())
+        _, _, t, tr, _ = v.step(np.array([[0], [1]]))
+        self.assertTrue(tr.all() and not t.any())
         _, r, t, _, info = v.step(np.array([[0], [1]]))
         np.testing.assert_array_equal(r, [0, 0])
         self.assertTrue(info["_autoreset"].all())

@@ -16,13 +16,14 @@ from .spaces import HAVE_GYMNASIUM, space_from_json, space_to_json  # noqa: E402
 from .client import Client, DEFAULT_ENDPOINT, DEFAULT_TIMEOUT  # noqa: E402
 from .env import EnvSpec, HwEnv, make  # noqa: E402
 from .vector import HwVectorEnv, make_vec, NEXT_STEP, SAME_STEP  # noqa: E402
-from .registry import ENV_IDS, register_envs  # noqa: E402
+from .registry import ENV_IDS, VARIANTS, register_envs  # noqa: E402
 from .multiagent import MultiAgentSession, MultiAgentWorker, join, make_multiagent  # noqa: E402
 from .pz import HwParallelEnv, aec_env, parallel_env  # noqa: E402
 from .trials import TrialLogger, TrialLogWrapper, TrialLogVectorWrapper, SCHEMA_VERSION  # noqa: E402
 
-__all__ = ["__version__", "make", "make_vec", "register_envs", "ENV_IDS", "NEXT_STEP", "SAME_STEP",
+__all__ = ["__version__", "make", "make_vec", "register_envs", "ENV_IDS", "VARIANTS", "NEXT_STEP", "SAME_STEP",
            "parallel_env", "aec_env", "HwParallelEnv", "make_multiagent", "join", "Client", "HwEnv", "HwVectorEnv",
            "MultiAgentSession", "MultiAgentWorker", "EnvSpec", "TrialLogger", "TrialLogWrapper", "TrialLogVectorWrapper",
            "SCHEMA_VERSION", "HAVE_GYMNASIUM", "space_from_json", "space_to_json",
-           "errors", "spaces", "wire", "DEFAULT_ENDPOINT", "DEFAULT_TIMEOUT"] + list(errors.__all__)
+           "errors", "spaces", "wire", "DEFAULT_ENDPOINT", "DEFAULT_TIMEOUT"]
+__all__ += errors.__all__

@@ -5,23 +5,27 @@ Supported: Gymnasium 0.29.x and every 1.x.  ``GYM_VERSION`` is its (major, minor
 in info, no ``VectorWrapper``).  Any other version fails at import with a message saying what to do.
 """
 
+from __future__ import annotations
+
+import importlib
 import os
 import re
+from typing import Any, Optional, Tuple
 
 SUPPORTED = "Gymnasium 0.29.x or 1.x"
 MIN_VERSION, MAX_VERSION = (0, 29), (2, 0)  # inclusive, exclusive
 
-gymnasium = None
-GYM_VERSION = None
+gymnasium: Any = None
+GYM_VERSION: Optional[Tuple[int, int]] = None
 if os.environ.get("HWGYM_NO_GYMNASIUM", "") in ("", "0"):
     try:
-        import gymnasium  # noqa: F401
-        import gymnasium.spaces  # noqa: F401
+        gymnasium = importlib.import_module("gymnasium")
+        importlib.import_module("gymnasium.spaces")
     except ImportError:
         gymnasium = None
 
 
-def parse_version(v):
+def parse_version(v: object) -> Optional[Tuple[int, int]]:
     """'1.2.0rc1' -> (1, 2); None when it does not start with two numbers."""
     m = re.match(r"\s*(\d+)\.(\d+)", str(v))
     return (int(m.group(1)), int(m.group(2))) if m else None
@@ -36,4 +40,4 @@ if gymnasium is not None:
                           "without Gymnasium." % (SUPPORTED, _v, os.path.dirname(getattr(gymnasium, "__file__", "") or "?")))
 
 HAVE_GYMNASIUM = gymnasium is not None
-GYM_V0 = HAVE_GYMNASIUM and GYM_VERSION < (1, 0)
+GYM_V0 = HAVE_GYMNASIUM and GYM_VERSION is not None and GYM_VERSION < (1, 0)

@@ -5,44 +5,53 @@ Used only when those libraries are not importable: ``Seeded`` gives the ``np_ran
 ``Closing`` the context manager that closes the env on exit.  ``unwrapped`` is the env itself.
 """
 
+from __future__ import annotations
 
-def _np_random(seed):
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+
+def _np_random(seed: Optional[int]) -> Tuple[np.random.Generator, int]:
     from .spaces import _np_random as make
-    return make(seed)
+    gen, used = make(seed)
+    return gen, used
 
 
 class Closing:
     """``with env: ...`` closes the env on exit."""
 
     @property
-    def unwrapped(self):
+    def unwrapped(self) -> Any:
         return self
 
-    def __enter__(self):
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
-        return False
 
 
 class Seeded(Closing):
     """Gymnasium's np_random / np_random_seed properties."""
-    _np_random = None
-    _np_random_seed = None
+    _np_random: Optional[np.random.Generator] = None
+    _np_random_seed: Optional[int] = None
 
     @property
-    def np_random(self):
+    def np_random(self) -> np.random.Generator:
         if self._np_random is None:
             self._np_random, self._np_random_seed = _np_random(None)
         return self._np_random
 
     @np_random.setter
-    def np_random(self, value):
+    def np_random(self, value: np.random.Generator) -> None:
         self._np_random, self._np_random_seed = value, -1
 
     @property
-    def np_random_seed(self):
+    def np_random_seed(self) -> Optional[int]:
         if self._np_random is None:
             self._np_random, self._np_random_seed = _np_random(None)
         return self._np_random_seed

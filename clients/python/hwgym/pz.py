@@ -14,12 +14,18 @@ one connection per agent and sends every agent's part before waiting for the rep
 needed).  Without PettingZoo installed the class still works, with a minimal base class.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, SupportsIndex, Tuple  # noqa: F401
+
 import weakref
 
 import numpy as np
 
 from .client import DEFAULT_TIMEOUT, Client, request_all, resolve_endpoint
-from .env import _space_repr, check_seed, encode_action
+from .env import _space_repr, check_seed, encode_action, no_pickle, warn_render_mode
+from .obs import obs_view
+from .variants import resolve
 from .errors import BadAction, BadRequest, HwgymError
 from .multiagent import MultiAgentSession
 from .spaces import Discrete, _kind
@@ -27,27 +33,34 @@ from .wire import encode_array
 
 __all__ = ["HwParallelEnv", "parallel_env", "aec_env", "default_agents"]
 
-try:
-    from pettingzoo.utils.env import ParallelEnv as _PZBase
-except ImportError:  # PettingZoo is optional
-    from ._fallback import Closing
-
-    class _PZBase(Closing):
-        """Minimal stand-in for pettingzoo.ParallelEnv."""
-        metadata = {}
-        agents = []
-        possible_agents = []
-
-        @property
-        def num_agents(self):
-            return len(self.agents)
-
-        @property
-        def max_num_agents(self):
-            return len(self.possible_agents)
+from ._fallback import Closing
 
 
-def default_agents(action_space, agents=None):
+class _PZStandIn(Closing):
+    """Minimal stand-in for pettingzoo.ParallelEnv (PettingZoo is optional)."""
+    metadata: Dict[str, Any] = {}
+    agents: List[str] = []
+    possible_agents: List[str] = []
+
+    @property
+    def num_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def max_num_agents(self) -> int:
+        return len(self.possible_agents)
+
+
+if TYPE_CHECKING:
+    _PZBase = _PZStandIn
+else:
+    try:
+        from pettingzoo.utils.env import ParallelEnv as _PZBase
+    except ImportError:
+        _PZBase = _PZStandIn
+
+
+def default_agents(action_space: Any, agents: Any = None) -> Any:
     """The ``{name: [dims]}`` of a multi-agent session: ``agents`` as given (a dict, or a list of
     ``{"name", "dims"}``), an int k (k agents over contiguous, near-equal slices of the action
     elements), or None (one agent per element, named by the space's element names when they are
@@ -66,14 +79,14 @@ def default_agents(action_space, agents=None):
         if len(names) == n and all(isinstance(x, str) and x for x in names) and len(set(names)) == n:
             return {names[i]: [i] for i in range(n)}
         return {"agent_%d" % i: [i] for i in range(n)}
-    k = int(agents)
-    if not 1 <= k <= n:
-        raise BadRequest("BAD_REQUEST", "agents=%d: need 1..%d agents for %d action elements" % (k, n, n), "make")
-    bounds = np.linspace(0, n, k + 1).round().astype(int)
-    return {"agent_%d" % j: list(range(bounds[j], bounds[j + 1])) for j in range(k)}
+    na = int(agents)
+    if not 1 <= na <= n:
+        raise BadRequest("BAD_REQUEST", "agents=%d: need 1..%d agents for %d action elements" % (na, n, n), "make")
+    bounds = np.linspace(0, n, na + 1).round().astype(int)
+    return {"agent_%d" % j: list(range(bounds[j], bounds[j + 1])) for j in range(na)}
 
 
-def _close_all(owner, workers):
+def _close_all(owner: Any, workers: Any) -> None:
     for w in workers:
         try:
             w.close()
@@ -88,8 +101,8 @@ class HwParallelEnv(_PZBase):
     metadata = {"name": "hwgym", "render_modes": [], "is_parallelizable": True}
     render_mode = None
 
-    def __init__(self, env_id, agents=None, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None,
-                 agent_timeout_ms=None, connect_timeout=None, normalize_obs=False):
+    def __init__(self, env_id: str, agents: Any = None, endpoint: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, config: Optional[Dict[str, Any]] = None,
+                 agent_timeout_ms: Optional[int] = None, connect_timeout: Optional[float] = None, normalize_obs: bool = False, wire_obs_keys: bool = False, flatten_obs: bool = False) -> None:
         self.env_id = env_id
         self.config = dict(config or {})
         endpoint = resolve_endpoint(endpoint)
@@ -103,7 +116,7 @@ class HwParallelEnv(_PZBase):
                                   config=self.config, agent_timeout_ms=agent_timeout_ms)
         self._owner = owner
         self.session = owner.session
-        workers = []
+        workers: List[Any] = []
         self._finalizer = weakref.finalize(self, _close_all, owner, workers)
         self._closed = False
         for name in owner.agents:
@@ -111,12 +124,7 @@ class HwParallelEnv(_PZBase):
         self._workers = {w.agent: w for w in workers}
         self.possible_agents = list(owner.agents)
         self.agents = []
-        self._obs_t = None
-        obs_space = owner.observation_space
-        if normalize_obs:
-            from .obs import LogScale
-            self._obs_t = LogScale(obs_space)
-            obs_space = self._obs_t.space
+        self._obs_t, obs_space = obs_view(owner.observation_space, normalize_obs, wire_obs_keys, flatten_obs)
         self._obs_space = obs_space
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         # an agent owning one MultiDiscrete element gets a Discrete space (what PettingZoo and RL
@@ -126,7 +134,7 @@ class HwParallelEnv(_PZBase):
         for a in self.possible_agents:
             sp = self._workers[a].action_space
             if _kind(sp) == "MultiDiscrete" and tuple(sp.shape) == (1,):
-                d = Discrete(int(sp.nvec[0]))
+                d: Any = Discrete(int(sp.nvec[0]))
                 d.names = getattr(sp, "names", None)
                 d.name = d.names[0] if d.names else None
                 d.labels = (getattr(sp, "labels", None) or [None])[0]
@@ -135,16 +143,16 @@ class HwParallelEnv(_PZBase):
             self.action_spaces[a] = sp
         self.dims = {a: list(self._workers[a].dims) for a in self.possible_agents}
 
-    def observation_space(self, agent):
+    def observation_space(self, agent: str) -> Any:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent):
+    def action_space(self, agent: str) -> Any:
         return self.action_spaces[agent]
 
-    def _obs(self, obs):
+    def _obs(self, obs: Any) -> Any:
         return obs if self._obs_t is None else self._obs_t(obs)
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: Any = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Any]]]:
         """Reset the session (every agent's part sent together): ``(observations, infos)``, one entry
         per agent (the shared observation)."""
         seed = check_seed(seed)
@@ -157,7 +165,7 @@ class HwParallelEnv(_PZBase):
         info = rep.get("info", {})
         return {a: obs for a in self.agents}, {a: dict(info) for a in self.agents}
 
-    def step(self, actions):
+    def step(self, actions: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, float], Dict[str, bool], Dict[str, bool], Dict[str, Dict[str, Any]]]:
         """``actions``: one action per live agent (its part of the joint action).  Returns the
         PettingZoo 5-tuple of dicts; when the episode ends every agent leaves ``agents``."""
         if not self.agents:
@@ -192,13 +200,16 @@ class HwParallelEnv(_PZBase):
             self.agents = []
         return out
 
-    def render(self):
+    def render(self) -> Any:
         return None
 
-    def state(self):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        no_pickle(self)
+
+    def state(self) -> NoReturn:
         raise NotImplementedError("hwgym multi-agent envs have no separate global state: every agent sees it")
 
-    def close(self):
+    def close(self) -> None:
         """Close every agent's connection and the session (safe to call twice; finalizer too)."""
         if getattr(self, "_closed", True):
             return
@@ -206,27 +217,28 @@ class HwParallelEnv(_PZBase):
         self._finalizer()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._closed
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<HwParallelEnv %s agents=%s session=%s>" % (self.env_id, self.possible_agents, self.session[:8])
 
 
-def parallel_env(env_id, agents=None, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, agent_timeout_ms=None,
-                 connect_timeout=None, normalize_obs=False, render_mode=None, **kwargs):
+def parallel_env(env_id: str, agents: Any = None, endpoint: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, *, config: Optional[Dict[str, Any]] = None, agent_timeout_ms: Optional[int] = None,
+                 connect_timeout: Optional[float] = None, normalize_obs: bool = False, wire_obs_keys: bool = False, flatten_obs: bool = False, render_mode: Optional[str] = None, **kwargs: Any) -> HwParallelEnv:
     """A multi-agent session of ``env_id`` as a PettingZoo ParallelEnv.  ``agents``: ``{name: [dims]}``,
     a list of ``{"name", "dims"}``, an int k (k contiguous groups) or None (one agent per action
     element); the other keyword arguments form the env config (as in :func:`hwgym.make`)."""
-    if render_mode is not None:
-        raise ValueError("hwgym envs do not render (render_mode=%r)" % (render_mode,))
+    warn_render_mode(render_mode)
     cfg = dict(config or {})
     cfg.update(kwargs)
+    env_id, cfg = resolve(env_id, cfg)
     return HwParallelEnv(env_id, agents=agents, endpoint=endpoint, timeout=timeout, config=cfg,
-                         agent_timeout_ms=agent_timeout_ms, connect_timeout=connect_timeout, normalize_obs=normalize_obs)
+                         agent_timeout_ms=agent_timeout_ms, connect_timeout=connect_timeout, normalize_obs=normalize_obs,
+                         wire_obs_keys=wire_obs_keys, flatten_obs=flatten_obs)
 
 
-def aec_env(env_id, agents=None, endpoint=None, timeout=DEFAULT_TIMEOUT, **kwargs):
+def aec_env(env_id: str, agents: Any = None, endpoint: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, **kwargs: Any) -> Any:
     """The same session as a PettingZoo AEC env (``pettingzoo.utils.parallel_to_aec``). Needs PettingZoo."""
     try:
         from pettingzoo.utils.conversions import parallel_to_aec

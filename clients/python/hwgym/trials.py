@@ -13,6 +13,10 @@ The schema file is found via ``$HWGYM_SCHEMA`` or in the repository next to the 
 (``schemas/trials.sql``).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Set, Tuple
+
 import atexit
 import json
 import os
@@ -33,7 +37,7 @@ __all__ = ["TrialLogger", "TrialLogWrapper", "TrialLogVectorWrapper", "SCHEMA_VE
 SCHEMA_VERSION = 2
 
 
-def schema_path():
+def schema_path() -> Any:
     """Path of trials.sql: $HWGYM_SCHEMA, else <repo>/schemas/trials.sql relative to this package."""
     env = os.environ.get("HWGYM_SCHEMA")
     if env:
@@ -45,7 +49,7 @@ def schema_path():
     raise FileNotFoundError("schemas/trials.sql not found next to the hwgym package; set HWGYM_SCHEMA=/path/to/trials.sql")
 
 
-def _statements(sql):
+def _statements(sql: Any) -> Any:
     """Split a SQL script into complete statements (comments kept with their statement)."""
     out, cur = [], ""
     for line in sql.splitlines(keepends=True):
@@ -58,7 +62,7 @@ def _statements(sql):
     return out
 
 
-def _retry(fn, timeout):
+def _retry(fn: Any, timeout: float) -> Any:
     """Run fn, retrying 'database is locked' errors SQLite's busy handler does not cover."""
     deadline = time.monotonic() + timeout
     delay = 0.002
@@ -72,7 +76,7 @@ def _retry(fn, timeout):
             delay = min(delay * 2, 0.1)
 
 
-def open_db(path, busy_timeout=30.0, schema=None):
+def open_db(path: Any, busy_timeout: Any = 30.0, schema: Any = None) -> Any:
     """Open (creating if needed) a trial DB: WAL, busy timeout, schema of version SCHEMA_VERSION.
     Raises RuntimeError when the file holds another schema version."""
     conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
@@ -88,7 +92,7 @@ def open_db(path, busy_timeout=30.0, schema=None):
             with open(schema or schema_path(), encoding="utf-8") as f:
                 stmts = _statements(f.read())
 
-            def create():
+            def create() -> None:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     if conn.execute("PRAGMA user_version").fetchone()[0] == 0:  # nobody beat us to it
@@ -101,7 +105,7 @@ def open_db(path, busy_timeout=30.0, schema=None):
             _retry(create, busy_timeout)
             ver = conn.execute("PRAGMA user_version").fetchone()[0]
         if ver == 1:  # schema 1 -> 2 (schemas/trials.sql): trials.cache_hit
-            def migrate():
+            def migrate() -> None:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     if conn.execute("PRAGMA user_version").fetchone()[0] == 1:
@@ -121,11 +125,11 @@ def open_db(path, busy_timeout=30.0, schema=None):
     return conn
 
 
-def _dumps(v):
+def _dumps(v: Any) -> Any:
     return None if v is None else json.dumps(jsonable(v), separators=(",", ":"), allow_nan=False)
 
 
-def _flat_obs(obs):
+def _flat_obs(obs: Any) -> Any:
     if isinstance(obs, dict):
         return {k: _flat_obs(v) for k, v in obs.items()}
     if isinstance(obs, (np.ndarray, list, tuple)):
@@ -133,7 +137,7 @@ def _flat_obs(obs):
     return obs
 
 
-def _action_json(a):
+def _action_json(a: Any) -> Any:
     if isinstance(a, dict):
         return {k: _action_json(v) for k, v in a.items()}
     if isinstance(a, (np.ndarray, list, tuple)):
@@ -141,17 +145,17 @@ def _action_json(a):
     return a
 
 
-def _bool_or_none(v):
+def _bool_or_none(v: Any) -> Any:
     if isinstance(v, (bool, np.bool_, int, np.integer)):
         return int(bool(v))
     return None
 
 
-_LIVE = set()  # strong refs: a logger dropped without close() is still flushed at exit
+_LIVE: Set["TrialLogger"] = set()  # strong refs: a logger dropped without close() is still flushed at exit
 _SIG_INSTALLED = False
 
 
-def _flush_all_at_exit():
+def _flush_all_at_exit() -> None:
     for lg in list(_LIVE):
         try:
             lg.close()
@@ -162,7 +166,7 @@ def _flush_all_at_exit():
 atexit.register(_flush_all_at_exit)
 
 
-def _on_sigterm(signum, frame):
+def _on_sigterm(signum: Any, frame: Any) -> NoReturn:
     raise SystemExit(128 + signum)  # unwinds; atexit then flushes every live logger
 
 
@@ -173,18 +177,20 @@ class TrialLogger:
     trials are flushed (only from the main thread, and only when SIGTERM has its default action).
     """
 
-    def __init__(self, db_path, agent, env, env_config=None, seed=None, agent_config=None, endpoint=None,
-                 host=None, version=None, batch_size=256, flush_interval=1.0, busy_timeout=30.0, handle_sigterm=True):
+    def __init__(self, db_path: str, agent: str, env: str, env_config: Optional[Dict[str, Any]] = None,
+                 seed: Optional[int] = None, agent_config: Any = None, endpoint: Optional[str] = None,
+                 host: Optional[str] = None, version: Optional[str] = None, batch_size: int = 256,
+                 flush_interval: float = 1.0, busy_timeout: float = 30.0, handle_sigterm: bool = True) -> None:
         global _SIG_INSTALLED
-        from . import __version__
+        from ._version import __version__
         self.db_path = db_path
         self.batch_size = max(1, int(batch_size))
         self.flush_interval = float(flush_interval)
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
-        self._buf = []
+        self._buf: List[Any] = []
         self._last_flush = time.monotonic()
-        self._episodes = {}  # worker -> [episode, next step, reset_seed]
+        self._episodes: Dict[Any, Any] = {}  # worker -> [episode, next step, reset_seed]
         self._pid = os.getpid()
         self._closed = False
         self._conn = open_db(db_path, busy_timeout)
@@ -192,7 +198,7 @@ class TrialLogger:
                _dumps(env_config if env_config is not None else {}), None if seed is None else int(seed),
                host or socket.gethostname(), version or __version__, endpoint, time.time())
 
-        def insert():
+        def insert() -> Any:
             return self._conn.execute("INSERT INTO runs (agent, agent_config, env, env_config, seed, host, version, "
                                       "endpoint, started_at) VALUES (?,?,?,?,?,?,?,?,?)", row).lastrowid
         self.run_id = _retry(insert, self.busy_timeout)
@@ -206,7 +212,7 @@ class TrialLogger:
                 pass
 
     # -- episodes -------------------------------------------------------------------------------
-    def begin_episode(self, seed=None, worker="0"):
+    def begin_episode(self, seed: Any = None, worker: Any = "0") -> Any:
         """Start the next episode of ``worker`` (0-based); returns its index."""
         worker = str(worker)
         with self._lock:
@@ -215,7 +221,7 @@ class TrialLogger:
             self._episodes[worker] = [n, 0, None if seed is None else int(seed)]
             return n
 
-    def log_step(self, action, obs, reward, terminated, truncated, info=None, worker="0", episode=None, step=None, t=None):
+    def log_step(self, action: Any, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Any = None, worker: Any = "0", episode: Any = None, step: Any = None, t: Any = None) -> None:
         """One env step of ``worker``; episode and step default to that worker's counters."""
         worker = str(worker)
         with self._lock:
@@ -231,7 +237,7 @@ class TrialLogger:
                        _real(reward), _bool_or_none(terminated), _bool_or_none(truncated),
                        _dumps(info if info is not None else {}), _bool_or_none(feas), time.time() if t is None else t))
 
-    def log_eval(self, point, reward, metrics=None, worker="0", t=None):
+    def log_eval(self, point: Any, reward: Any, metrics: Any = None, worker: Any = "0", t: Any = None) -> None:
         """One evaluate result (kind 'eval', step -1); episode counts evaluations of ``worker``."""
         worker = str(worker)
         with self._lock:
@@ -243,21 +249,21 @@ class TrialLogger:
                        None, None, _dumps(metrics if metrics is not None else {}), _bool_or_none(feas),
                        time.time() if t is None else t))
 
-    def _add(self, row):
+    def _add(self, row: Any) -> None:
         if self._closed:
             raise ValueError("TrialLogger is closed")
         self._buf.append(row)
         if len(self._buf) >= self.batch_size or time.monotonic() - self._last_flush >= self.flush_interval:
             self.flush()
 
-    def flush(self):
+    def flush(self) -> None:
         """Commit buffered trials in one transaction."""
         with self._lock:
             if not self._buf or self._conn is None:
                 return
             rows, self._buf = self._buf, []
 
-            def write():
+            def write() -> None:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     self._conn.executemany(
@@ -274,7 +280,7 @@ class TrialLogger:
                 raise
             self._last_flush = time.monotonic()
 
-    def close(self):
+    def close(self) -> None:
         """Flush, stamp the run's ended_at and close the DB (idempotent)."""
         with self._lock:
             if self._closed:
@@ -293,23 +299,23 @@ class TrialLogger:
                 _LIVE.discard(self)
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._closed
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def wrap(self, env, worker="0"):
+    def wrap(self, env: Any, worker: Any = "0") -> Any:
         """An env wrapper logging every reset and step of ``env`` (single or vector env)."""
         if hasattr(env, "num_envs") and hasattr(env, "single_action_space"):
             return TrialLogVectorWrapper(env, self, worker=worker)
         return TrialLogWrapper(env, self, worker=worker)
 
 
-def _real(v):
+def _real(v: Any) -> Any:
     try:
         f = float(v)
     except (TypeError, ValueError):
@@ -320,36 +326,39 @@ def _real(v):
 class _LocalWrapBase:
     """Minimal stand-in for gymnasium.Wrapper / gymnasium.vector.VectorWrapper."""
 
-    def __init__(self, env):
+    def __init__(self, env: Any) -> None:
         self.env = env
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name == "env":
             raise AttributeError(name)
         return getattr(self.env, name)
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: Any = None, options: Optional[Dict[str, Any]] = None) -> Any:
         return self.env.reset(seed=seed, options=options)
 
-    def step(self, action):
+    def step(self, action: Any) -> Any:
         return self.env.step(action)
 
-    def close(self, **kwargs):
+    def close(self, **kwargs: Any) -> Any:
         return self.env.close(**kwargs)
 
     @property
-    def unwrapped(self):
+    def unwrapped(self) -> Any:
         return self.env.unwrapped
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Any:
         self.close()
         return False
 
 
-if HAVE_GYMNASIUM:
+if TYPE_CHECKING:
+    _WrapBase = _LocalWrapBase
+    _VecWrapBase = _LocalWrapBase
+elif HAVE_GYMNASIUM:
     import gymnasium.vector
     _WrapBase = gymnasium.Wrapper
     # 1.x: VectorWrapper; 0.29: VectorEnvWrapper (same role)
@@ -358,7 +367,7 @@ else:
     _WrapBase = _VecWrapBase = _LocalWrapBase
 
 
-def _wrapper_init(self, base, env, logger, worker):
+def _wrapper_init(self: Any, base: Any, env: Any, logger: Any, worker: Any) -> None:
     if base is _LocalWrapBase or (base is _WrapBase and isinstance(env, gymnasium.Env)) or \
             (base is _VecWrapBase and isinstance(env, gymnasium.vector.VectorEnv)):
         base.__init__(self, env)
@@ -375,15 +384,15 @@ class TrialLogWrapper(_WrapBase):
     """Logs every step of the wrapped single env (or multi-agent worker) as trials of ``worker``;
     ``reset`` starts a new episode.  ``TrialLogger.wrap`` picks this or TrialLogVectorWrapper."""
 
-    def __init__(self, env, logger, worker="0"):
+    def __init__(self, env: Any, logger: Any, worker: Any = "0") -> None:
         _wrapper_init(self, _WrapBase, env, logger, worker)
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: Any = None, options: Optional[Dict[str, Any]] = None) -> Any:
         obs, info = self.env.reset(seed=seed, options=options)
         self.logger.begin_episode(seed, self.worker)
         return obs, info
 
-    def step(self, action):
+    def step(self, action: Any) -> Any:
         obs, rew, term, trunc, info = self.env.step(action)
         self.logger.log_step(action, obs, rew, term, trunc, info, worker=self.worker)
         return obs, rew, term, trunc, info
@@ -394,15 +403,15 @@ class TrialLogVectorWrapper(_VecWrapBase):
     steps (the step after a sub-env ended, whose action the server ignores) are not trials; they
     start that sub-env's next episode."""
 
-    def __init__(self, env, logger, worker="0"):
+    def __init__(self, env: Any, logger: Any, worker: Any = "0") -> None:
         _wrapper_init(self, _VecWrapBase, env, logger, worker)
         self._n = int(env.num_envs)
         self._ended = np.zeros(self._n, dtype=bool)
 
-    def _w(self, i):
+    def _w(self, i: int) -> Any:
         return "%s/%d" % (self.worker, i)
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: Any = None, options: Optional[Dict[str, Any]] = None) -> Any:
         obs, info = self.env.reset(seed=seed, options=options)
         for i in range(self._n):
             s = seed[i] if isinstance(seed, (list, tuple)) else (None if seed is None else int(seed) + i)
@@ -410,12 +419,12 @@ class TrialLogVectorWrapper(_VecWrapBase):
         self._ended[:] = False
         return obs, info
 
-    def _same_step(self):
+    def _same_step(self) -> Any:
         mode = getattr(self.env, "metadata", None) or {}
         mode = mode.get("autoreset_mode") if isinstance(mode, dict) else None
         return getattr(mode, "value", mode) == "SameStep"
 
-    def step(self, actions):
+    def step(self, actions: Any) -> Any:
         obs, rew, term, trunc, info = self.env.step(actions)
         n = self._n
         same = self._same_step()  # same-step autoreset: every step is a trial; obs of ended envs is the reset one

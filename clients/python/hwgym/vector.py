@@ -8,20 +8,26 @@ vector API always autoresets in the same step) instead resets the ended sub-envs
 (``final_obs``/``final_info`` under 1.x, ``final_observation``/``final_info`` under 0.29).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, SupportsIndex, Tuple  # noqa: F401
+
 import weakref
 
 import numpy as np
 
 from ._compat import GYM_V0, HAVE_GYMNASIUM, gymnasium
 from .client import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT, Client  # noqa: F401
-from .env import EnvSpec, _finalize_session, _np_random_for, check_seed, encode_action
+from .env import EnvSpec, _finalize_session, _np_random_for, check_seed, encode_action, no_pickle, no_render, warn_render_mode
+from .obs import obs_view
+from .variants import resolve
 from .errors import BadRequest
-from .spaces import batch_space, space_from_json
+from .spaces import _kind, batch_space, space_from_json
 
 __all__ = ["HwVectorEnv", "make_vec", "batch_infos", "AutoresetMode", "NEXT_STEP", "SAME_STEP"]
 
-AutoresetMode = None
-if HAVE_GYMNASIUM:
+AutoresetMode: Any = None
+if not TYPE_CHECKING and HAVE_GYMNASIUM:  # (type checkers see the stand-in below)
     import gymnasium.vector
     _VecBase = gymnasium.vector.VectorEnv
     AutoresetMode = getattr(gymnasium.vector, "AutoresetMode", None)  # Gymnasium >= 1.1
@@ -30,17 +36,16 @@ else:
 
     class _VecBase(Seeded):
         """Minimal stand-in for gymnasium.vector.VectorEnv."""
-        metadata = {}
-        render_mode = None
-        spec = None
-        closed = False
+        metadata: Dict[str, Any] = {}
+        render_mode: Optional[str] = None
+        spec: Any = None
 
 #: The two autoreset modes (Gymnasium's AutoresetMode members where it has them, else strings).
 NEXT_STEP = AutoresetMode.NEXT_STEP if AutoresetMode is not None else "NextStep"
 SAME_STEP = AutoresetMode.SAME_STEP if AutoresetMode is not None else "SameStep"
 
 
-def _autoreset_mode(mode):
+def _autoreset_mode(mode: Any) -> Any:
     """NEXT_STEP / SAME_STEP from an AutoresetMode member or a string ("next_step", "SameStep", ...)."""
     if mode is None:
         return SAME_STEP if GYM_V0 else NEXT_STEP
@@ -56,7 +61,7 @@ def _autoreset_mode(mode):
     raise ValueError("autoreset_mode must be NEXT_STEP or SAME_STEP (hwgym does not offer %r)" % (mode,))
 
 
-def _add_info_v0(out, info, i, n):
+def _add_info_v0(out: Any, info: Any, i: int, n: int) -> Any:
     """Gymnasium 0.29 VectorEnv._add_info: numbers go in typed arrays, anything else (arrays, dicts)
     in object arrays; a ``"_key"`` mask per key."""
     for key, value in info.items():
@@ -72,7 +77,7 @@ def _add_info_v0(out, info, i, n):
     return out
 
 
-def _add_info(out, info, i, n):
+def _add_info(out: Any, info: Any, i: int, n: int) -> Any:
     """Gymnasium 1.x VectorEnv._add_info: info of sub-env i into the dict-of-arrays ``out`` with
     ``"_key"`` boolean masks (nested dicts recurse)."""
     for key, value in info.items():
@@ -103,7 +108,7 @@ def _add_info(out, info, i, n):
     return out
 
 
-def batch_infos(infos, v0=GYM_V0, out=None):
+def batch_infos(infos: Any, v0: Any = GYM_V0, out: Any = None) -> Any:
     """A list of N info maps -> Gymnasium's batched dict-of-arrays with ``"_key"`` masks (the
     1.x layout, nested dicts recursing; or 0.29's, with object arrays, when ``v0``)."""
     if isinstance(infos, dict):
@@ -122,8 +127,8 @@ class HwVectorEnv(_VecBase):
     metadata = {"autoreset_mode": NEXT_STEP, "render_modes": []}
     render_mode = None
 
-    def __init__(self, env_id, num_envs, endpoint=None, timeout=DEFAULT_TIMEOUT, config=None, client=None,
-                 autoreset_mode=None, connect_timeout=None, normalize_obs=False):
+    def __init__(self, env_id: str, num_envs: int, endpoint: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, config: Optional[Dict[str, Any]] = None, client: Optional[Client] = None,
+                 autoreset_mode: Any = None, connect_timeout: Optional[float] = None, normalize_obs: bool = False, wire_obs_keys: bool = False, flatten_obs: bool = False) -> None:
         self.env_id = env_id
         self.config = dict(config or {})
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
@@ -133,7 +138,7 @@ class HwVectorEnv(_VecBase):
         self._own_client = client is None
         self._closed = True
         self.client = client if client is not None else Client(endpoint, timeout=timeout, connect_timeout=connect_timeout)
-        self.session = None
+        self.session: Any = None
         try:
             self.client.ensure_hello()
             rep = self.client.make(env_id, self.config, num_envs=int(num_envs))
@@ -147,22 +152,24 @@ class HwVectorEnv(_VecBase):
         self.num_envs = int(rep.get("num_envs", num_envs))
         self.single_action_space = space_from_json(rep["action_space"])
         self.single_observation_space = space_from_json(rep["observation_space"])
-        self._obs_t = None
-        if normalize_obs:
-            from .obs import LogScale
-            self._obs_t = LogScale(self.single_observation_space)
-            self.single_observation_space = self._obs_t.space
+        self._obs_t, self.single_observation_space = obs_view(self.single_observation_space, normalize_obs, wire_obs_keys, flatten_obs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
+        sk = _kind(self.single_action_space)  # what the batch holds, whatever class batch_space chose
+        self._batch_kind = {"Discrete": "MultiDiscrete", "Dict": None}.get(sk, sk)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         kw = dict(self.config, env_id=env_id, endpoint=self.client.endpoint)
         if normalize_obs:
             kw["normalize_obs"] = True
+        if wire_obs_keys:
+            kw["wire_obs_keys"] = True
+        if flatten_obs:
+            kw["flatten_obs"] = True
         self.spec = EnvSpec(id=env_id, entry_point="hwgym:make", vector_entry_point="hwgym:make_vec", kwargs=kw)
 
-    def _obs(self, obs):
+    def _obs(self, obs: Any) -> Any:
         return obs if self._obs_t is None else self._obs_t(obs)
 
-    def _seeds(self, seed):
+    def _seeds(self, seed: Any) -> Any:
         """The wire form of a reset seed: None, an int (sub-env i gets seed + i) or a list of
         num_envs ints or Nones (None: that sub-env keeps its RNG stream)."""
         if seed is None:
@@ -173,11 +180,12 @@ class HwVectorEnv(_VecBase):
             wire = [check_seed(s, "seed[%d]" % i) for i, s in enumerate(seed)]
             return wire, next((s for s in wire if s is not None), None)
         first = check_seed(seed)
+        assert first is not None
         if first + self.num_envs - 1 > 2 ** 64 - 1:
             raise BadRequest("BAD_REQUEST", "seed + num_envs - 1 must be at most 2**64-1 (sub-env i gets seed + i)", "reset")
         return first, first
 
-    def _reset_mask(self, options):
+    def _reset_mask(self, options: Optional[Dict[str, Any]]) -> Any:
         if not options or "reset_mask" not in options:
             return options, None
         options = dict(options)
@@ -190,7 +198,7 @@ class HwVectorEnv(_VecBase):
         options["reset_mask"] = [bool(b) for b in m]
         return options, m
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: Any = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Any, Dict[str, Any]]:
         """``seed``: None (the sub-envs continue their RNG streams), an int (sub-env i gets seed + i) or
         a list of num_envs ints or Nones.  ``options={"reset_mask": bool array}`` resets only the
         marked sub-envs (the others keep their state; their obs is their last one).
@@ -202,9 +210,9 @@ class HwVectorEnv(_VecBase):
         rep = self.client.reset(self.session, seed=wire_seed, options=options)
         return self._obs(rep["obs"]), batch_infos(rep.get("info", []))
 
-    def step(self, actions):
+    def step(self, actions: Any) -> Tuple[Any, np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], Dict[str, Any]]:
         """Batched actions -> ``(obs, rewards float64[N], terminations bool[N], truncations bool[N], infos)``."""
-        rep = self.client.step(self.session, encode_action(self.action_space, actions, "actions"))
+        rep = self.client.step(self.session, encode_action(self.action_space, actions, "actions", self._batch_kind))
         n = self.num_envs
         obs = rep["obs"]
         rew = np.asarray(rep["reward"], dtype=np.float64).reshape(n)
@@ -215,7 +223,7 @@ class HwVectorEnv(_VecBase):
             return self._obs(obs), rew, term, trunc, batch_infos(infos)
         return self._same_step(obs, rew, term, trunc, infos)
 
-    def _same_step(self, obs, rew, term, trunc, infos):
+    def _same_step(self, obs: Any, rew: Any, term: Any, trunc: Any, infos: Any) -> Tuple[Any, np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], Dict[str, Any]]:
         """Reset the sub-envs that just ended (one reset_mask reset) and merge: their obs become the
         reset obs, their infos the reset infos, and the final obs / info go into the infos."""
         done = term | trunc
@@ -230,14 +238,14 @@ class HwVectorEnv(_VecBase):
             for j, i in enumerate(idx):
                 merged[i] = dict(rinfos[i], final_observation=final_obs[j], final_info=infos[i])
             return self._obs(new_obs), rew, term, trunc, batch_infos(merged, v0=True)
-        out = {}
+        out: Dict[str, Any] = {}
         n = self.num_envs
         for j, i in enumerate(idx):
             _add_info(out, {"final_obs": final_obs[j], "final_info": infos[i]}, i, n)
         merged = [rinfos[i] if done[i] else infos[i] for i in range(n)]
         return self._obs(new_obs), rew, term, trunc, batch_infos(merged, out=out)
 
-    def close(self, **kwargs):
+    def close(self, **kwargs: Any) -> None:
         """Close the session (and the client if this env made it). Safe to call more than once; does
         not wait on a dead server.  A vector env dropped without close() is closed by a finalizer."""
         if getattr(self, "_closed", True):
@@ -246,43 +254,51 @@ class HwVectorEnv(_VecBase):
         self._finalizer()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return getattr(self, "_closed", True)
 
     @closed.setter
-    def closed(self, value):  # Gymnasium's VectorEnv.close() assigns it
+    def closed(self, value: Any) -> None:  # Gymnasium's VectorEnv.close() assigns it
         self._closed = bool(value)
 
-    def snapshot(self):
+    def render(self) -> None:
+        """hwgym envs do not render: raises NotImplementedError saying so."""
+        no_render()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        no_pickle(self)
+
+    def snapshot(self) -> int:
         return self.client.snapshot(self.session)
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: int) -> None:
         self.client.restore(self.session, snapshot)
 
-    def drop_snapshot(self, snapshot):
+    def drop_snapshot(self, snapshot: int) -> None:
         self.client.drop_snapshot(self.session, snapshot)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<HwVectorEnv %s num_envs=%d session=%s>" % (self.env_id, self.num_envs, (self.session or "")[:8])
 
 
-def _bcast(mask, arr):
+def _bcast(mask: Any, arr: Any) -> Any:
     """mask[N] shaped to broadcast against arr[N, ...]."""
     return np.asarray(mask).reshape((-1,) + (1,) * (np.ndim(arr) - 1))
 
 
-def make_vec(env_id, num_envs=1, endpoint=None, timeout=DEFAULT_TIMEOUT, *, config=None, client=None,
-             autoreset_mode=None, connect_timeout=None, normalize_obs=False, max_episode_steps=None,
-             render_mode=None, **kwargs):
+def make_vec(env_id: str, num_envs: int = 1, endpoint: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, *, config: Optional[Dict[str, Any]] = None, client: Optional[Client] = None,
+             autoreset_mode: Any = None, connect_timeout: Optional[float] = None, normalize_obs: bool = False, max_episode_steps: Optional[int] = None,
+             wire_obs_keys: bool = False, flatten_obs: bool = False, render_mode: Optional[str] = None, **kwargs: Any) -> HwVectorEnv:
     """A vector env of ``num_envs`` copies of ``env_id`` in one server session (config as in make).
     ``autoreset_mode``: NEXT_STEP (default under Gymnasium 1.x and without Gymnasium) or SAME_STEP
     (the only mode of Gymnasium 0.29's vector API, and its default there)."""
     if max_episode_steps is not None:
         raise ValueError("max_episode_steps is not applied by hwgym vector envs; set the env's own "
                          "episode_length config instead (got max_episode_steps=%r)" % (max_episode_steps,))
-    if render_mode is not None:
-        raise ValueError("hwgym envs do not render (render_mode=%r)" % (render_mode,))
+    warn_render_mode(render_mode)
     cfg = dict(config or {})
     cfg.update(kwargs)
+    env_id, cfg = resolve(env_id, cfg)
     return HwVectorEnv(env_id, num_envs, endpoint=endpoint, timeout=timeout, config=cfg, client=client,
-                       autoreset_mode=autoreset_mode, connect_timeout=connect_timeout, normalize_obs=normalize_obs)
+                       autoreset_mode=autoreset_mode, connect_timeout=connect_timeout, normalize_obs=normalize_obs,
+                       wire_obs_keys=wire_obs_keys, flatten_obs=flatten_obs)

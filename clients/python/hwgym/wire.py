@@ -5,7 +5,10 @@ arrays, numpy scalars become Python scalars); ``from_wire`` turns every wire arr
 reply back into a numpy array.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any, Dict, Optional
 
 import msgpack
 import numpy as np
@@ -18,7 +21,7 @@ PROTOCOL_VERSION = 1
 INF_WIRE = 1.7976931348623157e308
 
 #: wire dtype name -> little-endian numpy dtype
-DTYPES = {
+DTYPES: Dict[str, np.dtype[Any]] = {
     "float32": np.dtype("<f4"),
     "float64": np.dtype("<f8"),
     "int8": np.dtype("i1"),
@@ -31,7 +34,7 @@ DTYPES = {
 _WIRE_KEYS = frozenset(("dtype", "shape", "data"))
 
 
-def _wire_dtype(dt):
+def _wire_dtype(dt: Any) -> str:
     """The wire dtype name a numpy dtype travels as (widening where the wire has no exact match)."""
     dt = np.dtype(dt)
     if dt.kind == "b":
@@ -45,7 +48,7 @@ def _wire_dtype(dt):
     raise TypeError("dtype %s cannot travel on the wire (numeric or bool only)" % dt)
 
 
-def encode_array(a, dtype=None):
+def encode_array(a: Any, dtype: Optional[str] = None) -> Dict[str, Any]:
     """numpy array (or array-like) -> ``{"dtype", "shape", "data"}`` (little-endian, C order)."""
     a = np.asarray(a)
     if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > np.iinfo(np.int64).max:
@@ -55,12 +58,12 @@ def encode_array(a, dtype=None):
     return {"dtype": name, "shape": [int(d) for d in b.shape], "data": b.tobytes(order="C")}
 
 
-def is_wire_array(o):
+def is_wire_array(o: Any) -> bool:
     return isinstance(o, dict) and len(o) == 3 and _WIRE_KEYS.issuperset(o) and \
         isinstance(o.get("data"), (bytes, bytearray, memoryview))
 
 
-def decode_array(o):
+def decode_array(o: Dict[str, Any]) -> np.ndarray[Any, Any]:
     """``{"dtype", "shape", "data"}`` -> a writable numpy array (shape ``[]`` gives a 0-d array)."""
     name = o["dtype"]
     if name not in DTYPES:
@@ -79,7 +82,7 @@ def decode_array(o):
     return a.astype(dt.newbyteorder("="), copy=True)
 
 
-def to_wire(v):
+def to_wire(v: Any) -> Any:
     """Python/numpy value -> msgpack-packable value (numpy arrays become wire arrays)."""
     if isinstance(v, np.ndarray):
         return encode_array(v)
@@ -96,7 +99,7 @@ def to_wire(v):
     return v
 
 
-def from_wire(v):
+def from_wire(v: Any) -> Any:
     """Decoded msgpack value -> the same with every wire array replaced by a numpy array."""
     if isinstance(v, dict):
         if is_wire_array(v):
@@ -107,7 +110,7 @@ def from_wire(v):
     return v
 
 
-def _default(v):
+def _default(v: Any) -> Any:
     """msgpack hook for the types it cannot pack itself (numpy arrays and scalars, tuples are lists)."""
     if isinstance(v, np.ndarray):
         return encode_array(v)
@@ -120,16 +123,17 @@ def _default(v):
     raise TypeError("cannot send a %s on the wire" % type(v).__name__)
 
 
-def pack(msg):
+def pack(msg: Any) -> bytes:
     """A message map -> msgpack bytes (numpy arrays become wire arrays)."""
-    return msgpack.packb(msg, use_bin_type=True, default=_default)
+    out: bytes = msgpack.packb(msg, use_bin_type=True, default=_default)
+    return out
 
 
-def unpack(buf):
+def unpack(buf: Any) -> Any:
     return msgpack.unpackb(buf, raw=False, strict_map_key=False)
 
 
-def jsonable(v):
+def jsonable(v: Any) -> Any:
     """A JSON-serialisable copy of v (numpy arrays become nested lists; NaN/inf become None)."""
     if isinstance(v, np.ndarray):
         return jsonable(v.tolist())

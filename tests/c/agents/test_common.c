@@ -60,10 +60,10 @@ Test(agent_common, local_session_mask_and_evaluate) {
     int64_t a[3] = {0, 1, 2};
     cr_assert_eq(ag_sess_step_i64(s, a, &err), 0, "%s", err.msg);
     cr_assert(s->reward <= 1.0 && s->reward >= 0.0);
-    cr_assert(!s->terminated);
+    cr_assert(!s->terminated && !s->truncated);
     cr_assert_float_eq(s->obs[1], 0.25, 1e-6); /* last action / (choices-1) */
     cr_assert_eq(ag_sess_step_i64(s, a, &err), 0);
-    cr_assert(s->terminated);
+    cr_assert(s->truncated && !s->terminated); /* diag-v0's horizon is a time limit */
     int64_t badact[3] = {0, 9, 0};
     cr_assert_eq(ag_sess_reset(s, NULL, &err), 0);
     cr_assert_eq(ag_sess_step_i64(s, badact, &err), -1);

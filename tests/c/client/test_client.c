@@ -4,8 +4,10 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/hwtest.h"
 #include "hwgym_client.h"
@@ -104,7 +106,7 @@ Test(client, single_session_matches_the_env) {
         cr_assert_eq(f->step(env, &act, &o, info, NULL), 0);
         cr_assert_eq(r.reward[0], o.reward, "step %d reward bit-identical", t);
         cr_assert_eq(r.terminated[0], o.terminated, "step %d", t);
-        cr_assert_eq(r.truncated[0], false);
+        cr_assert_eq(r.truncated[0], o.truncated, "step %d", t);
         for (int i = 0; i < 5; i++) cr_assert_eq(r.obs[i], hw_array_get_f64(&o.obs.arr[0], i), "step %d obs[%d]", t, i);
         cr_assert_eq(json_real_value(json_object_get(r.info, "distance")), json_real_value(json_object_get(info, "distance")));
         json_decref(info);
@@ -233,16 +235,16 @@ Test(client, vector_session_autoresets) {
     hwc_result_free(&r);
     int64_t a[6] = {0, 1, 2, 3, 1, 1};
     cr_assert_eq(hwc_step_i64(cl, &s, a, 6, &r, &err), 0, "%s", err.msg);
-    cr_assert(!r.terminated[0] && !r.terminated[2]);
+    cr_assert(!r.truncated[0] && !r.truncated[2]);
     hwc_result_free(&r);
     cr_assert_eq(hwc_step_i64(cl, &s, a, 6, &r, &err), 0, "%s", err.msg);
-    for (int i = 0; i < 3; i++) cr_assert(r.terminated[i], "env %d ends after episode_length steps", i);
+    for (int i = 0; i < 3; i++) cr_assert(r.truncated[i] && !r.terminated[i], "env %d ends (truncated) after episode_length steps", i);
     hwc_result_free(&r);
     /* next-step autoreset: reward 0, not terminated, t back to 0 */
     cr_assert_eq(hwc_step_i64(cl, &s, a, 6, &r, &err), 0, "%s", err.msg);
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(r.reward[i], 0.0, "env %d autoreset step has reward 0", i);
-        cr_assert(!r.terminated[i]);
+        cr_assert(!r.terminated[i] && !r.truncated[i]);
         cr_assert_eq(r.obs[i * 4 + 3], 0.0, "env %d progress is 0 after its reset", i);
     }
     cr_assert(json_is_array(r.info) && json_array_size(r.info) == 3);
@@ -313,7 +315,7 @@ static void *worker(void *p) {
     for (int i = 0; i < t->steps; i++) {
         int64_t a[4] = {i % 8, 1, 2, 3};
         if (hwc_step_i64(c, &s, a, 4, &r, &err)) break;
-        bool end = r.terminated[0];
+        bool end = r.terminated[0] || r.truncated[0];
         hwc_result_free(&r);
         if (end && hwc_reset(c, &s, NULL, NULL, &r, &err) == 0) hwc_result_free(&r);
         done++;
@@ -534,4 +536,73 @@ Test(client, discrete_and_box_actions) {
         hwc_session_free(&v);
         f->destroy(env);
     }
+}
+
+/* ---- a dead server fails a call within 2 s, not after the call's timeout (hwgym_link.h) ---- */
+
+static void make_diag(const char *cfg, hwc_session *s) {
+    hw_err err;
+    json_t *c = J(cfg);
+    cr_assert_eq(hwc_make(cl, "diag-v0", c, NULL, s, &err), 0, "%s", err.msg);
+    json_decref(c);
+    hwc_result r;
+    cr_assert_eq(hwc_reset(cl, s, NULL, NULL, &r, &err), 0, "%s", err.msg);
+    hwc_result_free(&r);
+}
+
+static double step_fails(hwc_session *s, const char *want) {
+    hw_err err;
+    hwc_result r;
+    int64_t a[4] = {0, 0, 0, 0};
+    double t0 = now_s();
+    cr_assert_eq(hwc_step_i64(cl, s, a, 4, &r, &err), -1, "a step on a dead server must fail");
+    double dt = now_s() - t0;
+    cr_assert_eq(err.code, HW_E_IO);
+    cr_assert(strstr(err.msg, want) && strstr(err.msg, "step"), "%s", err.msg);
+    return dt;
+}
+
+Test(client, killed_server_fails_fast) {
+    start(); /* the client's timeout is 10 s */
+    hwc_session s;
+    make_diag("{}", &s);
+    kill(srv.pid, SIGKILL);
+    usleep(100000);
+    for (int i = 0; i < 2; i++) { /* this call and the next */
+        double dt = step_fails(&s, "was lost");
+        cr_assert(dt < 2.0, "took %.3f s", dt);
+    }
+    cr_assert_eq(hwtest_server_stop(&srv), 128 + SIGKILL);
+    hwc_session_free(&s);
+}
+
+static void *kill_later(void *p) {
+    usleep(300000);
+    kill(*(pid_t *)p, SIGKILL);
+    return NULL;
+}
+
+Test(client, server_dying_during_a_call_fails_it) {
+    start();
+    hwc_session s;
+    make_diag("{\"step_us\":1000000}", &s); /* a 1 s step */
+    pthread_t th;
+    pthread_create(&th, NULL, kill_later, &srv.pid);
+    double dt = step_fails(&s, "while waiting for the reply");
+    pthread_join(th, NULL);
+    cr_assert(dt < 0.9, "took %.3f s (the server died after 0.3 s; the step takes 1 s)", dt);
+    cr_assert_eq(hwtest_server_stop(&srv), 128 + SIGKILL);
+    hwc_session_free(&s);
+}
+
+Test(client, hung_server_misses_heartbeats) {
+    start();
+    hwc_session s;
+    make_diag("{}", &s);
+    kill(srv.pid, SIGSTOP);
+    double dt = step_fails(&s, "was lost");
+    kill(srv.pid, SIGCONT);
+    cr_assert(dt < 2.0, "took %.3f s", dt);
+    hwc_close(cl, &s, NULL);
+    hwc_session_free(&s);
 }

@@ -170,6 +170,7 @@ Test(dram_env, snapshot_restore_is_exact) {
     cr_assert_eq(memcmp(x1, r2.obs.arr[0].data, sizeof x1), 0);
     cr_assert_float_eq(x1[0], ((double *)o1.obs.arr[0].data)[0], 0); /* same trace as before the snapshot */
     cr_assert_eq(r2.terminated, false);
+    cr_assert_eq(r2.truncated, false);
     f->snapshot_free(snap);
     f->destroy(env);
 }
@@ -192,12 +193,12 @@ Test(dram_env, tdm_rewards_at_the_end) {
         const double *o = out.obs.arr[0].data;
         if (k < 9) {
             cr_assert_eq(out.reward, 0);
-            cr_assert_eq(out.terminated, false);
+            cr_assert_eq(out.terminated || out.truncated, false);
             cr_assert_eq(o[3], k + 1);
         }
     }
     cr_assert_gt(out.reward, 0);
-    cr_assert(out.terminated);
+    cr_assert(out.truncated && !out.terminated, "the horizon (episode_length designs) is a time limit");
     /* same design through evaluate gives the same reward */
     json_t *pt = json_loads("[2,0,0,7,0,1,0,0,0,7]", 0, NULL);
     double r;

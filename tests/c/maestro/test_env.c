@@ -48,7 +48,7 @@ Test(maestro_env, spaces_and_step) {
     cr_assert_float_eq(o[0], rt, 1e-9);
     cr_assert_float_eq(o[2], json_real_value(json_object_get(info, "energy")), 1e-6);
     cr_assert_float_eq(o[3], json_real_value(json_object_get(info, "area")), 1e-6);
-    cr_assert(!out.terminated);
+    cr_assert(!out.terminated && !out.truncated);
     /* the mapping text in info scores the same through evaluate({"directives": ...}) */
     json_t *pt = json_pack("{s:s, s:i}", "directives", mapping, "num_pes", 256);
     double r2;
@@ -59,7 +59,7 @@ Test(maestro_env, spaces_and_step) {
     json_decref(met);
     json_decref(info);
     cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
-    cr_assert(out.terminated);
+    cr_assert(out.truncated && !out.terminated, "episode_length is a time limit: truncated");
     cr_assert_neq(f->step(env, &act, &out, NULL, &err), 0);
     f->destroy(env);
 }
@@ -197,10 +197,10 @@ Test(maestro_env, snapshot_restore) {
     void *s = f->snapshot(env, &err);
     cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
     cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
-    cr_assert(out.terminated);
+    cr_assert(out.truncated);
     cr_assert_eq(f->restore(env, s, &err), 0);
     cr_assert_eq(f->step(env, &act, &out, NULL, &err), 0);
-    cr_assert(!out.terminated);
+    cr_assert(!out.truncated);
     f->snapshot_free(s);
     f->destroy(env);
 }

@@ -87,7 +87,8 @@ Test(marl, decentralized_run_writes_one_run_with_all_trials) {
     cr_assert_eq(q1(db, "SELECT COUNT(DISTINCT worker) FROM trials"), 1);
     /* diag-v0 episodes are 16 steps: 200 samples = 12 full episodes + 8 steps */
     cr_assert_eq(q1(db, "SELECT MAX(episode) FROM trials"), 12);
-    cr_assert_eq(q1(db, "SELECT COUNT(*) FROM trials WHERE terminated = 1"), 12);
+    cr_assert_eq(q1(db, "SELECT COUNT(*) FROM trials WHERE truncated = 1"), 12); /* diag-v0's horizon: truncated */
+    cr_assert_eq(q1(db, "SELECT COUNT(*) FROM trials WHERE terminated = 1"), 0);
     cr_assert_eq(q1(db, "SELECT MIN(reset_seed) FROM trials"), 5);
     cr_assert_eq(q1(db, "SELECT COUNT(*) FROM trials WHERE json_array_length(action) = 3"), 200);
 

@@ -86,7 +86,7 @@ Test(sched_env, step_improves_and_r_moves_on) {
     cr_assert_lt(e1, e0);
     cr_assert_float_eq(out.reward, (e0 - e1) / e0, 1e-9);
     cr_assert_str_eq(json_string_value(json_object_get(info, "row")), "PE_X");
-    cr_assert(!out.terminated);
+    cr_assert(!out.terminated && !out.truncated);
     json_decref(info);
     for (int i = 0; i < 3; i++) {
         info = json_object();
@@ -95,7 +95,7 @@ Test(sched_env, step_improves_and_r_moves_on) {
         a = SR_DRAM;
         cr_assert_eq(f->step(env, &act, &out, NULL, NULL), 0);
     }
-    cr_assert(out.terminated);
+    cr_assert(out.truncated && !out.terminated, "the step budget is a time limit: truncated");
     hw_err err;
     cr_assert_eq(f->step(env, &act, &out, NULL, &err), -1);
     cr_assert_eq(err.code, HW_E_BAD_STATE);
@@ -168,7 +168,8 @@ Test(sched_env, network_mode_walks_layers) {
         if (json_object_get(info, "finished_layer")) layer0_final = net - en; /* finished + layer 1's initial */
         json_decref(info);
         steps++;
-        if (out.terminated) break;
+        cr_assert(!out.terminated);
+        if (out.truncated) break;
         cr_assert_lt(steps, 10);
     }
     cr_assert_eq(steps, 6);

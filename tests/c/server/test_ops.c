@@ -67,9 +67,12 @@ Test(ops, step_before_reset_and_episode) {
     r = call(C, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[1,3]}", tok);
     cr_assert_null(err_code(r), "%s", err_msg(r));
     cr_assert(json_is_false(json_object_get(r, "terminated")));
+    cr_assert(json_is_false(json_object_get(r, "truncated")));
     json_decref(r);
     r = call(C, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[1,3]}", tok);
-    cr_assert(json_is_true(json_object_get(r, "terminated")));
+    /* diag-v0's horizon is a time limit: the episode ends truncated, not terminated */
+    cr_assert(json_is_false(json_object_get(r, "terminated")));
+    cr_assert(json_is_true(json_object_get(r, "truncated")));
     json_decref(r);
     r = call(C, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[1,4]}", tok);
     cr_assert_str_eq(err_code(r), "BAD_ACTION");
@@ -91,7 +94,7 @@ Test(ops, vector_autoreset_next_step) {
     json_decref(call(C, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":[5,6,7]}", tok));
     const char *act = "[[1,1],[2,2],[3,3]]";
     for (int t = 0; t < 2; t++) json_decref(call(C, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":%s}", tok, act));
-    /* all three terminated at t=2: the next step resets them and ignores the action */
+    /* all three truncated at t=2: the next step resets them and ignores the action */
     r = call(C, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":%s}", tok, act);
     cr_assert_null(err_code(r), "%s", err_msg(r));
     json_t *rw = json_object_get(r, "reward"), *te = json_object_get(r, "terminated");

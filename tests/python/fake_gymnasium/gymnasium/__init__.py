@@ -8,4 +8,4 @@ import os as _os
 # FAKE_GYMNASIUM_VERSION=0.29.1 makes the stub look like 0.29 (no VectorWrapper / AutoresetMode)
 __version__ = _os.environ.get("FAKE_GYMNASIUM_VERSION", "1.1.0-fake")
 FAKE = True
-from .envs.registration import register, registry  # noqa: E402,F401
+from .envs.registration import make, register, registry  # noqa: E402,F401

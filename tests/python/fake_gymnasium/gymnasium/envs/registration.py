@@ -27,3 +27,14 @@ def make_from_registry(id, **kwargs):
     spec = registry[id]
     mod, _, fn = spec.entry_point.partition(":")
     return getattr(importlib.import_module(mod), fn)(**dict(spec.kwargs, **kwargs))
+
+
+def make(id, **kwargs):
+    """gymnasium.make's id handling: "module:env_id" imports module first (which registers its envs)."""
+    import importlib
+    if ":" in id:
+        mod, id = id.split(":", 1)
+        importlib.import_module(mod)
+    if id not in registry:
+        raise KeyError("Environment %s doesn't exist." % id)  # gymnasium.error.NameNotFound's text
+    return make_from_registry(id, **kwargs)

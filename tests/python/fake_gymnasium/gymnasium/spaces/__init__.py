@@ -11,6 +11,9 @@ class Space:
     def shape(self):
         return self._shape
 
+    def seed(self, seed=None):
+        return [seed]
+
     def __contains__(self, x):
         return self.contains(x)
 

@@ -1,0 +1,2 @@
+"""Fake Ray (tests/python/fake_libs/README.md)."""
+FAKE = True
