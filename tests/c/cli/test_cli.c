@@ -324,3 +324,25 @@ Test(cli, report_best_design_and_convergence) {
     cr_assert(strstr(e, "--within"), "%s", e);
     free(e);
 }
+
+/* A long evaluate (sched-v0 "mode":"network" scores every layer) says it is working on stderr
+ * instead of staying silent; stdout keeps its one JSON line; a quick eval prints nothing. */
+Test(cli, long_eval_prints_progress, .timeout = 120) {
+    char *o, *e;
+    setenv("HWGYM_PROGRESS_S", "0.05", 1);
+    int rc = HW(&o, &e, "eval", "sched-v0", "--config", "{\"accelerator\":\"eyeriss_v1\",\"model\":\"vgg16\",\"mode\":\"network\"}",
+                "--action", "{\"baseline\":\"bottom-up\"}");
+    unsetenv("HWGYM_PROGRESS_S");
+    cr_assert_eq(rc, 0, "%s", e);
+    cr_assert(strstr(e, "hwgym eval: scoring one design point of sched-v0 (vgg16, network): ") && strstr(e, " s so far\n"), "%s", e);
+    cr_assert(strstr(e, ": done in "), "%s", e);
+    json_t *j = parse(o);
+    cr_assert(json_object_get(j, "reward"));
+    json_decref(j);
+    free(o);
+    free(e);
+    cr_assert_eq(HW(&o, &e, "eval", "diag-v0", "--action", "[0,0,0,0]"), 0, "%s", e);
+    cr_assert_str_eq(e, "", "a quick eval prints nothing on stderr");
+    free(o);
+    free(e);
+}
