@@ -93,3 +93,21 @@ class TestDocCommands(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestSpeedFiguresDated(unittest.TestCase):
+    """Every speed figure in docs/placement.md and docs/search.md has the date it was measured
+    (and the machine) or `make bench` beside it: in its paragraph or the two before it."""
+
+    FIGURE = re.compile(r"\d(\.\d+)? ?(µs|ms)\b|samples/s|\d s\b|\d s per|\d+ minutes")
+    DATED = re.compile(r"20\d\d-\d\d-\d\d|make bench")
+
+    def test_figures_are_dated(self):
+        for rel in ["docs/placement.md", "docs/search.md"]:
+            with open(os.path.join(REPO, rel)) as f:
+                paras = re.split(r"\n\s*\n", f.read())
+            for i, p in enumerate(paras):
+                if not self.FIGURE.search(p) or "latency" in p.split("\n")[0]:
+                    continue
+                near = "\n".join(paras[max(0, i - 2):i + 1])
+                self.assertRegex(near, self.DATED, "%s: a speed figure without its date or `make bench`:\n%s" % (rel, p[:400]))
