@@ -1,6 +1,7 @@
 /* bench_server.c - the foundation's speed targets, measured in one run against the real daemon.
  *  1. one step round trip (diag-v0, tcp loopback, REQ client) vs a raw ZeroMQ REQ/REP echo of
- *     payloads of the same sizes, in a separate process: target ratio <= 1.3
+ *     payloads of the same sizes, in a separate process: target ratio <= 1.15 (issue 29), also
+ *     for a maestro-v0 step with its info object
  *  2. vector step of 256 envs: env-steps/s, and the server's own overhead per env-step
  *     (round trip - raw echo of the same sizes - env compute) / 256: target < 1 us
  *  3. 1000 open sessions: server RSS, target < 100 MB
@@ -224,8 +225,8 @@ int main(int argc, char **argv) {
         ratio[k] = hs[k] / es[k];
     }
     double h1 = median(hs, rounds), e1 = median(es, rounds), q1 = median(ratio, rounds);
-    printf("step round trip (diag-v0, tcp loopback, request %zu B, reply %d B): hwgym %.1f us, raw REQ/REP echo %.1f us, ratio %.2f (target <= 1.30) %s\n",
-           step.size, reply_n, h1, e1, q1, q1 <= 1.3 ? "PASS" : "FAIL");
+    printf("step round trip (diag-v0, tcp loopback, request %zu B, reply %d B): hwgym %.1f us, raw REQ/REP echo %.1f us, ratio %.2f (target <= 1.15) %s\n",
+           step.size, reply_n, h1, e1, q1, q1 <= 1.15 ? "PASS" : "FAIL");
 
     /* 1b. one maestro-v0 step through the server (issue 3: within the same bound) */
     {
@@ -253,8 +254,8 @@ int main(int argc, char **argv) {
                 mq[k] = mh[k] / me[k];
             }
             double mq1 = median(mq, rounds);
-            printf("maestro-v0 step round trip (MobileNet-v2 layer 2, reply %d B with info): hwgym %.1f us, raw echo %.1f us, ratio %.2f (target <= 1.30) %s\n",
-                   mreply, median(mh, rounds), median(me, rounds), mq1, mq1 <= 1.3 ? "PASS" : "FAIL");
+            printf("maestro-v0 step round trip (MobileNet-v2 layer 2, reply %d B with info): hwgym %.1f us, raw echo %.1f us, ratio %.2f (target <= 1.15) %s\n",
+                   mreply, median(mh, rounds), median(me, rounds), mq1, mq1 <= 1.15 ? "PASS" : "FAIL");
             free(mh);
             free(me);
             free(mq);
