@@ -89,6 +89,7 @@ typedef struct sim {
     /* energy */
     int64_t close_at[MAXB];
     int64_t close_min; /* a lower bound of min(close_at): e_advance returns at once below it */
+    uint64_t close_pend; /* banks whose close_at is set (not INF) */
     uint8_t e_open[MAXB];
     int n_open, n_pending;
     int64_t last_change, act_cycles;
@@ -109,13 +110,16 @@ static void e_advance(sim *s, int64_t t) {
     while (s->n_pending) {
         int bi = -1;
         int64_t m = INF;
-        for (int b = 0; b < s->nbanks; b++)
+        for (uint64_t k = s->close_pend; k; k &= k - 1) {
+            int b = __builtin_ctzll(k);
             if (s->close_at[b] < m) m = s->close_at[b], bi = b;
+        }
         if (m > t) {
             s->close_min = m;
             return;
         }
         s->close_at[bi] = INF;
+        s->close_pend &= ~(1ULL << bi);
         s->n_pending--;
         s->e_open[bi] = 0;
         e_change(s, m, -1);
@@ -125,6 +129,7 @@ static void e_open(sim *s, int b, int64_t t) {
     e_advance(s, t);
     if (s->close_at[b] != INF) { /* defensive: never happens with legal timings */
         s->close_at[b] = INF;
+        s->close_pend &= ~(1ULL << b);
         s->n_pending--;
         s->e_open[b] = 0;
         e_change(s, t, -1);
@@ -142,6 +147,7 @@ static void e_close(sim *s, int b, int64_t t) {
 static void e_close_later(sim *s, int b, int64_t t) {
     if (s->e_open[b] && s->close_at[b] == INF) {
         s->close_at[b] = t;
+        s->close_pend |= 1ULL << b;
         s->n_pending++;
         if (t < s->close_min) s->close_min = t;
     }
