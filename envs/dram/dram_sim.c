@@ -15,6 +15,7 @@
 
 #include "common/env_limits.h"
 #include "dram_model.h"
+#include "dram_scan.h"
 
 #define INF INT64_MAX
 #define MAXB 64
@@ -609,37 +610,9 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
 /* Steps (3)-(5): issues the oldest command that is legal at t, if any, and returns a lower bound
  * of the next time a command could issue. lb[b] is a lower bound of bank b's proposal time; it
  * stays valid while the bank is clean, because timing constraints only ever grow. */
-/* The two scans over every bank's bound (which banks are due at t; the least bound), in AVX2
- * where the CPU has it (4 bounds a compare; nbanks is a power of two >= 4 on these paths), else
- * in plain C; both give the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HW_DRAM_AVX2 1
-__attribute__((target("avx2"))) static uint64_t due_avx2(const int64_t *lb, int n, int64_t t) {
-    __m256i tv = _mm256_set1_epi64x(t);
-    uint64_t late = 0;
-    for (int b = 0; b < n; b += 4) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(lb + b));
-        late |= (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(v, tv))) << b;
-    }
-    return ~late & (n == 64 ? ~0ULL : (1ULL << n) - 1);
-}
-__attribute__((target("avx2"))) static int64_t min_avx2(const int64_t *lb, int n) {
-    __m256i m = _mm256_loadu_si256((const __m256i *)lb);
-    for (int b = 4; b < n; b += 4) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(lb + b));
-        m = _mm256_blendv_epi8(m, v, _mm256_cmpgt_epi64(m, v));
-    }
-    int64_t x[4];
-    _mm256_storeu_si256((__m256i *)x, m);
-    int64_t a = x[0] < x[1] ? x[0] : x[1], c = x[2] < x[3] ? x[2] : x[3];
-    return a < c ? a : c;
-}
-#endif
-
 static inline uint64_t due_all(const sim *s, int64_t t) {
 #ifdef HW_DRAM_AVX2
-    if (__builtin_cpu_supports("avx2")) return due_avx2(s->lb, s->nbanks, t);
+    if (__builtin_cpu_supports("avx2")) return dram_due_avx2(s->lb, s->nbanks, t);
 #endif
     uint64_t due = 0;
     for (int b = 0; b < s->nbanks; b++) due |= (uint64_t)(s->lb[b] <= t) << b;
@@ -656,7 +629,7 @@ static inline int64_t min_lb(const sim *s) {
         return m;
     }
 #ifdef HW_DRAM_AVX2
-    if (__builtin_cpu_supports("avx2")) return min_avx2(s->lb, s->nbanks);
+    if (__builtin_cpu_supports("avx2")) return dram_min_avx2(s->lb, s->nbanks);
 #endif
     /* four independent chains (nbanks is a power of two >= 4) */
     int64_t m0 = INF, m1 = INF, m2 = INF, m3 = INF;
