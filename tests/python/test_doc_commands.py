@@ -111,3 +111,26 @@ class TestSpeedFiguresDated(unittest.TestCase):
                     continue
                 near = "\n".join(paras[max(0, i - 2):i + 1])
                 self.assertRegex(near, self.DATED, "%s: a speed figure without its date or `make bench`:\n%s" % (rel, p[:400]))
+
+
+class TestDemoTiming(unittest.TestCase):
+    """`make demo`'s script says how long it took once, as its last line, and nothing halfway
+    claims to be the total (a short MARL budget keeps this test quick)."""
+
+    def test_total_time_is_the_last_line(self):
+        d = os.environ.get("HWGYM_BIN")
+        if not d or not os.access(os.path.join(d, "hwgym-search"), os.X_OK):
+            raise unittest.SkipTest("HWGYM_BIN is unset or has no hwgym-search")
+        out = tempfile.mkdtemp(prefix="hwgym-demo-")
+        try:
+            env = dict(os.environ, BUILD=os.path.dirname(os.path.abspath(d)), OUT=out, DEMO_MARL_BUDGET="400",
+                       PYTHON=os.environ.get("PYTHON", "/usr/bin/python3"))
+            p = subprocess.run([os.path.join(REPO, "scripts", "demo.sh")], cwd=REPO, env=env, capture_output=True, timeout=300)
+            text = p.stdout.decode()
+            self.assertEqual(p.returncode, 0, p.stderr.decode()[-2000:])
+            lines = [ln for ln in text.splitlines() if ln.strip()]
+            self.assertEqual(sum("total demo time" in ln for ln in lines), 1, text)
+            self.assertRegex(lines[-1], r"^total demo time: \d+\.\d s$")
+            self.assertIn("random search + replay: ", text)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
