@@ -198,6 +198,8 @@ install: all
 	install -m 755 $(BINS) $(PREFIX)/bin
 	install -m 644 $(LIB_CLIENT) $(SO_CLIENT) $(PREFIX)/lib
 	install -m 644 clients/c/*.h protocol/*.h $(PREFIX)/include/hwgym
+	@[ -n "$(PYTHON)" ] || { echo "make install: no python3 here can import zmq, msgpack and numpy (tried python3 on PATH, then /usr/bin/python3). Install Debian's python3-zmq python3-msgpack python3-numpy python3-pip python3-wheel, or pass PYTHON=/path/to/python3 that has them." >&2; exit 1; }
+	@echo "installing the Python client with $(PYTHON)"
 	PIP_BREAK_SYSTEM_PACKAGES=1 $(PYTHON) -m pip install --no-build-isolation $(PIP_FLAGS) ./clients/python
 
 clean:

@@ -1,10 +1,12 @@
 /* bench_server.c - the foundation's speed targets, measured in one run against the real daemon.
  *  1. one step round trip (diag-v0, tcp loopback, REQ client) vs a raw ZeroMQ REQ/REP echo of
- *     payloads of the same sizes, in a separate process: target ratio <= 1.3
+ *     payloads of the same sizes, in a separate process: target ratio <= 1.15 (issue 29), also
+ *     for a maestro-v0 step with its info object
  *  2. vector step of 256 envs: env-steps/s, and the server's own overhead per env-step
  *     (round trip - raw echo of the same sizes - env compute) / 256: target < 1 us
  *  3. 1000 open sessions: server RSS, target < 100 MB
  * Usage: bench_server [--rounds N] [--iters N]   (the server binary is BUILD/bin/hwgym-server) */
+#include <glob.h>
 #include <libgen.h>
 #include <signal.h>
 #include <spawn.h>
@@ -132,6 +134,32 @@ static long rss_kb(pid_t pid) {
     return kb;
 }
 
+/* CPU seconds of every thread of a process: the sum of the first field (ns on a CPU) of each
+ * task's schedstat. Unlike round-trip times this hardly moves with the machine's load. */
+static double task_cpu_s(pid_t pid) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "/proc/%d/task/*/schedstat", (int)pid);
+    glob_t g;
+    double s = 0;
+    if (glob(pat, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            FILE *f = fopen(g.gl_pathv[i], "r");
+            unsigned long long ns = 0;
+            if (f && fscanf(f, "%llu", &ns) == 1) s += 1e-9 * (double)ns;
+            if (f) fclose(f);
+        }
+        globfree(&g);
+    }
+    return s;
+}
+
+/* CPU (us) the process `pid` spends per round trip of `req` over `n` round trips */
+static double cpu_per_rt(pid_t pid, void *sock, const void *req, size_t len, int n) {
+    double c0 = task_cpu_s(pid);
+    for (int i = 0; i < n; i++) rt(sock, req, len);
+    return (task_cpu_s(pid) - c0) * 1e6 / n;
+}
+
 /* median round trip (us) of `iters` requests, over `rounds` rounds */
 static double measure(void *s, const void *req, size_t n, int iters) {
     for (int i = 0; i < iters / 10; i++) rt(s, req, n);
@@ -224,8 +252,8 @@ int main(int argc, char **argv) {
         ratio[k] = hs[k] / es[k];
     }
     double h1 = median(hs, rounds), e1 = median(es, rounds), q1 = median(ratio, rounds);
-    printf("step round trip (diag-v0, tcp loopback, request %zu B, reply %d B): hwgym %.1f us, raw REQ/REP echo %.1f us, ratio %.2f (target <= 1.30) %s\n",
-           step.size, reply_n, h1, e1, q1, q1 <= 1.3 ? "PASS" : "FAIL");
+    printf("step round trip (diag-v0, tcp loopback, request %zu B, reply %d B): hwgym %.1f us, raw REQ/REP echo %.1f us, ratio %.2f (target <= 1.15) %s\n",
+           step.size, reply_n, h1, e1, q1, q1 <= 1.15 ? "PASS" : "FAIL");
 
     /* 1b. one maestro-v0 step through the server (issue 3: within the same bound) */
     {
@@ -253,8 +281,15 @@ int main(int argc, char **argv) {
                 mq[k] = mh[k] / me[k];
             }
             double mq1 = median(mq, rounds);
-            printf("maestro-v0 step round trip (MobileNet-v2 layer 2, reply %d B with info): hwgym %.1f us, raw echo %.1f us, ratio %.2f (target <= 1.30) %s\n",
-                   mreply, median(mh, rounds), median(me, rounds), mq1, mq1 <= 1.3 ? "PASS" : "FAIL");
+            /* the load-robust view: CPU the server spends per step against what the echo
+             * process spends per echo of the same sizes (two thread hand-offs through a worker
+             * show here as futex wake-ups and zmq inproc signalling) */
+            double mcs = cpu_per_rt(srv, s, ms.data, ms.size, iters), mce = cpu_per_rt(echo, e, mecho, ms.size, iters);
+            double dcs = cpu_per_rt(srv, s, step.data, step.size, iters), dce = cpu_per_rt(echo, e, echo_req, step.size, iters);
+            printf("CPU per round trip (all threads, /proc schedstat): maestro-v0 step: server %.1f us vs echo %.1f us; diag-v0 step: server %.1f us vs echo %.1f us\n",
+                   mcs, mce, dcs, dce);
+            printf("maestro-v0 step round trip (MobileNet-v2 layer 2, reply %d B with info): hwgym %.1f us, raw echo %.1f us, ratio %.2f (target <= 1.15) %s\n",
+                   mreply, median(mh, rounds), median(me, rounds), mq1, mq1 <= 1.15 ? "PASS" : "FAIL");
             free(mh);
             free(me);
             free(mq);

@@ -635,8 +635,13 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     zmq_setsockopt(r->sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(r->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(r->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    char bound[HW_MAX_BINDS][256];
     for (int i = 0; i < o->nbinds; i++) {
-        if (zmq_bind(r->sock, o->binds[i]) != 0) {
+        bound[i][0] = 0;
+        if (zmq_bind(r->sock, o->binds[i]) == 0) {
+            size_t blen = sizeof bound[i];
+            if (zmq_getsockopt(r->sock, ZMQ_LAST_ENDPOINT, bound[i], &blen) != 0) bound[i][0] = 0;
+        } else {
             fprintf(stderr, "hwgym-server: cannot bind %s: %s\n", o->binds[i], zmq_strerror(zmq_errno()));
             zmq_close(r->sock);
             zmq_ctx_term(r->zctx);
@@ -663,11 +668,11 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
         zmq_setsockopt(r->push[i], ZMQ_SNDHWM, &zero, sizeof zero);
         zmq_connect(r->push[i], ep);
     }
-    if (o->verbose) {
-        fprintf(stderr, "hwgym-server %s: %d workers, %d envs, listening on", HW_VERSION_STRING, r->nw, hw_registry_count());
-        for (int i = 0; i < o->nbinds; i++) fprintf(stderr, " %s", o->binds[i]);
-        fprintf(stderr, "\n");
-    }
+    /* always, -v or not: what a user needs to connect (the endpoints as bound: a tcp port 0 or
+     * a wildcard shows the port and address the system picked) */
+    fprintf(stderr, "hwgym-server %s: %d workers, %d envs, listening on", HW_VERSION_STRING, r->nw, hw_registry_count());
+    for (int i = 0; i < o->nbinds; i++) fprintf(stderr, " %s", bound[i][0] ? bound[i] : o->binds[i]);
+    fprintf(stderr, "\n");
 
     bool draining = false, cancelled = false;
     double drain_deadline = 0;

@@ -179,8 +179,11 @@ int ag_run_step(ag_run *r, const char *worker, int64_t episode, int64_t step, in
                 const json_t *obs, double reward, int terminated, int truncated, const json_t *info, hw_err *err);
 int ag_run_eval(ag_run *r, const char *worker, int64_t episode, const json_t *point, double reward,
                 const json_t *metrics, hw_err *err);
-/* Prints the progress line now if 0.5 s passed since the last (force: always). */
+/* Prints the progress line now if ag_progress_interval() passed since the last (force: always). */
 void ag_run_progress(ag_run *r, bool force);
+/* Seconds between progress lines: 0.5 when stderr is a terminal, 10 when it is a file or pipe
+ * (a log gets a line every 10 s, not 2 a second); HWGYM_PROGRESS_S=<seconds> overrides both. */
+double ag_progress_interval(void);
 bool ag_run_done(const ag_run *r);
 int64_t ag_run_samples(const ag_run *r);
 double ag_run_best(const ag_run *r); /* -INFINITY before the first finite reward */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent_common.h"
 #include "checkpoint.h"
@@ -157,10 +158,19 @@ void ag_run_progress(ag_run *r, bool force) {
     pthread_mutex_unlock(&r->mu);
 }
 
+double ag_progress_interval(void) {
+    static double every = -1; /* decided once per process: the streams do not change kind */
+    if (every > 0) return every;
+    const char *e = getenv("HWGYM_PROGRESS_S");
+    double x = e ? strtod(e, NULL) : 0;
+    every = x > 0 ? x : isatty(STDERR_FILENO) ? 0.5 : 10.0;
+    return every;
+}
+
 static void progress_locked(ag_run *r, bool force) {
     if (r->quiet) return;
     double now = ag_now();
-    if (!force && now - r->last_print < 0.5) return;
+    if (!force && now - r->last_print < ag_progress_interval()) return;
     r->last_print = now;
     double el = now - r->t0;
     double rate = el > 0 ? (double)r->samples / el : 0;

@@ -253,7 +253,7 @@ int main(int argc, char **argv) {
             samples++;
             if (kill_at > 0 && samples == kill_at) raise(SIGKILL); /* test hook: a preemption */
             double now = hwt_now();
-            if (!quiet && now - last > 2.0) {
+            if (!quiet && now - last > (ag_progress_interval() > 2.0 ? ag_progress_interval() : 2.0)) {
                 last = now;
                 fprintf(stderr, "[%s] samples %lld/%lld  best %.6g  rate %.0f/s\n", agent, samples, budget, best,
                         samples / (now - t0));

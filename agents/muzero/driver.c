@@ -400,7 +400,7 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
 void mz_progress(mz_agent *A, bool force) {
     if (A->quiet) return;
     double now = ag_now();
-    if (!force && now - A->last_print < 0.5) return;
+    if (!force && now - A->last_print < ag_progress_interval()) return;
     A->last_print = now;
     double el = now - A->t0, rate = el > 0 ? (double)A->env_steps / el : 0;
     double left = (double)(A->ao->budget - A->env_steps), eta = rate > 0 && left > 0 ? left / rate : 0;

@@ -27,8 +27,13 @@ int hwcli_parse(int argc, char **argv, const hwcli_opt *opts, const char **pos, 
             fputs(usage, stdout);
             return 1;
         }
-        if (a[0] == '-' && a[1] == '-' && a[2]) {
-            const char *eq = strchr(a, '=');
+        /* a short option (-o) only when the command declares it, so "-1" stays a positional */
+        int is_short = 0;
+        if (a[0] == '-' && a[1] && a[1] != '-')
+            for (int k = 0; opts && opts[k].name; k++)
+                if (!strcmp(opts[k].name, a)) is_short = 1;
+        if ((a[0] == '-' && a[1] == '-' && a[2]) || is_short) {
+            const char *eq = is_short ? NULL : strchr(a, '=');
             size_t nl = eq ? (size_t)(eq - a) : strlen(a);
             const hwcli_opt *o = NULL;
             for (int k = 0; opts && opts[k].name; k++)

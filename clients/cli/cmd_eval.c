@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_ticker.h"
 #include "hwgym_client.h"
 #include "registry.h"
 
@@ -13,7 +14,9 @@ static const char *usage =
     "The action is an action vector (a JSON list) or an env-specific object (for example\n"
     "{\"directives\": \"...\"} for maestro-v0). By default the env runs in this process (the same\n"
     "code the server runs); with --endpoint the server's evaluate op scores it.\n"
-    "A reward that is not finite prints as null.\n";
+    "A reward that is not finite prints as null. A call that runs longer than 1 s (sched-v0's\n"
+    "\"mode\":\"network\" scores every layer) prints a progress line on stderr every 2 s\n"
+    "(10 s when stderr is not a terminal; HWGYM_PROGRESS_S=<seconds> sets it).\n";
 
 int hwcli_eval(int argc, char **argv) {
     const char *ep = NULL, *to = NULL, *cfgtext = NULL, *acttext = NULL, *pos[1];
@@ -37,6 +40,12 @@ int hwcli_eval(int argc, char **argv) {
     }
     double reward = NAN;
     json_t *metrics = NULL;
+    /* one evaluate can take seconds (sched-v0 "mode":"network" scores every layer): say so */
+    char what[200];
+    const char *model = json_string_value(json_object_get(cfg, "model")), *mode = json_string_value(json_object_get(cfg, "mode"));
+    snprintf(what, sizeof what, "scoring one design point of %s%s%s%s%s%s", pos[0], model || mode ? " (" : "",
+             model ? model : "", model && mode ? ", " : "", mode ? mode : "", model || mode ? ")" : "");
+    hwcli_ticker *tick = hwcli_ticker_start("eval", what);
     if (ep) {
         hwc_client *c = hwc_connect(NULL, ep, (int)tms, &err);
         rc = c ? hwc_evaluate(c, NULL, pos[0], cfg, act, &reward, &metrics, &err) : -1;
@@ -57,6 +66,7 @@ int hwcli_eval(int argc, char **argv) {
             f->destroy(env);
         }
     }
+    hwcli_ticker_stop(tick);
     json_decref(cfg);
     json_decref(act);
     if (rc) {

@@ -4,7 +4,7 @@
  * technology DRAM and energy-per-ingress; the grouped-CNN problem shape; temporal and spatial
  * factors with permutations and the X/Y split; keep/bypass; an inline ERT. The counting is
  * envs/sched/sched_tl.c. Prints the summary as JSON on stdout and writes a stats file laid out
- * like Timeloop's (timeloop-model.stats.txt). Anything else is refused by name. */
+ * like Timeloop's (timeloop-model.stats.txt, tl_stats.c). Anything else is refused by name. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "sched/sched_tl.h"
+#include "tl_stats.h"
 #include "tl_yaml.h"
 
 int hwcli_timeloop_model(int argc, char **argv);
@@ -369,65 +370,6 @@ static int parse_ert(const json_t *root, const char *path, tl_spec *s, hw_err *e
 
 /* ------------------------------------------------------------------ output */
 
-static void write_stats(FILE *f, const tl_spec *s, const tl_result *r) {
-    fprintf(f, "Buffer and Arithmetic Levels\n----------------------------\n");
-    fprintf(f, "Level 0\n-------\n=== MAC ===\n\n    SPECS\n    -----\n    Instances : %.0f (%.0f*%.0f)\n\n", s->mac_instances,
-            s->mac_meshx, s->mac_instances / s->mac_meshx);
-    fprintf(f, "    STATS\n    -----\n    Utilized instances      : %.0f\n    Cycles                  : %.0f\n", r->spatial_util * s->mac_instances,
-            r->cycles);
-    fprintf(f, "    Algorithmic Computes (total)        : %.0f\n    Actual Computes (total)             : %.0f\n", r->macs, r->macs);
-    fprintf(f, "    Energy (total)          : %.2f pJ\n\n", r->e_mac_total);
-    for (int l = 0; l < s->nl; l++) {
-        const tl_level *v = &s->lv[l];
-        fprintf(f, "Level %d\n-------\n=== %s ===\n\n    SPECS\n    -----\n", l + 1, v->name);
-        fprintf(f, "        Technology                      : %s\n", v->dram ? "DRAM" : "SRAM");
-        if (v->entries >= 0) fprintf(f, "        Size                            : %.0f\n", v->entries);
-        else fprintf(f, "        Size                            : -\n");
-        fprintf(f, "        Instances                       : %.0f (%.0f*%.0f)\n", v->instances, v->meshx, v->instances / v->meshx);
-        if (v->bw > 0) fprintf(f, "        Shared bandwidth                : %g\n", v->bw);
-        fprintf(f, "        Vector access energy            : %.2f pJ\n\n", v->e_read);
-        fprintf(f, "    STATS\n    -----\n    Cycles               : %.0f\n", r->level_cycles[l] > r->compute_cycles ? r->level_cycles[l] : r->compute_cycles);
-        fprintf(f, "    Bandwidth throttling : %.2f\n", r->level_cycles[l] > r->compute_cycles ? r->compute_cycles / r->level_cycles[l] : 1.0);
-        for (int t = 0; t < SCHED_NT; t++) {
-            if (!v->keep[t]) continue;
-            double n = r->inst_used[l];
-            fprintf(f, "    %s:\n", dsname[t]);
-            fprintf(f, "        Utilized capacity                                           : %.0f\n", r->tile[l][t]);
-            fprintf(f, "        Utilized instances (max)                                    : %.0f\n", n);
-            fprintf(f, "        Scalar reads (per-instance)                                 : %.0f\n", r->reads[l][t] / n);
-            fprintf(f, "        Scalar fills (per-instance)                                 : %.0f\n", r->fills[l][t] / n);
-            fprintf(f, "        Scalar updates (per-instance)                               : %.0f\n", r->updates[l][t] / n);
-            double e = r->reads[l][t] * v->e_read + r->fills[l][t] * v->e_fill + r->updates[l][t] * v->e_update;
-            fprintf(f, "        Energy (per-instance)                                       : %.2f pJ\n", e / n);
-            fprintf(f, "        Energy (total)                                              : %.2f pJ\n", e);
-        }
-        fprintf(f, "\n");
-    }
-    fprintf(f, "Networks\n--------\n");
-    for (int l = 0; l < s->nl; l++)
-        fprintf(f, "Network %d\n---------\n%s <==> %s\n    Energy (total) : %.2f pJ\n    Ingresses (total) : %.0f\n\n", l, s->lv[l].name,
-                l ? s->lv[l - 1].name : "MAC", r->e_net[l], r->ingress[l]);
-    fprintf(f, "Operational Intensity Stats\n---------------------------\n    Total elementwise ops                   : %.0f\n\n",
-            r->macs);
-    fprintf(f, "Summary Stats\n-------------\n");
-    fprintf(f, "GFLOPs (@1GHz): %.2f\n", r->macs / r->cycles);
-    fprintf(f, "Utilization: %.2f\n", r->utilization);
-    fprintf(f, "Cycles: %.0f\n", r->cycles);
-    fprintf(f, "Energy: %.2f uJ\n", r->energy / 1e6);
-    fprintf(f, "EDP(J*cycle): %.2e\n", r->energy * 1e-12 * r->cycles);
-    fprintf(f, "Area: 0.00 mm^2\n\n");
-    fprintf(f, "Computes = %.0f\n", r->macs);
-    fprintf(f, "pJ/Compute\n");
-    fprintf(f, "    %-45s = %.2f\n", "MAC", r->e_mac_total / r->macs);
-    for (int l = 0; l < s->nl; l++) fprintf(f, "    %-45s = %.2f\n", s->lv[l].name, r->e_level[l] / r->macs);
-    for (int l = 0; l < s->nl; l++) {
-        char nm[80];
-        snprintf(nm, sizeof nm, "%s <==> %s", s->lv[l].name, l ? s->lv[l - 1].name : "MAC");
-        fprintf(f, "    %-45s = %.2f\n", nm, r->e_net[l] / r->macs);
-    }
-    fprintf(f, "    %-45s = %.2f\n", "Total", r->energy / r->macs);
-}
-
 static json_t *result_json(const tl_spec *s, const tl_result *r) {
     json_t *o = json_object();
     json_object_set_new(o, "status", json_string("ok"));
@@ -511,7 +453,7 @@ int hwcli_timeloop_model(int argc, char **argv) {
     else snprintf(path, sizeof path, "%s%stimeloop-model.stats.txt", outdir ? outdir : "", outdir ? "/" : "");
     FILE *f = fopen(path, "w");
     if (!f) return hwcli_fail("timeloop-model", 1, "cannot write the stats file %s", path);
-    write_stats(f, &s, &r);
+    tl_stats_write(f, &s, &r);
     if (fclose(f)) return hwcli_fail("timeloop-model", 1, "cannot write the stats file %s", path);
     json_t *o = result_json(&s, &r);
     json_object_set_new(o, "stats_file", json_string(path));

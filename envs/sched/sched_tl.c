@@ -646,6 +646,7 @@ void tl_eval(const tl_spec *s, tl_result *r) {
             double in = content[l];
             if (t == ST_O && v->dram) in = 2 * in - part[l];
             r->ingress[l] += in * inst[l];
+            r->ingress_t[l][t] = in * inst[l];
             r->e_tensor[t] += ea + in * inst[l] * v->e_ingress;
         }
     }

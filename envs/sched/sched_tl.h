@@ -63,6 +63,7 @@ typedef struct tl_result {
     double tile[TL_MAXLV][SCHED_NT];       /* words per instance (kept tensors) */
     double inst_used[TL_MAXLV];            /* utilized instances */
     double ingress[TL_MAXLV];              /* words entering the level's network, all instances */
+    double ingress_t[TL_MAXLV][SCHED_NT];  /* the same per tensor (stats file's per-data-space network entries) */
     double level_cycles[TL_MAXLV];
     double e_level[TL_MAXLV];              /* storage access energy, all instances */
     double e_net[TL_MAXLV];                /* network energy */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -67,7 +68,9 @@ Test(agents_cli, progress_and_summary_format, .timeout = 80) {
                           "{\"dims\":2,\"choices\":4,\"episode_length\":4,\"step_us\":1500}", "--budget", "800",
                           "--seed", "3", "--db", db, "--run-name", "fmt", NULL};
     char *out = NULL, *err = NULL;
+    setenv("HWGYM_PROGRESS_S", "0.5", 1); /* a terminal's interval (a pipe's is 10 s) */
     cr_assert_eq(hwtest_run(argv, &out, &err), 0, "%s", err);
+    unsetenv("HWGYM_PROGRESS_S");
     json_t *j = summary_of(out);
     cr_assert_str_eq(json_string_value(json_object_get(j, "agent")), "hwgym-ppo");
     cr_assert_str_eq(json_string_value(json_object_get(j, "run_name")), "fmt");
@@ -208,4 +211,39 @@ Test(agents_cli, tdm_ppo_native_dram_form, .timeout = 80) {
     json_decref(j);
     free(out);
     free(err);
+}
+
+/* Progress lines into a log (stderr not a terminal): at most one every 10 s plus the final
+ * one, not two a second; HWGYM_PROGRESS_S sets the interval (here 0.1 s: several lines). */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int progress_lines(const char *err) {
+    int n = 0;
+    for (const char *p = err; p && (p = strstr(p, "[hwgym-search --algo random] samples")); p++) n++;
+    return n;
+}
+
+Test(agents_cli, progress_every_10s_into_a_log, .timeout = 120) {
+    char bin[512];
+    need("hwgym-search", bin, sizeof bin);
+    const char *pre[] = {bin, NULL};
+    const char *args[] = {"--endpoint", "local", "--env", "dram-v0", "--algo", "random", "--budget", "300", "--seed", "1", NULL};
+    char *out = NULL, *err = NULL;
+    unsetenv("HWGYM_PROGRESS_S");
+    double t0 = now_s();
+    cr_assert_eq(hwtest_run_args(pre, args, &out, &err), 0, "%s", err);
+    double el = now_s() - t0;
+    cr_assert_gt(el, 0.6, "the run must outlast several 0.5 s ticks (%.2f s)", el);
+    int n = progress_lines(err);
+    cr_assert_leq(n, 1 + (int)(el / 10.0), "%d progress lines in %.1f s into a pipe:\n%s", n, el, err);
+    free(out), free(err);
+    setenv("HWGYM_PROGRESS_S", "0.1", 1);
+    cr_assert_eq(hwtest_run_args(pre, args, &out, &err), 0, "%s", err);
+    unsetenv("HWGYM_PROGRESS_S");
+    cr_assert_geq(progress_lines(err), 3, "HWGYM_PROGRESS_S=0.1 gives a line every 0.1 s:\n%s", err);
+    free(out), free(err);
 }

@@ -55,7 +55,7 @@ Test(cli, envs_lists_diag) {
 
 Test(cli, spaces_follow_the_config) {
     char *o, *e;
-    cr_assert_eq(HW(&o, &e, "spaces", "diag-v0", "--config", "{\"dims\":2,\"choices\":3}"), 0, "%s", e);
+    cr_assert_eq(HW(&o, &e, "spaces", "diag-v0", "--json", "--config", "{\"dims\":2,\"choices\":3}"), 0, "%s", e);
     json_t *j = parse(o);
     json_t *as = json_object_get(j, "action_space");
     cr_assert_str_eq(json_string_value(json_object_get(as, "type")), "MultiDiscrete");
@@ -70,6 +70,25 @@ Test(cli, spaces_follow_the_config) {
     free(e);
 }
 
+/* without --json: a summary a person reads, a line per parameter run or Dict key, no bound
+ * printed once per element (placement-v0's 57x19 Box used to print 1,083 copies of 1.797e308) */
+Test(cli, spaces_summary_is_compact) {
+    char *o, *e;
+    cr_assert_eq(HW(&o, &e, "spaces", "placement-v0"), 0, "%s", e);
+    int lines = 0;
+    for (const char *p = o; *p; p++) lines += *p == '\n';
+    cr_assert_lt(lines, 15, "%s", o);
+    cr_assert(strstr(o, "MultiDiscrete, 114 parameters") && strstr(o, "3 choices: DRAM, LLC, SRAM"), "%s", o);
+    cr_assert(strstr(o, "node_features: Box(57x19) float32, low 0, high inf"), "%s", o);
+    cr_assert(!strstr(o, "1.797") && !strchr(o, '{'), "%s", o);
+    free(o);
+    free(e);
+    cr_assert_eq(HW(&o, &e, "spaces", "diag-v0", "--config", "{\"dims\":2,\"choices\":3}"), 0, "%s", e);
+    cr_assert(strstr(o, "p0 ") && strstr(o, "p1 ") && strstr(o, "3 choices: v0, v1, v2"), "%s", o);
+    free(o);
+    free(e);
+}
+
 Test(cli, spaces_config_from_file) {
     char path[128];
     snprintf(path, sizeof path, "%s/cfg.json", dir);
@@ -79,7 +98,7 @@ Test(cli, spaces_config_from_file) {
     char at[140];
     snprintf(at, sizeof at, "@%s", path);
     char *o, *e;
-    cr_assert_eq(HW(&o, &e, "spaces", "diag-v0", "--config", at), 0, "%s", e);
+    cr_assert_eq(HW(&o, &e, "spaces", "diag-v0", "--config", at, "--json"), 0, "%s", e);
     json_t *j = parse(o);
     json_t *as = json_object_get(j, "action_space");
     cr_assert_str_eq(json_string_value(json_object_get(as, "type")), "Box");
@@ -303,5 +322,27 @@ Test(cli, report_best_design_and_convergence) {
     free(e);
     cr_assert_eq(HW(NULL, &e, "report", db, "--within", "2"), 2);
     cr_assert(strstr(e, "--within"), "%s", e);
+    free(e);
+}
+
+/* A long evaluate (sched-v0 "mode":"network" scores every layer) says it is working on stderr
+ * instead of staying silent; stdout keeps its one JSON line; a quick eval prints nothing. */
+Test(cli, long_eval_prints_progress, .timeout = 120) {
+    char *o, *e;
+    setenv("HWGYM_PROGRESS_S", "0.05", 1);
+    int rc = HW(&o, &e, "eval", "sched-v0", "--config", "{\"accelerator\":\"eyeriss_v1\",\"model\":\"vgg16\",\"mode\":\"network\"}",
+                "--action", "{\"baseline\":\"bottom-up\"}");
+    unsetenv("HWGYM_PROGRESS_S");
+    cr_assert_eq(rc, 0, "%s", e);
+    cr_assert(strstr(e, "hwgym eval: scoring one design point of sched-v0 (vgg16, network): ") && strstr(e, " s so far\n"), "%s", e);
+    cr_assert(strstr(e, ": done in "), "%s", e);
+    json_t *j = parse(o);
+    cr_assert(json_object_get(j, "reward"));
+    json_decref(j);
+    free(o);
+    free(e);
+    cr_assert_eq(HW(&o, &e, "eval", "diag-v0", "--action", "[0,0,0,0]"), 0, "%s", e);
+    cr_assert_str_eq(e, "", "a quick eval prints nothing on stderr");
+    free(o);
     free(e);
 }

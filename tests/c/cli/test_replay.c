@@ -229,8 +229,8 @@ Test(replay, endpoint_modes_equal_local_modes) {
     cr_assert_str_eq(a, b);
     free(a);
     free(b);
-    a = out_of((const char *[]){"spaces", "diag-v0", "--config", cfg, NULL});
-    b = out_of((const char *[]){"spaces", "diag-v0", "--config", cfg, "--endpoint", srv.endpoint, NULL});
+    a = out_of((const char *[]){"spaces", "diag-v0", "--json", "--config", cfg, NULL});
+    b = out_of((const char *[]){"spaces", "diag-v0", "--json", "--config", cfg, "--endpoint", srv.endpoint, NULL});
     json_t *ja = parse(a), *jb = parse(b);
     cr_assert(json_equal(ja, jb), "local %s\nserver %s", a, b);
     json_decref(ja);

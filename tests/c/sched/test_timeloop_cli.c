@@ -136,6 +136,51 @@ static void write_yaml(const tl_spec *s, const char *pp, const char *mp) {
     fclose(f);
 }
 
+
+/* A reader of real timeloop-model stats files, as a user's script would be: under "Buffer and
+ * Arithmetic Levels" every "Energy (total)" line counts to the level named by the last
+ * "=== NAME ===", under "Networks" to the network named on the line after "Network N" /
+ * "---------" ("OUTER <==> INNER"). The energies are rolled up as the reference's columns are:
+ * MAC, REG, LB, GB, DRAM and the networks out of REG/LB (net_MAC), GB (net_PE) and DRAM
+ * (net_CHIP); the zero-capacity *_XDUMMY levels belong to the group they split. Returns the
+ * number of networks that had a per-data-space STATS block. */
+static int part_of(const char *n, int net) {
+    if (!strncmp(n, "MAC", 3)) return TL_REF_E_MAC;
+    if (!strncmp(n, "GB", 2) || !strncmp(n, "PE_", 3)) return net ? TL_REF_E_NET_PE : TL_REF_E_GB;
+    if (!strncmp(n, "DRAM", 4) || !strncmp(n, "CHIP_", 5)) return net ? TL_REF_E_NET_CHIP : TL_REF_E_DRAM;
+    if (net) return TL_REF_E_NET_MAC;
+    return !strncmp(n, "REG", 3) ? TL_REF_E_REG : TL_REF_E_LB;
+}
+
+static int read_stats(const char *path, double e[8]) {
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "no stats file %s", path);
+    char line[512], name[512] = "";
+    int in_net = 0, want_name = 0, nets_with_stats = 0, in_stats = 0;
+    for (int k = 0; k < 8; k++) e[k] = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!strcmp(line, "Networks")) in_net = 1;
+        if (!strncmp(line, "Operational Intensity", 21)) break;
+        if (sscanf(line, "=== %511s ===", name) == 1) continue;
+        if (in_net && !strncmp(line, "Network ", 8)) {
+            want_name = 2, in_stats = 0;
+            continue;
+        }
+        if (want_name && --want_name == 0) {
+            snprintf(name, sizeof name, "%s", line);
+            continue;
+        }
+        if (in_net && !strcmp(line, "    STATS")) in_stats = 1, nets_with_stats++;
+        const char *c = strstr(line, "Energy (total)");
+        if (!c || strstr(line, "Reduction") || strstr(line, "Link") || strstr(line, "Address")) continue;
+        if (in_net) cr_assert(in_stats && strncmp(line, "        ", 8) == 0, "network energy outside a per-data-space STATS entry: %s", line);
+        e[part_of(name, in_net)] += atof(strchr(c, ':') + 1);
+    }
+    fclose(f);
+    return nets_with_stats;
+}
+
 Test(timeloop_cli, reference_rows_through_yaml, .init = setup, .timeout = 60) {
     char path[1024];
     cr_assert(hwtest_repo_file("tests/data/timeloop/sched_ref_visible.csv", path, sizeof path));
@@ -177,6 +222,13 @@ Test(timeloop_cli, reference_rows_through_yaml, .init = setup, .timeout = 60) {
             cr_assert(fabs(jnum(o, "energy_pj") - c.energy_pj) <= 1e-9 * c.energy_pj, "row %d: CLI %.17g vs model %.17g", r->id,
                       jnum(o, "energy_pj"), c.energy_pj);
             cr_assert_float_eq(jnum(o, "cycles"), c.cycles, 1e-9 * c.cycles, "row %d", r->id);
+            /* the stats file, read as a Timeloop stats file, gives the reference's energy split */
+            double e[8];
+            cr_assert_eq(read_stats(sp, e), s.nl, "row %d: a STATS block per network", r->id);
+            static const char *const part[8] = {"MAC", "REG", "LB", "GB", "DRAM", "net_MAC", "net_PE", "net_CHIP"};
+            for (int k = 0; k < 8; k++)
+                cr_assert(fabs(e[k] - r->e[k]) <= 0.05 + 1e-9 * r->energy, "row %d (%s): stats file %s %.2f pJ, Timeloop %.2f pJ", r->id,
+                          r->accel, part[k], e[k], r->e[k]);
             ok++;
         }
         free(er);
@@ -209,4 +261,28 @@ Test(timeloop_cli, unsupported_features_are_named, .init = setup) {
     free(er);
     json_decref(o);
     unlink(a), unlink(sp);
+}
+
+/* `-o DIR` as --help and docs/sched.md write it: the stats file lands in DIR */
+Test(timeloop_cli, short_o_writes_into_dir, .init = setup) {
+    char dir[] = "/tmp/hwgym_tl_dirXXXXXX";
+    cr_assert(mkdtemp(dir));
+    char a[1200], p[1200], m[1200], e[1200], st[1200];
+    snprintf(a, sizeof a, "%s/eyeriss_v1.arch.proj.yaml", tdir);
+    snprintf(p, sizeof p, "%s/example.eyeriss_v1.problem.yaml", tdir);
+    snprintf(m, sizeof m, "%s/example.eyeriss_v1.map.yaml", tdir);
+    snprintf(e, sizeof e, "%s/eyeriss_v1.ERT.proj.yaml", tdir);
+    const char *pre[] = {hw, "timeloop-model", NULL};
+    const char *args[] = {a, p, m, e, "-o", dir, NULL};
+    char *o = NULL, *er = NULL;
+    int rc = hwtest_run_args(pre, args, &o, &er);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, er);
+    snprintf(st, sizeof st, "%s/timeloop-model.stats.txt", dir);
+    cr_assert(o && strstr(o, st), "%s", o);
+    double en[8];
+    cr_assert_eq(read_stats(st, en), 6);
+    cr_assert_float_eq(en[TL_REF_E_NET_PE], 7021568.0, 0.01);
+    free(o), free(er);
+    unlink(st);
+    rmdir(dir);
 }

@@ -92,6 +92,13 @@ int tl_ref_load(const char *path, tl_ref_row **out) {
         r->cycles = atof(f[col(hdr, nh, "tl_cycles")]);
         r->energy = atof(f[col(hdr, nh, "tl_energy_pj")]);
         r->util = atof(f[col(hdr, nh, "tl_utilization")]);
+        static const char *const parts[8] = {"MAC", "REG", "LB", "GB", "DRAM", "net_MAC", "net_PE", "net_CHIP"};
+        for (int k = 0; k < 8; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "tl_e_%s_pj", parts[k]);
+            int c = col(hdr, nh, name);
+            r->e[k] = (c >= 0 && *f[c]) ? atof(f[c]) : 0;
+        }
         for (int k = 0; k < 4; k++)
             for (int t = 0; t < SCHED_NT; t++)
                 for (int q = 0; q < 3; q++) {
