@@ -134,7 +134,7 @@ static int write_pages(const lb_suite *s, sqlite3 *db, const char *out, const ch
     if (!md) snprintf(mdp, sizeof mdp, "%s/leaderboard.md", out);
     snprintf(js, sizeof js, "%s/leaderboard.json", out);
     int rc = 0;
-    if (json_dump_file(res, js, JSON_INDENT(1) | JSON_REAL_PRECISION(6))) rc = hwcli_fail("leaderboard", 1, "%s: cannot write", js);
+    if (json_dump_file(res, js, JSON_INDENT(1) | JSON_REAL_PRECISION(12))) rc = hwcli_fail("leaderboard", 1, "%s: cannot write", js);
     if (!rc && lb_page_html(res, html, cmd)) rc = hwcli_fail("leaderboard", 1, "%s: %s", html, strerror(errno));
     if (!rc && lb_page_md(res, mdp, cmd)) rc = hwcli_fail("leaderboard", 1, "%s: %s", mdp, strerror(errno));
     if (!rc) {
@@ -232,7 +232,7 @@ static int run(const args *a, const char *out, const char *bindir) {
     sqlite3 *db = rc ? NULL : lb_db_open(dbp, false, &err);
     if (!rc && !db) rc = hwcli_fail("leaderboard", 1, "%s", err.msg);
     if (!rc) {
-        char *txt = json_dumps(s.root, JSON_COMPACT | JSON_SORT_KEYS);
+        char *txt = json_dumps(s.root, JSON_COMPACT); /* key order kept: it orders the page */
         if (check_stored_suite(db, &s, &err) || lb_db_put_suite(db, s.name, txt, &err)) rc = hwcli_fail("leaderboard", 1, "%s", err.msg);
         free(txt);
     }

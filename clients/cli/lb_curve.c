@@ -154,6 +154,7 @@ static void normalisers(lb_table *t) {
                 }
             }
         t->hi_is_optimum[e] = env->has_optimum;
+        if (env->has_known && (isnan(hi) || env->known > hi)) hi = env->known;
         t->hi[e] = env->has_optimum ? env->optimum : hi;
         t->worst[e] = worst;
     }

@@ -230,7 +230,9 @@ static json_t *envs_json(const lb_table *t) {
         json_object_set_new(j, "random_small", num(t->lo_small[e]));
         json_object_set_new(j, "random_large", num(t->lo_ev[e * LB_GRID + LB_GRID - 1]));
         json_object_set_new(j, "best", num(t->hi[e]));
-        json_object_set_new(j, "best_is", json_string(t->hi_is_optimum[e] ? "the declared optimum" : "the best score logged"));
+        json_object_set_new(j, "best_is", json_string(t->hi_is_optimum[e]                                ? "the declared optimum"
+                                                     : env->has_known && t->hi[e] == env->known ? "the declared best known design"
+                                                                                                : "the best score logged"));
         json_object_set_new(j, "small", json_integer((json_int_t)env->budget.small));
         json_object_set_new(j, "evals", json_integer((json_int_t)env->budget.evals));
         json_object_set_new(j, "cpu_s", json_real(env->budget.cpu_s));

@@ -100,6 +100,12 @@ static int parse_env(lb_suite *s, json_t *v, size_t i, const lb_budget *dflt, lb
         e->has_optimum = true;
         e->optimum = json_number_value(opt);
     }
+    json_t *kn = json_object_get(v, "best_known");
+    if (kn && !json_is_null(kn)) {
+        if (!json_is_number(kn)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.best_known: must be a number", what);
+        e->has_known = true;
+        e->known = json_number_value(kn);
+    }
     e->budget = *dflt;
     if (parse_budget(json_object_get(v, "budget"), what, &e->budget, err)) return -1;
     if (e->budget.small > e->budget.evals) return hw_fail(err, HW_E_BAD_REQUEST, "%s.budget.small: larger than evals", what);

@@ -28,8 +28,9 @@ typedef struct lb_env {
     const char *name, *env;     /* "maestro-resnet", "maestro-v0" (the family) */
     json_t *config;             /* object */
     const char *score;          /* "max_reward" | "max_return" | "sched_log" */
-    bool has_optimum;
-    double optimum;
+    bool has_optimum, has_known;
+    double optimum;             /* the env's optimum (1 on the normalised scale) */
+    double known;               /* a known design's score, e.g. a heuristic's: 1 = max(known, best logged) */
     const char *random;         /* the random control's agent name */
     size_t nagents;
     const lb_agent **agents;    /* agents run on this env */
