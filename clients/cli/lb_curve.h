@@ -34,7 +34,8 @@ typedef struct lb_table {
 int lb_table_load(lb_table *t, const lb_suite *s, sqlite3 *db, hw_err *err);
 void lb_table_free(lb_table *t);
 lb_curve *lb_table_cell(const lb_table *t, size_t env, size_t v, int seed);
-/* normalised score of a raw value on env e against lo (NAN raw: the env's worst raw score) */
+/* normalised score of a raw value on env e against lo (NAN raw, no score yet: the env's worst
+ * best-so-far score of any cell at its first grid point) */
 double lb_table_norm(const lb_table *t, size_t env, double raw, double lo);
 
 #endif
