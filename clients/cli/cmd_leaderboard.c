@@ -45,6 +45,8 @@ static const char *usage =
     "  --from-db FILE    do not run anything: recompute the pages from FILE and its stored suite\n"
     "  --md FILE         write the markdown page here instead of DIR/leaderboard.md\n"
     "  --keep-obs        keep the observations of the trials (dropped by default: size)\n"
+    "  --slim FILE       also write a small copy of the leaderboard file (no actions, observations\n"
+    "                    or metrics; the pages recompute identically from it) to commit beside a page\n"
     "  --bin DIR         the agent and server binaries (default: the directory of this hwgym)\n"
     "  --quiet           no progress lines\n"
     "Progress on stderr (one line per cell); prints {\"html\", \"md\", \"json\", \"db\", \"cells\"} on stdout.\n"
@@ -84,7 +86,7 @@ static int mkdir_p(const char *dir) {
 }
 
 typedef struct {
-    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs;
+    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs, *slim;
     const char *eps[MAX_EPS];
     size_t neps;
     bool quick, local, resume, fresh, retry, keep_obs, quiet;
@@ -92,8 +94,8 @@ typedef struct {
 
 /* own loop: --endpoint repeats */
 static int parse(int argc, char **argv, args *a) {
-    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs};
-    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs"};
+    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs, &a->slim};
+    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs", "--slim"};
     bool *flags[] = {&a->quick, &a->local, &a->resume, &a->fresh, &a->retry, &a->keep_obs, &a->quiet};
     const char *fnames[] = {"--quick", "--local", "--resume", "--fresh", "--retry-failed", "--keep-obs", "--quiet"};
     for (int i = 1; i < argc; i++) {
@@ -124,8 +126,10 @@ static int parse(int argc, char **argv, args *a) {
     return 0;
 }
 
-static int write_pages(const lb_suite *s, sqlite3 *db, const char *out, const char *md, const char *dbpath, const char *cmd) {
+static int write_pages(const lb_suite *s, sqlite3 *db, const char *out, const char *md, const char *dbpath, const char *cmd,
+                       const char *slim) {
     hw_err err = {0};
+    if (slim && lb_db_slim_copy(db, slim, &err)) return hwcli_fail("leaderboard", 1, "%s", err.msg);
     json_t *res = lb_score(s, db, &err);
     if (!res) return hwcli_fail("leaderboard", 1, "%s", err.msg);
     char html[PATH_MAX], mdp[PATH_MAX], js[PATH_MAX];
@@ -199,7 +203,7 @@ static int from_db(const args *a, const char *out) {
     if (!rc) {
         char cmd[PATH_MAX * 3];
         snprintf(cmd, sizeof cmd, "hwgym leaderboard --from-db %s --out %s%s%s", a->from, out, a->md ? " --md " : "", a->md ? a->md : "");
-        rc = write_pages(&s, db, out, a->md, a->from, cmd);
+        rc = write_pages(&s, db, out, a->md, a->from, cmd, a->slim);
         lb_suite_free(&s);
     }
     lb_db_close(db);
@@ -249,7 +253,7 @@ static int run(const args *a, const char *out, const char *bindir) {
     if (!rc) {
         char cmd[PATH_MAX * 3];
         snprintf(cmd, sizeof cmd, "hwgym leaderboard --from-db %s --out %s", dbp, out);
-        rc = write_pages(&s, db, out, a->md, dbp, cmd);
+        rc = write_pages(&s, db, out, a->md, dbp, cmd, a->slim);
     }
     lb_db_close(db);
     lb_suite_free(&s);

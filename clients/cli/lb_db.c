@@ -195,3 +195,22 @@ int lb_db_merge_cell(sqlite3 *db, const char *celldb, bool keep_obs, const lb_ce
     if (celldb && access(celldb, R_OK) == 0) sqlite3_exec(db, "DETACH DATABASE cell", NULL, NULL, NULL);
     return rc ? -1 : 0;
 }
+
+int lb_db_slim_copy(sqlite3 *db, const char *path, hw_err *err) {
+    if (!access(path, F_OK)) return hw_fail(err, HW_E_IO, "--slim %s: the file exists", path);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "VACUUM INTO ?", -1, &st, NULL) != SQLITE_OK;
+    if (!rc) {
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st) != SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    if (rc) return sql_fail(db, err, path);
+    sqlite3 *c = NULL;
+    rc = sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+         sqlite3_exec(c, "PRAGMA journal_mode = DELETE; UPDATE trials SET action = 'null', observation = NULL, metrics = NULL; VACUUM;",
+                      NULL, NULL, NULL) != SQLITE_OK;
+    if (rc) hw_fail(err, HW_E_IO, "--slim %s: %s", path, c ? sqlite3_errmsg(c) : "cannot open");
+    sqlite3_close(c);
+    return rc ? -1 : 0;
+}

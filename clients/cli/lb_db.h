@@ -38,4 +38,10 @@ int lb_db_cell_done(sqlite3 *db, const char *key, bool retry_failed, hw_err *err
  * records the cell with no run. */
 int lb_db_merge_cell(sqlite3 *db, const char *celldb, bool keep_obs, const lb_cell_rec *rec, hw_err *err);
 
+/* Writes a copy of db to `path` (which must not exist) that keeps what the pages are computed
+ * from (cells, runs, and per trial its run, worker, episode, step, kind, reward, end flags and
+ * time) and drops each trial's action (stored as JSON null), observation and metrics: a small
+ * file to commit beside a page. The pages computed from it equal the full file's. */
+int lb_db_slim_copy(sqlite3 *db, const char *path, hw_err *err);
+
 #endif

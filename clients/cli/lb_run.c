@@ -118,7 +118,9 @@ static int servers_start(servers *sv, const lb_run_opts *o, hw_err *err) {
         char bin[4096], out[4096];
         snprintf(bin, sizeof bin, "%s/hwgym-server", o->bindir);
         snprintf(out, sizeof out, "%s/server-%zu.log", o->workdir, i);
-        char *argv[] = {bin, "--bind", sv->ep[i], "--workers", "1", NULL};
+        char workers[16]; /* one worker per cell it may serve at once */
+        snprintf(workers, sizeof workers, "%d", (o->jobs + o->servers - 1) / o->servers);
+        char *argv[] = {bin, "--bind", sv->ep[i], "--workers", workers, NULL};
         sv->pid[i] = spawn(argv, out, out);
         if (sv->pid[i] < 0) return hw_fail(err, HW_E_IO, "cannot start %s: %s", bin, strerror(errno));
     }

@@ -159,6 +159,13 @@ class Leaderboard(unittest.TestCase):
         res3 = load(os.path.join(out2, "leaderboard.json"))
         self.assertEqual(json.dumps(res3["families"], sort_keys=True), json.dumps(res2["families"], sort_keys=True))
         self.assertTrue(os.path.exists(os.path.join(self.tmp, "lb.md")))
+        # the slim copy (to commit beside a page) gives the same results, and is smaller
+        slim = os.path.join(self.tmp, "slim.db")
+        self.lb("--from-db", db, "--out", os.path.join(self.tmp, "x"), "--slim", slim)
+        self.lb("--from-db", slim, "--out", os.path.join(self.tmp, "y"))
+        res4 = load(os.path.join(self.tmp, "y", "leaderboard.json"))
+        self.assertEqual(json.dumps(res4["families"], sort_keys=True), json.dumps(res2["families"], sort_keys=True))
+        self.assertLess(os.path.getsize(slim), os.path.getsize(db))
 
         html = read(s["html"])
         self.assertNotIn("<script", html)
