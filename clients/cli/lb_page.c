@@ -52,6 +52,22 @@ static void variant_label(FILE *f, const json_t *v, bool html) {
     if (json_is_true(G(v, "off"))) fputs(" (learning off)", f);
 }
 
+/* one row per variant of a family: agent, IQM small, IQM large, runs (markdown or HTML) */
+static void variant_rows(FILE *f, const json_t *fam, bool html) {
+    const char *pre = html ? "<tr><td class=\"l\">" : "| ", *sep = html ? "</td><td>" : " | ", *end = html ? "</td></tr>\n" : " |\n";
+    size_t k;
+    json_t *v;
+    json_array_foreach(G(fam, "variants"), k, v) {
+        fputs(pre, f);
+        variant_label(f, v, html);
+        fputs(sep, f);
+        ci_text(f, G(v, "small"));
+        fputs(sep, f);
+        ci_text(f, G(v, "large"));
+        fprintf(f, "%s%lld%s", sep, (long long)json_integer_value(G(v, "runs")), end);
+    }
+}
+
 /* ---- markdown ---- */
 
 static void md_best(FILE *f, const json_t *res) {
@@ -77,15 +93,7 @@ static void md_families(FILE *f, const json_t *res) {
         fprintf(f, "\n### %s\n\nenvs: ", S(fam, "family"));
         json_array_foreach(G(fam, "envs"), k, v) fprintf(f, "%s`%s`", k ? ", " : "", json_string_value(v));
         fprintf(f, "\n\n| agent | IQM at the small budget | IQM at the large budget | runs |\n|---|---|---|---|\n");
-        json_array_foreach(G(fam, "variants"), k, v) {
-            fputs("| ", f);
-            variant_label(f, v, false);
-            fputs(" | ", f);
-            ci_text(f, G(v, "small"));
-            fputs(" | ", f);
-            ci_text(f, G(v, "large"));
-            fprintf(f, " | %lld |\n", (long long)json_integer_value(G(v, "runs")));
-        }
+        variant_rows(f, fam, false);
     }
 }
 
@@ -231,14 +239,7 @@ static void h_family(FILE *f, const json_t *res, const json_t *fam) {
         }
     }
     fprintf(f, "</p>\n<table><tr><th class=\"l\">agent</th><th>IQM, small budget</th><th>IQM, large budget</th><th>runs</th></tr>\n");
-    json_array_foreach(G(fam, "variants"), i, v) {
-        fputs("<tr><td class=\"l\">", f);
-        variant_label(f, v, true);
-        fputs("</td>", f);
-        h_ci(f, G(v, "small"));
-        h_ci(f, G(v, "large"));
-        fprintf(f, "<td>%lld</td></tr>\n", (long long)json_integer_value(G(v, "runs")));
-    }
+    variant_rows(f, fam, true);
     fputs("</table>\n", f);
     char t[256];
     snprintf(t, sizeof t, "%s: IQM normalised score against evaluations (95%% bands)", name);

@@ -54,23 +54,16 @@ static pid_t spawn(char *const *argv, const char *out, const char *errf) {
     _exit(127);
 }
 
-/* CPU seconds of a live process (itself plus children it has waited for), from /proc */
+/* CPU seconds of a live process (all its threads, plus the children it has waited for): fields
+ * 14-17 of /proc/PID/stat (an agent's name has no ')' in it) */
 static double proc_cpu(pid_t pid) {
-    char path[64], buf[1024];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (!p) return 0;
-    unsigned long long v[4] = {0};
-    /* after ')': field 3 (state) ... utime is field 14 */
-    p += 2;
-    for (int field = 3; field < 14 && p; field++) p = strchr(p, ' '), p = p ? p + 1 : NULL;
-    if (!p || sscanf(p, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) != 4) return 0;
-    return (double)(v[0] + v[1] + v[2] + v[3]) / (double)sysconf(_SC_CLK_TCK);
+    unsigned long long ut = 0, st = 0, cut = 0, cst = 0;
+    int got = f ? fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut, &st, &cut, &cst) : 0;
+    if (f) fclose(f);
+    return got == 4 ? (double)(ut + st + cut + cst) / (double)sysconf(_SC_CLK_TCK) : 0;
 }
 
 /* ---- servers ---- */

@@ -17,7 +17,7 @@ import unittest
 import numpy as np
 
 from tests.python._support import REPO, ServerProcess
-from tests.python.test_report_html import chromium, png_pixels_vary
+from tests.python.test_report_html import chromium, png_pixels_vary, screenshot
 
 TINY = os.path.join(REPO, "leaderboard", "tiny.json")
 
@@ -175,10 +175,7 @@ class Leaderboard(unittest.TestCase):
         if exe is None:
             self.skipTest("chromium is not installed: the page was written but not rendered")
         png = os.path.join(self.tmp, "page.png")
-        p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-                            "--host-resolver-rules=MAP * ~NOTFOUND", "--window-size=1100,2000",
-                            "--screenshot=" + png, "file://" + os.path.abspath(s["html"])],
-                           capture_output=True, text=True, timeout=120, cwd=self.tmp)
+        p = screenshot(exe, s["html"], png, self.tmp)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         self.assertEqual([l for l in p.stderr.splitlines() if ":CONSOLE" in l], [])
         self.assertGreater(png_pixels_vary(png)[2], 16, "the screenshot looks blank")
@@ -194,6 +191,27 @@ class Leaderboard(unittest.TestCase):
         eps = dict(con.execute("SELECT endpoint, count(*) FROM leaderboard_cells GROUP BY endpoint").fetchall())
         con.close()
         self.assertEqual(eps, {a.endpoint: 8, b.endpoint: 8})
+
+    def test_cpu_cap_stops_a_run_and_keeps_its_trials(self):
+        suite = load(TINY)
+        suite.update(seeds=1, budget={"evals": 10000000, "small": 100, "cpu_s": 0.5})
+        suite["envs"] = [dict(suite["envs"][0], agents=["random", "ppo"])]
+        suite["agents"]["random"]["args"] = ["--algo", "random", "--batch", "4"]
+        suite["papers"] = []
+        path = os.path.join(self.tmp, "cap.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(suite, f)
+        r = self.lb(path, "--out", self.out, "--local")
+        self.assertIn("stopped at the CPU cap", r.stderr)
+        con = sqlite3.connect(os.path.join(self.out, "leaderboard.db"))
+        rows = con.execute("SELECT key, cut, cpu_s, evals, status FROM leaderboard_cells").fetchall()
+        con.close()
+        self.assertEqual(len(rows), 3)
+        for key, cut, cpu, evals, status in rows:
+            self.assertEqual((cut, status), ("cpu", 0), key)
+            self.assertGreaterEqual(cpu, 0.5, key)
+            self.assertLess(cpu, 5, key)
+            self.assertGreater(evals, 0, key)  # the trial logger flushed on the runner's SIGTERM
 
     def test_bad_suites_are_refused_naming_the_field(self):
         suite = load(TINY)
