@@ -44,6 +44,7 @@ static const char *usage =
     "  --retry-failed    with --resume: run the cells recorded as failed again\n"
     "  --from-db FILE    do not run anything: recompute the pages from FILE and its stored suite\n"
     "  --md FILE         write the markdown page here instead of DIR/leaderboard.md\n"
+    "  --note FILE       markdown text put at the top of both pages (e.g. what the run is not yet)\n"
     "  --keep-obs        keep the observations of the trials (dropped by default: size)\n"
     "  --slim FILE       also write a small copy of the leaderboard file (no actions, observations\n"
     "                    or metrics; the pages recompute identically from it) to commit beside a page\n"
@@ -86,7 +87,7 @@ static int mkdir_p(const char *dir) {
 }
 
 typedef struct {
-    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs, *slim;
+    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs, *slim, *note;
     const char *eps[MAX_EPS];
     size_t neps;
     bool quick, local, resume, fresh, retry, keep_obs, quiet;
@@ -94,8 +95,8 @@ typedef struct {
 
 /* own loop: --endpoint repeats */
 static int parse(int argc, char **argv, args *a) {
-    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs, &a->slim};
-    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs", "--slim"};
+    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs, &a->slim, &a->note};
+    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs", "--slim", "--note"};
     bool *flags[] = {&a->quick, &a->local, &a->resume, &a->fresh, &a->retry, &a->keep_obs, &a->quiet};
     const char *fnames[] = {"--quick", "--local", "--resume", "--fresh", "--retry-failed", "--keep-obs", "--quiet"};
     for (int i = 1; i < argc; i++) {
@@ -126,12 +127,26 @@ static int parse(int argc, char **argv, args *a) {
     return 0;
 }
 
-static int write_pages(const lb_suite *s, sqlite3 *db, const char *out, const char *md, const char *dbpath, const char *cmd,
-                       const char *slim) {
+static char *read_note(const char *path) {
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) return NULL;
+    char *buf = calloc(1, 65537);
+    size_t n = buf ? fread(buf, 1, 65536, f) : 0;
+    fclose(f);
+    while (buf && n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) buf[--n] = 0;
+    return buf;
+}
+
+static int write_pages(const lb_suite *s, sqlite3 *db, const char *out, const args *a, const char *dbpath, const char *cmd) {
     hw_err err = {0};
-    if (slim && lb_db_slim_copy(db, slim, &err)) return hwcli_fail("leaderboard", 1, "%s", err.msg);
-    json_t *res = lb_score(s, db, &err);
-    if (!res) return hwcli_fail("leaderboard", 1, "%s", err.msg);
+    const char *md = a->md, *slim = a->slim;
+    char *note = read_note(a->note);
+    if (a->note && !note) return hwcli_fail("leaderboard", 2, "--note %s: cannot read", a->note);
+    json_t *res = slim && lb_db_slim_copy(db, slim, &err) ? NULL : lb_score(s, db, &err);
+    if (!res) {
+        free(note);
+        return hwcli_fail("leaderboard", 1, "%s", err.msg);
+    }
     char html[PATH_MAX], mdp[PATH_MAX], js[PATH_MAX];
     snprintf(html, sizeof html, "%s/index.html", out);
     snprintf(mdp, sizeof mdp, "%s", md ? md : "");
@@ -139,8 +154,9 @@ static int write_pages(const lb_suite *s, sqlite3 *db, const char *out, const ch
     snprintf(js, sizeof js, "%s/leaderboard.json", out);
     int rc = 0;
     if (json_dump_file(res, js, JSON_INDENT(1) | JSON_REAL_PRECISION(12))) rc = hwcli_fail("leaderboard", 1, "%s: cannot write", js);
-    if (!rc && lb_page_html(res, html, cmd)) rc = hwcli_fail("leaderboard", 1, "%s: %s", html, strerror(errno));
-    if (!rc && lb_page_md(res, mdp, cmd)) rc = hwcli_fail("leaderboard", 1, "%s: %s", mdp, strerror(errno));
+    if (!rc && lb_page_html(res, html, cmd, note)) rc = hwcli_fail("leaderboard", 1, "%s: %s", html, strerror(errno));
+    if (!rc && lb_page_md(res, mdp, cmd, note)) rc = hwcli_fail("leaderboard", 1, "%s: %s", mdp, strerror(errno));
+    free(note);
     if (!rc) {
         json_t *sum = json_pack("{s:s,s:s,s:s,s:s,s:O}", "html", html, "md", mdp, "json", js, "db", dbpath, "cells", json_object_get(res, "cells"));
         hwcli_print_json(sum);
@@ -202,8 +218,9 @@ static int from_db(const args *a, const char *out) {
     json_decref(root);
     if (!rc) {
         char cmd[PATH_MAX * 3];
-        snprintf(cmd, sizeof cmd, "hwgym leaderboard --from-db %s --out %s%s%s", a->from, out, a->md ? " --md " : "", a->md ? a->md : "");
-        rc = write_pages(&s, db, out, a->md, a->from, cmd, a->slim);
+        snprintf(cmd, sizeof cmd, "hwgym leaderboard --from-db %s --out %s%s%s%s%s", a->from, out, a->md ? " --md " : "", a->md ? a->md : "",
+                 a->note ? " --note " : "", a->note ? a->note : "");
+        rc = write_pages(&s, db, out, a, a->from, cmd);
         lb_suite_free(&s);
     }
     lb_db_close(db);
@@ -253,7 +270,7 @@ static int run(const args *a, const char *out, const char *bindir) {
     if (!rc) {
         char cmd[PATH_MAX * 3];
         snprintf(cmd, sizeof cmd, "hwgym leaderboard --from-db %s --out %s", dbp, out);
-        rc = write_pages(&s, db, out, a->md, dbp, cmd, a->slim);
+        rc = write_pages(&s, db, out, a, dbp, cmd);
     }
     lb_db_close(db);
     lb_suite_free(&s);

@@ -31,6 +31,12 @@ static const char *verdict_text(const char *v) {
                                  : "FLAG: does not beat its untrained control (interval includes 0.5)";
 }
 
+/* a paper's agent against a baseline, from P(agent > baseline) and its interval */
+static const char *paper_verdict(const json_t *ci) {
+    double lo = real(ci, "lo"), hi = real(ci, "hi");
+    return isnan(lo) ? "n/a" : lo > 0.5 ? "agent better" : hi < 0.5 ? "baseline better" : "no clear difference";
+}
+
 static const char *label_of(const json_t *fam, const char *variant) {
     size_t i;
     json_t *v;
@@ -122,7 +128,8 @@ static void md_papers(FILE *f, const json_t *res) {
         json_array_foreach(G(p, "envs"), k, r) fprintf(f, " `%s`", json_string_value(r));
         fprintf(f, "; agent IQM at the large budget ");
         ci_text(f, G(p, "iqm_large"));
-        fprintf(f, ")\n\n| baseline | baseline IQM (large) | P(agent > baseline), small | P(agent > baseline), large |\n|---|---|---|---|\n");
+        fprintf(f, ")\n\n| baseline | baseline IQM (large) | P(agent > baseline), small | P(agent > baseline), large | at the large budget |\n"
+                   "|---|---|---|---|---|\n");
         json_array_foreach(G(p, "rows"), k, r) {
             fprintf(f, "| %s | ", S(r, "label"));
             ci_text(f, G(r, "iqm_large"));
@@ -130,7 +137,7 @@ static void md_papers(FILE *f, const json_t *res) {
             ci_text(f, G(r, "poi_small"));
             fputs(" | ", f);
             ci_text(f, G(r, "poi_large"));
-            fputs(" |\n", f);
+            fprintf(f, " | %s |\n", paper_verdict(G(r, "poi_large")));
         }
     }
 }
@@ -150,7 +157,7 @@ static void md_envs(FILE *f, const json_t *res) {
     }
 }
 
-int lb_page_md(const json_t *res, const char *path, const char *cmd) {
+int lb_page_md(const json_t *res, const char *path, const char *cmd, const char *note) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     const json_t *c = G(res, "cells");
@@ -159,6 +166,7 @@ int lb_page_md(const json_t *res, const char *path, const char *cmd) {
             S(res, "suite"), (long long)json_integer_value(G(c, "done")), (long long)json_integer_value(G(c, "total")),
             (long long)json_integer_value(G(c, "failed")), (long long)json_integer_value(G(res, "seeds")),
             (long long)json_integer_value(G(res, "bootstrap")), cmd);
+    if (note) fprintf(f, "%s\n\n", note);
     fprintf(f, "The HTML page beside the data (index.html) has the sample-efficiency curves (score against evaluations and "
                "against CPU seconds) and the performance profiles. Definitions: docs/leaderboard.md.\n\n");
     md_best(f, res);
@@ -285,7 +293,7 @@ static void h_tables(FILE *f, const json_t *res) {
         fprintf(f, "</b> (agent <code>%s</code>, IQM at the large budget ", S(p, "agent"));
         ci_text(f, G(p, "iqm_large"));
         fputs(")</p>\n<table><tr><th class=\"l\">baseline</th><th>baseline IQM (large)</th><th>P(agent &gt; baseline), small</th>"
-              "<th>P(agent &gt; baseline), large</th></tr>\n", f);
+              "<th>P(agent &gt; baseline), large</th><th class=\"l\">at the large budget</th></tr>\n", f);
         json_array_foreach(G(p, "rows"), k, r) {
             fputs("<tr><td class=\"l\">", f);
             rp_escape(f, S(r, "label"));
@@ -293,13 +301,13 @@ static void h_tables(FILE *f, const json_t *res) {
             h_ci(f, G(r, "iqm_large"));
             h_ci(f, G(r, "poi_small"));
             h_ci(f, G(r, "poi_large"));
-            fputs("</tr>\n", f);
+            fprintf(f, "<td class=\"l\">%s</td></tr>\n", paper_verdict(G(r, "poi_large")));
         }
         fputs("</table>\n", f);
     }
 }
 
-int lb_page_html(const json_t *res, const char *path, const char *cmd) {
+int lb_page_html(const json_t *res, const char *path, const char *cmd, const char *note) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     const json_t *c = G(res, "cells");
@@ -312,7 +320,15 @@ int lb_page_html(const json_t *res, const char *path, const char *cmd) {
             (long long)json_integer_value(G(c, "failed")), (long long)json_integer_value(G(res, "seeds")),
             (long long)json_integer_value(G(res, "bootstrap")));
     rp_escape(f, cmd);
-    fputs("</code>.</p>\n", f);
+    fputs("</code>.</p>\n<p>", f);
+    for (const char *p = note; p && *p; p++) {
+        if (p[0] == '\n' && p[1] == '\n') fputs("</p>\n<p>", f), p++;
+        else {
+            char one[2] = {*p, 0};
+            rp_escape(f, one);
+        }
+    }
+    fputs("</p>\n", f);
     h_tables(f, res);
     fputs("<h2>Every agent per family</h2>\n", f);
     size_t i;

@@ -6,8 +6,10 @@
 
 #include <jansson.h>
 
-/* `cmd` is the command that recomputes the page (quoted on it). Return 0 or -1 (errno set). */
-int lb_page_html(const json_t *res, const char *path, const char *cmd);
-int lb_page_md(const json_t *res, const char *path, const char *cmd);
+/* `cmd` is the command that recomputes the page (quoted on it); `note` (may be NULL) is text put
+ * at the top (markdown verbatim; HTML escaped, one paragraph per blank-line-separated block).
+ * Return 0 or -1 (errno set). */
+int lb_page_html(const json_t *res, const char *path, const char *cmd, const char *note);
+int lb_page_md(const json_t *res, const char *path, const char *cmd, const char *note);
 
 #endif
