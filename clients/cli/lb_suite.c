@@ -7,6 +7,7 @@
 
 #define MAX_SEEDS 1000
 #define MAX_EVALS 100000000LL
+#define MAX_NAME 60 /* env and agent names: a cell key "ENV/AGENT~off/SEED" fits lb_cell.key */
 
 static const char *str_field(json_t *o, const char *k) {
     json_t *v = json_object_get(o, k);
@@ -66,8 +67,8 @@ static int parse_agents(lb_suite *s, json_t *ag, hw_err *err) {
         char what[160];
         snprintf(what, sizeof what, "agents.%s", k);
         if (!json_is_object(v)) return hw_fail(err, HW_E_BAD_REQUEST, "%s: must be an object", what);
-        if (strchr(k, '/') || strchr(k, '~') || !*k)
-            return hw_fail(err, HW_E_BAD_REQUEST, "%s: an agent name may not be empty or contain '/' or '~'", what);
+        if (strchr(k, '/') || strchr(k, '~') || !*k || strlen(k) > MAX_NAME)
+            return hw_fail(err, HW_E_BAD_REQUEST, "%s: an agent name must have 1..%d characters, none of them '/' or '~'", what, MAX_NAME);
         a->name = k;
         a->bin = str_field(v, "bin");
         if (!a->bin || strncmp(a->bin, "hwgym-", 6) || strchr(a->bin, '/'))
@@ -85,7 +86,8 @@ static int parse_env(lb_suite *s, json_t *v, size_t i, const lb_budget *dflt, lb
     if (!json_is_object(v)) return hw_fail(err, HW_E_BAD_REQUEST, "%s: must be an object", what);
     e->name = str_field(v, "name");
     e->env = str_field(v, "env");
-    if (!e->name || !*e->name || strchr(e->name, '/')) return hw_fail(err, HW_E_BAD_REQUEST, "%s.name: must be a string without '/'", what);
+    if (!e->name || !*e->name || strchr(e->name, '/') || strlen(e->name) > MAX_NAME)
+        return hw_fail(err, HW_E_BAD_REQUEST, "%s.name: must be a string of 1..%d characters without '/'", what, MAX_NAME);
     if (!e->env) return hw_fail(err, HW_E_BAD_REQUEST, "%s.env: missing (an env id, e.g. maestro-v0)", what);
     for (size_t k = 0; k < i; k++)
         if (!strcmp(s->envs[k].name, e->name)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.name: '%s' is used twice", what, e->name);
