@@ -226,3 +226,11 @@ $(BUILD)/fuzz/%: $(call obj,fuzz/%.c) $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_SERVER) 
 	$(CC) -fsanitize=fuzzer -o $@ $< $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_SERVER) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+.PHONY: leaderboard
+# every agent on every env with controls and IQM/bootstrap statistics (docs/leaderboard.md):
+# `make leaderboard` runs the quick suite into $(BUILD)/leaderboard (index.html, leaderboard.md),
+# continuing a previous run; LEADERBOARD_ARGS="leaderboard/headline.json --out DIR --resume" for another suite.
+LEADERBOARD_ARGS ?= --quick --out $(BUILD)/leaderboard --resume
+leaderboard: deps all
+	@OPENBLAS_NUM_THREADS=1 $(BUILD)/bin/hwgym leaderboard $(LEADERBOARD_ARGS)

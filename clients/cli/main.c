@@ -17,6 +17,7 @@ int hwcli_dram(int argc, char **argv) __attribute__((weak));
 int hwcli_timeloop_model(int argc, char **argv) __attribute__((weak));
 int hwcli_top(int argc, char **argv) __attribute__((weak));
 int hwcli_placement_bound(int argc, char **argv) __attribute__((weak));
+int hwcli_leaderboard(int argc, char **argv) __attribute__((weak));
 
 typedef int (*cmd_fn)(int, char **);
 
@@ -37,6 +38,7 @@ static const char *usage =
     "  dram sim|gen|memspecs     the dram-v0 controller/device model without the env\n"
     "  timeloop-model ARCH PROBLEM MAP ERT  Timeloop's model on its YAML files (sched-v0's counting)\n"
     "  top --endpoint EP         live view of a server's stats (sessions, rates, latencies, cache)\n"
+    "  leaderboard [SUITE]       every agent on every env, equal budgets, controls, IQM/bootstrap pages\n"
     "\n"
     "JSON for programs goes to stdout, progress and errors to stderr. Exit status: 0 ok,\n"
     "1 the operation failed (replay: mismatches), 2 bad usage. docs/cli.md has the details.\n";
@@ -94,7 +96,7 @@ int main(int argc, char **argv) {
         cmd_fn fn;
     } weak[] = {{"maestro", hwcli_maestro}, {"cluster", hwcli_cluster}, {"report", hwcli_report}, {"dram", hwcli_dram},
                {"timeloop-model", hwcli_timeloop_model}, {"top", hwcli_top},
-               {"placement-bound", hwcli_placement_bound}};
+               {"placement-bound", hwcli_placement_bound}, {"leaderboard", hwcli_leaderboard}};
     for (size_t i = 0; i < sizeof weak / sizeof weak[0]; i++)
         if (!strcmp(c, weak[i].name)) return weak[i].fn ? weak[i].fn(argc - 1, argv + 1) : not_built(c);
     fprintf(stderr, "hwgym: unknown command '%s' (see hwgym --help)\n", c);

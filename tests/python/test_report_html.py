@@ -39,6 +39,15 @@ def png_pixels_vary(path):
     return width, height, len(set(raw))
 
 
+def screenshot(exe, html, png, cwd):
+    """Renders file `html` with headless chromium `exe` into `png` (1100x2000, no network);
+    returns the CompletedProcess (its stderr has the page's console lines)."""
+    return subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                           "--host-resolver-rules=MAP * ~NOTFOUND", "--window-size=1100,2000",
+                           "--screenshot=" + png, "file://" + os.path.abspath(html)],
+                          capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
 class ReportHtml(unittest.TestCase):
     def setUp(self):
         d = os.environ.get("HWGYM_BIN")
@@ -79,10 +88,7 @@ class ReportHtml(unittest.TestCase):
         if exe is None:
             self.skipTest("chromium is not installed: the page was written but not rendered (apt-get install chromium)")
         png = os.path.join(self.tmp, "page.png")
-        p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-                            "--host-resolver-rules=MAP * ~NOTFOUND", "--window-size=1100,2000",
-                            "--screenshot=" + png, "file://" + summary["html"]],
-                           capture_output=True, text=True, timeout=120, cwd=self.tmp)
+        p = screenshot(exe, summary["html"], png, self.tmp)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
         self.assertEqual(console, [], "console messages: %s" % console)

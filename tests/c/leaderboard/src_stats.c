@@ -1,0 +1,2 @@
+/* the statistics module under test, compiled into this group */
+#include "clients/cli/lb_stats.c"
