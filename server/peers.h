@@ -23,7 +23,7 @@ typedef struct peer {
     size_t sessions;
     session *lru_head, *lru_tail; /* its sessions, least recently used first */
     size_t queued;              /* request bytes of its requests in the server (queued or at workers) */
-    int64_t holds;              /* its tasks and batches in the server: the peer lives while > 0 */
+    int64_t holds;              /* its requests in the server (taken in on_request, let go in finish): it lives while > 0 */
     task *qhead, *qtail;        /* session-less work waiting for a worker */
     int running;                /* its session-less tasks at workers */
     struct peer *next;          /* hash chain */
