@@ -99,6 +99,9 @@ void route_batch(router *r, task *t) {
     /* slices are cut as workers come free (fair_pump), at most max_slices of them: each has a
      * point at least, and the last nw + 1 have no time budget, so every range left fits */
     b->cost_s = -1;
+    /* the client's last batch of this env and config tells the cost to start from */
+    b->work = task_bytes(t) <= 64 * 1024 ? peers_work_key(b->env_id, s ? s->token : NULL, s ? NULL : b->config_mp) : 0;
+    peers_cost_get(t->peer, b->work, &b->cost_s, &b->setup_s);
     b->max_slices = (b->n < 4096 ? (int)b->n : 4096) + r->nw + 1;
     if (b->lean) lean_set_slices(b->lean, b->max_slices);
     b->queued = true;
@@ -152,6 +155,7 @@ static void pack_json_list(msgpack_packer *pk, const char *key, json_t *const *v
 static void batch_done(router *r, batch *b) {
     task *t = b->parent;
     discharge(r, t);
+    if (b->measured) peers_cost_put(t->peer, b->work, b->cost_s, b->setup_s);
     if (b->lean) {
         lean_reply(r, b);
         finish(r, t);
@@ -190,9 +194,10 @@ void batch_slice_back(router *r, task *t) {
     if (t->failed) b->timed_out = true;
     if (b->lean) lean_slice_back(b->lean, r->cache, t->slice, t->lo, t->stop, lean_resolved, r);
     if (t->setup_s > b->setup_s) b->setup_s = t->setup_s;
-    if (t->stop > t->lo) {
+    if (t->stop > t->lo) { /* the first measure replaces a remembered cost; later ones average in */
         double c = t->run_s / (double)(t->stop - t->lo);
-        b->cost_s = b->cost_s < 0 ? c : 0.5 * b->cost_s + 0.5 * c;
+        b->cost_s = !b->measured ? c : 0.5 * b->cost_s + 0.5 * c;
+        b->measured = true;
     }
     if (t->stop < t->hi && !(b->timed_out && !b->lean)) {
         batch_range *g = malloc(sizeof *g);
@@ -261,6 +266,10 @@ static void cut_slice(router *r, batch *b, int w) {
     sl->slice = b->cut++;
     sl->t0 = b->parent->t0;
     sl->budget_s = last || r->o->slice_ms <= 0 ? 0 : r->o->slice_ms * 1e-3;
+    /* a lean slice's first chunk: half a budget's worth at the known cost, at most 4096 points
+     * (a point much slower than the batch's cost so far overruns the budget by at most that) */
+    double half = 0.5e-3 * r->o->slice_ms / (b->cost_s > 1e-9 ? b->cost_s : 1e-9);
+    sl->chunk = b->cost_s < 0 ? 1 : half >= 4096 ? 4096 : half < 1 ? 1 : (int64_t)half;
     b->pending++;
     send_task(r, sl, w);
     if (b->rem || b->next < b->n) {

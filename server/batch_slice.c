@@ -20,7 +20,7 @@ static bool over_budget(const task *t, double t0) { return t->budget_s > 0 && !h
 /* A lean slice in chunks of 1, 2, 4, ... points, checking the budget between chunks; returns
  * where it stopped. Past the deadline, one call answers the rest (TIMEOUT). */
 static int64_t lean_chunks(lean_batch *lb, const task *t, const hw_env_family *fam, void *env, const hw_err *err, double t0) {
-    int64_t p = t->lo, c = 1;
+    int64_t p = t->lo, c = t->chunk > 1 ? t->chunk : 1;
     while (p < t->hi) {
         if (p > t->lo && over_budget(t, t0)) break;
         int64_t e = t->budget_s <= 0 || hw_deadline_passed() || t->hi - p <= c ? t->hi : p + c;

@@ -135,6 +135,52 @@ char peers_reclaimed(const peers *P, const char *token) {
     return 0;
 }
 
+/* ---------------------------------------------------------------- cost of a peer's recent work */
+
+bool peers_cost_get(const peer *p, uint64_t key, double *cost_s, double *setup_s) {
+    for (int i = 0; key && i < p->ncost; i++)
+        if (p->costs[i].key == key) {
+            *cost_s = p->costs[i].cost_s;
+            *setup_s = p->costs[i].setup_s;
+            return true;
+        }
+    return false;
+}
+
+void peers_cost_put(peer *p, uint64_t key, double cost_s, double setup_s) {
+    if (!key || cost_s < 0) return;
+    int i = 0;
+    while (i < p->ncost && p->costs[i].key != key) i++;
+    if (i == p->ncost) {
+        if (p->ncost < PEER_COSTS) p->ncost++;
+        else { /* the oldest goes */
+            memmove(&p->costs[0], &p->costs[1], sizeof p->costs[0] * (PEER_COSTS - 1));
+            i = PEER_COSTS - 1;
+        }
+    }
+    p->costs[i].key = key;
+    p->costs[i].cost_s = cost_s;
+    p->costs[i].setup_s = setup_s;
+}
+
+uint64_t peers_work_key(const char *env_id, const char *token, const void *config_mp) {
+    uint64_t h = bytes_hash(env_id, strlen(env_id), 1469598103934665603ull);
+    if (token) return bytes_hash(token, strlen(token), h) | 1;
+    const msgpack_object *cfg = config_mp;
+    if (cfg) {
+        msgpack_sbuffer sb; /* the config's msgpack bytes, hashed as written (bounded) */
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer pk;
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        msgpack_pack_object(&pk, *cfg);
+        bool big = sb.size > 64 * 1024;
+        h = bytes_hash(sb.data ? sb.data : "", sb.size, h);
+        msgpack_sbuffer_destroy(&sb);
+        if (big) return 0;
+    }
+    return h | 1;
+}
+
 /* ---------------------------------------------------------------- the fair queue */
 
 static void ring_add(peers *P, peer *p) {

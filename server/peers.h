@@ -17,14 +17,21 @@
 #include "session.h"
 #include "task.h"
 
+#define PEER_COSTS 8 /* remembered costs of recent work per peer */
+
 typedef struct peer {
     uint64_t key;
     char label[48];             /* printable: address, or the CURVE key's first characters */
     size_t sessions;
     session *lru_head, *lru_tail; /* its sessions, least recently used first */
     size_t queued;              /* request bytes of its requests in the server (queued or at workers) */
-    int64_t holds;              /* its tasks and batches in the server: the peer lives while > 0 */
+    int64_t holds;              /* its requests in the server (taken in on_request, let go in finish): it lives while > 0 */
     task *qhead, *qtail;        /* session-less work waiting for a worker */
+    struct {
+        uint64_t key;           /* env and config (peers_work_key) */
+        double cost_s, setup_s; /* seconds per point, and to build the env, last measured */
+    } costs[PEER_COSTS];        /* so its next batch of the same work starts sized right */
+    int ncost;
     int running;                /* its session-less tasks at workers */
     struct peer *next;          /* hash chain */
     struct peer *rnext, *rprev; /* ring of peers with queued work */
@@ -65,6 +72,14 @@ peer *peers_heaviest_idle(peers *P, double now, double idle_s);
 /* Remembers a reclaimed token (why: 'p' or 't'); peers_reclaimed returns why, or 0. */
 void peers_remember(peers *P, const char *token, char why);
 char peers_reclaimed(const peers *P, const char *token);
+
+/* The cost of a peer's work last time (key 0: not remembered); false when unknown. */
+bool peers_cost_get(const peer *p, uint64_t key, double *cost_s, double *setup_s);
+void peers_cost_put(peer *p, uint64_t key, double cost_s, double setup_s);
+/* A key for "this env with this config": env_id with a session's token, or with the bytes of a
+ * session-less request's config (msgpack); 0 (not remembered) for a config over 64 KiB (call it
+ * only for requests of a bounded size: the config is packed to be hashed). */
+uint64_t peers_work_key(const char *env_id, const char *token, const void *config_mp);
 
 /* The fair queue. push appends t to its peer's FIFO (t->peer); pick takes the head task of the
  * next peer (round robin) for which ok(head, ud) holds, and moves the ring past that peer. */

@@ -102,9 +102,12 @@ void finish(router *r, task *t) {
     if (t->failed) r->errors++;
     if (t->op == OP_STEP && !t->failed) r->steps++;
     send_reply(r, t);
-    peer *p = t->peer;
+    peer *p = t->peer; /* held by the task since on_request */
     task_free(t);
-    peers_gc(&r->P, p);
+    if (p) {
+        p->holds--;
+        peers_gc(&r->P, p);
+    }
 }
 
 size_t task_bytes(const task *t) { return t->has_body ? zmq_msg_size((zmq_msg_t *)&t->body) : 0; }
@@ -136,10 +139,7 @@ void charge(router *r, task *t) {
         t->s->queued += n;
         peers_session_touch(t->s, hw_now());
     }
-    if (t->peer) {
-        t->peer->queued += n;
-        t->peer->holds++;
-    }
+    if (t->peer) t->peer->queued += n;
     t->dispatched = true;
 }
 
@@ -147,10 +147,7 @@ void discharge(router *r, task *t) {
     size_t n = task_bytes(t);
     r->queued -= n;
     if (t->s) t->s->queued -= n;
-    if (t->peer) {
-        t->peer->queued -= n;
-        t->peer->holds--;
-    }
+    if (t->peer) t->peer->queued -= n;
 }
 
 static bool is_fair(const task *t) {
@@ -423,6 +420,7 @@ static void on_request(router *r, task *t, bool draining) {
         char label[48];
         uint64_t key = peers_key_of(t, r->o->curve_secret != NULL, label, sizeof label);
         t->peer = peers_get(&r->P, key, label, true);
+        t->peer->holds++; /* until finish() */
     }
     switch (o) {
     case OP_MAKE: route_make(r, t); break;

@@ -51,6 +51,7 @@ typedef struct task {
     int64_t lo, hi;
     int slice;                         /* this slice's number in its batch */
     double budget_s;                   /* a slice stops between points after this much work (0: no limit): */
+    int64_t chunk;                     /* a lean slice's first chunk of points (doubling after it) */
     int64_t stop;                      /* the worker sets where it stopped (hi when it did them all) */
     double run_s;                      /* and how long it ran, and how much of that went to getting */
     double setup_s;                    /* its env (a config the worker had not built yet) */

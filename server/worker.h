@@ -40,6 +40,8 @@ typedef struct batch {
     struct batch_range *rem;     /* ranges a slice left when its time budget ran out */
     double cost_s;               /* measured seconds per point; < 0 until a slice is back */
     double setup_s;              /* the longest a slice took to get its env (a worker without it builds it) */
+    bool measured;               /* cost_s is this batch's own (else remembered from the client's last one) */
+    uint64_t work;               /* its env and config (peers_work_key), 0: not remembered */
     int cut, max_slices;         /* slices cut; the lean form's slice lists */
     bool queued;                 /* the parent waits in its client's fair queue */
     struct lean_batch *lean;     /* a lean evaluate_batch (batch.h), or NULL */
