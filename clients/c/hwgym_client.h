@@ -5,7 +5,9 @@
  * Errors: every call returns 0 or -1 and fills hw_err with the server's code and message
  * (hw_code_from_name of the wire code), or HW_E_IO for a transport failure or a client-side
  * timeout ("timeout after 5000 ms waiting for the reply to step"). A reply that arrives after
- * its call timed out is recognised by its id and dropped by the next call.
+ * its call timed out is recognised by its id and dropped by the next call. A server that exits,
+ * hangs or becomes unreachable fails a call within about a second with HW_E_IO ("... the
+ * connection to hwgym-server at EP was lost ..."), not after the timeout (hwgym_link.h).
  *
  * Threads: one hwc_ctx may be shared by any number of threads. The usual pattern is one
  * hwc_client per thread; a client shared by threads is also safe (calls are serialised by

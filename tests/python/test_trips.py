@@ -154,6 +154,36 @@ class TestDeadServer(unittest.TestCase):
                 env.close()
             srv.stop()
 
+    def test_client_recovers_when_the_server_is_back(self):
+        """After ConnectionLost the same client works again once a server runs at the endpoint."""
+        from ._support import server_binary
+        path, why = server_binary()
+        if path is None:
+            self.skipTest(why)
+        ep = "ipc://%s/r.sock" % tempfile.mkdtemp(prefix="hwgym-back-")
+        start = lambda: subprocess.Popen([path, "--bind", ep, "--workers", "1"], stdout=subprocess.DEVNULL,  # noqa: E731
+                                         stderr=subprocess.DEVNULL)
+        p = start()
+        c = hwgym.Client(ep, timeout=10)
+        try:
+            c.hello()
+            p.kill()
+            p.wait()
+            with self.assertRaises(errors.ConnectionLost):
+                c.ping()
+            p = start()
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    self.assertTrue(c.ping()["ok"])
+                    break
+                except errors.TransportError:
+                    self.assertLess(time.monotonic(), deadline, "no reconnection within 15 s")
+        finally:
+            c.close()
+            p.terminate()
+            p.wait()
+
     def test_hung_server_heartbeat(self):
         """A stopped (hung) server answers no heartbeat: the call fails within 2 s."""
         srv = ServerProcess()

@@ -9,7 +9,7 @@ Client-side transport failures and timeouts use the code ``"IO"`` (:class:`Trans
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Type
+from typing import Any, Dict, Optional, Tuple, Type
 
 __all__ = [
     "HwgymError", "BadRequest", "UnsupportedVersion", "UnknownOp", "UnknownSession", "UnknownEnv",
@@ -53,95 +53,37 @@ class HwgymError(Exception):
         return HwgymError(str(err.get("code", "INTERNAL")), str(err.get("message", "")), op)
 
 
-class BadRequest(HwgymError, ValueError):
-    """Malformed request (the message names the field)."""
-    code = "BAD_REQUEST"
+def _register(code: str, name: str, doc: str, bases: Tuple[type, ...] = ()) -> Type[HwgymError]:
+    cls = type(name, (HwgymError,) + bases, {"code": code, "__doc__": doc, "__module__": __name__})
+    _BY_CODE[code] = cls
+    return cls
 
 
-class UnsupportedVersion(HwgymError):
-    """Protocol version not spoken by the peer."""
-    code = "UNSUPPORTED_VERSION"
-
-
-class UnknownOp(HwgymError):
-    """The op names no operation."""
-    code = "UNKNOWN_OP"
-
-
-class UnknownSession(HwgymError):
-    """Session token unknown, closed or reaped."""
-    code = "UNKNOWN_SESSION"
-
-
-class UnknownEnv(HwgymError):
-    """No env with that id."""
-    code = "UNKNOWN_ENV"
-
-
-class BadConfig(HwgymError, ValueError):
-    """Invalid env config (the message names the field)."""
-    code = "BAD_CONFIG"
-
-
-class BadAction(HwgymError, ValueError):
-    """Action or design point out of range, wrong shape or dtype."""
-    code = "BAD_ACTION"
-
-
-class BadState(HwgymError):
-    """Op not valid now (e.g. step before reset)."""
-    code = "BAD_STATE"
-
-
-class LimitExceeded(HwgymError):
-    """A size or count limit was exceeded."""
-    code = "LIMIT"
-
-
-class BarrierTimeout(HwgymError):
-    """A multi-agent barrier timed out (the message lists the missing agents)."""
-    code = "TIMEOUT"
-
-
-class NotSupported(HwgymError):
-    """The env or session kind does not support this op."""
-    code = "NOT_SUPPORTED"
-
-
-class UnknownAgent(HwgymError):
-    """Multi-agent: no agent of that name."""
-    code = "UNKNOWN_AGENT"
-
-
-class UnknownSnapshot(HwgymError):
-    """No snapshot with that id in this session."""
-    code = "UNKNOWN_SNAPSHOT"
-
-
-class Superseded(HwgymError):
-    """Multi-agent: a newer request of the same agent replaced this one."""
-    code = "SUPERSEDED"
-
-
-class ShuttingDown(HwgymError):
-    """The server is draining after SIGTERM/SIGINT."""
-    code = "SHUTTING_DOWN"
-
-
-class InternalError(HwgymError):
-    """A bug in the server or client; please report it."""
-    code = "INTERNAL"
+BadRequest = _register("BAD_REQUEST", "BadRequest", "Malformed request (the message names the field).", (ValueError,))
+UnsupportedVersion = _register("UNSUPPORTED_VERSION", "UnsupportedVersion", "Protocol version not spoken by the peer.")
+UnknownOp = _register("UNKNOWN_OP", "UnknownOp", "The op names no operation.")
+UnknownSession = _register("UNKNOWN_SESSION", "UnknownSession", "Session token unknown, closed or reaped.")
+UnknownEnv = _register("UNKNOWN_ENV", "UnknownEnv", "No env with that id.")
+BadConfig = _register("BAD_CONFIG", "BadConfig", "Invalid env config (the message names the field).", (ValueError,))
+BadAction = _register("BAD_ACTION", "BadAction", "Action or design point out of range, wrong shape or dtype.", (ValueError,))
+BadState = _register("BAD_STATE", "BadState", "Op not valid now (e.g. step before reset).")
+LimitExceeded = _register("LIMIT", "LimitExceeded", "A size or count limit was exceeded.")
+BarrierTimeout = _register("TIMEOUT", "BarrierTimeout", "A multi-agent barrier timed out (the message lists the missing agents).")
+NotSupported = _register("NOT_SUPPORTED", "NotSupported", "The env or session kind does not support this op.")
+UnknownAgent = _register("UNKNOWN_AGENT", "UnknownAgent", "Multi-agent: no agent of that name.")
+UnknownSnapshot = _register("UNKNOWN_SNAPSHOT", "UnknownSnapshot", "No snapshot with that id in this session.")
+Superseded = _register("SUPERSEDED", "Superseded", "Multi-agent: a newer request of the same agent replaced this one.")
+ShuttingDown = _register("SHUTTING_DOWN", "ShuttingDown", "The server is draining after SIGTERM/SIGINT.")
+InternalError = _register("INTERNAL", "InternalError", "A bug in the server or client; please report it.")
 
 
 class TransportError(HwgymError, OSError):
-    """Client side: transport failure or client timeout."""
+    """Client side: transport failure or client timeout (a class, not registered by _register,
+    because the client's timeout and connection errors derive from it)."""
     code = "IO"
 
 
-for _cls in (BadRequest, UnsupportedVersion, UnknownOp, UnknownSession, UnknownEnv, BadConfig, BadAction, BadState,
-             LimitExceeded, BarrierTimeout, NotSupported, UnknownAgent, UnknownSnapshot, Superseded, ShuttingDown,
-             InternalError, TransportError):
-    _BY_CODE[str(_cls.code)] = _cls
+_BY_CODE["IO"] = TransportError
 
 
 class ClientTimeout(TransportError, TimeoutError):
