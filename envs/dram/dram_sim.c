@@ -15,7 +15,6 @@
 
 #include "common/env_limits.h"
 #include "dram_model.h"
-#include "dram_scan.h"
 
 #define INF INT64_MAX
 #define MAXB 64
@@ -89,8 +88,6 @@ typedef struct sim {
     int64_t done, t_last;
     /* energy */
     int64_t close_at[MAXB];
-    int64_t close_min; /* a lower bound of min(close_at): e_advance returns at once below it */
-    uint64_t close_pend; /* banks whose close_at is set (not INF) */
     uint8_t e_open[MAXB];
     int n_open, n_pending;
     int64_t last_change, act_cycles;
@@ -107,20 +104,13 @@ static void e_change(sim *s, int64_t t, int delta) {
     s->n_open += delta;
 }
 static void e_advance(sim *s, int64_t t) {
-    if (s->close_min > t) return; /* no deferred close is due (close_at only drops below it through e_close_later) */
     while (s->n_pending) {
         int bi = -1;
         int64_t m = INF;
-        for (uint64_t k = s->close_pend; k; k &= k - 1) {
-            int b = __builtin_ctzll(k);
+        for (int b = 0; b < s->nbanks; b++)
             if (s->close_at[b] < m) m = s->close_at[b], bi = b;
-        }
-        if (m > t) {
-            s->close_min = m;
-            return;
-        }
+        if (m > t) return;
         s->close_at[bi] = INF;
-        s->close_pend &= ~(1ULL << bi);
         s->n_pending--;
         s->e_open[bi] = 0;
         e_change(s, m, -1);
@@ -130,7 +120,6 @@ static void e_open(sim *s, int b, int64_t t) {
     e_advance(s, t);
     if (s->close_at[b] != INF) { /* defensive: never happens with legal timings */
         s->close_at[b] = INF;
-        s->close_pend &= ~(1ULL << b);
         s->n_pending--;
         s->e_open[b] = 0;
         e_change(s, t, -1);
@@ -148,9 +137,7 @@ static void e_close(sim *s, int b, int64_t t) {
 static void e_close_later(sim *s, int b, int64_t t) {
     if (s->e_open[b] && s->close_at[b] == INF) {
         s->close_at[b] = t;
-        s->close_pend |= 1ULL << b;
         s->n_pending++;
-        if (t < s->close_min) s->close_min = t;
     }
 }
 
@@ -610,15 +597,6 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
 /* Steps (3)-(5): issues the oldest command that is legal at t, if any, and returns a lower bound
  * of the next time a command could issue. lb[b] is a lower bound of bank b's proposal time; it
  * stays valid while the bank is clean, because timing constraints only ever grow. */
-static inline uint64_t due_all(const sim *s, int64_t t) {
-#ifdef HW_DRAM_AVX2
-    if (__builtin_cpu_supports("avx2")) return dram_due_avx2(s->lb, s->nbanks, t);
-#endif
-    uint64_t due = 0;
-    for (int b = 0; b < s->nbanks; b++) due |= (uint64_t)(s->lb[b] <= t) << b;
-    return due;
-}
-
 static inline int64_t min_lb(const sim *s) {
     int64_t m = INF;
     if (s->n_nonempty <= 4 || s->nbanks < 4) {
@@ -628,9 +606,6 @@ static inline int64_t min_lb(const sim *s) {
         }
         return m;
     }
-#ifdef HW_DRAM_AVX2
-    if (__builtin_cpu_supports("avx2")) return dram_min_avx2(s->lb, s->nbanks);
-#endif
     /* four independent chains (nbanks is a power of two >= 4) */
     int64_t m0 = INF, m1 = INF, m2 = INF, m3 = INF;
     for (int b = 0; b < s->nbanks; b += 4) {
@@ -644,10 +619,7 @@ static inline int64_t min_lb(const sim *s) {
     return m0 < m2 ? m0 : m2;
 }
 
-/* settled: t is below the bound of the last pass, so every clean bank's lb is above t (the
- * bound was at most the least lb then; a bank whose proposal changed since is dirty, and idle_skip
- * marks every bank dirty) and the scan for due banks can be skipped */
-static int64_t commands_full(sim *s, int64_t t, bool settled) {
+static int64_t commands_full(sim *s, int64_t t) {
     refresh_eval(s, t);
     int best_cmd = DRAM_NCMD, best_b = -1;
     int64_t best_r = INT64_MAX;
@@ -658,15 +630,12 @@ static int64_t commands_full(sim *s, int64_t t, bool settled) {
     /* only banks whose bound has been reached, or whose proposal changed, can issue now
      * (empty banks keep lb = INF) */
     uint64_t due = 0;
-    if (settled) {
-    } else if (s->n_nonempty <= 4) {
+    if (s->n_nonempty <= 4) {
         for (uint64_t k = s->nonempty; k; k &= k - 1) {
             int b = __builtin_ctzll(k);
             due |= (uint64_t)(s->lb[b] <= t) << b;
         }
-    } else if (s->nbanks >= 4)
-        due = due_all(s, t);
-    else
+    } else
         for (int b = 0; b < s->nbanks; b++) due |= (uint64_t)(s->lb[b] <= t) << b;
     for (uint64_t m = (due | s->dirty) & s->nonempty; m; m &= m - 1) {
         int b = __builtin_ctzll(m);
@@ -706,7 +675,7 @@ static int64_t commands(sim *s, int64_t t) {
     if (!(s->dirty & s->nonempty) && t < s->cmd_bound && s->ref_cmd == DRAM_NCMD &&
         (s->c->refresh != DRAM_REF_ALLBANK || t < s->ref_trigger))
         return s->cmd_bound;
-    s->cmd_bound = commands_full(s, t, t < s->cmd_bound);
+    s->cmd_bound = commands_full(s, t);
     return s->cmd_bound;
 }
 
@@ -879,7 +848,6 @@ int dram_simulate(const dram_memspec *ms, const dram_addrmap *am, const dram_ctr
         s->cur[b] = -1;
         s->close_at[b] = INF;
     }
-    s->close_min = INF;
     s->ref_trigger = ms->REFI;
     s->ref_cmd = DRAM_NCMD;
     s->cmd_bound = 0;

@@ -327,7 +327,7 @@ Test(cli, report_best_design_and_convergence) {
 
 /* A long evaluate (sched-v0 "mode":"network" scores every layer) says it is working on stderr
  * instead of staying silent; stdout keeps its one JSON line; a quick eval prints nothing. */
-Test(cli, long_eval_prints_progress, .timeout = 120) {
+Test(cli, long_eval_prints_progress) {
     char *o, *e;
     setenv("HWGYM_PROGRESS_S", "0.05", 1);
     int rc = HW(&o, &e, "eval", "sched-v0", "--config", "{\"accelerator\":\"eyeriss_v1\",\"model\":\"vgg16\",\"mode\":\"network\"}",
