@@ -61,6 +61,17 @@ static int next_row(const sched_accel *a, int r) {
     return r;
 }
 
+/* Built-in accelerator ai and every ResNet-50 layer (*L, freed by the caller); the layer count or -1. */
+static int rn50_on(int ai, sched_accel *a, sched_layer **L) {
+    json_t *nm = json_string(sched_builtin_name(ai));
+    hw_err err;
+    int rc = sched_accel_resolve(nm, "accelerator", a, &err);
+    json_decref(nm);
+    if (rc) return -1;
+    int n = sched_model_layers("resnet50", L, &err);
+    return n > 0 ? n : -1;
+}
+
 /* Cost core (issue 15: <= 1 us per table evaluation): sched_cost_eval on the tables the
  * bottom-up baseline leaves on every ResNet-50 layer, per accelerator. */
 static void bench_cost_core(void) {
@@ -69,12 +80,8 @@ static void bench_cost_core(void) {
     double worst = 0;
     for (int ai = 0; ai < sched_builtin_count(); ai++) {
         sched_accel a;
-        json_t *nm = json_string(sched_builtin_name(ai));
-        hw_err err;
-        if (sched_accel_resolve(nm, "accelerator", &a, &err)) return;
-        json_decref(nm);
         sched_layer *L;
-        int n = sched_model_layers("resnet50", &L, &err);
+        int n = rn50_on(ai, &a, &L);
         if (n <= 0) return;
         /* tables: 8 random two-row brute-force steps from the all-in-DRAM table (spread factors over
          * every level without the cost of a full baseline) */
@@ -192,12 +199,8 @@ static void bench_cached(void) {
     printf("%-11s %9s %9s %9s %9s %8s\n", "accelerator", "pass1_ms", "mean_ms", "p99_ms", "max_ms", "hits");
     for (int ai = 0; ai < NPAPER; ai++) {
         sched_accel a;
-        json_t *nm = json_string(sched_builtin_name(ai));
-        hw_err err;
-        if (sched_accel_resolve(nm, "accelerator", &a, &err)) return;
-        json_decref(nm);
         sched_layer *L;
-        int n = sched_model_layers("resnet50", &L, &err);
+        int n = rn50_on(ai, &a, &L);
         if (n <= 0) return;
         sched_bfcache *cache = sched_bfcache_new(16384);
         long cap = (long)PASSES * n * STEPS, nt = 0, n1 = 0;
