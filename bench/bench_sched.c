@@ -55,6 +55,16 @@ static double quantile(double *v, long n, double q) {
     return v[i];
 }
 
+static int next_row(const sched_accel *a, int r);
+
+/* a uniformly random valid action at current row r (what an untrained agent does); its rows */
+static int random_action(const sched_accel *a, gsl_rng *rng, int r, int rows[3]) {
+    int act;
+    do act = (int)gsl_rng_uniform_int(rng, SCHED_NACT);
+    while (!sched_action_valid(a, act, r));
+    return sched_action_rows(act, r, rows);
+}
+
 static int next_row(const sched_accel *a, int r) {
     for (int k = 1; k <= SCHED_NROW; k++)
         if (a->present[(r + k) % SCHED_NROW]) return (r + k) % SCHED_NROW;
@@ -213,11 +223,8 @@ static void bench_cached(void) {
                 sched_table_init(&L[k], &t);
                 int r = next_row(&a, SCHED_NROW - 1);
                 for (int s = 0; s < STEPS; s++) {
-                    int act;
-                    do act = (int)gsl_rng_uniform_int(rng, SCHED_NACT);
-                    while (!sched_action_valid(&a, act, r));
                     int rows[3];
-                    int nr = sched_action_rows(act, r, rows);
+                    int nr = random_action(&a, rng, r, rows);
                     double t0 = cpu_now();
                     sched_bruteforce_cached(cache, &a, &L[k], &t, nr, rows, SOBJ_ENERGY, -1, NULL, NULL);
                     double ms = (cpu_now() - t0) * 1e3;
@@ -299,11 +306,8 @@ int main(int argc, char **argv) {
                         break;
                     }
                 for (int s = 0; s < STEPS; s++) {
-                    int act;
-                    do act = (int)gsl_rng_uniform_int(rng, SCHED_NACT);
-                    while (!sched_action_valid(&a, act, r));
                     int rows[3];
-                    int nr = sched_action_rows(act, r, rows);
+                    int nr = random_action(&a, rng, r, rows);
                     sched_bf_stats st;
                     double t0 = cpu_now();
                     sched_bruteforce(&a, l, &t, nr, rows, SOBJ_ENERGY, -1, NULL, &st);
