@@ -55,10 +55,31 @@ static double quantile(double *v, long n, double q) {
     return v[i];
 }
 
+static int next_row(const sched_accel *a, int r);
+
+/* a uniformly random valid action at current row r (what an untrained agent does); its rows */
+static int random_action(const sched_accel *a, gsl_rng *rng, int r, int rows[3]) {
+    int act;
+    do act = (int)gsl_rng_uniform_int(rng, SCHED_NACT);
+    while (!sched_action_valid(a, act, r));
+    return sched_action_rows(act, r, rows);
+}
+
 static int next_row(const sched_accel *a, int r) {
     for (int k = 1; k <= SCHED_NROW; k++)
         if (a->present[(r + k) % SCHED_NROW]) return (r + k) % SCHED_NROW;
     return r;
+}
+
+/* Built-in accelerator ai and every ResNet-50 layer (*L, freed by the caller); the layer count or -1. */
+static int rn50_on(int ai, sched_accel *a, sched_layer **L) {
+    json_t *nm = json_string(sched_builtin_name(ai));
+    hw_err err;
+    int rc = sched_accel_resolve(nm, "accelerator", a, &err);
+    json_decref(nm);
+    if (rc) return -1;
+    int n = sched_model_layers("resnet50", L, &err);
+    return n > 0 ? n : -1;
 }
 
 /* Cost core (issue 15: <= 1 us per table evaluation): sched_cost_eval on the tables the
@@ -69,12 +90,8 @@ static void bench_cost_core(void) {
     double worst = 0;
     for (int ai = 0; ai < sched_builtin_count(); ai++) {
         sched_accel a;
-        json_t *nm = json_string(sched_builtin_name(ai));
-        hw_err err;
-        if (sched_accel_resolve(nm, "accelerator", &a, &err)) return;
-        json_decref(nm);
         sched_layer *L;
-        int n = sched_model_layers("resnet50", &L, &err);
+        int n = rn50_on(ai, &a, &L);
         if (n <= 0) return;
         /* tables: 8 random two-row brute-force steps from the all-in-DRAM table (spread factors over
          * every level without the cost of a full baseline) */
@@ -192,12 +209,8 @@ static void bench_cached(void) {
     printf("%-11s %9s %9s %9s %9s %8s\n", "accelerator", "pass1_ms", "mean_ms", "p99_ms", "max_ms", "hits");
     for (int ai = 0; ai < NPAPER; ai++) {
         sched_accel a;
-        json_t *nm = json_string(sched_builtin_name(ai));
-        hw_err err;
-        if (sched_accel_resolve(nm, "accelerator", &a, &err)) return;
-        json_decref(nm);
         sched_layer *L;
-        int n = sched_model_layers("resnet50", &L, &err);
+        int n = rn50_on(ai, &a, &L);
         if (n <= 0) return;
         sched_bfcache *cache = sched_bfcache_new(16384);
         long cap = (long)PASSES * n * STEPS, nt = 0, n1 = 0;
@@ -210,11 +223,8 @@ static void bench_cached(void) {
                 sched_table_init(&L[k], &t);
                 int r = next_row(&a, SCHED_NROW - 1);
                 for (int s = 0; s < STEPS; s++) {
-                    int act;
-                    do act = (int)gsl_rng_uniform_int(rng, SCHED_NACT);
-                    while (!sched_action_valid(&a, act, r));
                     int rows[3];
-                    int nr = sched_action_rows(act, r, rows);
+                    int nr = random_action(&a, rng, r, rows);
                     double t0 = cpu_now();
                     sched_bruteforce_cached(cache, &a, &L[k], &t, nr, rows, SOBJ_ENERGY, -1, NULL, NULL);
                     double ms = (cpu_now() - t0) * 1e3;
@@ -296,11 +306,8 @@ int main(int argc, char **argv) {
                         break;
                     }
                 for (int s = 0; s < STEPS; s++) {
-                    int act;
-                    do act = (int)gsl_rng_uniform_int(rng, SCHED_NACT);
-                    while (!sched_action_valid(&a, act, r));
                     int rows[3];
-                    int nr = sched_action_rows(act, r, rows);
+                    int nr = random_action(&a, rng, r, rows);
                     sched_bf_stats st;
                     double t0 = cpu_now();
                     sched_bruteforce(&a, l, &t, nr, rows, SOBJ_ENERGY, -1, NULL, &st);

@@ -28,6 +28,8 @@
 #   RLSCHED_EPISODES=10  RLSCHED_EVAL_EVERY=5  RLSCHED_SEEDS="1 2 3 4 5"
 #   RLSCHED_OBJECTIVES="energy cycles"  (baselines)   RLSCHED_RL_OBJECTIVES=energy
 #   RLSCHED_SAMPLES=2000  random-pruned samples per layer
+#   RLSCHED_BASELINES="bottom-up top-down cosa random-pruned"
+#   (RLSCHED_SEEDS="" runs the baselines alone)
 #   RLSCHED_TRANSFER_MODELS="resnet50 mobilenet_v3"
 #   RLSCHED_OUT=docs/results   RLSCHED_APPEND=0   RLSCHED_WEIGHTS=/tmp/hwgym-rlsched-weights
 # Runs in process (--endpoint local), one process at a time.
@@ -37,8 +39,9 @@ BUILD=${BUILD:-build}
 BIN=$BUILD/bin
 EPISODES=${RLSCHED_EPISODES:-10}
 EVAL_EVERY=${RLSCHED_EVAL_EVERY:-5}
-SEEDS=${RLSCHED_SEEDS:-1 2 3 4 5}
+SEEDS=${RLSCHED_SEEDS-1 2 3 4 5}
 SAMPLES=${RLSCHED_SAMPLES:-2000}
+BASELINE_LIST=${RLSCHED_BASELINES-bottom-up top-down cosa random-pruned}
 OBJECTIVES=${RLSCHED_OBJECTIVES:-energy cycles}
 RL_OBJECTIVES=${RLSCHED_RL_OBJECTIVES:-energy}
 TRANSFER_MODELS=${RLSCHED_TRANSFER_MODELS:-resnet50 mobilenet_v3}
@@ -133,7 +136,7 @@ for pair in $RLSCHED_PAIRS; do
     acc=${pair##*:}
     for obj in $OBJECTIVES; do
         cfg="{\"accelerator\":\"$acc\",\"model\":\"$model\",\"mode\":\"network\",\"objective\":\"$obj\"}"
-        for m in bottom-up top-down cosa random-pruned; do
+        for m in $BASELINE_LIST; do
             have "$m" "$model" "$acc" "$obj" 1 && continue
             f=$WORK/$m.json
             timed "$f" "$BIN/hwgym" eval sched-v0 --config "$cfg" \

@@ -383,18 +383,20 @@ static double jnum(const json_t *j, const char *k) {
     return json_number_value(v);
 }
 
-Test(rlsched, summary_reports_greedy_best_seen_and_the_untrained_control, .timeout = 180) {
-    const char *net = "{\"accelerator\":\"eyeriss_v1\",\"model\":\"mobilenet_v3\",\"mode\":\"network\","
-                      "\"steps_per_layer\":3,\"objective\":\"cycles\"}";
+Test(rlsched, summary_reports_greedy_best_seen_and_the_untrained_control, .timeout = 300) {
+    const char *net = "{\"accelerator\":\"eyeriss_v1\",\"mode\":\"network\",\"steps_per_layer\":3,"
+                      "\"objective\":\"cycles\",\"layers\":[{\"C\":16,\"K\":32,\"R\":3,\"S\":3,\"P\":14,\"Q\":14},"
+                      "{\"C\":32,\"K\":32,\"P\":7,\"Q\":7},{\"C\":8,\"K\":16,\"R\":3,\"S\":3,\"P\":28,\"Q\":28,"
+                      "\"stride\":2}]}";
     char dir[64], db[128];
     hwtest_tmpdir(dir, sizeof dir);
     snprintf(db, sizeof db, "%s/c.db", dir);
     const char *a[] = {"--endpoint", "local", "--config", net, "--episodes", "4", "--eval-every", "2",
-                       "--seed", "5", "--quiet", "--num-steps", "32", "--db", db, NULL};
+                       "--seed", "5", "--quiet", "--num-steps", "8", "--db", db, NULL};
     json_t *j = summary_of(a);
     cr_assert_str_eq(json_string_value(json_object_get(j, "objective")), "cycles");
-    cr_assert_eq(jnum(j, "steps"), 4 * 64 * 3, "training steps: 4 episodes x 64 layers x 3");
-    cr_assert_eq(jnum(j, "greedy_steps"), 64 * 3);
+    cr_assert_eq(jnum(j, "steps"), 4 * 3 * 3, "training steps: 4 episodes x 3 layers x 3");
+    cr_assert_eq(jnum(j, "greedy_steps"), 3 * 3);
     cr_assert(json_is_true(json_object_get(j, "learning")));
     double g = jnum(j, "greedy_total"), b = jnum(j, "best_seen_total");
     cr_assert_float_eq(g, jnum(json_object_get(j, "greedy"), "total_cycles"), g * 1e-12);
@@ -420,9 +422,9 @@ Test(rlsched, summary_reports_greedy_best_seen_and_the_untrained_control, .timeo
     cr_assert_float_eq(jnum(json_array_get(cv, 2), "greedy_total"), g, g * 1e-12);
 
     const char *nl[] = {"--endpoint", "local", "--config", net, "--episodes", "4", "--eval-every", "2",
-                        "--seed", "5", "--quiet", "--num-steps", "32", "--no-learn", NULL};
+                        "--seed", "5", "--quiet", "--num-steps", "8", "--no-learn", NULL};
     const char *lr0[] = {"--endpoint", "local", "--config", net, "--episodes", "4", "--eval-every", "2",
-                         "--seed", "5", "--quiet", "--num-steps", "32", "--actor-lr", "0", "--critic-lr", "0", NULL};
+                         "--seed", "5", "--quiet", "--num-steps", "8", "--actor-lr", "0", "--critic-lr", "0", NULL};
     json_t *u = summary_of(nl), *z = summary_of(lr0);
     cr_assert(json_is_false(json_object_get(u, "learning")));
     cr_assert_eq(jnum(u, "updates"), 0);
