@@ -9,8 +9,9 @@
 
 static void check_fits(const pl_model *m, const uint8_t *map) {
     for (int k = 0; k < m->hw.n_mem; k++)
-        for (int s = 0; s < m->n; s++)
-            cr_assert_leq(pl_occupancy(m, map, k, s), m->hw.mem[k].capacity, "memory %d step %d", k, s);
+        for (int b = 0; b < m->hw.mem[k].banks; b++)
+            for (int s = 0; s < m->n; s++)
+                cr_assert_leq(pl_occupancy_bank(m, map, k, b, s), m->hw.mem[k].capacity, "memory %d bank %d step %d", k, b, s);
 }
 
 Test(placement_zoo, paper_node_counts) {
@@ -78,10 +79,11 @@ Test(placement_zoo, heuristic_speedup_exactly_one) {
 }
 
 Test(placement_zoo, rectification_properties_on_random_maps) {
-    const char *w[] = {"resnet50", "bert_base"};
-    for (int k = 0; k < 2; k++) {
-        char cfg[64];
-        snprintf(cfg, sizeof cfg, "{\"workload\":\"%s\"}", w[k]);
+    /* the default chip, and the nnp-i chip's 12 SRAM banks */
+    const char *cfgs[] = {"{\"workload\":\"resnet50\"}", "{\"workload\":\"bert_base\"}",
+                          "{\"workload\":\"bert_base\",\"hw\":\"nnp-i\"}"};
+    for (int k = 0; k < 3; k++) {
+        const char *cfg = cfgs[k];
         const hw_env_family *f;
         void *env = pl_test_env(cfg, &f);
         const pl_model *m = pl_env_model(env);
