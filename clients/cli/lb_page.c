@@ -323,6 +323,8 @@ int lb_page_html(const json_t *res, const char *path, const char *cmd, const cha
     fputs("</code>.</p>\n<p>", f);
     for (const char *p = note; p && *p; p++) {
         if (p[0] == '\n' && p[1] == '\n') fputs("</p>\n<p>", f), p++;
+        else if (p[0] == '*' && p[1] == '*') p++; /* markdown emphasis and code marks: dropped */
+        else if (p[0] == '`') continue;
         else {
             char one[2] = {*p, 0};
             rp_escape(f, one);
