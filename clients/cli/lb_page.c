@@ -74,6 +74,16 @@ static void variant_rows(FILE *f, const json_t *fam, bool html) {
     }
 }
 
+/* the intervals of o's keys k[0..n), each preceded by sep */
+static void cis(FILE *f, const json_t *o, const char *const *k, size_t n, const char *sep) {
+    for (size_t i = 0; i < n; i++) {
+        fputs(sep, f);
+        ci_text(f, G(o, k[i]));
+    }
+}
+
+static const char *const POIS[] = {"poi_small", "poi_large"}, *const PAPER_COLS[] = {"iqm_large", "poi_small", "poi_large"};
+
 /* ---- markdown ---- */
 
 static void md_best(FILE *f, const json_t *res) {
@@ -110,10 +120,8 @@ static void md_learning(FILE *f, const json_t *res) {
     size_t i;
     json_t *l;
     json_array_foreach(G(res, "learning"), i, l) {
-        fprintf(f, "| %s | %s | ", S(l, "label"), S(l, "family"));
-        ci_text(f, G(l, "poi_small"));
-        fputs(" | ", f);
-        ci_text(f, G(l, "poi_large"));
+        fprintf(f, "| %s | %s", S(l, "label"), S(l, "family"));
+        cis(f, l, POIS, 2, " | ");
         fprintf(f, " | %s |\n", verdict_text(S(l, "verdict")));
     }
 }
@@ -131,12 +139,8 @@ static void md_papers(FILE *f, const json_t *res) {
         fprintf(f, ")\n\n| baseline | baseline IQM (large) | P(agent > baseline), small | P(agent > baseline), large | at the large budget |\n"
                    "|---|---|---|---|---|\n");
         json_array_foreach(G(p, "rows"), k, r) {
-            fprintf(f, "| %s | ", S(r, "label"));
-            ci_text(f, G(r, "iqm_large"));
-            fputs(" | ", f);
-            ci_text(f, G(r, "poi_small"));
-            fputs(" | ", f);
-            ci_text(f, G(r, "poi_large"));
+            fprintf(f, "| %s", S(r, "label"));
+            cis(f, r, PAPER_COLS, 3, " | ");
             fprintf(f, " | %s |\n", paper_verdict(G(r, "poi_large")));
         }
     }
@@ -281,10 +285,9 @@ static void h_tables(FILE *f, const json_t *res) {
     json_array_foreach(G(res, "learning"), i, l) {
         fputs("<tr><td class=\"l\">", f);
         rp_escape(f, S(l, "label"));
-        fprintf(f, "</td><td class=\"l\">%s</td>", S(l, "family"));
-        h_ci(f, G(l, "poi_small"));
-        h_ci(f, G(l, "poi_large"));
-        fprintf(f, "<td class=\"l %s\">%s</td></tr>\n", strcmp(S(l, "verdict"), "beats") ? "flag" : "ok", verdict_text(S(l, "verdict")));
+        fprintf(f, "</td><td class=\"l\">%s", S(l, "family"));
+        cis(f, l, POIS, 2, "</td><td>");
+        fprintf(f, "</td><td class=\"l %s\">%s</td></tr>\n", strcmp(S(l, "verdict"), "beats") ? "flag" : "ok", verdict_text(S(l, "verdict")));
     }
     fputs("</table>\n<h2>Each paper's agent against its baselines</h2>\n", f);
     json_array_foreach(G(res, "papers"), i, p) {
@@ -297,11 +300,8 @@ static void h_tables(FILE *f, const json_t *res) {
         json_array_foreach(G(p, "rows"), k, r) {
             fputs("<tr><td class=\"l\">", f);
             rp_escape(f, S(r, "label"));
-            fputs("</td>", f);
-            h_ci(f, G(r, "iqm_large"));
-            h_ci(f, G(r, "poi_small"));
-            h_ci(f, G(r, "poi_large"));
-            fprintf(f, "<td class=\"l\">%s</td></tr>\n", paper_verdict(G(r, "poi_large")));
+            cis(f, r, PAPER_COLS, 3, "</td><td>");
+            fprintf(f, "</td><td class=\"l\">%s</td></tr>\n", paper_verdict(G(r, "poi_large")));
         }
         fputs("</table>\n", f);
     }
@@ -323,6 +323,8 @@ int lb_page_html(const json_t *res, const char *path, const char *cmd, const cha
     fputs("</code>.</p>\n<p>", f);
     for (const char *p = note; p && *p; p++) {
         if (p[0] == '\n' && p[1] == '\n') fputs("</p>\n<p>", f), p++;
+        else if (p[0] == '*' && p[1] == '*') p++; /* markdown emphasis and code marks: dropped */
+        else if (p[0] == '`') continue;
         else {
             char one[2] = {*p, 0};
             rp_escape(f, one);

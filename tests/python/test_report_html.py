@@ -48,6 +48,22 @@ def screenshot(exe, html, png, cwd):
                           capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
+def check_renders(tc, html, tmp):
+    """Renders `html` in headless chromium (skips `tc` without chromium), checks that it logs
+    nothing to the console and is not blank; returns the PNG's (width, height, distinct bytes)."""
+    exe = chromium()
+    if exe is None:
+        tc.skipTest("chromium is not installed: the page was written but not rendered (apt-get install chromium)")
+    png = os.path.join(tmp, "page.png")
+    p = screenshot(exe, html, png, tmp)
+    tc.assertEqual(p.returncode, 0, p.stderr[-2000:])
+    console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
+    tc.assertEqual(console, [], "console messages: %s" % console)
+    w, h, distinct = png_pixels_vary(png)
+    tc.assertGreater(distinct, 16, "the screenshot looks blank")
+    return w, h, distinct
+
+
 class ReportHtml(unittest.TestCase):
     def setUp(self):
         d = os.environ.get("HWGYM_BIN")
@@ -84,17 +100,8 @@ class ReportHtml(unittest.TestCase):
         for part in ("best reward so far", "MAESTRO directives", "TemporalMap", "Parameter correlation", "hwgym-search --algo ga (2 runs)",
                      "<h2>Runs</h2>"):
             self.assertIn(part, html)
-        exe = chromium()
-        if exe is None:
-            self.skipTest("chromium is not installed: the page was written but not rendered (apt-get install chromium)")
-        png = os.path.join(self.tmp, "page.png")
-        p = screenshot(exe, summary["html"], png, self.tmp)
-        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
-        self.assertEqual(console, [], "console messages: %s" % console)
-        w, h, distinct = png_pixels_vary(png)
+        w, h, _ = check_renders(self, summary["html"], self.tmp)
         self.assertEqual((w, h), (1100, 2000))
-        self.assertGreater(distinct, 16, "the screenshot looks blank")
 
     def test_blank_png_is_detected(self):
         # the PNG check itself can fail: a single-colour image (as a blank page renders)
