@@ -246,7 +246,7 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
         return;
     }
     bool shared = hw_cache_shared(cache);
-    uint64_t peer = b->peer, evaluator = 0;
+    uint64_t client = b->client, evaluator = 0;
     b->cached = true;
     b->ntodo = 0;
     b->todo = xcalloc(n, sizeof(int64_t));
@@ -267,10 +267,10 @@ static void lookup_points(lean_batch *b, const char *env_id, const json_t *confi
         hw_cache_val v;
         if (hw_cache_get(cache, key, &v)) {
             take_result(b, k, v.reward, v.feasible, v.rec, v.len);
-            b->hit[k] = shared || v.peer == peer; /* no membership oracle on other clients' points */
+            b->hit[k] = shared || v.peer == client; /* no membership oracle on other clients' points */
             hits++;
-        } else if (hw_cache_pending_join(cache, pending_key(b, key, pk), b, k, peer, &evaluator)) {
-            b->hit[k] = shared || evaluator == peer; /* answered without a new evaluation */
+        } else if (hw_cache_pending_join(cache, pending_key(b, key, pk), b, k, client, &evaluator)) {
+            b->hit[k] = shared || evaluator == client; /* answered without a new evaluation */
             b->waiting++;
             merged++;
         } else {
@@ -301,10 +301,11 @@ static void reply_slots(lean_batch *b, msgpack_sbuffer *sb) {
 }
 
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache, size_t max_elems,
-                       void *owner, uint64_t peer, msgpack_sbuffer *reply, hw_err *err) {
+                       void *owner, uint64_t peer, uint64_t client, msgpack_sbuffer *reply, hw_err *err) {
     lean_batch *b = xcalloc(1, sizeof *b);
     b->owner = owner;
     b->peer = peer;
+    b->client = client;
     b->lean = hw_env_lean_find(env_id);
     if (parse_points(b, hw_mp_get(root, "points"), max_elems, err) || parse_metrics(b, hw_mp_get(root, "metrics"), env_id, err)) {
         lean_free(b);
@@ -697,7 +698,7 @@ void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int6
         size_t len = 0;
         if (!e) {
             point_rec(b, k, &rb, &rec, &len);
-            hw_cache_put(cache, key, b->peer, b->reward[k], b->feasible[k], rec, len);
+            hw_cache_put(cache, key, b->client, b->reward[k], b->feasible[k], rec, len);
         }
         hw_cache_waiter *w = hw_cache_pending_take(cache, pending_key(b, key, pk));
         for (hw_cache_waiter *x = w; x; x = x->next) {

@@ -67,6 +67,7 @@ typedef struct lean_batch {
     int64_t waiting;                /* points waiting for an identical in-flight point */
     void *owner;                    /* the router's batch record */
     uint64_t peer;                  /* the client that sent it: in-flight points merge only within a client */
+    uint64_t client;                /* its connection (or CURVE key): cache_hit is true only for its own points */
 } lean_batch;
 
 /* Router: parses the request's points and metrics for env `env_id` (config: the session's
@@ -74,10 +75,11 @@ typedef struct lean_batch {
  * merges in-flight points (cache may be NULL). `owner` is the router's batch record, handed back
  * to `resolved` callbacks. `peer` is the client (server/peers.h): a point merges only with an
  * identical point in flight for the same client, so no client waits for another's slow batch or
- * gets its failure; a merged point's error names its own index. reply: the reply buffer, holding just the {"id","ok"} header (the
+ * gets its failure; a merged point's error names its own index. `client` is the narrower identity
+ * cache_hit answers to (peers_client_of). reply: the reply buffer, holding just the {"id","ok"} header (the
  * "reward" and "feasible" fields are laid out in it and written in place), or NULL. */
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache,
-                       size_t max_elems, void *owner, uint64_t peer, msgpack_sbuffer *reply, hw_err *err);
+                       size_t max_elems, void *owner, uint64_t peer, uint64_t client, msgpack_sbuffer *reply, hw_err *err);
 /* Router, before dispatching: the todo list is split into `n` slices (slice s gets an index). */
 void lean_set_slices(lean_batch *b, int n);
 void lean_free(lean_batch *b);

@@ -28,6 +28,13 @@ uint64_t peers_key_of(task *t, bool curve, char *label, size_t cap) {
     return t->nenv ? bytes_hash(zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]), 0x5bd1e9955bd1e995ull) : 0;
 }
 
+uint64_t peers_client_of(task *t, bool curve) {
+    const char *uid = curve && t->has_body ? zmq_msg_gets(&t->body, "User-Id") : NULL;
+    if (uid && *uid) return bytes_hash(uid, strlen(uid), 0x9e3779b97f4a7c15ull);
+    uint64_t h = t->nenv ? bytes_hash(zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]), 0x5bd1e9955bd1e995ull) : 1;
+    return h ? h : 1; /* 0 is HW_CACHE_PEER_UNKNOWN */
+}
+
 peer *peers_get(peers *P, uint64_t key, const char *label, bool create) {
     peer **head = &P->b[key % PEER_BUCKETS];
     for (peer *p = *head; p; p = p->next)

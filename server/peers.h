@@ -55,6 +55,9 @@ typedef struct peers {
 
 /* The peer a request came from (curve: the server runs CURVE; then User-Id is the key). */
 uint64_t peers_key_of(task *t, bool curve, char *label, size_t cap);
+/* The narrower identity cache_hit answers to (docs/cache.md): the CURVE key when CURVE is on,
+ * else the connection, so two agents on one host do not learn each other's points. Never 0. */
+uint64_t peers_client_of(task *t, bool curve);
 /* Finds (create: makes) the peer with this key. */
 peer *peers_get(peers *P, uint64_t key, const char *label, bool create);
 /* Frees the peer when it holds nothing (no session, no task, nothing queued). */

@@ -91,3 +91,5 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
     }
     return rc;
 }
+
+size_t sched_bfcache_bytes(const sched_bfcache *c) { return c ? sizeof *c + (c->mask + 1) * sizeof *c->slot : 0; }

@@ -23,6 +23,9 @@ void sched_bfcache_free(sched_bfcache *c);
 int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
                             const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st);
 
+/* bytes the cache may come to hold (its slots, all of them once touched; 0 for NULL): the env's
+ * memory estimate counts them (envs/env.h mem_bytes) */
+size_t sched_bfcache_bytes(const sched_bfcache *c);
 /* hits and lookups so far */
 void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups);
 

@@ -528,7 +528,7 @@ static void *env_create(const json_t *cfg, hw_err *err) { return env_create_ctx(
 
 static size_t env_mem_bytes(const void *p) {
     const sched_env *e = p;
-    return sizeof *e + (size_t)e->nlayers * sizeof *e->layers;
+    return sizeof *e + (size_t)e->nlayers * sizeof *e->layers + sched_bfcache_bytes(e->cache);
 }
 
 const hw_env_family hw_family_sched = {

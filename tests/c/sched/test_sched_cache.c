@@ -72,7 +72,7 @@ Test(sched_cache, cached_steps_equal_uncached_and_reuse_same_shapes, .timeout = 
                     cr_assert_eq(json_integer_value(json_object_get(i1, "bf_leaves")), 0);
                 }
                 if (ep == 0) steps++;
-                if (out0.terminated) break;
+                if (out0.terminated || out0.truncated) break;
             }
             json_decref(i0);
             json_decref(i1);
