@@ -213,14 +213,20 @@ FUZZ_SECONDS ?= 30
 FUZZ_CC ?= $(shell command -v clang-14 2>/dev/null || command -v clang 2>/dev/null)
 FUZZ_BUILD := build/fuzz
 FUZZ_BINS := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/fuzz/%,$(wildcard fuzz/*.c))
-.PHONY: fuzz fuzz-test
-fuzz:
+# fuzz-build only builds them (make test starts it beside the test groups); FUZZ_PAR harnesses
+# run at once (default: all of them; each is one process bounded by FUZZ_SECONDS of wall time).
+FUZZ_PAR ?= $(words $(FUZZ_BINS))
+.PHONY: fuzz fuzz-test fuzz-build
+fuzz-build:
 	@[ -n "$(FUZZ_CC)" ] || { echo "fuzz: needs clang and libFuzzer (apt-get install clang-14 libfuzzer-14-dev)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 EXTRA_CFLAGS=-Wno-error \
 	  SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -fno-sanitize-recover=undefined" $(FUZZ_BINS)
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_PAR=$(JOBS) fuzz/run.sh $(FUZZ_BUILD)
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_PAR=$(FUZZ_PAR) fuzz/run.sh $(FUZZ_BUILD)
 fuzz-test:
 	@if [ -n "$(FUZZ_CC)" ]; then $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30; else echo "fuzz: skipped (no clang-14)"; fi
+print-fuzz-cc:
+	@echo $(FUZZ_CC)
 $(BUILD)/fuzz/%: $(call obj,fuzz/%.c) $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_SERVER) $(LIB_ENVS) $(LIB_PROTO)
 	@mkdir -p $(dir $@)
 	$(CC) -fsanitize=fuzzer -o $@ $< $(LIB_AGENTS) $(LIB_CLIENT) $(LIB_SERVER) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)

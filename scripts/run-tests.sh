@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs Criterion suites: scripts/run-tests.sh c BUILD GROUP...  Prints a closing
 # "N passed, N failed" line and exits non-zero when any suite fails.
-# TEST_PAR=N runs N groups at once (default 2; each group runs its own tests with --jobs 2);
+# TEST_PAR=N runs N groups at once (default 4: most tests wait on servers and pipes, not the CPU;
+# each group runs its own tests with --jobs 2);
 # a group's output is printed whole when it ends. TIMES_FILE=F appends "seconds group" lines.
 set -u
 kind=$1; build=$2; shift 2
-par=${TEST_PAR:-2}
+par=${TEST_PAR:-4}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test-all.sh - the body of `make test` (run it through make, which installs the deps
 # first). Phases: the ASan build (-j$JOBS); the Criterion groups (scripts/run-tests.sh,
-# $TEST_PAR at once, slowest first) while the Python suite runs beside them (its log is printed
-# after the C groups); then the libFuzzer harnesses (make fuzz-test). Prints the time of each
+# $TEST_PAR at once, slowest first) while the Python suite and the fuzz build run beside them
+# (the Python log is printed after the C groups); then the libFuzzer harnesses, all at once. Prints the time of each
 # phase and of each group, and last the closing "tests: N passed, N failed, N skipped" line.
 set -u
 cd "$(dirname "$0")/.."
@@ -18,6 +18,13 @@ t1=$(now)
 if [ $brc -ne 0 ]; then echo "tests: 0 passed, 1 failed, 0 skipped (the ASan build failed)"; exit 1; fi
 
 rm -f "$A/test-c.counts" "$A/test-py.counts"
+# The fuzz harnesses build (clang) beside the groups: the groups mostly wait on servers and pipes
+# (make test used about a third of two cores), so the build costs them little.
+fz=
+if [ -n "$("${MK[@]}" -s print-fuzz-cc)" ]; then
+    nice -n 5 "${MK[@]}" fuzz-build >"$A/fuzz-build.log" 2>&1 &
+    fz=$!
+fi
 "${MK[@]}" asan-test-py >"$A/test-py.log" 2>&1 &
 py=$!
 TIMES_FILE="$A/group-times" "${MK[@]}" asan-test-c
@@ -29,6 +36,7 @@ t3=$(now)
 echo "---- Python suite (ran beside the C groups) ----"
 cat "$A/test-py.log"
 
+if [ -n "$fz" ] && ! wait $fz; then cat "$A/fuzz-build.log"; fi
 "${MK[@]}" fuzz-test
 frc=$?
 t4=$(now)
