@@ -299,11 +299,15 @@ def main():
           "brute-force steps. The strongest baseline is the lowest of bottom-up, top-down, CoSA-like and "
           "random-pruned, each run under the energy objective.\n")
     print(pol + "\n")
+    verdict = ("**Met.**" if n >= 12 and wins >= 9 and sep >= 6 else
+               "**Not met as stated: only %d of the 12 pairs were run.**" % n if n < 12 else "**Not met.**")
     print("**Target** (issue 26: trained greedy below the untrained control on at least 9 of 12 pairs, "
           "intervals apart on at least 6): trained greedy is below the untrained greedy pass on **%d of %d** pairs "
-          "run, with intervals apart on **%d**; below the untrained sampled pass on %d of %d (apart on %d). %s\n" % (
-              wins, n, sep, wins_s, n, sep_s,
-              "**Not met.**" if n < 12 or wins < 9 or sep < 6 else "Met."))
+          "run, with intervals apart on **%d**; below the untrained sampled pass on **%d of %d** (apart on %d). %s "
+          "The untrained greedy pass is the argmax of a randomly initialised network, which concentrates on a few "
+          "actions whatever the layer (seed 2 on ResNet-50 / Eyeriss v1: three actions make 87%% of its 864 steps), "
+          "so its result swings with the seed; the untrained sampled pass, the same network sampling, is the "
+          "stronger control.\n" % (wins, n, sep, wins_s, n, sep_s, verdict))
     print("## Learning curves (energy objective)\n")
     print("Greedy network energy (pJ, mean over seeds) after 0, ... episodes of training, beside the untrained "
           "policy's greedy pass (the same network at episode 0, flat by construction), and the mean objective "
@@ -336,15 +340,19 @@ READING = """- **The models are not the cause**: our MAC totals are the standard
   more cycles than ResNet-50 with 19x fewer MACs), which no MAC-bound model gives; they point to
   per-layer fixed costs, a latency-bound model or another reading of Table 4. Our `tpu_v3` preset takes
   Table 4 literally (8/32/3 KB local buffers *per PE* across 32,768 PEs per chip: 1.4 GB of PE-local
-  SRAM), which makes schedules near-ideal. We keep that literal preset and add `tpu_v3_vmem`
+  SRAM), so capacity constrains almost nothing (the previous run's RL reached 86% of the MAC bound on
+  ResNet-50). We keep that literal preset and add `tpu_v3_vmem`
   (docs/sched.md): two 128x128 MXUs per TensorCore as one 256x128 array, no per-PE buffer (one weight
   register per cell), the TensorCore's 16 MiB vector memory as the shared unified buffer, 2x8 TensorCores
   (8 chips of 2), HBM at 8 x 900 GB/s. Neither brings the TPU into the paper's regime; the gap is the
   architecture and energy description, which the paper does not publish.
-- **Eyeriss v1** is the one preset in the same regime as the paper (energies within 0.6-2x, cycles 1.5-5x).
+- **Eyeriss v1** is the one preset whose utilisation is in the paper's range (ResNet-50: bottom-up at 23% of
+  the MAC bound against the paper's N at 15%, energy 1.65x the paper's); MobileNet-v3 is 3-10x below the
+  paper's figures even there.
 - **Baselines** are our NeuroSpector-, ZigZag-, CoSA- and Timeloop-mapper-like heuristics inside sched-v0
   (docs/sched.md), each run under the objective of its table. Bottom-up's first pass minimises DRAM
-  traffic whatever the objective, so under cycles top-down is usually the strongest baseline.
+  traffic whatever the objective; under cycles it is the strongest baseline only on ResNet-50 / TPU v3
+  (literal preset): top-down is on Eyeriss v1, random-pruned on Simba and the other TPU rows.
 - **Layers**: our zoo keeps every conv/fc layer (ResNet-50 54 vs the paper's 50, MobileNet-v3 64 vs 57,
   Inception-v4 150 vs 149).
 """
