@@ -128,6 +128,7 @@ T1=$(date +%s)
 # ---------------------------------------------------------------- transfer (Figure 5)
 TRANS=$WORK/transfer.tsv
 : > "$TRANS"
+: > "$TRANS.capacity"
 for src in $WORKLOADS; do
     var="EGRL_SEEDS_$src"
     for s in ${!var:-$SEEDS}; do
