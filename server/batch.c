@@ -3,7 +3,9 @@
 
 #include "batch_block.h"
 #include "cache_key.h"
+#include "peers.h"
 #include "reply_slot.h"
+#include "worker.h"
 #include "common/env_limits.h"
 
 #include <math.h>
@@ -222,6 +224,12 @@ static void encode_point(const lean_batch *b, int64_t k, unsigned char *buf, siz
     *len = n;
 }
 
+/* the client (peers.h) of the router's batch record `owner` (0 without one) */
+static uint64_t owner_peer(const void *owner) {
+    const batch *bt = owner;
+    return bt && bt->parent && bt->parent->peer ? bt->parent->peer->key : 0;
+}
+
 /* The in-flight table's key for point key `key` of b: the cache key with b's client mixed in,
  * so identical points merge only within one client (batch.h). */
 static const unsigned char *pending_key(const lean_batch *b, const unsigned char *key, unsigned char out[HW_CACHE_KEY]) {
@@ -293,10 +301,10 @@ static void reply_slots(lean_batch *b, msgpack_sbuffer *sb) {
 }
 
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache, size_t max_elems,
-                       void *owner, uint64_t peer, msgpack_sbuffer *reply, hw_err *err) {
+                       void *owner, msgpack_sbuffer *reply, hw_err *err) {
     lean_batch *b = xcalloc(1, sizeof *b);
     b->owner = owner;
-    b->peer = peer;
+    b->peer = owner_peer(owner);
     b->lean = hw_env_lean_find(env_id);
     if (parse_points(b, hw_mp_get(root, "points"), max_elems, err) || parse_metrics(b, hw_mp_get(root, "metrics"), env_id, err)) {
         lean_free(b);

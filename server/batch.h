@@ -72,12 +72,12 @@ typedef struct lean_batch {
 /* Router: parses the request's points and metrics for env `env_id` (config: the session's
  * config, else the request's "config" is hashed as msgpack), computes keys, answers hits and
  * merges in-flight points (cache may be NULL). `owner` is the router's batch record, handed back
- * to `resolved` callbacks. `peer` is the client (server/peers.h): a point merges only with an
- * identical point in flight for the same client, so no client waits for another's slow batch or
- * gets its failure; a merged point's error names its own index. reply: the reply buffer, holding just the {"id","ok"} header (the
+ * to `resolved` callbacks; its parent task's client (server/peers.h) is the batch's peer: a point
+ * merges only with an identical point in flight for the same client, so no client waits for
+ * another's slow batch or gets its failure; a merged point's error names its own index. reply: the reply buffer, holding just the {"id","ok"} header (the
  * "reward" and "feasible" fields are laid out in it and written in place), or NULL. */
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache,
-                       size_t max_elems, void *owner, uint64_t peer, msgpack_sbuffer *reply, hw_err *err);
+                       size_t max_elems, void *owner, msgpack_sbuffer *reply, hw_err *err);
 /* Router, before dispatching: the todo list is split into `n` slices (slice s gets an index). */
 void lean_set_slices(lean_batch *b, int n);
 void lean_free(lean_batch *b);

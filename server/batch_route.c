@@ -50,8 +50,8 @@ void route_batch(router *r, task *t) {
             goto fail;
         }
         reply_begin(t, LEAN_REPLY_FIELDS); /* the reply's result arrays are the batch's (lean_begin) */
-        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, t->peer->key, &t->reply, &err)))
-            goto fail;
+        b->parent = t; /* lean_begin tells the client's own cache hits from others' (batch.c batch_peer) */
+        if (!(b->lean = lean_begin(t->msg.root, b->env_id, b->config, r->cache, r->lim.max_elems, b, &t->reply, &err))) goto fail;
         b->n = b->lean->ntodo; /* slices index the points to evaluate */
     } else if (pts && pts->type == MSGPACK_OBJECT_ARRAY) {
         b->list = pts;

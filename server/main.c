@@ -106,8 +106,8 @@ int main(int argc, char **argv) {
         {"session-mem-mb", required_argument, 0, 'M'}, {"max-config-values", required_argument, 0, 'C'},
         {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
-        {"max-queued-peer-mb", required_argument, 0, 1003}, {"reclaim-idle", required_argument, 0, 1004},
-        {"slice-ms", required_argument, 0, 1005},
+        {"max-queued-peer-mb", required_argument, 0, 1101}, {"reclaim-idle", required_argument, 0, 1102},
+        {"slice-ms", required_argument, 0, 1103},
         {0, 0, 0, 0}};
     int c;
     double x;
@@ -143,9 +143,9 @@ int main(int argc, char **argv) {
         case 1001: o.cache_path = optarg; break;
         case 1002: if (parse_num("--cache-mb", optarg, 0.001, 1 << 20, &x)) return 2; o.cache_mb = x; break;
         case 'A': o.curve_allow = optarg; break;
-        case 1003: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
-        case 1004: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
-        case 1005: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
+        case 1101: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
+        case 1102: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
+        case 1103: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
         case 'K': return hw_auth_keygen();
         case 'l':
             for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);
