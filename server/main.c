@@ -137,15 +137,15 @@ int main(int argc, char **argv) {
         case 'C': if (parse_num("--max-config-values", optarg, 16, 1 << 26, &x)) return 2; o.max_config_values = (size_t)x; break;
         case 'Q': if (parse_num("--max-queued-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued = (size_t)(x * 1048576.0); break;
         case 'q': if (parse_num("--max-queued-session-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_session = (size_t)(x * 1048576.0); break;
+        case 1101: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
+        case 1102: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
+        case 1103: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
         case 'R': if (parse_num("--server-mem-mb", optarg, 1, 1 << 26, &x)) return 2; o.server_mem = (size_t)(x * 1048576.0); break;
         case 'F': if (parse_num("--max-file-mb", optarg, 0.001, 1 << 14, &x)) return 2; o.max_file = (size_t)(x * 1048576.0); break;
         case 'S': o.curve_secret = optarg; break;
         case 1001: o.cache_path = optarg; break;
         case 1002: if (parse_num("--cache-mb", optarg, 0.001, 1 << 20, &x)) return 2; o.cache_mb = x; break;
         case 'A': o.curve_allow = optarg; break;
-        case 1101: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
-        case 1102: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
-        case 1103: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
         case 'K': return hw_auth_keygen();
         case 'l':
             for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);
