@@ -134,10 +134,13 @@ int main(int argc, char **argv) {
         kill(srv, SIGKILL);
         return 1;
     }
-    hwc_set_timeout(v, 30000);
+    hwc_set_timeout(v, 10000); /* a victim op not answered in 10 s is reported as a failure */
     double *mk0 = calloc((size_t)R, sizeof(double)), *all0 = calloc((size_t)R, sizeof(double));
     double *mk1 = calloc((size_t)R, sizeof(double)), *all1 = calloc((size_t)R, sizeof(double));
-    if (!mk0 || !all0 || !mk1 || !all1 || victim(v, R, mk0, all0, 0)) return 1;
+    if (!mk0 || !all0 || !mk1 || !all1 || victim(v, R, mk0, all0, 0)) {
+        kill(srv, SIGKILL);
+        return 1;
+    }
     pid_t att[4];
     for (int k = 0; k < 4; k++)
         if ((att[k] = fork()) == 0) attacker(xep, k % 2);
@@ -150,7 +153,12 @@ int main(int argc, char **argv) {
     json_int_t queued = stat_int(v, "fair_queued"), inflight = stat_int(v, "inflight");
     for (int k = 0; k < 4; k++) kill(att[k], SIGKILL);
     for (int k = 0; k < 4; k++) waitpid(att[k], NULL, 0);
-    if (rc) return 1;
+    if (rc) {
+        printf("victim make under attack: an op was not answered within 10 s (goal < 1000 ms on 2 cores) FAIL\n");
+        kill(srv, SIGKILL);
+        waitpid(srv, NULL, 0);
+        return 1;
+    }
     printf("victim (libhwgym, another address) round of make + reset + step + close on diag-v0, %d rounds each; 2 workers:\n", R);
     report("make, no attack:", mk0, R);
     report("make, under attack:", mk1, R);

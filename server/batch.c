@@ -3,6 +3,7 @@
 
 #include "batch_block.h"
 #include "cache_key.h"
+#include "peers.h"
 #include "reply.h"
 #include "reply_slot.h"
 #include "worker.h"

@@ -1,7 +1,9 @@
 /* batch_route.h - evaluate_batch on the router thread: the request's session or env and config,
- * the lean form (batch.h: cache lookups, in-flight merging) or the JSON form, the fan-out of the
- * points to evaluate as one slice per worker (split by index, no copy), the gather of the
- * slices, and the reply (or TIMEOUT when a slice passed the request deadline). */
+ * the lean form (batch.h: cache lookups, in-flight merging) or the JSON form, the batch waiting
+ * in its client's fair queue, slices cut by index (no copy) as workers come free and sized by the
+ * measured cost per point (fair_pump, which also hands out queued session-less evaluate/spaces),
+ * the gather of the slices (requeueing what a slice's time budget left), and the reply (or
+ * TIMEOUT when a slice passed the request deadline). docs/security.md "Fairness between clients". */
 #ifndef HW_BATCH_ROUTE_H
 #define HW_BATCH_ROUTE_H
 

@@ -139,8 +139,8 @@ int main(int argc, char **argv) {
         {"session-mem-mb", required_argument, 0, 'M'}, {"max-config-values", required_argument, 0, 'C'},
         {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
-        {"max-queued-peer-mb", required_argument, 0, 1010}, {"reclaim-idle", required_argument, 0, 1011},
-        {"slice-ms", required_argument, 0, 1012},
+        {"max-queued-peer-mb", required_argument, 0, 1101}, {"reclaim-idle", required_argument, 0, 1102},
+        {"slice-ms", required_argument, 0, 1103},
         {0, 0, 0, 0}};
     int c, curve_any = 0;
     double x;
@@ -170,6 +170,9 @@ int main(int argc, char **argv) {
         case 'C': if (parse_num("--max-config-values", optarg, 16, 1 << 26, &x)) return 2; o.max_config_values = (size_t)x; break;
         case 'Q': if (parse_num("--max-queued-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued = (size_t)(x * 1048576.0); break;
         case 'q': if (parse_num("--max-queued-session-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_session = (size_t)(x * 1048576.0); break;
+        case 1101: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
+        case 1102: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
+        case 1103: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
         case 'R': if (parse_num("--server-mem-mb", optarg, 1, 1 << 26, &x)) return 2; o.server_mem = (size_t)(x * 1048576.0); break;
         case 'F': if (parse_num("--max-file-mb", optarg, 0.001, 1 << 14, &x)) return 2; o.max_file = (size_t)(x * 1048576.0); break;
         case 'S': o.curve_secret = optarg; break;
@@ -178,9 +181,6 @@ int main(int argc, char **argv) {
         case 1004: o.cache_shared = 1; break;
         case 'A': o.curve_allow = optarg; break;
         case 1003: curve_any = 1; break;
-        case 1010: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
-        case 1011: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
-        case 1012: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
         case 'K': return hw_auth_keygen();
         case 'l':
             for (int i = 0; i < hw_registry_count(); i++) printf("%-16s %s\n", hw_registry_at(i)->id, hw_registry_at(i)->summary);

@@ -1,8 +1,9 @@
 /* router.c - hwgym-server's main thread (see server.h).
- * Owns: the ROUTER socket, request decoding and validation, the session table (token ->
- * session, pinned worker), dispatch to workers, idle-session reaping, and the drain on
- * SIGTERM/SIGINT. evaluate_batch's fan-out and gather are in batch_route.c, the stats op in
- * stats.c (router_int.h: what they share). */
+ * Owns: the ROUTER socket, request decoding and validation, each request's client (peers.h),
+ * make (per-client caps, reclaiming idle sessions), dispatch to workers (a session's worker,
+ * moved off one busy with session-less work), idle-session reaping, and the drain on
+ * SIGTERM/SIGINT. The session table is in table.c, evaluate_batch's slicing and the fair queue's
+ * pump in batch_route.c, the stats op in stats.c (router_int.h: what they share). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

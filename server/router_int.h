@@ -29,7 +29,6 @@ typedef struct router {
     worker *w;
     int nw;
     int *wsessions;           /* sessions assigned per worker */
-    int rr;                   /* round robin for session-less work */
     table_ent **buckets;
     size_t nbuckets, nsessions;
     int64_t inflight;         /* tasks out at workers */
