@@ -1,6 +1,7 @@
 /* router_int.h - router internals shared by the files that run on the router thread (router.c,
  * batch_route.c, stats.c); not used by the workers. Owns: the router record and the session
- * table's entry types; declarations of router.c's task helpers and of the fair pump. */
+ * table's entry types; declarations of router_core.c's task helpers, table.c's session table and
+ * the fair pump. */
 #ifndef HW_ROUTER_INT_H
 #define HW_ROUTER_INT_H
 

@@ -1,5 +1,6 @@
 /* worker_int.h - worker internals shared by the files that run worker ops (worker.c, multi.c,
- * batch_slice.c, snapshot.c); not used by the router. Owns nothing: declarations of worker.c's helpers. */
+ * batch_slice.c, snapshot.c); not used by the router. Owns nothing: declarations of
+ * worker_core.c's helpers, the layer below all four (so none of them calls back up). */
 #ifndef HW_WORKER_INT_H
 #define HW_WORKER_INT_H
 
@@ -8,6 +9,8 @@
 /* hands a finished task back to the router */
 void send_back(worker *w, task *t);
 void pack_space(msgpack_packer *pk, const hw_space *s);
+/* a step's info object (an empty map for NULL) */
+void pack_info(msgpack_packer *pk, json_t *info);
 /* the worker's env for (env_id, config), created on a miss (WORKER_CACHE entries, LRU) */
 void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err);
 /* frees a snapshot record's env states and flags */

@@ -1,0 +1,142 @@
+/* router_core.c - the router thread's task core (router_int.h), below router.c and the files
+ * that run on the router thread beside it (batch_route.c, stats.c): freeing tasks, sending
+ * replies and finishing a request (latency, peer release), the bounded queues and their
+ * charges, handing a task to a worker, and finding a request's session. Calls down only (the
+ * session table, peers, op names, the latency histograms). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reply.h"
+#include "router_int.h"
+
+void task_free(task *t) {
+    for (int i = 0; i < t->nenv; i++) zmq_msg_close(&t->env[i]);
+    if (t->decoded) hw_msg_free(&t->msg);
+    if (t->has_body) zmq_msg_close(&t->body);
+    msgpack_sbuffer_destroy(&t->reply);
+    free(t);
+}
+
+static void free_buf(void *data, void *hint) {
+    (void)hint;
+    free(data);
+}
+
+static void send_reply(router *r, task *t) {
+    if (!t->nenv || !t->reply.size) return; /* internal task, or nothing to say */
+    for (int i = 0; i < t->nenv; i++) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        zmq_msg_copy(&m, &t->env[i]);
+        if (zmq_msg_send(&m, r->sock, ZMQ_SNDMORE) < 0) {
+            zmq_msg_close(&m);
+            return; /* peer gone */
+        }
+    }
+    zmq_msg_t m;
+    zmq_msg_init_data(&m, t->reply.data, t->reply.size, free_buf, NULL);
+    t->reply.data = NULL;
+    t->reply.size = t->reply.alloc = 0;
+    if (zmq_msg_send(&m, r->sock, 0) < 0) zmq_msg_close(&m);
+}
+
+void finish(router *r, task *t) {
+    if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (hw_now() - t->t0) * 1e6);
+    else if (t->op < 0) hw_hist_add(&r->hist_bad, (hw_now() - t->t0) * 1e6);
+    if (t->failed) r->errors++;
+    if (t->op == OP_STEP && !t->failed) r->steps++;
+    send_reply(r, t);
+    peer *p = t->peer; /* held by the task since on_request */
+    task_free(t);
+    if (p) {
+        p->holds--;
+        peers_gc(&r->P, p);
+    }
+}
+
+size_t task_bytes(const task *t) { return t->has_body ? zmq_msg_size((zmq_msg_t *)&t->body) : 0; }
+
+/* Bounded queues: refuses (LIMIT) a request whose bytes would push the bytes held by queued
+ * requests of its session or of the whole server over the operator's limits. */
+bool queue_full(router *r, task *t, session *s) {
+    size_t n = task_bytes(t);
+    if (r->queued + n > r->o->max_queued) {
+        reply_fail(t, HW_E_LIMIT, "the server holds %zu bytes of queued requests (--max-queued-mb); retry later", r->queued);
+        return true;
+    }
+    if (s && t->op != OP_CLOSE && s->queued + n > r->o->max_queued_session) { /* close always gets through */
+        reply_fail(t, HW_E_LIMIT, "this session holds %zu bytes of queued requests (--max-queued-session-mb); wait for replies", s->queued);
+        return true;
+    }
+    if (t->peer && t->op != OP_CLOSE && t->peer->queued + n > r->o->max_queued_peer) {
+        reply_fail(t, HW_E_LIMIT, "this client (%s) holds %zu bytes of queued requests (--max-queued-peer-mb); wait for replies",
+                   t->peer->label, t->peer->queued);
+        return true;
+    }
+    return false;
+}
+
+void charge(router *r, task *t) {
+    size_t n = task_bytes(t);
+    r->queued += n;
+    if (t->s) {
+        t->s->queued += n;
+        peers_session_touch(t->s, hw_now());
+    }
+    if (t->peer) t->peer->queued += n;
+    t->dispatched = true;
+}
+
+void discharge(router *r, task *t) {
+    size_t n = task_bytes(t);
+    r->queued -= n;
+    if (t->s) t->s->queued -= n;
+    if (t->peer) t->peer->queued -= n;
+}
+
+static bool is_fair(const task *t) {
+    return t->op == OP_BATCH_SLICE || (!t->s && (t->op == OP_EVALUATE || t->op == OP_SPACES));
+}
+
+void send_task(router *r, task *t, int wi) {
+    if (t->s) t->s->inflight++;
+    r->inflight++;
+    r->wout[wi]++;
+    t->fair = is_fair(t);
+    if (t->fair) {
+        r->wsl[wi]++;
+        peer *p = t->op == OP_BATCH_SLICE ? t->b->parent->peer : t->peer;
+        if (p) p->running++;
+    }
+    t->at = wi;
+    t->dispatched = true;
+    t->next = NULL;
+    while (zmq_send(r->push[wi], &t, sizeof t, 0) < 0 && errno == EINTR) {
+    }
+}
+
+void dispatch(router *r, task *t, int wi) {
+    charge(r, t);
+    send_task(r, t, wi);
+}
+
+session *lookup(router *r, task *t, bool required, hw_err *err) {
+    char tok[80];
+    const msgpack_object *o = hw_mp_get(t->msg.root, "session");
+    if (!o || o->type == MSGPACK_OBJECT_NIL) {
+        if (required) hw_fail(err, HW_E_BAD_REQUEST, "field 'session' is required for %s", hw_op_name_of(t->op));
+        else hw_err_clear(err);
+        return NULL;
+    }
+    if (hw_mp_str(t->msg.root, "session", NULL, tok, sizeof tok, err)) return NULL;
+    session *s = table_get(r, tok);
+    char why = s ? 0 : peers_reclaimed(&r->P, tok);
+    if (why)
+        hw_fail(err, HW_E_UNKNOWN_SESSION,
+                "session '%.40s' was reclaimed while idle: %s, and it was the least recently used idle session of %s; make a new one",
+                tok, why == 'p' ? "its client reached --max-sessions-per-client" : "the server's session table was full (--max-sessions)",
+                why == 'p' ? "that client" : "the client holding the most sessions");
+    else if (!s) hw_fail(err, HW_E_UNKNOWN_SESSION, "unknown session '%.40s' (closed, reaped after the TTL, or never made)", tok);
+    return s;
+}

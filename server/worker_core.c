@@ -1,0 +1,135 @@
+/* worker_core.c - what the files that run worker ops share (worker_int.h): the clock, handing a
+ * task back to the router, packing spaces and infos, the worker's env cache, snapshot records,
+ * seeds, and the single-env reset/step that multi-agent barriers also run. It sits below worker.c
+ * (the op dispatch) and below multi.c, snapshot.c and batch_slice.c, and calls none of them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache_files.h"
+#include "policy.h"
+#include "registry.h"
+#include "reply.h"
+#include "worker_int.h"
+
+static void *xcalloc(size_t n, size_t sz) {
+    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    if (!p) abort();
+    return p;
+}
+
+double hw_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void send_back(worker *w, task *t) {
+    while (zmq_send(w->push, &t, sizeof t, 0) < 0 && errno == EINTR) {
+    }
+}
+
+void pack_space(msgpack_packer *pk, const hw_space *s) {
+    json_t *j = hw_space_to_json(s);
+    hw_pack_json(pk, j);
+    json_decref(j);
+}
+
+void pack_info(msgpack_packer *pk, json_t *info) {
+    if (info) hw_pack_json(pk, info);
+    else msgpack_pack_map(pk, 0);
+}
+
+void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err) {
+    char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("{}");
+    /* and the identity of the data files it names: a changed file builds a new env (issue 28) */
+    char *files = hw_cache_files_stamp(&w->files, config);
+    if (!files && asprintf(&files, "\nnot reused %llu", (unsigned long long)++w->tick) < 0) abort(); /* too many paths to stamp */
+    size_t kl = strlen(env_id) + strlen(cfg) + strlen(files) + 3;
+    char *key = xcalloc(kl, 1);
+    snprintf(key, kl, "%s\n%s\n%s", env_id, cfg, files);
+    free(cfg);
+    free(files);
+    int victim = 0;
+    for (int i = 0; i < WORKER_CACHE; i++) {
+        if (w->cache[i].key && strcmp(w->cache[i].key, key) == 0) {
+            w->cache[i].used = ++w->tick;
+            free(key);
+            *fam = w->cache[i].fam;
+            return w->cache[i].env;
+        }
+        if (w->cache[i].used < w->cache[victim].used) victim = i;
+    }
+    hw_env_ctx ctx = hw_policy_ctx(w->opts, &w->files, env_id);
+    void *env = hw_env_create_ctx(env_id, config, &ctx, fam, err);
+    if (!env) {
+        free(key);
+        return NULL;
+    }
+    if (w->cache[victim].env) w->cache[victim].fam->destroy(w->cache[victim].env);
+    free(w->cache[victim].key);
+    w->cache[victim].key = key;
+    w->cache[victim].fam = *fam;
+    w->cache[victim].env = env;
+    w->cache[victim].used = ++w->tick;
+    return env;
+}
+
+void snap_free(session *s, snap_rec *r) {
+    for (int i = 0; i < s->num_envs; i++)
+        if (r->snaps[i]) s->fam->snapshot_free(r->snaps[i]);
+    free(r->snaps);
+    free(r->started);
+    free(r->needs_reset);
+}
+
+int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *what) {
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        *out = o->via.u64;
+        return 0;
+    }
+    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+        return hw_fail(err, HW_E_BAD_REQUEST, "%s: seeds must be non-negative integers", what);
+    return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an integer seed", what);
+}
+
+/* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
+int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets,
+                      int ntargets, hw_err *err) {
+    json_t *info = json_object();
+    hw_step_out out;
+    memset(&out, 0, sizeof out);
+    int rc = act ? s->fam->step(s->envs[0], act, &out, info, err) : s->fam->reset(s->envs[0], seed, opts, &out.obs, info, err);
+    if (rc) {
+        json_decref(info);
+        return -1;
+    }
+    if (act) atomic_fetch_add_explicit(&w->env_steps, 1, memory_order_relaxed);
+    else s->started[0] = true;
+    for (int k = 0; k < ntargets; k++) {
+        task *t = targets[k];
+        bool joint = s->kind == SK_MULTI && act;
+        msgpack_packer pk = reply_begin(t, act ? 5 + joint : 2);
+        hw_pack_cstr(&pk, "obs");
+        hw_pack_obs(&pk, &out.obs);
+        if (act) {
+            hw_pack_cstr(&pk, "reward");
+            msgpack_pack_double(&pk, out.reward);
+            hw_pack_cstr(&pk, "terminated");
+            hw_pack_bool(&pk, out.terminated);
+            hw_pack_cstr(&pk, "truncated");
+            hw_pack_bool(&pk, out.truncated);
+        }
+        hw_pack_cstr(&pk, "info");
+        pack_info(&pk, info);
+        if (joint) {
+            hw_pack_cstr(&pk, "action");
+            msgpack_pack_array(&pk, act->n);
+            for (size_t i = 0; i < act->n; i++) msgpack_pack_int64(&pk, act->i[i]);
+        }
+    }
+    json_decref(info);
+    return 0;
+}
