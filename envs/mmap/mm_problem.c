@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/hw_files.h"
+#include "hw_codec.h"
 #include "mm_internal.h"
 
 static void *xcalloc(size_t n, size_t s) {
@@ -484,44 +485,12 @@ json_t *mm_msgpack_to_json(const char *data, size_t len, hw_err *err) {
     return j;
 }
 
-static void pack_json(msgpack_packer *pk, const json_t *j) {
-    switch (json_typeof(j)) {
-    case JSON_OBJECT: {
-        msgpack_pack_map(pk, json_object_size(j));
-        const char *k;
-        json_t *v;
-        json_object_foreach((json_t *)j, k, v) {
-            size_t n = strlen(k);
-            msgpack_pack_str(pk, n);
-            msgpack_pack_str_body(pk, k, n);
-            pack_json(pk, v);
-        }
-        break;
-    }
-    case JSON_ARRAY:
-        msgpack_pack_array(pk, json_array_size(j));
-        for (size_t i = 0; i < json_array_size(j); i++) pack_json(pk, json_array_get(j, i));
-        break;
-    case JSON_STRING: {
-        size_t n = json_string_length(j);
-        msgpack_pack_str(pk, n);
-        msgpack_pack_str_body(pk, json_string_value(j), n);
-        break;
-    }
-    case JSON_INTEGER: msgpack_pack_int64(pk, json_integer_value(j)); break;
-    case JSON_REAL: msgpack_pack_double(pk, json_real_value(j)); break;
-    case JSON_TRUE: msgpack_pack_true(pk); break;
-    case JSON_FALSE: msgpack_pack_false(pk); break;
-    default: msgpack_pack_nil(pk); break;
-    }
-}
-
 char *mm_json_to_msgpack(const json_t *doc, size_t *len) {
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    pack_json(&pk, doc);
+    hw_pack_json(&pk, doc); /* the protocol's JSON-to-msgpack packer (hw_codec.h) */
     *len = sb.size;
     char *out = malloc(sb.size ? sb.size : 1);
     if (!out) abort();
