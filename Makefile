@@ -20,7 +20,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) gsl 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lgsl -lpthread -lm
 CRIT_LIBS := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-INCS := -I. -Iprotocol -Ienvs -Iserver -Iclients/c -Iagents/lib
+# agents/lib is in rooms (agents/lib/README.md): nn, rl, search, run; headers are found by name
+AGENTLIB_ROOMS := nn rl search run
+INCS := -I. -Iprotocol -Ienvs -Iserver -Iclients/c $(patsubst %,-Iagents/lib/%,$(AGENTLIB_ROOMS))
 CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(SAN) -Wall -Wextra -Werror -fPIC -MMD -MP $(INCS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SAN) $(EXTRA_LDFLAGS)
 
@@ -37,7 +39,7 @@ ENV_SRC := envs/registry.c $(foreach f,$(ENV_FAMS),$(wildcard envs/$(f)/*.c))
 SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLIENT_SRC := $(wildcard clients/c/*.c)
 CLI_SRC := $(wildcard clients/cli/*.c)
-AGENTLIB_SRC := $(wildcard agents/lib/*.c)
+AGENTLIB_SRC := $(foreach r,$(AGENTLIB_ROOMS),$(wildcard agents/lib/$(r)/*.c))
 TESTCOMMON_SRC := $(wildcard tests/c/common/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 

@@ -1,4 +1,4 @@
-/* fuzz_checkpoint.c - libFuzzer harness for the checkpoint reader (agents/lib/checkpoint.c,
+/* fuzz_checkpoint.c - libFuzzer harness for the checkpoint reader (agents/lib/run/checkpoint.c,
  * issue 28 finding 3): every entry a file can hold goes through ag_ckpt_add_entry's checks, then
  * every getter is called on it with the sizes a resuming agent would ask for. Two input forms:
  *  - "SQLite format 3\0...": a whole checkpoint file, read with ag_ckpt_load (owner "main");

@@ -70,7 +70,7 @@ def main():
 
 
 # fuzz_checkpoint: entry records [name length][name][type][count i64][bytes u16][data] and one
-# whole checkpoint file (the schema of agents/lib/checkpoint.c; owner "main")
+# whole checkpoint file (the schema of agents/lib/run/checkpoint.c; owner "main")
 CK_ENTRIES = [
     ("w", 1, 3, struct.pack("<3d", 0.5, -1.0, 2.0)),
     ("i", 2, 2, struct.pack("<2q", 7, -7)),

@@ -254,7 +254,7 @@ ELAPSED=$(( $(date +%s) - T0 ))
     echo "(docs/zoo.md). dram-v0 (Figure 2) uses one fixed ArchGym-style trace per workload"
     echo "(\`archgym_random\` / \`archgym_stream\`: 10,000 reads, one per cycle, \`trace_seed\` 1) and the"
     echo "paper's Table 1 ranges. Every PPO-family agent uses the same observation/reward normalisation"
-    echo "(agents/lib/ag_norm.h: log-running observations, return-std rewards)."
+    echo "(agents/lib/nn/ag_norm.h: log-running observations, return-std rewards)."
     echo
     echo "The trial data of every table is in \`marl-data/\` (xz CSV, the lead worker's rewards per run)."
     echo "Recompute this file from it alone: \`scripts/marl-report-from-data.sh $OUT/marl-data OUT.md\`."

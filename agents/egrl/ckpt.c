@@ -1,4 +1,4 @@
-/* ckpt.c - hwgym-egrl's checkpoints and --resume (agents/lib/checkpoint.h, docs/egrl.md):
+/* ckpt.c - hwgym-egrl's checkpoints and --resume (agents/lib/run/checkpoint.h, docs/egrl.md):
  * the whole run state at a generation boundary (before an evaluate_batch): the RNG, the
  * population (GNN weights, Boltzmann priors and temperatures, fitness), the SAC-discrete
  * learner (actor, twin critics and targets, the three Adam optimisers) and its shared replay,

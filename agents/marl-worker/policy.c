@@ -33,7 +33,7 @@ struct marl_policy {
     int P;
     double *theta, *m, *v;
     int t_adam, updates;
-    /* observation and reward normalisation (agents/lib/ag_norm.h, shared with hwgym-ppo) */
+    /* observation and reward normalisation (agents/lib/nn/ag_norm.h, shared with hwgym-ppo) */
     ag_norm *nz;
     int obs_norm, rew_norm;
     /* rollout */

@@ -34,7 +34,7 @@ void marl_policy_observe(marl_policy *p, double reward, bool done);
 /* Number of PPO updates so far. */
 int marl_policy_updates(const marl_policy *p);
 
-/* Checkpoints (agents/lib/checkpoint.h): the policy's whole state (RNG, counters, normalisers,
+/* Checkpoints (agents/lib/run/checkpoint.h): the policy's whole state (RNG, counters, normalisers,
  * weights, Adam moments, the rollout). get needs a policy made with the same kind/config/dims. */
 struct ag_ckpt;
 void marl_policy_ckpt_put(const marl_policy *p, struct ag_ckpt *c);

@@ -1,6 +1,6 @@
 /* hwgym-rlsched - the RL-Scheduling agent: PPO with action masking picks which 2 or 3 rows of
  * the scheduling table sched-v0 brute-forces next (docs/rlsched.md). The loop is in
- * agents/lib/rlsched.c; this is the command line. */
+ * agents/lib/rl/rlsched.c; this is the command line. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* ag_norm (agents/lib/ag_norm.h): the one observation/reward normalisation every PPO-family
+/* ag_norm (agents/lib/nn/ag_norm.h): the one observation/reward normalisation every PPO-family
  * agent uses, its defaults, and the option errors at the command line. */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* test_boltzmann_sacd.c - Boltzmann chromosome operators and the graph SAC-discrete learner
- * (agents/lib/boltzmann.h, sac_discrete.h). */
+ * (agents/lib/rl/boltzmann.h, sac_discrete.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>

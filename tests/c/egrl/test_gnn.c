@@ -1,4 +1,4 @@
-/* test_gnn.c - the Graph U-Net of graph attention layers (agents/lib/gnn.h): finite-difference
+/* test_gnn.c - the Graph U-Net of graph attention layers (agents/lib/nn/gnn.h): finite-difference
  * gradients of every parameter and of the input on a batched graph, graph construction,
  * top-k pooling, variable node counts and save/load. */
 #include <criterion/criterion.h>
