@@ -512,6 +512,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     zmq_setsockopt(r->replies, ZMQ_RCVHWM, &zero, sizeof zero);
     zmq_bind(r->replies, "inproc://hwgym-replies");
     for (int i = 0; i < r->nw; i++) {
+        r->w[i].mem_used = &r->mem_used;
         if (worker_start(&r->w[i], i, r->zctx, o) != 0) {
             fprintf(stderr, "hwgym-server: cannot start worker %d\n", i);
             return 2;

@@ -35,6 +35,7 @@ typedef struct router {
     int64_t inflight;         /* tasks out at workers */
     size_t queued;            /* request bytes held by tasks out at workers (--max-queued-mb) */
     size_t mem;               /* estimated bytes held by all sessions' envs (--server-mem-mb) */
+    atomic_llong mem_used;    /* the same, reserved by the workers at make: the budget's real check */
     double start;
     uint64_t requests, errors, reaped, steps;
     hw_hist hist[OP_COUNT];

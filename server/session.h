@@ -81,6 +81,7 @@ typedef struct session {
     int64_t next_snap;
     int max_snapshots;
     atomic_llong *snap_ctr; /* the worker's snapshot count (stats), set at make */
+    atomic_llong *mem_ctr;  /* the server's reserved env bytes this session holds mem_est of (make) */
     size_t max_values;      /* bound on JSON values converted per request (options) */
 } session;
 

@@ -29,6 +29,8 @@ static void *xcalloc(size_t n, size_t sz) {
 /* ---------------------------------------------------------------- session lifetime */
 
 void session_destroy_envs(session *s) {
+    if (s->mem_ctr) atomic_fetch_sub(s->mem_ctr, (long long)s->mem_est); /* the make's reservation */
+    s->mem_ctr = NULL;
     if (s->snap_ctr) atomic_fetch_sub(s->snap_ctr, s->nsnaps);
     for (int k = 0; k < s->nsnaps; k++) snap_free(s, &s->snaps[k]);
     free(s->snaps);
@@ -133,6 +135,20 @@ static void op_make(worker *w, task *t) {
                 hw_fail(&err, HW_E_LIMIT, "make: %lld envs of about %.1f MiB each exceed this server's memory budget of %.0f MiB for all sessions (--server-mem-mb)",
                         (long long)num_envs, (double)hw_env_mem_bytes(s->fam, s->envs[0]) / 1048576.0, (double)w->opts->server_mem / 1048576.0);
                 goto fail;
+            }
+            /* the server-wide budget holds for the sum, not only once it is reached: the
+             * estimate is reserved atomically against every worker's makes, and released when
+             * the session's envs are destroyed (session_destroy_envs) */
+            if (w->mem_used) {
+                long long want = (long long)s->mem_est, cur = atomic_load(w->mem_used);
+                do {
+                    if (cur + want > (long long)w->opts->server_mem) {
+                        hw_fail(&err, HW_E_LIMIT, "make: the server's sessions hold an estimated %.1f MiB and this one needs %.1f MiB more, past the memory budget of %.0f MiB for all sessions (--server-mem-mb); close some first",
+                                (double)cur / 1048576.0, (double)want / 1048576.0, (double)w->opts->server_mem / 1048576.0);
+                        goto fail;
+                    }
+                } while (!atomic_compare_exchange_weak(w->mem_used, &cur, cur + want));
+                s->mem_ctr = w->mem_used;
             }
         }
         if (hw_deadline_check("make", &err)) goto fail;

@@ -66,6 +66,8 @@ typedef struct worker {
     atomic_ullong env_steps;
     atomic_int nsessions;
     atomic_llong nsnapshots;     /* snapshots held by this worker's sessions (stats) */
+    atomic_llong *mem_used;      /* the server's: estimated bytes reserved by live sessions' envs
+                                  * (--server-mem-mb), shared by every worker; set by the router */
 } worker;
 
 /* Binds/connects the inproc sockets (call from the router thread) and starts the thread. */
