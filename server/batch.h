@@ -95,6 +95,8 @@ void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int6
 /* Router: the reply fields (5 of them) after the {"id","ok"} header; with the reward and
  * feasible already in place (lean_begin's reply), the other three are appended. */
 #define LEAN_REPLY_FIELDS 5
-void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb);  /* sb: pk's buffer */
+void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb);  /* sb: pk's buffer (batch_reply.c) */
+/* the value of metric `name` in a point's record (name length, name, double; NAN when absent) */
+double lean_rec_get(const unsigned char *p, size_t len, const char *name);
 
 #endif

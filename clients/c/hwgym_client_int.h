@@ -34,7 +34,11 @@ int exchange(hwc_client *c, req *q, rep *r, hw_err *err);
  * message; replies still in flight are dropped later as stale. Returns 0 or -1. */
 int exchange_pipe(hwc_client *c, int n, int window, void (*make)(void *ud, int i, req *q), int (*take)(void *ud, int i, rep *r, hw_err *err),
                   void *ud, hw_err *err);
-/* "session" / "env" / "config" fields (each only when non-NULL). */
+/* "session" / "env" / "config" fields (each only when non-NULL; hwgym_eval.c). */
 void pack_target(req *q, const char *token, const char *env, const json_t *config);
+/* the reply as JSON ("reply" prefixed to err's message on failure) */
+json_t *rep_json(rep *r, hw_err *err);
+/* reward/terminated/truncated of a reply: a scalar or an array of `num` into out */
+int get_nums(const msgpack_object *root, const char *key, int num, msgpack_zone *zone, double *out, hw_err *err);
 
 #endif
