@@ -168,8 +168,10 @@ json_t *call(void *sock, const char *fmt, ...) {
     return recv_reply(sock);
 }
 
+/* a missing reply (timeout) is an error too, so an assertion of "no error" cannot pass on silence */
 const char *err_code(const json_t *r) {
-    if (!r || json_is_true(json_object_get(r, "ok"))) return NULL;
+    if (!r) return "NO_REPLY";
+    if (json_is_true(json_object_get(r, "ok"))) return NULL;
     return json_string_value(json_object_get(json_object_get(r, "error"), "code"));
 }
 

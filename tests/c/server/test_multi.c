@@ -132,15 +132,22 @@ Test(multi, vanished_worker_is_superseded_by_a_restarted_one) {
     cli_close(dead);
     /* a restarted 'a' sends again (superseding), b and c complete the barrier */
     void *a = cli_new(S.ep), *b = cli_new(S.ep);
+    /* each part is proved read (a ping on its connection) before the next is sent: requests on
+     * different connections may be read in any order, and c's part overtaking a's once completed
+     * the barrier with the dead part, left a's reset waiting and failed a's step below */
     send_json(a, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"agent\":\"a\"}", tok);
+    json_decref(call(a, "{\"op\":\"ping\",\"v\":1}"));
     send_json(b, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"agent\":\"b\"}", tok);
+    json_decref(call(b, "{\"op\":\"ping\",\"v\":1}"));
     json_t *r = call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"agent\":\"c\"}", tok);
     cr_assert_null(err_code(r), "%s", err_msg(r));
     json_decref(r);
     r = recv_reply(a);
     cr_assert_null(err_code(r), "%s", err_msg(r));
     json_decref(r);
-    json_decref(recv_reply(b));
+    r = recv_reply(b);
+    cr_assert_null(err_code(r), "%s", err_msg(r));
+    json_decref(r);
     /* closing with a barrier open answers the waiter */
     send_json(a, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"agent\":\"a\",\"action\":[1,1]}", tok);
     json_decref(call(a, "{\"op\":\"ping\",\"v\":1}")); /* the step is queued before the close */
