@@ -76,4 +76,13 @@ typedef struct hw_env_family {
     size_t (*mem_bytes)(const void *env);
 } hw_env_family;
 
+/* The operations of a family whose functions share a prefix P and the suffixes below
+ * (P_create, P_destroy, P_aspace, P_ospace, P_reset, P_step, P_snapshot, P_restore,
+ * P_snap_free, P_evaluate, P_create_ctx, P_mem_bytes): a family's table is then
+ *     const hw_env_family hw_family_x = {.id = "x-v0", .summary = "...", HW_ENV_OPS(x)};  */
+#define HW_ENV_OPS(P)                                                                                                      \
+    .create = P##_create, .destroy = P##_destroy, .action_space = P##_aspace, .observation_space = P##_ospace,            \
+    .reset = P##_reset, .step = P##_step, .snapshot = P##_snapshot, .restore = P##_restore, .snapshot_free = P##_snap_free, \
+    .evaluate = P##_evaluate, .create_ctx = P##_create_ctx, .mem_bytes = P##_mem_bytes
+
 #endif

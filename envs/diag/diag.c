@@ -281,19 +281,8 @@ static size_t diag_mem_bytes(const void *p) {
 
 const hw_env_family hw_family_diag = {
     .id = "diag-v0",
-    .mem_bytes = diag_mem_bytes,
     .summary = "diagnostic env for tests and benchmarks (not a hardware model): find a hidden target vector",
-    .create = diag_create,
-    .destroy = diag_destroy,
-    .action_space = diag_aspace,
-    .observation_space = diag_ospace,
-    .reset = diag_reset,
-    .step = diag_step,
-    .snapshot = diag_snapshot,
-    .restore = diag_restore,
-    .snapshot_free = diag_snap_free,
-    .evaluate = diag_evaluate,
-    .create_ctx = diag_create_ctx,
+    HW_ENV_OPS(diag),
 };
 
 /* Hook for the lean batch entry (diag_lean.c): scores an action already validated against the

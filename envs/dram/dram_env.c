@@ -113,7 +113,7 @@ static void build_params(dram_env *e) {
     }
 }
 
-static void destroy(void *p) {
+static void dram_destroy(void *p) {
     dram_env *e = p;
     if (!e) return;
     hw_space_free(e->aspace);
@@ -232,7 +232,7 @@ static int read_workload(dram_env *e, const json_t *cfg, const hw_env_ctx *ctx, 
     return 0;
 }
 
-static void *create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
+static void *dram_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"memspec", "memspec_file", "address_mapping", "workload", "count", "read_ratio",
                                        "span", "base", "interval", "stream_frac", "trace_clk_mhz", "trace_seed",
                                        "trace_file", "action_space", "ranges", "objective", "latency_metric", "targets",
@@ -290,12 +290,12 @@ static void *create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     gsl_rng_set(e->st.rng, 0);
     return e;
 fail:
-    destroy(e);
+    dram_destroy(e);
     return NULL;
 }
 
-static const hw_space *aspace(const void *p) { return ((const dram_env *)p)->aspace; }
-static const hw_space *ospace(const void *p) { return ((const dram_env *)p)->ospace; }
+static const hw_space *dram_aspace(const void *p) { return ((const dram_env *)p)->aspace; }
+static const hw_space *dram_ospace(const void *p) { return ((const dram_env *)p)->ospace; }
 
 /* Makes the current trace the one for `seed` (no-op for fixed traces already built). */
 static void ensure_trace(dram_env *e, uint64_t seed) {
@@ -320,7 +320,7 @@ static void fill_obs(dram_env *e, hw_obs *obs) {
     obs->arr[0] = (hw_array){HW_DT_FLOAT64, 1, {e->as == AS_TDM ? 4 : 3}, e->obs_buf};
 }
 
-static int reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
+static int dram_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
     (void)options;
     (void)err;
     dram_env *e = p;
@@ -384,7 +384,7 @@ static int box_bin(double x, int n) {
     return k >= n ? n - 1 : k;
 }
 
-static int step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {
+static int dram_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {
     dram_env *e = p;
     if (!e->st.started) return hw_fail(err, HW_E_BAD_STATE, "step before reset");
     int64_t steps = e->as == AS_TDM ? e->episode_length * NP : e->episode_length;
@@ -421,7 +421,7 @@ static int step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_e
     return 0;
 }
 
-static void *snapshot(const void *p, hw_err *err) {
+static void *dram_snapshot(const void *p, hw_err *err) {
     (void)err;
     const dram_env *e = p;
     dram_snap *s = malloc(sizeof *s);
@@ -431,7 +431,7 @@ static void *snapshot(const void *p, hw_err *err) {
     return s;
 }
 
-static int restore(void *p, const void *snap, hw_err *err) {
+static int dram_restore(void *p, const void *snap, hw_err *err) {
     (void)err;
     dram_env *e = p;
     const dram_snap *s = snap;
@@ -443,14 +443,14 @@ static int restore(void *p, const void *snap, hw_err *err) {
     return 0;
 }
 
-static void snap_free(void *snap) {
+static void dram_snap_free(void *snap) {
     dram_snap *s = snap;
     if (!s) return;
     gsl_rng_free(s->st.rng);
     free(s);
 }
 
-static int evaluate(void *p, const json_t *point, double *reward, json_t *metrics, hw_err *err) {
+static int dram_evaluate(void *p, const json_t *point, double *reward, json_t *metrics, hw_err *err) {
     dram_env *e = p;
     dram_ctrl c = e->base;
     if (json_is_object(point)) {
@@ -481,11 +481,11 @@ static int evaluate(void *p, const json_t *point, double *reward, json_t *metric
     return run_design(e, &c, obs, reward, metrics, err);
 }
 
-static void *create(const json_t *cfg, hw_err *err) { return create_ctx(cfg, &hw_env_ctx_local, err); }
+static void *dram_create(const json_t *cfg, hw_err *err) { return dram_create_ctx(cfg, &hw_env_ctx_local, err); }
 
 /* the trace (given or generated): cycle + address + flag per request, plus the simulator's
  * per-request scratch (about as much again) */
-static size_t mem_bytes(const void *p) {
+static size_t dram_mem_bytes(const void *p) {
     const dram_env *e = p;
     int64_t n = e->have_trace ? e->trace.n : e->gen.count;
     return sizeof *e + (size_t)n * 2 * (2 * sizeof(uint64_t) + 1);
@@ -494,16 +494,5 @@ static size_t mem_bytes(const void *p) {
 const hw_env_family hw_family_dram = {
     .id = "dram-v0",
     .summary = "DRAM memory-controller tuning (MARL-DRAM / DRAM-Gym) on a native DRAMSys-like DDR3/DDR4 model",
-    .create = create,
-    .destroy = destroy,
-    .action_space = aspace,
-    .observation_space = ospace,
-    .reset = reset,
-    .step = step,
-    .snapshot = snapshot,
-    .restore = restore,
-    .snapshot_free = snap_free,
-    .evaluate = evaluate,
-    .create_ctx = create_ctx,
-    .mem_bytes = mem_bytes,
+    HW_ENV_OPS(dram),
 };

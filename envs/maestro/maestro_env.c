@@ -640,26 +640,15 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
 static void *m_create(const json_t *cfg, hw_err *err) { return m_create_ctx(cfg, &hw_env_ctx_local, err); }
 
 /* the env holds its layer, hardware and choice tables inline (issue 28 finding 1) */
-static size_t menv_mem_bytes(const void *p) {
+static size_t m_mem_bytes(const void *p) {
     (void)p;
     return sizeof(menv) + 16;
 }
 
 const hw_env_family hw_family_maestro = {
     .id = "maestro-v0",
-    .mem_bytes = menv_mem_bytes,
     .summary = "map a DNN layer onto a MAESTRO-style accelerator (native MAESTRO cost model; marl10/gamma17 actions)",
-    .create = m_create,
-    .destroy = m_destroy,
-    .action_space = m_aspace,
-    .observation_space = m_ospace,
-    .reset = m_reset,
-    .step = m_step,
-    .snapshot = m_snapshot,
-    .restore = m_restore,
-    .snapshot_free = m_snap_free,
-    .evaluate = m_evaluate,
-    .create_ctx = m_create_ctx,
+    HW_ENV_OPS(m),
 };
 
 /* Hook for the lean batch entry (maestro_lean.c): scores an action already validated against

@@ -568,17 +568,6 @@ static size_t mm_env_mem_bytes(const void *p) {
 
 const hw_env_family hw_family_mmap = {
     .id = "mmap-v0",
-    .mem_bytes = mm_env_mem_bytes,
     .summary = "MMapGame (MMap-MuZero): map a program's buffers to fast CMEM with Copy/NoCopy/Drop (Appendix A rules)",
-    .create = mm_env_create,
-    .destroy = mm_env_destroy,
-    .action_space = mm_env_aspace,
-    .observation_space = mm_env_ospace,
-    .reset = mm_env_reset,
-    .step = mm_env_step,
-    .snapshot = mm_env_snapshot,
-    .restore = mm_env_restore,
-    .snapshot_free = mm_env_snap_free,
-    .evaluate = mm_env_evaluate,
-    .create_ctx = mm_env_create_ctx,
+    HW_ENV_OPS(mm_env),
 };

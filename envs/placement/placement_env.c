@@ -492,7 +492,7 @@ static void *env_create(const json_t *cfg, hw_err *err) { return env_create_ctx(
 
 /* the model (graph copy, per-tensor and per-node tables, CSR lists, features), its scratch and
  * the env's per-tensor buffers (issue 28 finding 1: tests/c/security test_memest.c) */
-static size_t pl_mem_bytes(const void *p) {
+static size_t env_mem_bytes(const void *p) {
     const pl_env *e = p;
     const pl_model *m = e->m;
     size_t n = (size_t)m->n, nt = (size_t)m->nt, ne = (size_t)m->ne;
@@ -506,17 +506,6 @@ static size_t pl_mem_bytes(const void *p) {
 
 const hw_env_family hw_family_placement = {
     .id = "placement-v0",
-    .mem_bytes = pl_mem_bytes,
     .summary = "tensor placement on DRAM/LLC/SRAM with compiler rectification (EGRL paper, NNP-I-like model)",
-    .create = env_create,
-    .destroy = env_destroy,
-    .action_space = env_aspace,
-    .observation_space = env_ospace,
-    .reset = env_reset,
-    .step = env_step,
-    .snapshot = env_snapshot,
-    .restore = env_restore,
-    .snapshot_free = env_snap_free,
-    .evaluate = env_evaluate,
-    .create_ctx = env_create_ctx,
+    HW_ENV_OPS(env),
 };

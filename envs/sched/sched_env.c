@@ -534,18 +534,7 @@ static size_t env_mem_bytes(const void *p) {
 const hw_env_family hw_family_sched = {
     .id = "sched-v0",
     .summary = "RL-Scheduling scheduling table: pick 2-3 rows, brute-force their refactorisation (Timeloop-style model)",
-    .create = env_create,
-    .destroy = env_destroy,
-    .action_space = env_aspace,
-    .observation_space = env_ospace,
-    .reset = env_reset,
-    .step = env_step,
-    .snapshot = env_snapshot,
-    .restore = env_restore,
-    .snapshot_free = env_snap_free,
-    .evaluate = env_evaluate,
-    .create_ctx = env_create_ctx,
-    .mem_bytes = env_mem_bytes,
+    HW_ENV_OPS(env),
 };
 
 /* Hook for the lean batch entry (sched_lean.c): what evaluate() scores a table against. */

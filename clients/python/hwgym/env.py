@@ -99,6 +99,40 @@ def no_pickle(obj: Any) -> NoReturn:
         "subprocesses\"." % (type(obj).__name__, getattr(obj, "env_id", "diag-v0")))
 
 
+class _SessionMethods:
+    """What a single and a vector env share: close, render, pickling and snapshots of the session."""
+
+    client: Client
+    session: Any
+    _finalizer: Any
+
+    def close(self, **kwargs: Any) -> None:
+        """Close the session (and the client if this env made it). Safe to call more than once; does
+        not wait on a dead server.  An env dropped without close() is closed by a finalizer."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        self._finalizer()
+
+    def render(self) -> None:
+        """hwgym envs do not render: raises NotImplementedError saying so."""
+        no_render()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        no_pickle(self)
+
+    # -- hwgym extras ---------------------------------------------------------------------------
+    def snapshot(self) -> int:
+        """Snapshot the env state; returns an id for :meth:`restore`."""
+        return self.client.snapshot(self.session)
+
+    def restore(self, snapshot: int) -> None:
+        self.client.restore(self.session, snapshot)
+
+    def drop_snapshot(self, snapshot: int) -> None:
+        self.client.drop_snapshot(self.session, snapshot)
+
+
 def _local_np_random(seed: Any) -> Any:
     from .spaces import _np_random
     return _np_random(seed)
@@ -192,7 +226,7 @@ def _finalize_session(client: Client, session: str, own_client: bool) -> None:
             client.close()
 
 
-class HwEnv(_EnvBase):
+class HwEnv(_SessionMethods, _EnvBase):
     """A single-env session. Create with :func:`hwgym.make`."""
 
     metadata: Dict[str, Any] = {"render_modes": []}
@@ -247,35 +281,9 @@ class HwEnv(_EnvBase):
         return (self._obs(rep["obs"]), float(rep["reward"]), bool(rep["terminated"]), bool(rep["truncated"]),
                 rep.get("info", {}))
 
-    def close(self) -> None:
-        """Close the session and (if this env made it) the client. Safe to call more than once; does
-        not wait on a dead server.  An env dropped without close() is closed by a finalizer."""
-        if getattr(self, "_closed", True):
-            return
-        self._closed = True
-        self._finalizer()
-
     @property
     def closed(self) -> bool:
         return self._closed
-
-    def render(self) -> None:
-        """hwgym envs do not render: raises NotImplementedError saying so."""
-        no_render()
-
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        no_pickle(self)
-
-    # -- hwgym extras ---------------------------------------------------------------------------
-    def snapshot(self) -> int:
-        """Snapshot the env state; returns an id for :meth:`restore`."""
-        return self.client.snapshot(self.session)
-
-    def restore(self, snapshot: int) -> None:
-        self.client.restore(self.session, snapshot)
-
-    def drop_snapshot(self, snapshot: int) -> None:
-        self.client.drop_snapshot(self.session, snapshot)
 
     def evaluate(self, point: Any) -> Tuple[float, Dict[str, Any]]:
         """One-shot score of a design point (no episode state): ``(reward, metrics)``."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._compat import GYM_V0, HAVE_GYMNASIUM, gymnasium
 from .client import DEFAULT_ENDPOINT, DEFAULT_TIMEOUT, Client  # noqa: F401
-from .env import EnvSpec, _finalize_session, _np_random_for, check_seed, encode_action, no_pickle, no_render, warn_render_mode
+from .env import EnvSpec, _SessionMethods, _finalize_session, _np_random_for, check_seed, encode_action, warn_render_mode
 from .obs import obs_view
 from .variants import resolve
 from .errors import BadRequest
@@ -121,7 +121,7 @@ def batch_infos(infos: Any, v0: Any = GYM_V0, out: Any = None) -> Any:
     return out
 
 
-class HwVectorEnv(_VecBase):
+class HwVectorEnv(_SessionMethods, _VecBase):
     """A vector session. Create with :func:`hwgym.make_vec`."""
 
     metadata = {"autoreset_mode": NEXT_STEP, "render_modes": []}
@@ -245,14 +245,6 @@ class HwVectorEnv(_VecBase):
         merged = [rinfos[i] if done[i] else infos[i] for i in range(n)]
         return self._obs(new_obs), rew, term, trunc, batch_infos(merged, out=out)
 
-    def close(self, **kwargs: Any) -> None:
-        """Close the session (and the client if this env made it). Safe to call more than once; does
-        not wait on a dead server.  A vector env dropped without close() is closed by a finalizer."""
-        if getattr(self, "_closed", True):
-            return
-        self._closed = True
-        self._finalizer()
-
     @property
     def closed(self) -> bool:
         return getattr(self, "_closed", True)
@@ -260,22 +252,6 @@ class HwVectorEnv(_VecBase):
     @closed.setter
     def closed(self, value: Any) -> None:  # Gymnasium's VectorEnv.close() assigns it
         self._closed = bool(value)
-
-    def render(self) -> None:
-        """hwgym envs do not render: raises NotImplementedError saying so."""
-        no_render()
-
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        no_pickle(self)
-
-    def snapshot(self) -> int:
-        return self.client.snapshot(self.session)
-
-    def restore(self, snapshot: int) -> None:
-        self.client.restore(self.session, snapshot)
-
-    def drop_snapshot(self, snapshot: int) -> None:
-        self.client.drop_snapshot(self.session, snapshot)
 
     def __repr__(self) -> str:
         return "<HwVectorEnv %s num_envs=%d session=%s>" % (self.env_id, self.num_envs, (self.session or "")[:8])
