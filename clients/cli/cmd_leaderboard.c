@@ -36,7 +36,14 @@ static const char *usage =
     "  --endpoint EP     run against this server instead of starting one; repeat (or EP1,EP2) to\n"
     "                    spread the cells over several servers (cell i -> server i mod n)\n"
     "  --servers N       servers to start when no --endpoint is given (1)\n"
-    "  --jobs N          cells run at a time, as local processes (2)\n"
+    "  --jobs N          cells run at a time, as local processes (2); with --slurm, the most\n"
+    "                    array tasks Slurm runs at once (default: as Slurm schedules)\n"
+    "  --slurm           run the cells as one Slurm job array (sbatch; each task runs one cell\n"
+    "                    on its node with a server of its own, or against --endpoint), wait for\n"
+    "                    it (squeue; Ctrl-C cancels it) and merge the tasks' results\n"
+    "  --sbatch OPTS     with --slurm: extra sbatch options, e.g. \"--partition=cpu --time=30\"\n"
+    "  --cell KEY        run only this cell (ENV/AGENT/SEED, as in the progress lines) and write\n"
+    "                    no pages: what each Slurm array task runs\n"
     "  --local           agents run the env in their own process (no server; hwgym-marl still\n"
     "                    uses the server): CPU seconds then include the env's work\n"
     "  --resume          continue a leaderboard file: cells already in it are skipped\n"
@@ -87,18 +94,18 @@ static int mkdir_p(const char *dir) {
 }
 
 typedef struct {
-    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs, *slim, *note;
+    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs, *slim, *note, *cell, *sbatch;
     const char *eps[MAX_EPS];
     size_t neps;
-    bool quick, local, resume, fresh, retry, keep_obs, quiet;
+    bool quick, local, resume, fresh, retry, keep_obs, quiet, slurm;
 } args;
 
 /* own loop: --endpoint repeats */
 static int parse(int argc, char **argv, args *a) {
-    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs, &a->slim, &a->note};
-    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs", "--slim", "--note"};
-    bool *flags[] = {&a->quick, &a->local, &a->resume, &a->fresh, &a->retry, &a->keep_obs, &a->quiet};
-    const char *fnames[] = {"--quick", "--local", "--resume", "--fresh", "--retry-failed", "--keep-obs", "--quiet"};
+    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs, &a->slim, &a->note, &a->cell, &a->sbatch};
+    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs", "--slim", "--note", "--cell", "--sbatch"};
+    bool *flags[] = {&a->quick, &a->local, &a->resume, &a->fresh, &a->retry, &a->keep_obs, &a->quiet, &a->slurm};
+    const char *fnames[] = {"--quick", "--local", "--resume", "--fresh", "--retry-failed", "--keep-obs", "--quiet", "--slurm"};
     for (int i = 1; i < argc; i++) {
         const char *x = argv[i];
         if (!strcmp(x, "--help") || !strcmp(x, "-h")) return fputs(usage, stdout), 1;
@@ -263,11 +270,16 @@ static int run(const args *a, const char *out, const char *bindir) {
     if (!rc) {
         lb_run_opts o = {.bindir = bindir, .workdir = work, .endpoints = a->neps ? a->eps : NULL, .nendpoints = a->neps,
                          .servers = (int)servers, .jobs = (int)jobs, .local = a->local, .retry_failed = a->retry,
-                         .keep_obs = a->keep_obs, .quiet = a->quiet};
+                         .keep_obs = a->keep_obs, .quiet = a->quiet, .only_key = a->cell, .slurm = a->slurm,
+                         .jobs_given = a->jobs != NULL, .sbatch_args = a->sbatch};
         if (lb_run_suite(&s, db, &o, &err)) rc = hwcli_fail("leaderboard", 1, "%s", err.msg);
         rmdir(work);
     }
-    if (!rc) {
+    if (!rc && a->cell) { /* one cell (a Slurm array task): its row and trials are the result */
+        json_t *sum = json_pack("{s:s,s:s}", "db", dbp, "cell", a->cell);
+        hwcli_print_json(sum);
+        json_decref(sum);
+    } else if (!rc) {
         char cmd[PATH_MAX * 3];
         snprintf(cmd, sizeof cmd, "hwgym leaderboard --from-db %s --out %s", dbp, out);
         rc = write_pages(&s, db, out, a, dbp, cmd);
@@ -284,6 +296,10 @@ int hwcli_leaderboard(int argc, char **argv) {
     if (rc) return rc == 1 ? 0 : rc;
     if (!a.suite && !a.quick && !a.from) return hwcli_fail("leaderboard", 2, "give a SUITE file, --quick or --from-db FILE (see --help)");
     if (a.from && (a.suite || a.quick)) return hwcli_fail("leaderboard", 2, "--from-db recomputes the pages only: no SUITE or --quick");
+    if (a.slurm && a.cell) return hwcli_fail("leaderboard", 2, "--cell runs one cell here: not with --slurm");
+    if (a.slurm && a.servers) return hwcli_fail("leaderboard", 2, "--servers: with --slurm every array task starts its own server");
+    if (a.sbatch && !a.slurm) return hwcli_fail("leaderboard", 2, "--sbatch needs --slurm");
+    if (a.from && (a.slurm || a.cell)) return hwcli_fail("leaderboard", 2, "--from-db runs nothing: no --slurm or --cell");
     const char *out = a.out ? a.out : "leaderboard-out";
     if (mkdir_p(out)) return hwcli_fail("leaderboard", 1, "--out %s: %s", out, strerror(errno));
     if (a.from) return from_db(&a, out);

@@ -196,6 +196,40 @@ int lb_db_merge_cell(sqlite3 *db, const char *celldb, bool keep_obs, const lb_ce
     return rc ? -1 : 0;
 }
 
+static char *col_dup(sqlite3_stmt *st, int i) {
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+int lb_db_read_cell(sqlite3 *db, const char *key, lb_cell_rec *r, hw_err *err) {
+    sqlite3_stmt *st = NULL;
+    memset(r, 0, sizeof *r);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT key, env_name, env, variant, seed, off, cpu_s, wall_s, started_at, ended_at, status, cut,"
+                           " error, endpoint FROM leaderboard_cells WHERE key = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return sql_fail(db, err, "read a cell");
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        r->key = col_dup(st, 0), r->env_name = col_dup(st, 1), r->env = col_dup(st, 2), r->variant = col_dup(st, 3);
+        r->seed = sqlite3_column_int(st, 4);
+        r->off = sqlite3_column_int(st, 5) != 0;
+        r->cpu_s = sqlite3_column_double(st, 6), r->wall_s = sqlite3_column_double(st, 7);
+        r->started_at = sqlite3_column_double(st, 8), r->ended_at = sqlite3_column_double(st, 9);
+        r->status = sqlite3_column_int(st, 10);
+        r->cut = col_dup(st, 11), r->error = col_dup(st, 12), r->endpoint = col_dup(st, 13);
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+void lb_cell_rec_free(lb_cell_rec *r) {
+    const char *s[] = {r->key, r->env_name, r->env, r->variant, r->cut, r->error, r->endpoint};
+    for (size_t i = 0; i < sizeof s / sizeof *s; i++) free((char *)s[i]);
+    memset(r, 0, sizeof *r);
+}
+
 int lb_db_slim_copy(sqlite3 *db, const char *path, hw_err *err) {
     if (!access(path, F_OK)) return hw_fail(err, HW_E_IO, "--slim %s: the file exists", path);
     sqlite3_stmt *st = NULL;

@@ -37,6 +37,10 @@ int lb_db_cell_done(sqlite3 *db, const char *key, bool retry_failed, hw_err *err
  * rec's row (with the first copied run's new id), in one transaction. A missing/empty celldb
  * records the cell with no run. */
 int lb_db_merge_cell(sqlite3 *db, const char *celldb, bool keep_obs, const lb_cell_rec *rec, hw_err *err);
+/* The row of cell `key` in a leaderboard file, into *rec (its strings are the caller's: free them
+ * with lb_cell_rec_free). 1 found, 0 no such row, -1 error. */
+int lb_db_read_cell(sqlite3 *db, const char *key, lb_cell_rec *rec, hw_err *err);
+void lb_cell_rec_free(lb_cell_rec *rec);
 
 /* Writes a copy of db to `path` (which must not exist) that keeps what the pages are computed
  * from (cells, runs, and per trial its run, worker, episode, step, kind, reward, end flags and

@@ -16,6 +16,7 @@
 #include "hwgym_client.h"
 #include "hwgym_trials.h"
 #include "lb_db.h"
+#include "lb_slurm.h"
 
 #define MAX_SERVERS 64
 #define MAX_JOBS 256
@@ -255,11 +256,15 @@ static int run_cells(const lb_cell *cells, size_t n, sqlite3 *db, const char *co
     size_t todo = 0, next = 0, done = 0;
     size_t *pend = malloc((n ? n : 1) * sizeof *pend);
     if (!pend) return hw_fail(err, HW_E_INTERNAL, "out of memory");
+    bool found = false;
     for (size_t i = 0; i < n; i++) {
+        if (o->only_key && strcmp(cells[i].key, o->only_key)) continue;
+        found = true;
         int d = lb_db_cell_done(db, cells[i].key, o->retry_failed, err);
         if (d < 0) return free(pend), -1;
         if (!d) pend[todo++] = i;
     }
+    if (!found) return free(pend), hw_fail(err, HW_E_BAD_REQUEST, "--cell %s: the suite has no such cell", o->only_key);
     if (!o->quiet) fprintf(stderr, "hwgym leaderboard: %zu cells, %zu already done, %zu to run (%d at a time)\n", n, n - todo, todo, o->jobs);
     slot sl[MAX_JOBS];
     memset(sl, 0, sizeof sl);
@@ -309,14 +314,16 @@ int lb_run_suite(const lb_suite *s, sqlite3 *db, const lb_run_opts *o, hw_err *e
     sigaction(SIGTERM, &sa, &old_term);
     g_stop = 0;
     int rc = 0;
-    if (!neps) {
+    double t0 = mono();
+    if (o->slurm) { /* every array task starts its own server on its node (lb_slurm.h) */
+        rc = lb_slurm_run(s, cells, n, db, o, &g_stop, err);
+    } else if (!neps) {
         rc = servers_start(&sv, o, err);
         for (size_t i = 0; i < sv.n; i++) eps[i] = sv.ep[i];
         use = eps, neps = sv.n;
         if (!rc && !o->quiet) fprintf(stderr, "hwgym leaderboard: %zu server(s) up (%s%s)\n", sv.n, sv.ep[0], sv.n > 1 ? ", ..." : "");
     }
-    double t0 = mono();
-    if (!rc) rc = run_cells(cells, n, db, use, neps, o, err);
+    if (!rc && !o->slurm) rc = run_cells(cells, n, db, use, neps, o, err);
     if (!rc && !o->quiet) fprintf(stderr, "hwgym leaderboard: suite ran in %.1f s wall\n", mono() - t0);
     servers_stop(&sv);
     sigaction(SIGINT, &old_int, NULL);

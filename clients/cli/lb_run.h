@@ -4,7 +4,8 @@
  * CPU cap enforced (the agent's CPU time, read from /proc, is checked every 100 ms; at the cap
  * it gets SIGTERM, on which the trial logger flushes), spreading cells over the endpoints
  * (cell i uses endpoint i mod n), and handing each finished cell to lb_db_merge_cell.
- * Cells already in the leaderboard file are skipped (resume). */
+ * Cells already in the leaderboard file are skipped (resume). With `slurm` the cells go to
+ * lb_slurm.h instead, as one job array. */
 #ifndef LB_RUN_H
 #define LB_RUN_H
 
@@ -25,6 +26,10 @@ typedef struct lb_run_opts {
     bool retry_failed;        /* re-run cells recorded as failed */
     bool keep_obs;            /* keep observations in the leaderboard file */
     bool quiet;
+    const char *only_key;     /* run this one cell of the suite only (--cell; a Slurm array task) */
+    bool slurm;               /* run the cells as a Slurm job array (lb_slurm.h) */
+    bool jobs_given;          /* --jobs was given: with slurm, the array's throttle */
+    const char *sbatch_args;  /* with slurm: extra sbatch options, split at spaces */
 } lb_run_opts;
 
 /* Runs every cell not yet in db. Returns 0 when every cell ran (some may have failed: they are

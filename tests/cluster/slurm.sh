@@ -2,8 +2,8 @@
 # A real single-node Slurm (munged, slurmctld, slurmd as root, in a temporary directory with its
 # own slurm.conf, loopback only), running scripts/slurm's jobs: a server job, a seed-sweep job
 # array of hwgym-search runs into one shared DB (checkpointing, --resume on the command line as a
-# requeue would run it), a MARL run whose two workers are srun steps, and `hwgym report` + `hwgym replay` over the
-# results. Checks trial counts, replay matches and exit codes.
+# requeue would run it), a MARL run whose two workers are srun steps, `hwgym report` + `hwgym replay` over the
+# results, and `hwgym leaderboard --slurm` (a suite's cells as one job array). Checks trial counts, replay matches and exit codes.
 #   tests/cluster/slurm.sh BUILD_BIN      exit 0 pass, 1 fail, 77 skipped (reason on stdout)
 # Bounded: every wait has a deadline; everything is removed at exit (daemons by their pids).
 set -uo pipefail
@@ -160,4 +160,19 @@ wait_done "$1" 20 || fail "the report job did not stop the server job: $(state "
 grep -q '"trials"' "$T/job2/report-sweep.json" || fail "no report: $(cat "$T/job2/report-sweep.json")"
 [ "$(sqlite3 "$T/job2/sweep.db" "SELECT COUNT(*) FROM trials")" = 200 ] || fail "submit.sh sweep: wrong trial count"
 echo "submit.sh: server $1, sweep $2, report $3 completed"
+
+# 6. hwgym leaderboard --slurm: the tiny suite's quick cells (2 envs x 4 variants x 2 seeds) as one
+#    job array, each task one cell with a server of its own, merged into one leaderboard file; the
+#    search cells' trials equal a local run's
+cd "$REPO"
+"$BIN/hwgym" leaderboard leaderboard/tiny.json --quick --slurm --jobs 4 --out "$T/lb" > "$T/lb.json" 2> "$T/lb.log" || fail "leaderboard --slurm exited $?"
+q="SELECT count(*) FROM leaderboard_cells WHERE status = 0 AND evals = 64 AND endpoint LIKE 'slurm %'"
+[ "$(sqlite3 "$T/lb/leaderboard.db" "$q")" = 16 ] || fail "leaderboard --slurm: $(sqlite3 "$T/lb/leaderboard.db" "SELECT key, status, evals, endpoint, error FROM leaderboard_cells")"
+[ "$(sqlite3 "$T/lb/leaderboard.db" "SELECT count(*) FROM runs")" = 16 ] || fail "leaderboard --slurm: not one run per cell"
+grep -q '"html"' "$T/lb.json" && [ -s "$T/lb/index.html" ] || fail "leaderboard --slurm wrote no pages: $(cat "$T/lb.json")"
+[ ! -e "$T/lb/work" ] || fail "leaderboard --slurm left its work files: $(ls -R "$T/lb/work" | head)"
+"$BIN/hwgym" leaderboard leaderboard/tiny.json --quick --out "$T/lbl" --quiet > /dev/null 2>&1 || fail "the local leaderboard run"
+q="SELECT c.key, group_concat(quote(t.reward)) FROM leaderboard_cells c JOIN trials t ON t.run_id = c.run_id WHERE c.variant IN ('random', 'ga') GROUP BY c.key ORDER BY c.key"
+[ "$(sqlite3 "$T/lb/leaderboard.db" "$q" | md5sum)" = "$(sqlite3 "$T/lbl/leaderboard.db" "$q" | md5sum)" ] || fail "the Slurm run's search cells differ from the local run's"
+echo "leaderboard --slurm: 16 cells as one job array, merged; search cells equal a local run's"
 echo PASS

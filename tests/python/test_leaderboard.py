@@ -232,5 +232,74 @@ class Leaderboard(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
 
 
+    def test_slurm_array_path_with_a_stand_in_sbatch(self):
+        """--slurm end to end without a cluster: a stand-in sbatch runs each array task's script at
+        once (SLURM_ARRAY_TASK_ID set, its log where --output says) except index 3, which it
+        drops as a node failure would; a stand-in squeue lists nothing. The real Slurm run is in
+        tests/cluster/slurm.sh (the cluster group)."""
+        fake = os.path.join(self.tmp, "fakebin")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "sbatch"), "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\n"
+                    "for a in \"$@\"; do case \"$a\" in --array=*) arr=${a#--array=}; arr=${arr%%%*};; "
+                    "--output=*) out=${a#--output=};; esac; script=$a; done\n"
+                    "echo \"$@\" > \"$(dirname \"$script\")/sbatch.args\"\n"
+                    "i=${arr%-*}; while [ $i -le ${arr#*-} ]; do [ $i = 3 ] || "
+                    "SLURM_ARRAY_TASK_ID=$i sh \"$script\" > \"$(echo \"$out\" | sed \"s/%a/$i/\")\" 2>&1; i=$((i+1)); done\n"
+                    "echo 4242\n")
+        with open(os.path.join(fake, "squeue"), "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        for b in ("sbatch", "squeue"):
+            os.chmod(os.path.join(fake, b), 0o755)
+        env = dict(os.environ, PATH=fake + os.pathsep + os.environ["PATH"])
+        r = subprocess.run([self.hw, "leaderboard", TINY, "--quick", "--slurm", "--jobs", "3", "--sbatch", "--partition=x --time=5",
+                            "--out", self.out], capture_output=True, text=True, timeout=600, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("submitted Slurm job 4242 (16 array tasks", r.stderr)
+        con = sqlite3.connect(os.path.join(self.out, "leaderboard.db"))
+        rows = {k: (st, ev, ep, err) for k, st, ev, ep, err in con.execute("SELECT key, status, evals, endpoint, error FROM leaderboard_cells")}
+        con.close()
+        self.assertEqual(len(rows), 16)
+        dropped = "diag-4x8/ppo~off/0"  # the fourth cell: array index 3
+        st, ev, ep, err = rows.pop(dropped)
+        self.assertEqual((st, ev, ep), (1, 0, "slurm 4242_3"))
+        self.assertIn("Slurm array task 4242_3 left no result", err)
+        for key, (st2, ev2, ep2, _) in rows.items():
+            self.assertEqual((st2, ev2), (0, 64), key)
+            self.assertTrue(ep2.startswith("slurm 4242_"), ep2)
+        # sbatch got the throttle and the extra options; the task files are gone (the dropped task
+        # never wrote its log: its error says so); --resume --retry-failed runs that cell again
+        slurm = os.path.join(self.out, "work", "slurm")
+        args = read(os.path.join(slurm, "sbatch.args")).split()
+        for a in ("--array=0-15%3", "--partition=x", "--time=5", "--job-name=hwgym-leaderboard"):
+            self.assertIn(a, args)
+        self.assertEqual(os.listdir(slurm), ["sbatch.args"])
+        self.assertIn(os.path.join("work", "slurm", "task-3.out") + ": empty log", err)
+        r = subprocess.run([self.hw, "leaderboard", TINY, "--quick", "--slurm", "--resume", "--retry-failed", "--out", self.out],
+                           capture_output=True, text=True, timeout=600, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("15 already done, 1 to run as a Slurm job array", r.stderr)
+
+    def test_one_cell_and_the_slurm_options(self):
+        r = self.lb(TINY, "--quick", "--cell", "diag-6x6/ga/1", "--out", self.out, "--quiet")
+        self.assertEqual(json.loads(r.stdout)["cell"], "diag-6x6/ga/1")
+        con = sqlite3.connect(os.path.join(self.out, "leaderboard.db"))
+        self.assertEqual(con.execute("SELECT key, status, evals FROM leaderboard_cells").fetchall(), [("diag-6x6/ga/1", 0, 64)])
+        con.close()
+        self.assertFalse(os.path.exists(os.path.join(self.out, "index.html")), "--cell writes no pages")
+        r = self.lb(TINY, "--quick", "--cell", "nope/ga/1", "--out", self.out, "--fresh", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("--cell nope/ga/1: the suite has no such cell", r.stderr)
+        for args, msg in ((["--slurm", "--cell", "x"], "not with --slurm"), (["--sbatch", "-p x"], "--sbatch needs --slurm"),
+                          (["--slurm", "--servers", "2"], "every array task starts its own server")):
+            r = self.lb(TINY, "--quick", "--out", self.out, "--fresh", *args, check=False)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(msg, r.stderr)
+        r = subprocess.run([self.hw, "leaderboard", TINY, "--quick", "--slurm", "--out", self.out, "--fresh"], capture_output=True,
+                           text=True, timeout=60, env=dict(os.environ, PATH=os.path.join(self.tmp, "nowhere")))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot run sbatch", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
