@@ -301,5 +301,22 @@ class Leaderboard(unittest.TestCase):
         self.assertIn("cannot run sbatch", r.stderr)
 
 
+    def test_committed_quick_page_recomputes_byte_for_byte(self):
+        """docs/results/leaderboard.md and its json from the committed data (quick.db.gz), with the
+        command the page prints, run from a copy of the same relative paths."""
+        import gzip
+        rel = os.path.join("docs", "results", "leaderboard")
+        os.makedirs(os.path.join(self.tmp, rel))
+        with gzip.open(os.path.join(REPO, rel, "quick.db.gz"), "rb") as f, open(os.path.join(self.tmp, rel, "quick.db"), "wb") as g:
+            shutil.copyfileobj(f, g)
+        shutil.copy(os.path.join(REPO, rel, "note.md"), os.path.join(self.tmp, rel, "note.md"))
+        r = subprocess.run([self.hw, "leaderboard", "--from-db", os.path.join(rel, "quick.db"), "--out", rel, "--md",
+                            os.path.join("docs", "results", "leaderboard.md"), "--note", os.path.join(rel, "note.md")],
+                           capture_output=True, text=True, timeout=300, cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        for f in (os.path.join("docs", "results", "leaderboard.md"), os.path.join(rel, "leaderboard.json"), os.path.join(rel, "index.html")):
+            self.assertEqual(read(os.path.join(self.tmp, f)), read(os.path.join(REPO, f)), f)
+
+
 if __name__ == "__main__":
     unittest.main()
