@@ -355,7 +355,7 @@ static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, co
     if (!j) return;
     char text[4096];
     maestro_mapping_to_text(m, text, sizeof text);
-    json_object_set_new(j, "mapping", json_string(text));
+    json_object_set_new(j, "mapping", json_string_nocheck(text)); /* ASCII by construction */
     json_object_set_new(j, "num_pes", json_integer(num_pes));
     json_object_set_new(j, "feasible", json_boolean(r->feasible));
     if (!r->feasible) json_object_set_new(j, "reason", json_string(r->reason[0] ? r->reason : "infeasible"));
@@ -380,7 +380,7 @@ static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, co
     json_object_set_new(j, "peak_noc_bw", json_integer(r->peak_bw));
     json_object_set_new(j, "offchip_bw_req", json_integer(r->offchip_bw_req));
     json_object_set_new(j, "avg_utilized_pes", json_real(r->avg_util_pes));
-    json_object_set_new(j, "objective", json_string(obj_names[e->objective]));
+    json_object_set_new(j, "objective", json_string_nocheck(obj_names[e->objective]));
 }
 
 static void set_obs(menv *e, const maestro_result *r) {

@@ -171,20 +171,47 @@ int maestro_mapping_to_text(const maestro_mapping *m, char *buf, size_t cap) {
     return maestro_mapping_to_text_for(m, MAESTRO_CONV, buf, cap);
 }
 
+/* The mapping text is in every maestro-v0 step's info: appended by hand (snprintf was a fifth of
+ * a step's instructions). Truncates as snprintf does; *off counts what did not fit too. */
+static void put_c(char *buf, size_t cap, size_t *off, char c) {
+    if (*off + 1 < cap) buf[*off] = c;
+    (*off)++;
+}
+
+static void put_s(char *buf, size_t cap, size_t *off, const char *s) {
+    while (*s) put_c(buf, cap, off, *s++);
+}
+
+static void put_i(char *buf, size_t cap, size_t *off, int v) {
+    char t[16];
+    int n = 0;
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    do t[n++] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) t[n++] = '-';
+    while (n) put_c(buf, cap, off, t[--n]);
+}
+
 int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char *buf, size_t cap) {
     size_t off = 0;
-    if (cap) buf[0] = 0;
     for (int i = 0; i < m->n; i++) {
         const maestro_directive *d = &m->d[i];
-        int w;
-        if (d->kind == MDIR_CLUSTER)
-            w = snprintf(buf + off, cap > off ? cap - off : 0, "%sCluster(%d, %c);", i ? " " : "", d->size, d->logical ? 'L' : 'P');
-        else
-            w = snprintf(buf + off, cap > off ? cap - off : 0, "%s%s(%d,%d) %s;", i ? " " : "",
-                         d->kind == MDIR_SPATIAL ? "SpatialMap" : "TemporalMap", d->size, d->ofs, maestro_dim_name_for(d->dim, t));
-        if (w < 0) return -1;
-        off += (size_t)w;
+        if (i) put_c(buf, cap, &off, ' ');
+        if (d->kind == MDIR_CLUSTER) {
+            put_s(buf, cap, &off, "Cluster(");
+            put_i(buf, cap, &off, d->size);
+            put_s(buf, cap, &off, d->logical ? ", L);" : ", P);");
+            continue;
+        }
+        put_s(buf, cap, &off, d->kind == MDIR_SPATIAL ? "SpatialMap(" : "TemporalMap(");
+        put_i(buf, cap, &off, d->size);
+        put_c(buf, cap, &off, ',');
+        put_i(buf, cap, &off, d->ofs);
+        put_s(buf, cap, &off, ") ");
+        put_s(buf, cap, &off, maestro_dim_name_for(d->dim, t));
+        put_c(buf, cap, &off, ';');
     }
+    if (cap) buf[off < cap ? off : cap - 1] = 0;
     return off < cap ? 0 : -1;
 }
 
