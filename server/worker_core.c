@@ -26,6 +26,16 @@ double hw_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void session_cost_record(session *s, int op, double us, bool wall, double inline_us) {
+    if (wall && us >= inline_us) {
+        s->cost_check[op] = true;
+        return;
+    }
+    s->cost_check[op] = false;
+    double *c = &s->cost_us[op];
+    *c = *c > 1e8 ? us : 0.8 * *c + 0.2 * us;
+}
+
 void send_back(worker *w, task *t) {
     while (zmq_send(w->push, &t, sizeof t, 0) < 0 && errno == EINTR) {
     }
