@@ -274,8 +274,9 @@ static void on_request(router *r, task *t, bool draining) {
     }
     { /* the rest may reach a worker: it is charged to its client (peers.h) */
         char label[48];
-        uint64_t key = peers_key_of(t, r->o->curve_secret != NULL, label, sizeof label);
-        t->peer = peers_get(&r->P, key, label, true);
+        bool curve = r->o->curve_secret != NULL;
+        uint64_t key = peers_key_of(t, curve, NULL, 0); /* the label only for a new peer */
+        if (!(t->peer = peers_get(&r->P, key, NULL, false))) t->peer = peers_get(&r->P, peers_key_of(t, curve, label, sizeof label), label, true);
         t->peer->holds++; /* until finish() */
     }
     switch (o) {
