@@ -365,6 +365,7 @@ static bool try_inline(router *r, task *t) {
         t->op != OP_RESTORE && t->op != OP_DROP_SNAPSHOT)
         return false;
     r->inlined++;
+    t->inline_run = true;
     worker_handle_inline(&r->w[s->worker], t);
     after_op(r, t);
     return true;

@@ -77,6 +77,47 @@ Test(inline, cheap_steps_run_inline_and_answer_as_a_worker_does, .timeout = 60) 
     cr_assert_eq(srv_stop(b), 0);
 }
 
+/* maestro-v0's steps carry an info object of 19 keys, which an inline step frees only after the
+ * reply is sent: the replies must still be the workers' */
+Test(inline, maestro_steps_with_their_info_answer_as_a_worker_does, .timeout = 60) {
+    srv *a = start(5000), *b = start(0);
+    void *ca = cli_new(a->ep), *cb = cli_new(b->ep);
+    char *tok[2];
+    void *cs[2] = {ca, cb};
+    char *txt[2];
+    for (int k = 0; k < 2; k++) {
+        json_t *r = call(cs[k], "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":{\"model\":\"mobilenet_v2\",\"layer\":2,"
+                                "\"episode_length\":1000}}");
+        cr_assert_null(err_code(r), "%s", err_msg(r));
+        tok[k] = strdup(json_string_value(json_object_get(r, "session")));
+        json_decref(r);
+        json_decref(call(cs[k], "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":3}", tok[k]));
+        json_t *all = json_array();
+        int full = 0;
+        for (int i = 0; i < 30; i++) { /* even steps: bench_server's (valid) mapping; odd: varied */
+            r = i % 2 ? call(cs[k], "{\"op\":\"step\",\"v\":1,\"id\":%d,\"session\":\"%s\",\"action\":[%d,1,0,1,%d,2,0,0,3,%d]}", i, tok[k],
+                             i % 4, (i * 3) % 6, 5 - i % 6)
+                      : call(cs[k], "{\"op\":\"step\",\"v\":1,\"id\":%d,\"session\":\"%s\",\"action\":[3,1,0,1,5,2,0,0,3,5]}", i, tok[k]);
+            cr_assert_null(err_code(r), "%s", err_msg(r));
+            full += json_object_size(json_object_get(r, "info")) >= 15; /* 19 keys when the mapping is valid */
+            json_array_append_new(all, r);
+        }
+        cr_assert_geq(full, 15, "the full info object is in the replies of valid mappings");
+        txt[k] = json_dumps(all, JSON_SORT_KEYS | JSON_COMPACT);
+        json_decref(all);
+    }
+    cr_assert_str_eq(txt[0], txt[1], "inline maestro-v0 replies differ from the workers'");
+    cr_assert_gt(stat_int(ca, "inline_ops"), 20);
+    for (int k = 0; k < 2; k++) {
+        free(txt[k]);
+        free(tok[k]);
+    }
+    cli_close(ca);
+    cli_close(cb);
+    cr_assert_eq(srv_stop(a), 0);
+    cr_assert_eq(srv_stop(b), 0);
+}
+
 Test(inline, expensive_steps_stay_on_the_workers, .timeout = 60) {
     srv *s = start(200);
     void *c = cli_new(s->ep);
