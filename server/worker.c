@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -634,13 +635,16 @@ static void *worker_main(void *arg) {
                 if (s->deadline < next) next = s->deadline;
             timeout = next <= now ? 0 : (long)ceil((next - now) * 1000.0);
         }
-        zmq_pollitem_t it = {w->pull, 0, ZMQ_POLLIN, 0};
-        int rc = zmq_poll(&it, 1, timeout);
-        if (rc < 0 && errno != EINTR) break;
-        while (rc > 0) {
-            task *t;
-            int n = zmq_recv(w->pull, &t, sizeof t, ZMQ_DONTWAIT);
-            if (n < 0) break;
+        /* a blocking receive bounded by the next barrier deadline, then what else is queued:
+         * the same order as zmq_poll then non-blocking receives, with fewer system calls (the
+         * poll checked the socket's mailbox before and after waiting) */
+        int to = timeout > INT_MAX ? INT_MAX : (int)timeout;
+        zmq_setsockopt(w->pull, ZMQ_RCVTIMEO, &to, sizeof to);
+        task *t;
+        int rc = zmq_recv(w->pull, &t, sizeof t, 0);
+        if (rc < 0 && errno != EINTR && errno != EAGAIN) break;
+        for (int flags = 0; rc >= 0; flags = ZMQ_DONTWAIT) {
+            if (flags && zmq_recv(w->pull, &t, sizeof t, flags) < 0) break;
             if (t->op == OP_STOP) {
                 /* fail any held barrier parts, free the cache, hand the stop task back */
                 hw_err e;
