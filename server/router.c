@@ -276,7 +276,8 @@ static void on_request(router *r, task *t, bool draining) {
         char label[48];
         bool curve = r->o->curve_secret != NULL;
         uint64_t key = peers_key_of(t, curve, NULL, 0); /* the label only for a new peer */
-        if (!(t->peer = peers_get(&r->P, key, NULL, false))) t->peer = peers_get(&r->P, peers_key_of(t, curve, label, sizeof label), label, true);
+        if (!(t->peer = peers_get(&r->P, key, NULL, false)))
+            t->peer = peers_get(&r->P, peers_key_of(t, curve, label, sizeof label), label, true);
         t->peer->holds++; /* until finish() */
     }
     switch (o) {
