@@ -1,10 +1,12 @@
 /* bench_mmap.c - mmap-v0 speed: mean step time under random legal play on the largest dataset
- * program (targets: <= 5 us per step) and snapshot + restore of a mid-game state (<= 100 us). */
+ * program (targets: <= 5 us per step) and snapshot + restore of a mid-game state (<= 100 us).
+ * First the raw machine line (bench_machine.h), so a slow or loaded machine is visible. */
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_machine.h"
 #include "mmap/mmap.h"
 #include "registry.h"
 
@@ -16,8 +18,11 @@ static double now(void) {
 
 static const char *PROBLEM = "transformer_big_train";
 
-/* Mean env step (us) under random legal play for about `budget` seconds. */
-static double env_steps(const char *cfg_text, double budget, long *nsteps) {
+/* Mean env step (us, wall time) under random legal play for about `budget` seconds; *cpu_share
+ * gets the thread's CPU time over the wall time of the whole loop (1 on an idle machine; a
+ * loaded one preempts the thread inside timed steps too, so step x share estimates the CPU
+ * time of a step without reading the CPU clock, a system call, around each 4 us step). */
+static double env_steps(const char *cfg_text, double budget, long *nsteps, double *cpu_share) {
     const hw_env_family *f;
     hw_err err;
     json_t *cfg = json_loads(cfg_text, 0, NULL);
@@ -31,7 +36,7 @@ static double env_steps(const char *cfg_text, double budget, long *nsteps) {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     hw_obs obs;
     hw_step_out o;
-    double spent = 0, t_end = now() + budget;
+    double spent = 0, w0 = now(), c0 = cpu_ms() * 1e-3, t_end = w0 + budget;
     long n = 0;
     uint64_t seed = 0;
     while (now() < t_end) {
@@ -46,6 +51,7 @@ static double env_steps(const char *cfg_text, double budget, long *nsteps) {
             n++;
         }
     }
+    *cpu_share = (cpu_ms() * 1e-3 - c0) / (now() - w0);
     gsl_rng_free(rng);
     f->destroy(env);
     *nsteps = n;
@@ -53,6 +59,7 @@ static double env_steps(const char *cfg_text, double budget, long *nsteps) {
 }
 
 int main(void) {
+    machine_line();
     hw_err err;
     mm_problem *p = mm_dataset_load(PROBLEM, 0, &err);
     if (!p) {
@@ -80,13 +87,16 @@ int main(void) {
     printf("engine step (random legal play): %.3f us/step over %ld steps  (target 5 us: %.1fx under)\n", eng, n, 5.0 / eng);
     /* 2. env step with the full Dict observation, and without the 128x128 map */
     long n1, n2;
+    double sh1, sh2;
     char cfg[200];
     snprintf(cfg, sizeof cfg, "{\"problem\":\"%s\"}", PROBLEM);
-    double full = env_steps(cfg, 4.0, &n1);
-    printf("env step, full observation (128x128 map): %.3f us/step over %ld steps  (target 5 us: ratio %.2f)\n", full, n1, full / 5.0);
+    double full = env_steps(cfg, 4.0, &n1, &sh1);
+    printf("env step, full observation (128x128 map): %.3f us/step over %ld steps  (target 5 us: ratio %.2f); CPU share %.2f, "
+           "so ~%.3f us of CPU a step\n", full, n1, full / 5.0, sh1, full * sh1);
     snprintf(cfg, sizeof cfg, "{\"problem\":\"%s\",\"memory_map\":false}", PROBLEM);
-    double nomap = env_steps(cfg, 2.0, &n2);
-    printf("env step, observation without the map: %.3f us/step over %ld steps  (target 5 us: ratio %.2f)\n", nomap, n2, nomap / 5.0);
+    double nomap = env_steps(cfg, 2.0, &n2, &sh2);
+    printf("env step, observation without the map: %.3f us/step over %ld steps  (target 5 us: ratio %.2f); CPU share %.2f\n", nomap, n2,
+           nomap / 5.0, sh2);
     /* 3. snapshot + restore of a mid-game state, MCTS-style: snapshot, 16 random steps, restore */
     const hw_env_family *f;
     snprintf(cfg, sizeof cfg, "{\"problem\":\"%s\"}", PROBLEM);

@@ -123,6 +123,15 @@ static void pack_step(msgpack_sbuffer *sb, const char *tok, int64_t lead, int64_
     hw_pack_array(&pk, &a, 0);
 }
 
+/* an integer field of the server's stats reply (-1 when absent) */
+static json_int_t stat_int(void *s, const char *key) {
+    json_t *r = call(s, "{\"op\":\"stats\",\"v\":1}");
+    json_t *v = json_object_get(r, key);
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+    json_decref(r);
+    return n;
+}
+
 static long rss_kb(pid_t pid) {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
@@ -275,11 +284,13 @@ int main(int argc, char **argv) {
             memcpy(mecho, &w, 8);
             double *mh = calloc((size_t)rounds, sizeof(double)), *me = calloc((size_t)rounds, sizeof(double)),
                    *mq = calloc((size_t)rounds, sizeof(double));
+            json_int_t in0 = stat_int(s, "inline_ops"), st0 = stat_int(s, "steps");
             for (int k = 0; k < rounds; k++) {
                 me[k] = measure(e, mecho, ms.size, iters);
                 mh[k] = measure(s, ms.data, ms.size, iters);
                 mq[k] = mh[k] / me[k];
             }
+            json_int_t in1 = stat_int(s, "inline_ops"), st1 = stat_int(s, "steps");
             double mq1 = median(mq, rounds);
             /* the load-robust view: CPU the server spends per step against what the echo
              * process spends per echo of the same sizes (two thread hand-offs through a worker
@@ -290,6 +301,10 @@ int main(int argc, char **argv) {
                    mcs, mce, dcs, dce);
             printf("maestro-v0 step round trip (MobileNet-v2 layer 2, reply %d B with info): hwgym %.1f us, raw echo %.1f us, ratio %.2f (target <= 1.15) %s\n",
                    mreply, median(mh, rounds), median(me, rounds), mq1, mq1 <= 1.15 ? "PASS" : "FAIL");
+            /* the inline fast path's share (stats inline_ops): a step that left it paid two
+             * thread hand-offs through a worker */
+            printf("maestro-v0 steps run inline on the router thread: %.1f%% of %lld\n",
+                   st1 > st0 ? 100.0 * (double)(in1 - in0) / (double)(st1 - st0) : 0.0, (long long)(st1 - st0));
             free(mh);
             free(me);
             free(mq);

@@ -15,16 +15,16 @@ static uint64_t bytes_hash(const void *p, size_t n, uint64_t h) {
 uint64_t peers_key_of(task *t, bool curve, char *label, size_t cap) {
     const char *uid = curve && t->has_body ? zmq_msg_gets(&t->body, "User-Id") : NULL;
     if (uid && *uid) {
-        snprintf(label, cap, "key %.12s...", uid);
+        if (label) snprintf(label, cap, "key %.12s...", uid);
         return bytes_hash(uid, strlen(uid), 0x9e3779b97f4a7c15ull);
     }
     const char *addr = t->has_body ? zmq_msg_gets(&t->body, "Peer-Address") : NULL;
     if (addr && *addr) {
-        snprintf(label, cap, "%s", addr);
+        if (label) snprintf(label, cap, "%s", addr);
         return bytes_hash(addr, strlen(addr), 1469598103934665603ull);
     }
     /* inproc: no address; the connection (routing id) is all there is */
-    snprintf(label, cap, "connection");
+    if (label) snprintf(label, cap, "connection");
     return t->nenv ? bytes_hash(zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]), 0x5bd1e9955bd1e995ull) : 0;
 }
 

@@ -53,7 +53,8 @@ typedef struct peers {
     size_t nreclaimed;
 } peers;
 
-/* The peer a request came from (curve: the server runs CURVE; then User-Id is the key). */
+/* The peer a request came from (curve: the server runs CURVE; then User-Id is the key), and its
+ * label for messages (label NULL: the key alone, without formatting one). */
 uint64_t peers_key_of(task *t, bool curve, char *label, size_t cap);
 /* The narrower identity cache_hit answers to (docs/cache.md): the CURVE key when CURVE is on,
  * else the connection, so two agents on one host do not learn each other's points. Never 0. */

@@ -274,8 +274,10 @@ static void on_request(router *r, task *t, bool draining) {
     }
     { /* the rest may reach a worker: it is charged to its client (peers.h) */
         char label[48];
-        uint64_t key = peers_key_of(t, r->o->curve_secret != NULL, label, sizeof label);
-        t->peer = peers_get(&r->P, key, label, true);
+        bool curve = r->o->curve_secret != NULL;
+        uint64_t key = peers_key_of(t, curve, NULL, 0); /* the label only for a new peer */
+        if (!(t->peer = peers_get(&r->P, key, NULL, false)))
+            t->peer = peers_get(&r->P, peers_key_of(t, curve, label, sizeof label), label, true);
         t->peer->holds++; /* until finish() */
     }
     switch (o) {
@@ -358,11 +360,14 @@ static void on_reply(router *r, task *t) {
  * expensive or queued, and ops still run one at a time in arrival order. */
 static bool try_inline(router *r, task *t) {
     session *s = t->s;
-    if (!s || s->inflight || s->dead || s->kind == SK_MULTI || s->cost_us[t->op] >= r->o->inline_us) return false;
+    if (!s || s->inflight || s->dead || s->kind == SK_MULTI || s->cost_us[t->op] >= r->o->inline_us || s->cost_check[t->op])
+        return false;
     if (t->op != OP_STEP && t->op != OP_RESET && t->op != OP_SPACES && t->op != OP_EVALUATE && t->op != OP_SNAPSHOT &&
         t->op != OP_RESTORE && t->op != OP_DROP_SNAPSHOT)
         return false;
-    worker_handle(&r->w[s->worker], t);
+    r->inlined++;
+    t->inline_run = true;
+    worker_handle_inline(&r->w[s->worker], t);
     after_op(r, t);
     return true;
 }
@@ -391,8 +396,9 @@ static void reap(router *r, double now) {
     }
 }
 
-/* Receives one multipart message from the ROUTER socket into a new task (NULL: nothing). */
-static task *recv_request(router *r) {
+/* Receives one multipart message from the ROUTER socket into a new task (NULL: nothing, or
+ * nothing within the socket's ZMQ_RCVTIMEO when `wait`). */
+static task *recv_request(router *r, bool wait) {
     task *t = calloc(1, sizeof *t);
     if (!t) abort();
     zmq_msg_t parts[TASK_MAX_ENVELOPE + 1];
@@ -402,7 +408,7 @@ static task *recv_request(router *r) {
     while (more) {
         zmq_msg_t m;
         zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, r->sock, n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+        if (zmq_msg_recv(&m, r->sock, n == 0 && !wait ? ZMQ_DONTWAIT : 0) < 0) {
             zmq_msg_close(&m);
             if (n == 0) {
                 free(t);
@@ -432,6 +438,43 @@ static task *recv_request(router *r) {
         reply_fail(t, HW_E_BAD_REQUEST, "too many frames: send one msgpack map per message");
     }
     return t;
+}
+
+/* One wait while tasks are out at workers (or session-less work is queued): polls the ROUTER
+ * socket and the workers' replies, then takes what is ready of both. Counts the workers that
+ * stopped in *stopped; -1 when the poll itself failed. */
+static int serve_polled(router *r, long timeout, bool draining, int *stopped) {
+    zmq_pollitem_t items[2] = {{r->sock, 0, ZMQ_POLLIN, 0}, {r->replies, 0, ZMQ_POLLIN, 0}};
+    int rc = zmq_poll(items, 2, timeout);
+    if (rc < 0) {
+        if (zmq_errno() == EINTR) return 0;
+        fprintf(stderr, "hwgym-server: poll: %s\n", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+        task *t;
+        while (zmq_recv(r->replies, &t, sizeof t, ZMQ_DONTWAIT) == sizeof t) {
+            if (t->op == OP_STOP) {
+                r->inflight--;
+                r->wout[t->at]--;
+                (*stopped)++;
+                task_free(t);
+                continue;
+            }
+            on_reply(r, t);
+        }
+    }
+    if (r->P.nqueued) fair_pump(r);
+    if (items[0].revents & ZMQ_POLLIN) {
+        for (int k = 0; k < 256; k++) {
+            task *t = recv_request(r, false);
+            if (!t) break;
+            if (t->reply.size) finish(r, t);
+            else on_request(r, t, draining);
+        }
+        if (r->P.nqueued) fair_pump(r);
+    }
+    return 0;
 }
 
 int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
@@ -565,41 +608,25 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             }
         }
         if (draining && stopped == r->nw && r->inflight == 0) break;
-        zmq_pollitem_t items[2] = {{r->sock, 0, ZMQ_POLLIN, 0}, {r->replies, 0, ZMQ_POLLIN, 0}};
         double now = hw_now();
         long timeout = (long)((next_reap - now) * 1000.0);
         if (timeout < 0) timeout = 0;
         if (timeout > 100) timeout = 100;
-        int rc = zmq_poll(items, 2, timeout);
-        if (rc < 0) {
-            if (zmq_errno() == EINTR) continue;
-            fprintf(stderr, "hwgym-server: poll: %s\n", zmq_strerror(zmq_errno()));
-            *stop = 1;
-            continue;
-        }
-        if (items[1].revents & ZMQ_POLLIN) {
-            task *t;
-            while (zmq_recv(r->replies, &t, sizeof t, ZMQ_DONTWAIT) == sizeof t) {
-                if (t->op == OP_STOP) {
-                    r->inflight--;
-                    r->wout[t->at]--;
-                    stopped++;
-                    task_free(t);
-                    continue;
-                }
-                on_reply(r, t);
-            }
-        }
-        if (r->P.nqueued) fair_pump(r);
-        if (items[0].revents & ZMQ_POLLIN) {
-            for (int k = 0; k < 256; k++) {
-                task *t = recv_request(r);
-                if (!t) break;
+        if (!r->inflight && !r->P.nqueued) {
+            /* Nothing is out at a worker, so no reply can come: wait on the ROUTER socket alone,
+             * in a blocking receive bounded by the same timeout. This is the raw echo's own wait;
+             * zmq_poll over both sockets plus a non-blocking receive cost about eight more
+             * system calls per request (each socket's mailbox checked before and after the poll). */
+            int to = (int)timeout;
+            zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
+            task *t = recv_request(r, true);
+            if (t) {
                 if (t->reply.size) finish(r, t);
                 else on_request(r, t, draining);
+                if (r->P.nqueued) fair_pump(r);
             }
-            if (r->P.nqueued) fair_pump(r);
-        }
+        } else if (serve_polled(r, timeout, draining, &stopped) < 0)
+            *stop = 1;
         now = hw_now();
         if (!draining && now >= next_reap) {
             reap(r, now);

@@ -15,6 +15,7 @@ void task_free(task *t) {
     if (t->decoded) hw_msg_free(&t->msg);
     if (t->has_body) zmq_msg_close(&t->body);
     msgpack_sbuffer_destroy(&t->reply);
+    json_decref(t->info_hold);
     free(t);
 }
 

@@ -43,6 +43,7 @@ typedef struct router {
     peers P;                  /* clients: per-peer sessions, queued bytes, the fair queue (peers.h) */
     int *wout;                /* tasks out at each worker */
     int *wsl;                 /* session-less (fair) tasks out at each worker: at most one */
+    uint64_t inlined;         /* ops run on the router thread (the inline fast path) */
     uint64_t reclaimed;       /* idle sessions reclaimed for a make (a full table or a peer at its cap) */
     hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
 } router;

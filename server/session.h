@@ -49,6 +49,8 @@ typedef struct session {
     bool mem_counted;    /* mem_est is in the router's server-wide total */
     size_t mem_est;      /* worker-written at make (read by the router after the reply) */
     double cost_us[OP_COUNT]; /* EWMA of this session's time per op; 1e9 until measured */
+    bool cost_check[OP_COUNT]; /* an inline run's wall time exceeded --inline-us: the next run of
+                                * the op goes to the worker, which measures its CPU time */
     /* worker-owned */
     sess_kind kind;
     const hw_env_family *fam;

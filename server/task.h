@@ -9,6 +9,7 @@
 #include <msgpack.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <jansson.h>
 #include <zmq.h>
 
 #include "hw_codec.h"
@@ -56,6 +57,10 @@ typedef struct task {
     double run_s;                      /* and how long it ran, and how much of that went to getting */
     double setup_s;                    /* its env (a config the worker had not built yet) */
     struct task *next;                 /* worker-side held lists */
+    /* the inline fast path (router.c): the op runs on the router thread, which frees what the
+     * reply no longer needs (the step's info object) only after the reply is sent */
+    bool inline_run;
+    json_t *info_hold;                 /* freed by task_free */
 } task;
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,17 +547,21 @@ static void op_evaluate(worker *w, task *t) {
 /* ---------------------------------------------------------------- loop */
 
 static bool handle_op(worker *w, task *t);
-static bool worker_handle_timed(worker *w, task *t);
+static bool worker_handle_timed(worker *w, task *t, bool on_router);
 
-bool worker_handle(worker *w, task *t) {
+static bool handle_deadline(worker *w, task *t, bool on_router) {
     /* the request's deadline (env loops check it through env_limits.h); internal tasks that
      * free resources never time out */
     double dl = w->opts->request_timeout_s > 0 && t->op != OP_DESTROY && t->op != OP_CLOSE ? t->t0 + w->opts->request_timeout_s : 0;
     hw_deadline_set(dl);
-    bool held = worker_handle_timed(w, t);
+    bool held = worker_handle_timed(w, t, on_router);
     hw_deadline_set(0);
     return held;
 }
+
+bool worker_handle(worker *w, task *t) { return handle_deadline(w, t, false); }
+
+bool worker_handle_inline(worker *w, task *t) { return handle_deadline(w, t, true); }
 
 static double thread_cpu_s(void) {
     struct timespec ts;
@@ -564,21 +569,25 @@ static double thread_cpu_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static bool worker_handle_timed(worker *w, task *t) {
+/* Runs the op and updates the session's cost estimate for it, which the router's inline fast
+ * path reads (see router.c). The estimate is in CPU time: envs are pure computation, so CPU
+ * time is the op's cost, while wall time also counts the time the thread was preempted (on a
+ * loaded machine a 6 us maestro-v0 step measured 25+ us of wall time, left the inline path and
+ * paid two thread hand-offs). A worker reads its thread's CPU clock; the router's inline run
+ * reads the wall clock instead, because the CPU clock is a system call (two per step, ~1-2 us
+ * on a VM) while the wall clock is not: a wall time under --inline-us bounds the CPU time from
+ * above and is recorded as it is; one over it may be preemption or real cost, so the session's
+ * next op of that kind goes to its worker (cost_check), which measures it in CPU time. */
+static bool worker_handle_timed(worker *w, task *t, bool on_router) {
     session *s = t->s;
     /* multi-agent parts may hand `t` (and the other parts) back inside handle_op, after which
      * the router owns them: touch neither afterwards. Those sessions never run inline anyway. */
     if (!s || s->dead || s->kind == SK_MULTI || t->op < 0 || t->op >= OP_COUNT || t->op == OP_CLOSE) return handle_op(w, t);
     int op = t->op;
-    double t0 = thread_cpu_s();
+    double t0 = on_router ? hw_now() : thread_cpu_s();
     bool held = handle_op(w, t);
-    double us = (thread_cpu_s() - t0) * 1e6;
-    /* cost estimate used by the router's inline fast path (see router.c), in this thread's CPU
-     * time: envs are pure computation, so CPU time is the op's cost, while wall time also
-     * counts the time the thread was preempted -- on a loaded machine a 6 us maestro-v0 step
-     * measured 25+ us of wall time, left the inline path and paid two thread hand-offs */
-    double *c = &s->cost_us[op];
-    *c = *c > 1e8 ? us : 0.8 * *c + 0.2 * us;
+    double us = ((on_router ? hw_now() : thread_cpu_s()) - t0) * 1e6;
+    session_cost_record(s, op, us, on_router, w->opts->inline_us);
     return held;
 }
 
@@ -626,13 +635,16 @@ static void *worker_main(void *arg) {
                 if (s->deadline < next) next = s->deadline;
             timeout = next <= now ? 0 : (long)ceil((next - now) * 1000.0);
         }
-        zmq_pollitem_t it = {w->pull, 0, ZMQ_POLLIN, 0};
-        int rc = zmq_poll(&it, 1, timeout);
-        if (rc < 0 && errno != EINTR) break;
-        while (rc > 0) {
-            task *t;
-            int n = zmq_recv(w->pull, &t, sizeof t, ZMQ_DONTWAIT);
-            if (n < 0) break;
+        /* a blocking receive bounded by the next barrier deadline, then what else is queued:
+         * the same order as zmq_poll then non-blocking receives, with fewer system calls (the
+         * poll checked the socket's mailbox before and after waiting) */
+        int to = timeout > INT_MAX ? INT_MAX : (int)timeout;
+        zmq_setsockopt(w->pull, ZMQ_RCVTIMEO, &to, sizeof to);
+        task *t;
+        int rc = zmq_recv(w->pull, &t, sizeof t, 0);
+        if (rc < 0 && errno != EINTR && errno != EAGAIN) break;
+        for (int flags = 0; rc >= 0; flags = ZMQ_DONTWAIT) {
+            if (flags && zmq_recv(w->pull, &t, sizeof t, flags) < 0) break;
             if (t->op == OP_STOP) {
                 /* fail any held barrier parts, free the cache, hand the stop task back */
                 hw_err e;

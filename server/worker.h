@@ -80,5 +80,8 @@ double hw_now(void);
  * multi-agent part waiting for its barrier). Called by the worker thread, and by the router
  * for its inline fast path when the session has no task in flight. */
 bool worker_handle(worker *w, task *t);
+/* The same, run by the router thread (its inline fast path): times the op on the wall clock
+ * (see worker.c's worker_handle_timed). */
+bool worker_handle_inline(worker *w, task *t);
 
 #endif

@@ -1,0 +1,82 @@
+/* The request decoder's fast paths (protocol/hw_codec.c), as units: hw_utf8_valid's ASCII runs
+ * (eight bytes at a time) give the same answer at every position and length, and
+ * hw_msg_decode's zone, sized by the scan, decodes every shape as msgpack-c's own unpacker does. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "hw_codec.h"
+
+/* ASCII around a sequence does not change whether the string is valid: every string here is
+ * exactly as valid as the one sequence it holds, wherever the eight-byte runs fall */
+Test(codec, utf8_ascii_runs_do_not_change_the_answer) {
+    static const char *const seqs[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xff", "\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\x80", "z"};
+    static const bool ok[] = {true, true, true, false, false, false, false, false, true};
+    unsigned char buf[64];
+    int checked = 0;
+    for (size_t k = 0; k < sizeof seqs / sizeof *seqs; k++)
+        cr_assert_eq(hw_utf8_valid(seqs[k], strlen(seqs[k])), ok[k], "sequence %zu alone", k);
+    for (size_t len = 0; len <= 40; len++)
+        for (size_t at = 0; at <= len; at++)
+            for (size_t k = 0; k < sizeof seqs / sizeof *seqs; k++) {
+                size_t m = strlen(seqs[k]);
+                memset(buf, 'a' + (int)(len % 26), sizeof buf);
+                memcpy(buf + at, seqs[k], m); /* the sequence at `at`, ASCII around it */
+                size_t n = at + m > len ? at + m : len;
+                cr_assert_eq(hw_utf8_valid((const char *)buf, n), ok[k], "len %zu, sequence %zu at %zu", n, k, at);
+                /* a multi-byte sequence cut by the end of the string */
+                if (m > 1) cr_assert_not(hw_utf8_valid((const char *)buf, at + 1), "cut sequence %zu at %zu", k, at);
+                checked++;
+            }
+    cr_assert_gt(checked, 7000);
+    cr_assert(hw_utf8_valid("", 0));
+    cr_assert(hw_utf8_valid("0123456789abcdef0123456789abcdef", 32));
+}
+
+/* decodes `sb` with hw_msg_decode and with msgpack_unpack_next; the objects must be equal */
+static void same_as_msgpack(const msgpack_sbuffer *sb, const char *what) {
+    hw_msg m;
+    hw_err err;
+    cr_assert_eq(hw_msg_decode(&m, sb->data, sb->size, NULL, &err), 0, "%s: %s", what, err.msg);
+    msgpack_unpacked up;
+    msgpack_unpacked_init(&up);
+    size_t off = 0;
+    cr_assert_eq(msgpack_unpack_next(&up, sb->data, sb->size, &off), MSGPACK_UNPACK_SUCCESS);
+    cr_assert(msgpack_object_equal(*m.root, up.data), "%s: decoded differently", what);
+    msgpack_unpacked_destroy(&up);
+    hw_msg_free(&m);
+}
+
+Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) {
+    for (int shape = 0; shape < 6; shape++) {
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer pk;
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        int n = shape == 0 ? 0 : shape == 1 ? 3 : shape == 2 ? 1000 : shape == 3 ? 20000 : 40;
+        msgpack_pack_map(&pk, 3);
+        hw_pack_kv_str(&pk, "op", "step");
+        hw_pack_cstr(&pk, "list");
+        msgpack_pack_array(&pk, (size_t)n);
+        for (int i = 0; i < n; i++) {
+            if (shape == 4) { /* maps in arrays in maps */
+                msgpack_pack_map(&pk, 2);
+                hw_pack_kv_str(&pk, "k", "v\xc3\xa9");
+                hw_pack_cstr(&pk, "a");
+                msgpack_pack_array(&pk, (size_t)i);
+                for (int j = 0; j < i; j++) msgpack_pack_double(&pk, j * 0.5);
+            } else if (shape == 5) {
+                msgpack_pack_array(&pk, 1);
+                msgpack_pack_array(&pk, 1);
+                msgpack_pack_map(&pk, 0);
+            } else
+                msgpack_pack_int64(&pk, (int64_t)i * 7919 - 5000);
+        }
+        hw_pack_cstr(&pk, "bin");
+        msgpack_pack_bin(&pk, 5);
+        msgpack_pack_bin_body(&pk, "\0\1\2\3\4", 5);
+        char what[32];
+        snprintf(what, sizeof what, "shape %d", shape);
+        same_as_msgpack(&sb, what);
+        msgpack_sbuffer_destroy(&sb);
+    }
+}

@@ -1,0 +1,182 @@
+/* The router's inline fast path (README "Design changes"): cheap ops of an idle session run on
+ * the router thread and answer exactly as a worker would; expensive ones stay on the workers;
+ * pipelined requests on the quiet path (nothing out at a worker: the router waits on its socket
+ * alone) all come back, in order; and the cost rule the decision reads (session_cost_record). */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "harness.h"
+#include "session.h"
+#include "worker_int.h"
+
+static srv *start(double inline_us) {
+    static srv S[4];
+    static int n;
+    srv *s = &S[n++ % 4];
+    hw_server_opts o;
+    hw_server_default_opts(&o);
+    o.workers = 2;
+    o.inline_us = inline_us;
+    srv_start_opts(s, &o);
+    return s;
+}
+
+static char *make_diag(void *c, const char *cfg) {
+    json_t *r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"config\":%s}", cfg);
+    cr_assert_null(err_code(r), "%s", err_msg(r));
+    char *tok = strdup(json_string_value(json_object_get(r, "session")));
+    json_decref(r);
+    r = call(c, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":7}", tok);
+    cr_assert_null(err_code(r), "%s", err_msg(r));
+    json_decref(r);
+    return tok;
+}
+
+static json_int_t stat_int(void *c, const char *key) {
+    json_t *r = call(c, "{\"op\":\"stats\",\"v\":1}");
+    cr_assert_not_null(json_object_get(r, key), "stats has no '%s'", key);
+    json_int_t v = json_integer_value(json_object_get(r, key));
+    json_decref(r);
+    return v;
+}
+
+/* the replies of `n` steps with actions derived from the step index, as one JSON text */
+static char *run_steps(void *c, const char *tok, int n) {
+    json_t *all = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *r = call(c, "{\"op\":\"step\",\"v\":1,\"id\":%d,\"session\":\"%s\",\"action\":[%d,%d,%d,%d]}", i, tok, i % 5, (i / 2) % 5,
+                         (i * 3) % 5, 4 - i % 5);
+        cr_assert_null(err_code(r), "%s", err_msg(r));
+        json_array_append_new(all, r);
+    }
+    char *txt = json_dumps(all, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(all);
+    return txt;
+}
+
+Test(inline, cheap_steps_run_inline_and_answer_as_a_worker_does, .timeout = 60) {
+    srv *a = start(5000), *b = start(0); /* b: --inline-us 0, every op at a worker */
+    void *ca = cli_new(a->ep), *cb = cli_new(b->ep);
+    const char *cfg = "{\"dims\":4,\"choices\":5,\"episode_length\":1000}";
+    char *ta = make_diag(ca, cfg), *tb = make_diag(cb, cfg);
+    json_int_t before = stat_int(ca, "inline_ops");
+    char *ra = run_steps(ca, ta, 40), *rb = run_steps(cb, tb, 40);
+    cr_assert_str_eq(ra, rb, "inline replies differ from the workers'");
+    /* the first step of the session is measured at a worker; the rest are well under 5 ms (a
+     * step preempted for 5 ms of wall time sends the next one to a worker: a few may) */
+    cr_assert_geq(stat_int(ca, "inline_ops") - before, 30);
+    cr_assert_eq(stat_int(cb, "inline_ops"), 0);
+    free(ra);
+    free(rb);
+    free(ta);
+    free(tb);
+    cli_close(ca);
+    cli_close(cb);
+    cr_assert_eq(srv_stop(a), 0);
+    cr_assert_eq(srv_stop(b), 0);
+}
+
+/* maestro-v0's steps carry an info object of 19 keys, which an inline step frees only after the
+ * reply is sent: the replies must still be the workers' */
+Test(inline, maestro_steps_with_their_info_answer_as_a_worker_does, .timeout = 60) {
+    srv *a = start(5000), *b = start(0);
+    void *ca = cli_new(a->ep), *cb = cli_new(b->ep);
+    char *tok[2];
+    void *cs[2] = {ca, cb};
+    char *txt[2];
+    for (int k = 0; k < 2; k++) {
+        json_t *r = call(cs[k], "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":{\"model\":\"mobilenet_v2\",\"layer\":2,"
+                                "\"episode_length\":1000}}");
+        cr_assert_null(err_code(r), "%s", err_msg(r));
+        tok[k] = strdup(json_string_value(json_object_get(r, "session")));
+        json_decref(r);
+        json_decref(call(cs[k], "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":3}", tok[k]));
+        json_t *all = json_array();
+        int full = 0;
+        for (int i = 0; i < 30; i++) { /* even steps: bench_server's (valid) mapping; odd: varied */
+            r = i % 2 ? call(cs[k], "{\"op\":\"step\",\"v\":1,\"id\":%d,\"session\":\"%s\",\"action\":[%d,1,0,1,%d,2,0,0,3,%d]}", i, tok[k],
+                             i % 4, (i * 3) % 6, 5 - i % 6)
+                      : call(cs[k], "{\"op\":\"step\",\"v\":1,\"id\":%d,\"session\":\"%s\",\"action\":[3,1,0,1,5,2,0,0,3,5]}", i, tok[k]);
+            cr_assert_null(err_code(r), "%s", err_msg(r));
+            full += json_object_size(json_object_get(r, "info")) >= 15; /* 19 keys when the mapping is valid */
+            json_array_append_new(all, r);
+        }
+        cr_assert_geq(full, 15, "the full info object is in the replies of valid mappings");
+        txt[k] = json_dumps(all, JSON_SORT_KEYS | JSON_COMPACT);
+        json_decref(all);
+    }
+    cr_assert_str_eq(txt[0], txt[1], "inline maestro-v0 replies differ from the workers'");
+    cr_assert_gt(stat_int(ca, "inline_ops"), 20);
+    for (int k = 0; k < 2; k++) {
+        free(txt[k]);
+        free(tok[k]);
+    }
+    cli_close(ca);
+    cli_close(cb);
+    cr_assert_eq(srv_stop(a), 0);
+    cr_assert_eq(srv_stop(b), 0);
+}
+
+Test(inline, expensive_steps_stay_on_the_workers, .timeout = 60) {
+    srv *s = start(200);
+    void *c = cli_new(s->ep);
+    /* 20 ms a step, over --inline-us 200 even in CPU time on a loaded machine (diag-v0 spins
+     * for step_us of wall time, so its CPU time is less when the thread is preempted) */
+    char *tok = make_diag(c, "{\"step_us\":20000}");
+    json_int_t before = stat_int(c, "inline_ops");
+    free(run_steps(c, tok, 5));
+    cr_assert_eq(stat_int(c, "inline_ops"), before, "a 20 ms step ran on the router thread");
+    free(tok);
+    cli_close(c);
+    cr_assert_eq(srv_stop(s), 0);
+}
+
+Test(inline, pipelined_requests_all_come_back_in_order, .timeout = 60) {
+    srv *s = start(25);
+    void *c = cli_new(s->ep);
+    char *cheap = make_diag(c, "{\"episode_length\":100000}"), *slow = make_diag(c, "{\"step_us\":2000,\"episode_length\":100000}");
+    enum { N = 120 };
+    /* cheap (inline once measured) and slow (at a worker) steps, and pings, sent without waiting */
+    for (int i = 0; i < N; i++) {
+        if (i % 3 == 2) send_json(c, "{\"op\":\"ping\",\"v\":1,\"id\":%d}", i);
+        else send_json(c, "{\"op\":\"step\",\"v\":1,\"id\":%d,\"session\":\"%s\",\"action\":[1,2,3,4]}", i, i % 3 ? slow : cheap);
+    }
+    int cheap_next = 0, slow_next = 1, ping_next = 2;
+    for (int i = 0; i < N; i++) {
+        json_t *r = recv_reply(c);
+        cr_assert_not_null(r, "reply %d of %d never came", i, N);
+        cr_assert_null(err_code(r), "%s", err_msg(r));
+        int id = (int)json_integer_value(json_object_get(r, "id"));
+        /* per session (and for the router's own pings) replies keep the order of the requests */
+        int *next = id % 3 == 0 ? &cheap_next : id % 3 == 1 ? &slow_next : &ping_next;
+        cr_assert_eq(id, *next, "reply %d came before %d", id, *next);
+        *next += 3;
+        json_decref(r);
+    }
+    free(cheap);
+    free(slow);
+    cli_close(c);
+    cr_assert_eq(srv_stop(s), 0);
+}
+
+Test(inline, cost_rule_records_cpu_time_and_distrusts_long_wall_times) {
+    session s;
+    memset(&s, 0, sizeof s);
+    for (int k = 0; k < OP_COUNT; k++) s.cost_us[k] = 1e9;
+    session_cost_record(&s, OP_STEP, 8.0, false, 25); /* a worker's CPU time: the first sample is taken as it is */
+    cr_assert_float_eq(s.cost_us[OP_STEP], 8.0, 1e-12);
+    session_cost_record(&s, OP_STEP, 3.0, true, 25); /* an inline wall time under the limit bounds the CPU time: an EWMA sample */
+    cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * 8.0 + 0.2 * 3.0, 1e-12);
+    cr_assert_not(s.cost_check[OP_STEP]);
+    /* over the limit it may be preemption: not recorded, and the next such op is measured at a worker */
+    session_cost_record(&s, OP_STEP, 400.0, true, 25);
+    cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * 8.0 + 0.2 * 3.0, 1e-12);
+    cr_assert(s.cost_check[OP_STEP]);
+    cr_assert_not(s.cost_check[OP_RESET], "only the op that ran is checked");
+    /* the worker's CPU time then decides, and clears the check */
+    session_cost_record(&s, OP_STEP, 400.0, false, 25);
+    cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * (0.8 * 8.0 + 0.2 * 3.0) + 0.2 * 400.0, 1e-9);
+    cr_assert_not(s.cost_check[OP_STEP]);
+    cr_assert_gt(s.cost_us[OP_STEP], 25, "an op that really costs 400 us leaves the inline path");
+}
