@@ -58,7 +58,7 @@ typedef struct bf_ctx {
     int chk_store[4], nstore;   /* storage rows whose tiles the split changes */
     int chk_sp[3], nsp;         /* selected spatial rows */
     int obj, sec, bound;
-    unsigned selmask;
+    unsigned selmask, fan; /* fan: Timeloop levels whose spatial fan-out a selected row sets */
     double best_p, best_s;
     sched_table best_t;
     sched_cost best_c; /* of the incumbent on entry */
@@ -127,8 +127,11 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
         }
         if (c->bound && k + 1 < c->ncol) {
             /* branch and bound: the partial table (unassigned entries 1) bounds every completion */
-            double out[4], mul[SCHED_NT];
-            for (int ten = 0; ten < SCHED_NT; ten++) mul[ten] = c->sufmul[k + 1][ten];
+            double out[4];
+            tl_bound_in b;
+            for (int ten = 0; ten < SCHED_NT; ten++) b.mul[ten] = c->sufmul[k + 1][ten];
+            b.all = c->sufprod[k + 1];
+            b.fan = c->fan;
             /* temporal product owed: the unassigned products, less what the spatial rows can still
              * absorb (Timeloop checks fan-outs cumulatively: bounded by the MACs left unused) */
             double room = 1;
@@ -141,8 +144,8 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
                     }
                 room = units / used;
             }
-            double owed = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
-            tl_eval_bound(sp, mul, owed, out);
+            b.temporal_mul = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
+            tl_eval_bound(sp, &b, out);
             if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
                 c->st.bounded++;
                 continue;
@@ -264,6 +267,8 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
     }
     sched_cum(&c->t, c->cum);
     sched_tl_from_table(a, l, &c->t, &c->sp);
+    for (int i = 0; i < n; i++)
+        if (c->sp.rowsp[rows[i]] && c->sp.rowlvl[rows[i]] >= 0) c->fan |= 1u << c->sp.rowlvl[rows[i]];
     if (partial_ok(c, &c->sp)) dfs(c, 0, &c->sp);
     *t = c->best_t;
     if (best) sched_cost_eval(a, l, t, best);

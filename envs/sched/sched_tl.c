@@ -674,16 +674,39 @@ void tl_eval(const tl_spec *s, tl_result *r) {
     r->spatial_util = g.spatial / s->mac_instances;
 }
 
-void tl_eval_bound(const tl_spec *s, const double mul[SCHED_NT], double temporal_mul, double out[4]) {
+/* the innermost level keeping tensor t when no fan-out at or below it exists or can appear
+ * (fan: levels whose fan-out a completion may still change); -1 otherwise */
+static int per_mac_level(const tl_spec *s, int t, unsigned fan) {
+    for (int l = 0; l < s->nl; l++) {
+        if (fan >> l & 1u) return -1;
+        for (int d = 0; d < SCHED_NDIM; d++)
+            if (s->lv[l].sf[d] != 1) return -1;
+        if (s->lv[l].keep[t]) return l;
+    }
+    return -1;
+}
+
+void tl_eval_bound(const tl_spec *s, const tl_bound_in *b, double out[4]) {
     tl_result r;
     tl_eval(s, &r);
     double e = r.e_mac_total;
-    for (int t = 0; t < SCHED_NT; t++) e += mul[t] * r.e_tensor[t];
+    for (int t = 0; t < SCHED_NT; t++) {
+        int pm = per_mac_level(s, t, b->fan);
+        for (int l = 0; l < s->nl; l++) {
+            const tl_level *v = &s->lv[l];
+            double m = b->mul[t];
+            /* per-MAC level: its reads (I, W), updates (O) and network words are the product of
+             * every loop of the table, so every unassigned factor multiplies them */
+            double mc = l == pm && !v->dram ? b->all : m;
+            e += r.reads[l][t] * v->e_read * (t == ST_O ? m : mc) + r.fills[l][t] * v->e_fill * m +
+                 r.updates[l][t] * v->e_update * mc + r.ingress_t[l][t] * v->e_ingress * mc;
+        }
+    }
     int d = s->nl - 1;
     double dw = 0;
-    for (int t = 0; t < SCHED_NT; t++) dw += mul[t] * (r.reads[d][t] + r.fills[d][t] + r.updates[d][t]);
+    for (int t = 0; t < SCHED_NT; t++) dw += b->mul[t] * (r.reads[d][t] + r.fills[d][t] + r.updates[d][t]);
     out[0] = e;
-    out[1] = out[2] = r.compute_cycles * temporal_mul;
+    out[1] = out[2] = r.compute_cycles * b->temporal_mul;
     out[3] = dw;
 }
 
