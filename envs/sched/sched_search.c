@@ -77,8 +77,7 @@ static void recum(bf_ctx *c, int d) {
 static int partial_ok(const bf_ctx *c, tl_spec *s) {
     if (c->nsp) {
         /* Timeloop's cumulative spatial check (a partial table's fan-outs only grow) */
-        tl_result r;
-        if (tl_check_spatial(s, &r) != TL_OK) return 0;
+        if (tl_check_spatial(s, NULL) != TL_OK) return 0;
     }
     for (int i = 0; i < c->nstore; i++) {
         double need, have;
@@ -192,6 +191,16 @@ static int factorisations(int N, int n, int *out) {
     return k;
 }
 
+/* the factor by which x of dimension d at least multiplies tensor ten's access terms wherever
+ * it goes (docs/sched.md "Brute-force step"): x when ten depends on d; for the input's P (Q) the
+ * growth of the window's height (width), at least 1 + (x - 1) * min(1, stride / R (S)); else 1 */
+double sched_bound_mul(const sched_layer *l, int ten, int d, int x) {
+    if (!sched_rel[ten][d]) return 1;
+    if (ten != ST_I || (d != SD_P && d != SD_Q)) return ten == ST_I && (d == SD_R || d == SD_S) ? 1 : x;
+    double k = (double)l->stride / l->d[d == SD_P ? SD_R : SD_S];
+    return 1 + (x - 1) * (k < 1 ? k : 1);
+}
+
 static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
                       sched_cost *best, sched_bf_stats *st, int bound) {
     if (n < 2 || n > 3) return -1;
@@ -261,8 +270,7 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
         int d = c->cols[k];
         c->sufprod[k] = c->sufprod[k + 1] * prod[d];
         for (int ten = 0; ten < SCHED_NT; ten++) {
-            int halo = ten == ST_I && (d == SD_P || d == SD_Q || d == SD_R || d == SD_S);
-            c->sufmul[k][ten] = c->sufmul[k + 1][ten] * (sched_rel[ten][d] && !halo ? prod[d] : 1);
+            c->sufmul[k][ten] = c->sufmul[k + 1][ten] * sched_bound_mul(l, ten, d, prod[d]);
         }
     }
     sched_cum(&c->t, c->cum);

@@ -471,6 +471,7 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
 }
 
 static int fail(tl_result *r, int cls, int lvl, const char *name, const char *fmt, double a, double b) {
+    if (!r) return cls; /* the search's quiet check: no message */
     r->status = cls;
     r->fail_level = lvl;
     char m[128];
@@ -501,16 +502,28 @@ int tl_check(const tl_spec *s, tl_result *r) {
 }
 
 int tl_check_spatial(const tl_spec *s, tl_result *r) {
+    /* the spatial checks read only the fan-outs: geometry's spatial part */
     tl_geo g;
-    geometry(s, &g);
+    for (int l = 0; l < s->nl; l++) {
+        const tl_level *v = &s->lv[l];
+        double FX = 1, FY = 1;
+        for (int d = 0; d < SCHED_NDIM; d++)
+            if (v->sf[d] != 1) {
+                if (v->saxis[d]) FY *= v->sf[d];
+                else FX *= v->sf[d];
+            }
+        g.FX[l] = FX, g.FY[l] = FY;
+    }
     return check_levels(s, &g, r, 0);
 }
 
 /* Timeloop's order: the arithmetic level's expansion, then each storage level innermost
  * first: its capacity, then its instances and X/Y expansion */
 static int check_levels(const tl_spec *s, const tl_geo *g, tl_result *r, int capacity) {
-    r->status = TL_OK;
-    r->fail_level = -1;
+    if (r) {
+        r->status = TL_OK;
+        r->fail_level = -1;
+    }
     /* arithmetic: every fan-out */
     double X = 1, Y = 1;
     for (int l = 0; l < s->nl; l++) X *= g->FX[l], Y *= g->FY[l];

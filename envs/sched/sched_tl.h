@@ -87,7 +87,8 @@ tl_spec *sched_tl_spec_cached(const sched_accel *a, const sched_layer *l, const 
 /* Validity (capacity, then arithmetic and storage spatial expansion, innermost first, as
  * Timeloop checks them). Returns TL_OK or the class; r->reason/fail_level filled. */
 int tl_check(const tl_spec *s, tl_result *r);
-/* The spatial-expansion part of tl_check alone (valid on partial tables: products only grow). */
+/* The spatial-expansion part of tl_check alone (valid on partial tables: products only grow).
+ * r may be NULL: the class only, no message (the search's check per node). */
 int tl_check_spatial(const tl_spec *s, tl_result *r);
 /* Counts, energy and cycles of a spec assumed valid (tl_check first). */
 void tl_eval(const tl_spec *s, tl_result *r);

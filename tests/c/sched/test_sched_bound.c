@@ -69,10 +69,7 @@ Test(sched_bound, never_above_a_completion, .timeout = 120) {
                         int prod = 1;
                         for (int i = 0; i < n; i++) prod *= t.f[rows[i]][d], p.f[rows[i]][d] = 1;
                         b.all *= prod;
-                        for (int ten = 0; ten < SCHED_NT; ten++) {
-                            int halo = ten == ST_I && (d == SD_P || d == SD_Q || d == SD_R || d == SD_S);
-                            if (sched_rel[ten][d] && !halo) b.mul[ten] *= prod;
-                        }
+                        for (int ten = 0; ten < SCHED_NT; ten++) b.mul[ten] *= sched_bound_mul(&layers[li], ten, d, prod);
                     }
                     tl_spec s;
                     sched_tl_from_table(&a, &layers[li], &p, &s);
