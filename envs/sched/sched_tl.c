@@ -709,9 +709,11 @@ void tl_eval_bound(const tl_spec *s, const tl_bound_in *b, double out[4]) {
             const tl_level *v = &s->lv[l];
             double m = b->mul[t];
             /* per-MAC level: its reads (I, W), updates (O) and network words are the product of
-             * every loop of the table, so every unassigned factor multiplies them */
+             * every loop of the table, so every unassigned factor multiplies them; its output
+             * reads (updates - partition) too: the partition over the instances, |O| times the
+             * C R S fan-outs above, grows by at most that product (docs/sched.md) */
             double mc = l == pm && !v->dram ? b->all : m;
-            e += r.reads[l][t] * v->e_read * (t == ST_O ? m : mc) + r.fills[l][t] * v->e_fill * m +
+            e += r.reads[l][t] * v->e_read * mc + r.fills[l][t] * v->e_fill * m +
                  r.updates[l][t] * v->e_update * mc + r.ingress_t[l][t] * v->e_ingress * mc;
         }
     }

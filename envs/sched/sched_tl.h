@@ -95,7 +95,7 @@ void tl_eval(const tl_spec *s, tl_result *r);
 /* Lower bound for the brute force on a partial table (unassigned entries 1): every access term
  * of tensor t times mul[t] (the product of the unassigned columns that t depends on, without
  * the input's P Q R S), but the per-MAC terms times all (the product of every unassigned
- * column): the reads (I, W), updates (O) and network words of the innermost level keeping t
+ * column): the reads, updates (O) and network words of the innermost level keeping t
  * when no level at or below it fans out, nor can in a completion (fan: bit l set when a
  * completion may put factors in level l's spatial fan-out); compute cycles times
  * temporal_mul. out: energy, cycles, compute cycles, DRAM words (as sched_obj_of reads them). */
