@@ -17,6 +17,8 @@ int sched_cap_fail(const sched_accel *a, const sched_layer *l, int row, const do
 /* sched_bruteforce with the branch-and-bound pruning switched off (tests compare the two) */
 int sched_bruteforce_nobound(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,
                              int sec, sched_cost *best, sched_bf_stats *st);
+/* the branch-and-bound multiplier of an unassigned factor x of dimension d for tensor ten */
+double sched_bound_mul(const sched_layer *l, int ten, int d, int x);
 double sched_obj_of(const double out[4], int obj);
 
 struct tl_spec;

@@ -58,7 +58,7 @@ typedef struct bf_ctx {
     int chk_store[4], nstore;   /* storage rows whose tiles the split changes */
     int chk_sp[3], nsp;         /* selected spatial rows */
     int obj, sec, bound;
-    unsigned selmask;
+    unsigned selmask, fan; /* fan: Timeloop levels whose spatial fan-out a selected row sets */
     double best_p, best_s;
     sched_table best_t;
     sched_cost best_c; /* of the incumbent on entry */
@@ -77,8 +77,7 @@ static void recum(bf_ctx *c, int d) {
 static int partial_ok(const bf_ctx *c, tl_spec *s) {
     if (c->nsp) {
         /* Timeloop's cumulative spatial check (a partial table's fan-outs only grow) */
-        tl_result r;
-        if (tl_check_spatial(s, &r) != TL_OK) return 0;
+        if (tl_check_spatial(s, NULL) != TL_OK) return 0;
     }
     for (int i = 0; i < c->nstore; i++) {
         double need, have;
@@ -127,8 +126,11 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
         }
         if (c->bound && k + 1 < c->ncol) {
             /* branch and bound: the partial table (unassigned entries 1) bounds every completion */
-            double out[4], mul[SCHED_NT];
-            for (int ten = 0; ten < SCHED_NT; ten++) mul[ten] = c->sufmul[k + 1][ten];
+            double out[4];
+            tl_bound_in b;
+            for (int ten = 0; ten < SCHED_NT; ten++) b.mul[ten] = c->sufmul[k + 1][ten];
+            b.all = c->sufprod[k + 1];
+            b.fan = c->fan;
             /* temporal product owed: the unassigned products, less what the spatial rows can still
              * absorb (Timeloop checks fan-outs cumulatively: bounded by the MACs left unused) */
             double room = 1;
@@ -141,8 +143,8 @@ static void dfs(bf_ctx *c, int k, const tl_spec *cur) {
                     }
                 room = units / used;
             }
-            double owed = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
-            tl_eval_bound(sp, mul, owed, out);
+            b.temporal_mul = c->sufprod[k + 1] / room > 1 ? c->sufprod[k + 1] / room : 1;
+            tl_eval_bound(sp, &b, out);
             if (sched_obj_of(out, c->obj) > c->best_p + 1e-12 * fabs(c->best_p)) {
                 c->st.bounded++;
                 continue;
@@ -187,6 +189,16 @@ static int factorisations(int N, int n, int *out) {
         }
     }
     return k;
+}
+
+/* the factor by which x of dimension d at least multiplies tensor ten's access terms wherever
+ * it goes (docs/sched.md "Brute-force step"): x when ten depends on d; for the input's P (Q) the
+ * growth of the window's height (width), at least 1 + (x - 1) * min(1, stride / R (S)); else 1 */
+double sched_bound_mul(const sched_layer *l, int ten, int d, int x) {
+    if (!sched_rel[ten][d]) return 1;
+    if (ten != ST_I || (d != SD_P && d != SD_Q)) return ten == ST_I && (d == SD_R || d == SD_S) ? 1 : x;
+    double k = (double)l->stride / l->d[d == SD_P ? SD_R : SD_S];
+    return 1 + (x - 1) * (k < 1 ? k : 1);
 }
 
 static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj, int sec,
@@ -258,12 +270,13 @@ static int bruteforce(const sched_accel *a, const sched_layer *l, sched_table *t
         int d = c->cols[k];
         c->sufprod[k] = c->sufprod[k + 1] * prod[d];
         for (int ten = 0; ten < SCHED_NT; ten++) {
-            int halo = ten == ST_I && (d == SD_P || d == SD_Q || d == SD_R || d == SD_S);
-            c->sufmul[k][ten] = c->sufmul[k + 1][ten] * (sched_rel[ten][d] && !halo ? prod[d] : 1);
+            c->sufmul[k][ten] = c->sufmul[k + 1][ten] * sched_bound_mul(l, ten, d, prod[d]);
         }
     }
     sched_cum(&c->t, c->cum);
     sched_tl_from_table(a, l, &c->t, &c->sp);
+    for (int i = 0; i < n; i++)
+        if (c->sp.rowsp[rows[i]] && c->sp.rowlvl[rows[i]] >= 0) c->fan |= 1u << c->sp.rowlvl[rows[i]];
     if (partial_ok(c, &c->sp)) dfs(c, 0, &c->sp);
     *t = c->best_t;
     if (best) sched_cost_eval(a, l, t, best);

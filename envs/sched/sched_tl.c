@@ -471,6 +471,7 @@ static double mac_fanout_accesses(const tl_spec *s, const tl_geo *g, int t, doub
 }
 
 static int fail(tl_result *r, int cls, int lvl, const char *name, const char *fmt, double a, double b) {
+    if (!r) return cls; /* the search's quiet check: no message */
     r->status = cls;
     r->fail_level = lvl;
     char m[128];
@@ -501,16 +502,28 @@ int tl_check(const tl_spec *s, tl_result *r) {
 }
 
 int tl_check_spatial(const tl_spec *s, tl_result *r) {
+    /* the spatial checks read only the fan-outs: geometry's spatial part */
     tl_geo g;
-    geometry(s, &g);
+    for (int l = 0; l < s->nl; l++) {
+        const tl_level *v = &s->lv[l];
+        double FX = 1, FY = 1;
+        for (int d = 0; d < SCHED_NDIM; d++)
+            if (v->sf[d] != 1) {
+                if (v->saxis[d]) FY *= v->sf[d];
+                else FX *= v->sf[d];
+            }
+        g.FX[l] = FX, g.FY[l] = FY;
+    }
     return check_levels(s, &g, r, 0);
 }
 
 /* Timeloop's order: the arithmetic level's expansion, then each storage level innermost
  * first: its capacity, then its instances and X/Y expansion */
 static int check_levels(const tl_spec *s, const tl_geo *g, tl_result *r, int capacity) {
-    r->status = TL_OK;
-    r->fail_level = -1;
+    if (r) {
+        r->status = TL_OK;
+        r->fail_level = -1;
+    }
     /* arithmetic: every fan-out */
     double X = 1, Y = 1;
     for (int l = 0; l < s->nl; l++) X *= g->FX[l], Y *= g->FY[l];
@@ -674,16 +687,41 @@ void tl_eval(const tl_spec *s, tl_result *r) {
     r->spatial_util = g.spatial / s->mac_instances;
 }
 
-void tl_eval_bound(const tl_spec *s, const double mul[SCHED_NT], double temporal_mul, double out[4]) {
+/* the innermost level keeping tensor t when no fan-out at or below it exists or can appear
+ * (fan: levels whose fan-out a completion may still change); -1 otherwise */
+static int per_mac_level(const tl_spec *s, int t, unsigned fan) {
+    for (int l = 0; l < s->nl; l++) {
+        if (fan >> l & 1u) return -1;
+        for (int d = 0; d < SCHED_NDIM; d++)
+            if (s->lv[l].sf[d] != 1) return -1;
+        if (s->lv[l].keep[t]) return l;
+    }
+    return -1;
+}
+
+void tl_eval_bound(const tl_spec *s, const tl_bound_in *b, double out[4]) {
     tl_result r;
     tl_eval(s, &r);
     double e = r.e_mac_total;
-    for (int t = 0; t < SCHED_NT; t++) e += mul[t] * r.e_tensor[t];
+    for (int t = 0; t < SCHED_NT; t++) {
+        int pm = per_mac_level(s, t, b->fan);
+        for (int l = 0; l < s->nl; l++) {
+            const tl_level *v = &s->lv[l];
+            double m = b->mul[t];
+            /* per-MAC level: its reads (I, W), updates (O) and network words are the product of
+             * every loop of the table, so every unassigned factor multiplies them; its output
+             * reads (updates - partition) too: the partition over the instances, |O| times the
+             * C R S fan-outs above, grows by at most that product (docs/sched.md) */
+            double mc = l == pm && !v->dram ? b->all : m;
+            e += r.reads[l][t] * v->e_read * mc + r.fills[l][t] * v->e_fill * m +
+                 r.updates[l][t] * v->e_update * mc + r.ingress_t[l][t] * v->e_ingress * mc;
+        }
+    }
     int d = s->nl - 1;
     double dw = 0;
-    for (int t = 0; t < SCHED_NT; t++) dw += mul[t] * (r.reads[d][t] + r.fills[d][t] + r.updates[d][t]);
+    for (int t = 0; t < SCHED_NT; t++) dw += b->mul[t] * (r.reads[d][t] + r.fills[d][t] + r.updates[d][t]);
     out[0] = e;
-    out[1] = out[2] = r.compute_cycles * temporal_mul;
+    out[1] = out[2] = r.compute_cycles * b->temporal_mul;
     out[3] = dw;
 }
 

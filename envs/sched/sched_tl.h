@@ -87,15 +87,23 @@ tl_spec *sched_tl_spec_cached(const sched_accel *a, const sched_layer *l, const 
 /* Validity (capacity, then arithmetic and storage spatial expansion, innermost first, as
  * Timeloop checks them). Returns TL_OK or the class; r->reason/fail_level filled. */
 int tl_check(const tl_spec *s, tl_result *r);
-/* The spatial-expansion part of tl_check alone (valid on partial tables: products only grow). */
+/* The spatial-expansion part of tl_check alone (valid on partial tables: products only grow).
+ * r may be NULL: the class only, no message (the search's check per node). */
 int tl_check_spatial(const tl_spec *s, tl_result *r);
 /* Counts, energy and cycles of a spec assumed valid (tl_check first). */
 void tl_eval(const tl_spec *s, tl_result *r);
 /* Lower bound for the brute force on a partial table (unassigned entries 1): every access term
  * of tensor t times mul[t] (the product of the unassigned columns that t depends on, without
- * the input's P Q R S), compute cycles times temporal_mul. out: energy, cycles, compute
- * cycles, DRAM words (as sched_obj_of reads them). */
-void tl_eval_bound(const tl_spec *s, const double mul[SCHED_NT], double temporal_mul, double out[4]);
+ * the input's P Q R S), but the per-MAC terms times all (the product of every unassigned
+ * column): the reads, updates (O) and network words of the innermost level keeping t
+ * when no level at or below it fans out, nor can in a completion (fan: bit l set when a
+ * completion may put factors in level l's spatial fan-out); compute cycles times
+ * temporal_mul. out: energy, cycles, compute cycles, DRAM words (as sched_obj_of reads them). */
+typedef struct tl_bound_in {
+    double mul[SCHED_NT], all, temporal_mul;
+    unsigned fan;
+} tl_bound_in;
+void tl_eval_bound(const tl_spec *s, const tl_bound_in *b, double out[4]);
 /* Fast path for search: energy and cycles only (same numbers as tl_eval). */
 void tl_eval_fast(const tl_spec *s, double *energy, double *cycles, double *compute_cycles, double *dram_words);
 
