@@ -209,7 +209,7 @@ for w in wls:
                 continue
             j = json.loads(open(js).read())
             if m == "egrl" and j.get("best_reward") is not None and j["best_reward"] > best[0]:
-                best = (j["best_reward"], j["best_action"])
+                best = (j["best_reward"], j.get("best_action"))  # a run rebuilt by egrl-work-from-data.py has it only if it is the best
             j.pop("best_action", None); j.pop("best_metrics", None); j.pop("best_point", None)
             j.update({"workload": w, "mode": m, "seed": int(s)})
             summ.append(j)
