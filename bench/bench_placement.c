@@ -2,7 +2,9 @@
  * rectification + latency, pl_evaluate) on BERT-base (target <= 20 us), ResNet-50 and
  * ResNet-101 on both hw presets (nnpi-like, the default, and nnp-i with 12 SRAM banks), plus
  * the model's figures for reference policies and the time of the headroom bounds
- * (pl_bound_compute, 2000 iterations). Prints a few lines per workload and chip. */
+ * (pl_bound_compute, 2000 iterations). Prints a few lines per workload and chip.
+ * Usage: bench_placement [REPS [PRESET [WORKLOAD]]] (the optional names keep one chip or one
+ * workload, e.g. to count one configuration's instructions under callgrind). */
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +54,11 @@ int main(int argc, char **argv) {
     const double target_us = 20.0;
     int fail = 0;
     const char *presets[] = {"nnpi-like", "nnp-i"};
+    const char *only_hw = argc > 2 ? argv[2] : NULL, *only_w = argc > 3 ? argv[3] : NULL;
     printf("placement-v0 evaluation speed (rectification + latency), median of %d x 8 calls\n", reps);
     for (int h = 0; h < 2; h++)
     for (int w = 0; w < 3; w++) {
+        if ((only_hw && strcmp(only_hw, presets[h]) != 0) || (only_w && strcmp(only_w, workloads[w]) != 0)) continue;
         char cfg_text[96];
         snprintf(cfg_text, sizeof cfg_text, "{\"workload\":\"%s\",\"hw\":\"%s\"}", workloads[w], presets[h]);
         json_t *cfg = json_loads(cfg_text, 0, NULL);

@@ -66,7 +66,32 @@ def load(ddir):
     bounds = json.load(open(bp)) if os.path.exists(bp) else {}
     mp = os.path.join(ddir, "maps.json")
     maps = json.load(open(mp)) if os.path.exists(mp) else {}
+    ep = os.path.join(ddir, "equal_cpu.json")
+    meta["_equal_cpu"] = json.load(open(ep)) if os.path.exists(ep) else {}
     return meta, runs, tr, bounds, maps
+
+
+def equal_cpu_table(meta, bounds, finals, interval):
+    """The page's equal-CPU lines (paper-egrl.sh's EGRL_EQUAL_CPU): SA given EGRL's CPU time."""
+    L = []
+    for w, e in sorted(meta["_equal_cpu"].items(), key=lambda kv: meta["workloads"].index(kv[0])):
+        egrl_cpu = e["egrl_cpu_s"] * 4000 / e["egrl_iterations"]
+        sa = [r["best_speedup"] for r in e["runs"]]
+        n = sorted({r["samples"] for r in e["runs"]})
+        L.append("Equal CPU on %s: CPU seconds (user + sys) measured in-process with seed 1, EGRL %d iterations %.1f s "
+                 "(so ≈ %.0f s for its 4,000), SA 4,000 evaluations %.1f s; SA then ran %s evaluations per seed "
+                 "(mean %.0f CPU s), against the 4,000-iteration runs above (mean ± %s over seeds; seeds in brackets):\n"
+                 % (NAMES.get(w, w), e["egrl_iterations"], e["egrl_cpu_s"], egrl_cpu, e["sa_cpu_s"],
+                    " / ".join("{:,}".format(x) for x in n), st.mean(r["cpu_s"] for r in e["runs"]) if e["runs"] else 0,
+                    "95 % CI" if interval == "ci95" else "std"))
+        L.append("| workload | EGRL, 4,000 iterations | SA, 4,000 evaluations | SA at EGRL's CPU | capacity_aware bound |")
+        L.append("|---|---|---|---|---|")
+        cell = lambda v: fmt(v, interval) + (" (%d)" % len(v) if v else "")
+        b = bounds.get(w, {}).get("capacity_aware")
+        L.append("| %s | %s | %s | %s | %s |" % (NAMES.get(w, w), cell(finals(w, "egrl")), cell(finals(w, "sa")), cell(sa),
+                                                "%.3f" % b if b else "–"))
+        L.append("")
+    return L
 
 
 def best_curve(pts, budget, step):
@@ -191,7 +216,7 @@ def page(name, ddir, outdir):
         L.append("")
     if ctrl:
         L.append("Cost: mean wall time of one run in seconds (every run of this page went one at a time under "
-                 "`nice -n 10` on a shared machine, so these are wall seconds under load, for comparison only):\n")
+                 "`nice` on a shared machine, so these are wall seconds under load, for comparison only):\n")
         L.append("| workload | " + " | ".join(LABEL[m] for m in allm) + " |")
         L.append("|---|" + "---|" * len(allm))
         for w in wls:
@@ -201,6 +226,8 @@ def page(name, ddir, outdir):
                 cells.append("%.1f" % st.mean(ws) if ws else "–")
             L.append("| %s | %s |" % (NAMES.get(w, w), " | ".join(cells)))
         L.append("")
+    if meta["_equal_cpu"]:
+        L += equal_cpu_table(meta, bounds, finals, interval)
     L.append("Iterations until a mapping at least as fast as the heuristic (speedup ≥ 1), mean over the seeds that got there:\n")
     L.append("| workload | " + " | ".join(LABEL[m] for m in allm) + " |")
     L.append("|---|" + "---|" * len(allm))

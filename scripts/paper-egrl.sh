@@ -30,8 +30,13 @@
 #   EGRL_REPORT_ONLY=1          with EGRL_WORK: start no run, report on the finished ones there
 #   EGRL_TRAIN_SECONDS=N        the training time to state (with EGRL_REPORT_ONLY)
 #   EGRL_NOTE=TEXT              appended to the timing sentence of egrl.md (e.g. ", under nice -n 5 on a shared machine")
+#   EGRL_EQUAL_CPU="resnet101"  workloads on which SA also runs with as many evaluations as EGRL's
+#                               CPU time buys (measured: EGRL 500 iterations in-process, SA 4,000);
+#                               data/equal_cpu.json, a table of the page
 #   EGRL_WORK=DIR               keep the runs in DIR and skip every run whose summary is already
-#                               there (to finish an interrupted reproduction; DIR is not deleted)
+#                               there (to finish an interrupted reproduction; DIR is not deleted).
+#                               scripts/egrl-work-from-data.py fills DIR from a page's committed
+#                               data, so that more seeds can be added to it
 # The hand-written reading in $EGRL_OUT/egrl-notes.md (if present) is appended to egrl.md.
 set -euo pipefail
 
@@ -127,21 +132,50 @@ T1=$(date +%s)
 
 # ---------------------------------------------------------------- transfer (Figure 5)
 TRANS=$WORK/transfer.tsv
+FEAT=$(echo "$ARGS" | grep -o -- '--features [a-z0-9]*' || true) # the policies' inputs, as trained
 : > "$TRANS"
 : > "$TRANS.capacity"
+# each seed's rows are kept in $WORK/<src>.egrl.<seed>.transfer[.capacity]: a finished seed is
+# not scored again, and seeds whose policy is not here (scripts/egrl-work-from-data.py) keep theirs
 for src in $WORKLOADS; do
     var="EGRL_SEEDS_$src"
     for s in ${!var:-$SEEDS}; do
         f=$WORK/$src.egrl.$s.gnn
-        [ -f "$f" ] || continue
-        for dst in $WORKLOADS; do
-            r=$("$BIN/hwgym-egrl" --endpoint "$EP" --config "{\"workload\":\"$dst\"$HWJ}" --load "$f" --eval-only --quiet)
-            printf '%s\t%s\t%s\t%s\n' "$src" "$dst" "$s" "$r" >> "$TRANS"
-            [ -n "$HW" ] || continue # the decoded transfer is part of the reports made with EGRL_HW
-            r=$("$BIN/hwgym-egrl" --endpoint "$EP" --config "{\"workload\":\"$dst\"$HWJ}" --load "$f" --eval-only --decode capacity --quiet)
-            printf '%s\t%s\t%s\t%s\n' "$src" "$dst" "$s" "$r" >> "$TRANS.capacity"
-        done
+        tf=$WORK/$src.egrl.$s.transfer
+        if [ ! -s "$tf" ]; then
+            [ -f "$f" ] || continue
+            : > "$tf.tmp"
+            : > "$tf.capacity.tmp"
+            for dst in $WORKLOADS; do
+                r=$("$BIN/hwgym-egrl" --endpoint "$EP" --config "{\"workload\":\"$dst\"$HWJ}" --load "$f" --eval-only $FEAT --quiet)
+                printf '%s\t%s\t%s\t%s\n' "$src" "$dst" "$s" "$r" >> "$tf.tmp"
+                [ -n "$HW" ] || continue # the decoded transfer is part of the reports made with EGRL_HW
+                r=$("$BIN/hwgym-egrl" --endpoint "$EP" --config "{\"workload\":\"$dst\"$HWJ}" --load "$f" --eval-only $FEAT --decode capacity --quiet)
+                printf '%s\t%s\t%s\t%s\n' "$src" "$dst" "$s" "$r" >> "$tf.capacity.tmp"
+            done
+            mv "$tf.capacity.tmp" "$tf.capacity"
+            mv "$tf.tmp" "$tf"
+        fi
+        cat "$tf" >> "$TRANS"
+        [ ! -f "$tf.capacity" ] || cat "$tf.capacity" >> "$TRANS.capacity"
     done
+done
+
+# ---------------------------------------------------------------- equal CPU (EGRL_EQUAL_CPU)
+# CPU seconds (user + sys, bash's `time`) of EGRL in-process for 500 iterations (x 8 = its 4,000)
+# and of SA for 4,000 evaluations, both seed 1; then SA with as many evaluations as EGRL's CPU buys
+TIMEFORMAT="%3U %3S %3R"
+for w in ${EGRL_EQUAL_CPU:-}; do
+    cfg="{\"workload\":\"$w\"$HWJ}"
+    E=$WORK/eqcpu.$w
+    mkdir -p "$E"
+    [ -s "$E/egrl500.time" ] || { time "$BIN/hwgym-egrl" --endpoint local --config "$cfg" --mode egrl --seed 1 --budget 500 --quiet > "$E/egrl500.json" 2> "$E/egrl500.err"; } 2> "$E/egrl500.time"
+    [ -s "$E/sa4000.time" ] || { time "$BIN/hwgym-search" --endpoint local --env placement-v0 --config "$cfg" --algo sa --seed 1 --budget 4000 --quiet > "$E/sa4000.json" 2> "$E/sa4000.err"; } 2> "$E/sa4000.time"
+    n=$(awk 'NR==FNR {e = ($1 + $2) * 8; next} {s = $1 + $2} END {printf "%d", int(4000 * e / (s > 0.001 ? s : 0.001) / 1000 + 0.5) * 1000}' "$E/egrl500.time" "$E/sa4000.time")
+    for s in $SEEDS; do
+        [ -s "$E/sa.$s.json" ] || { time "$BIN/hwgym-search" --endpoint local --env placement-v0 --config "$cfg" --algo sa --seed "$s" --budget "$n" --quiet > "$E/sa.$s.json" 2> "$E/sa.$s.err"; } 2> "$E/sa.$s.time"
+    done
+    echo "paper-egrl: $w: SA at EGRL's CPU = $n evaluations" >&2
 done
 
 [ "${EGRL_TRAIN_ONLY:-0}" = 1 ] && { echo "paper-egrl: runs and transfer done in $WORK" >&2; exit 0; }
@@ -156,7 +190,7 @@ for w in $WORKLOADS; do
     "$BIN/hwgym" placement-bound --config "{\"workload\":\"$w\"$HWJ}" >> "$BOUNDS"
 done
 T2=$(date +%s)
-export WORK OUT SVGDIR SEEDS WORKLOADS MODES SEARCH BUDGET T0 T1 T2 JOBS ARGS HW PAGE
+export EGRL_EQUAL_CPU="${EGRL_EQUAL_CPU:-}" WORK OUT SVGDIR SEEDS WORKLOADS MODES SEARCH BUDGET T0 T1 T2 JOBS ARGS HW PAGE
 "$PY" - <<'PYEOF'
 import csv, gzip, json, os, sqlite3
 W = os.environ["WORK"]; SVG = os.environ["SVGDIR"]
@@ -175,7 +209,7 @@ for w in wls:
                 continue
             j = json.loads(open(js).read())
             if m == "egrl" and j.get("best_reward") is not None and j["best_reward"] > best[0]:
-                best = (j["best_reward"], j["best_action"])
+                best = (j["best_reward"], j.get("best_action"))  # a run rebuilt by egrl-work-from-data.py has it only if it is the best
             j.pop("best_action", None); j.pop("best_metrics", None); j.pop("best_point", None)
             j.update({"workload": w, "mode": m, "seed": int(s)})
             summ.append(j)
@@ -210,6 +244,19 @@ for fn, dec in (("transfer.tsv", "raw"), ("transfer.tsv.capacity", "capacity")):
 if tr:
     with gzip.GzipFile(os.path.join(SVG, "transfer.tsv.gz"), "wb", mtime=0) as f:
         f.write("".join(tr).encode())
+eq = {}
+for w in os.environ.get("EGRL_EQUAL_CPU", "").split():
+    E = os.path.join(W, "eqcpu." + w)
+    cpu = lambda f: round(sum(float(x) for x in open(os.path.join(E, f)).read().split()[:2]), 2)
+    rs = []
+    for s in seeds:
+        js = os.path.join(E, "sa.%s.json" % s)
+        if os.path.exists(js) and os.path.getsize(js) > 0:
+            j = json.loads(open(js).read())
+            rs.append({"seed": int(s), "best_speedup": (j.get("best_metrics") or {}).get("speedup", 0.0), "samples": j.get("samples"), "cpu_s": cpu("sa.%s.time" % s)})
+    eq[w] = {"egrl_iterations": 500, "egrl_cpu_s": cpu("egrl500.time"), "sa_evaluations": 4000, "sa_cpu_s": cpu("sa4000.time"), "runs": rs}
+if eq:
+    json.dump(eq, open(os.path.join(SVG, "equal_cpu.json"), "w"), indent=1, sort_keys=True)
 bounds = {w: json.loads(l) for w, l in zip(wls, open(os.path.join(W, "bounds.jsonl")).read().splitlines())}
 json.dump(bounds, open(os.path.join(SVG, "bounds.json"), "w"), indent=1, sort_keys=True)
 names = {"resnet50": "ResNet-50", "resnet101": "ResNet-101", "bert_base": "BERT"}
@@ -218,11 +265,11 @@ hw = os.environ.get("HW") or None
 d = os.path.basename(SVG)
 header = ("Generated by `make paper-egrl` (scripts/paper-egrl.sh%s). Budget %s iterations per run "
           "(evaluations counted across the population, as the paper counts them)%s, seeds %s, "
-          "%s run(s) at a time%s; training took %%(train_s)d s, all of it %%(total_s)d s."
+          "%s at a time%s; training took %%(train_s)d s, all of it %%(total_s)d s."
           % (", `EGRL_HW=%s`" % hw if hw else "", budget,
              "".join(", %s: %s" % (names.get(w, w), os.environ["EGRL_BUDGET_" + w]) for w in wls if os.environ.get("EGRL_BUDGET_" + w)),
              " ".join(seeds) + "".join(" (%s: %s)" % (names.get(w, w), " ".join(seeds_of(w))) for w in wls if seeds_of(w) != seeds),
-             os.environ["JOBS"], os.environ.get("EGRL_NOTE", "")))
+             "one run" if os.environ["JOBS"] == "1" else os.environ["JOBS"] + " runs", os.environ.get("EGRL_NOTE", "")))
 meta = {"title": "# EGRL on placement-v0%s: Figures 4, 5 and 7 of the EGRL paper, rerun" % (" (`%s` chip)" % hw if hw else ""),
         "header": header,
         "data_sentence": ("Speedup = the compiler heuristic's latency over the mapping's (0 for an invalid map, as the paper); "

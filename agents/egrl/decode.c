@@ -30,6 +30,7 @@ static int info_ints(const json_t *info, const char *key, int n, int64_t *out, h
 }
 
 int eg_decode_init(eg_ctx *c, hw_err *err) {
+    if (c->dec_bytes) return 0; /* done already (--features capacity with --decode capacity) */
     const json_t *info = c->sess->info;
     int64_t banks[32], eb = 1;
     if (info_ints(info, "capacity_bytes", c->nmem, c->dec_cap, err) || info_ints(info, "banks", c->nmem, banks, err)) return -1;

@@ -81,6 +81,12 @@ typedef struct eg_ctx {
 
 /* workload.c */
 int eg_workload(eg_ctx *c, hw_err *err);
+/* --features capacity: appends to each node's 19 Table 1 columns the chip-relative sizes that
+ * the policy otherwise cannot see, for every on-chip memory k (reset info: capacity of a bank,
+ * banks): its weights and its activation over one bank's capacity, and the weights of nodes
+ * i..N-1 over memory k's total; then the graph's weights over all on-chip memory and
+ * log(1 + N) / 10. Ratios r enter as r / (1 + r). F becomes 19 + 3 (nmem - 1) + 2. */
+int eg_capacity_features(eg_ctx *c, hw_err *err);
 /* Greedy mapping of a GNN policy on the workload (argmax per node and sub-action). */
 void eg_gnn_act(eg_ctx *c, gnn_net *n, int64_t *action);
 /* Its posterior (D x nmem probabilities). */

@@ -49,7 +49,7 @@ static int save_policy(eg_ctx *c, const char *path, hw_err *err) {
 }
 
 int main(int argc, char **argv) {
-    const char *mode = "egrl", *save = NULL, *load = NULL, *curve = NULL, *decode = "raw";
+    const char *mode = "egrl", *save = NULL, *load = NULL, *curve = NULL, *decode = "raw", *features = "table1";
     int64_t pop = 20, tour = 3, rollouts = 1, hidden = 128, out = 128, heads = 4, depth = 4, chidden = 32, cdepth = 4,
             batch = 24, buffer = 100000;
     double bzf = 0.2, elite = 0.2, mutp = 0.9, cxp = 0.3, lr = 1e-3, alpha = 0.05, tau = 1e-3, rscale = 5, pgnoise = 1.0,
@@ -85,6 +85,7 @@ int main(int argc, char **argv) {
         {"load", AG_OPT_STRING, &load, "GNN policy to start from (with --eval-only: score it once)"},
         {"eval-only", AG_OPT_FLAG, &eval, "score the --load policy on this workload without training"},
         {"decode", AG_OPT_STRING, &decode, "raw | capacity: --eval-only's map is the argmax (raw) or the posterior decoded to fit the chip"},
+        {"features", AG_OPT_STRING, &features, "table1 | capacity: the GNN's node inputs, Table 1's columns alone or with the chip-relative sizes (docs/egrl.md)"},
         {"curve", AG_OPT_STRING, &curve, "CSV of every evaluation: sample,gen,worker,reward,speedup,best_speedup"},
         {NULL, 0, NULL, NULL}};
     ag_opts o;
@@ -107,6 +108,8 @@ int main(int argc, char **argv) {
     if (eval && !load) return usage(&o, "--eval-only needs --load FILE");
     if (strcmp(decode, "raw") && strcmp(decode, "capacity")) return usage(&o, "--decode: expected raw or capacity");
     const bool cap_decode = !strcmp(decode, "capacity");
+    if (strcmp(features, "table1") && strcmp(features, "capacity")) return usage(&o, "--features: expected table1 or capacity");
+    const bool cap_feat = !strcmp(features, "capacity");
     if (cap_decode && !eval) return usage(&o, "--decode capacity works with --eval-only");
     if (!(upe >= 0 && upe <= 64)) return usage(&o, "--updates-per-eval: expected 0 .. 64");
     eg_params *p = &c.p;
@@ -148,7 +151,9 @@ int main(int argc, char **argv) {
     gnn_net *loaded = NULL;
     ag_ckpt_ctl ctl = {0};
     c.sess = ag_sess_make(o.endpoint, o.env, o.config, NULL, 0, &err);
-    if (!c.sess || eg_workload(&c, &err) || (cap_decode && eg_decode_init(&c, &err))) goto out;
+    if (!c.sess || eg_workload(&c, &err) || (cap_feat && eg_capacity_features(&c, &err)) ||
+        (cap_decode && eg_decode_init(&c, &err)))
+        goto out;
     p->pol.in = c.F;
     p->pol.n_out = 2 * c.nmem;
     if (load) {
@@ -161,7 +166,8 @@ int main(int argc, char **argv) {
         fclose(f);
         if (!loaded) goto out;
         if (loaded->cfg.in != c.F || loaded->cfg.n_out != 2 * c.nmem) {
-            hw_fail(&err, HW_E_BAD_CONFIG, "--load %s: policy has %d inputs / %d outputs, this workload needs %d / %d", load,
+            hw_fail(&err, HW_E_BAD_CONFIG, "--load %s: policy has %d inputs / %d outputs, this workload needs %d / %d (--features must be "
+                    "the training run's)", load,
                     loaded->cfg.in, loaded->cfg.n_out, c.F, 2 * c.nmem);
             goto out;
         }

@@ -49,6 +49,41 @@ int eg_workload(eg_ctx *c, hw_err *err) {
     return 0;
 }
 
+/* squash a non-negative ratio into [0, 1): r / (1 + r), 0.5 at r = 1 */
+static double squash(double r) { return r / (1.0 + r); }
+
+int eg_capacity_features(eg_ctx *c, hw_err *err) {
+    if (eg_decode_init(c, err)) return -1;
+    const int N = c->N, K = c->nmem - 1, F = NFEAT + 3 * K + 2;
+    double *feat = malloc(sizeof(double) * (size_t)N * (size_t)F), *wleft = malloc(sizeof(double) * (size_t)(N + 1));
+    if (!feat || !wleft) {
+        free(feat);
+        free(wleft);
+        return hw_fail(err, HW_E_INTERNAL, "out of memory");
+    }
+    wleft[N] = 0;
+    for (int i = N - 1; i >= 0; i--) wleft[i] = wleft[i + 1] + (double)c->dec_bytes[2 * i];
+    double onchip = 0;
+    for (int k = 1; k <= K; k++) onchip += (double)c->dec_cap[k] * c->dec_banks[k];
+    for (int i = 0; i < N; i++) {
+        double *f = feat + (size_t)i * F;
+        memcpy(f, c->feat + (size_t)i * NFEAT, sizeof(double) * NFEAT);
+        for (int k = 1; k <= K; k++) {
+            double cap = (double)c->dec_cap[k];
+            f[NFEAT + 3 * (k - 1)] = squash((double)c->dec_bytes[2 * i] / cap);         /* weights / bank */
+            f[NFEAT + 3 * (k - 1) + 1] = squash((double)c->dec_bytes[2 * i + 1] / cap); /* activation / bank */
+            f[NFEAT + 3 * (k - 1) + 2] = squash(wleft[i] / (cap * c->dec_banks[k]));   /* weights from i on / memory */
+        }
+        f[F - 2] = squash(wleft[0] / onchip); /* the graph's weights / all on-chip memory */
+        f[F - 1] = log1p((double)N) / 10.0;   /* graph size */
+    }
+    free(wleft);
+    free(c->feat);
+    c->feat = feat;
+    c->F = F;
+    return 0;
+}
+
 void eg_gnn_act(eg_ctx *c, gnn_net *n, int64_t *action) {
     const double *z = gnn_forward(n, c->g, c->feat);
     for (int i = 0; i < c->D; i++) {

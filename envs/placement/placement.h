@@ -99,7 +99,7 @@ typedef struct pl_model {
 
 typedef struct pl_scratch {
     uint8_t *map;            /* [nt] rectified mapping of the last evaluation */
-    uint64_t *bits;          /* [nwords] */
+    uint64_t *bits;          /* [nwords x the most banks of any memory] */
     double *node_time;       /* [n] per-node latency of the last evaluation */
 } pl_scratch;
 

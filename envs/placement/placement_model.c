@@ -55,7 +55,10 @@ void pl_model_free(pl_model *m) {
 pl_scratch *pl_scratch_new(const pl_model *m) {
     pl_scratch *s = xcalloc(1, sizeof *s);
     s->map = xcalloc((size_t)m->nt, 1);
-    s->bits = xcalloc((size_t)m->nwords, sizeof(uint64_t));
+    int maxb = 1; /* rectify_mem keeps one bitset per bank */
+    for (int k = 0; k < m->hw.n_mem; k++)
+        if (m->hw.mem[k].banks > maxb) maxb = m->hw.mem[k].banks;
+    s->bits = xcalloc((size_t)m->nwords * (size_t)maxb, sizeof(uint64_t));
     s->node_time = xcalloc((size_t)m->n, sizeof(double));
     return s;
 }
@@ -101,109 +104,122 @@ int64_t pl_occupancy_bank(const pl_model *m, const uint8_t *map, int mem, int ba
     return occ;
 }
 
-/* Peak occupancy (of the fullest bank) and resident weights (all banks) per memory. */
+/* Peak occupancy (of the fullest bank) and resident weights (all banks) per memory. Channel c =
+ * coff[k] + bank counts memory k's bank; only the channels that exist are cleared per step. */
 static void occupancy_stats(const pl_model *m, const uint8_t *map, int64_t *peak, int64_t *win) {
-    int M = m->hw.n_mem;
-    int64_t wb[PL_MAX_MEMS][PL_MAX_BANKS] = {{0}}, pb[PL_MAX_MEMS][PL_MAX_BANKS] = {{0}};
+    enum { NCH = PL_MAX_MEMS * PL_MAX_BANKS };
+    const int M = m->hw.n_mem;
+    int coff[PL_MAX_MEMS + 1];
+    coff[0] = 0;
+    for (int k = 0; k < M; k++) coff[k + 1] = coff[k] + m->hw.mem[k].banks;
+    const int C = coff[M];
+    int64_t wb[NCH] = {0}, pb[NCH] = {0}, a[NCH];
     for (int k = 0; k < M; k++) win[k] = peak[k] = 0;
     for (int i = 0; i < m->n; i++) {
         int k = map[2 * i];
         win[k] += m->bytes[2 * i];
-        wb[k][pl_bank(m, 2 * i, k)] += m->bytes[2 * i];
+        wb[coff[k] + pl_bank(m, 2 * i, k)] += m->bytes[2 * i];
     }
     for (int t = 0; t < m->n; t++) {
-        int64_t a[PL_MAX_MEMS][PL_MAX_BANKS] = {{0}};
+        for (int c = 0; c < C; c++) a[c] = 0;
         for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) {
             int x = m->alive[p], k = map[x];
-            a[k][pl_bank(m, x, k)] += m->bytes[x];
+            a[coff[k] + pl_bank(m, x, k)] += m->bytes[x];
         }
-        for (int k = 0; k < M; k++)
-            for (int b = 0; b < m->hw.mem[k].banks; b++)
-                if (a[k][b] > pb[k][b]) pb[k][b] = a[k][b];
+        for (int c = 0; c < C; c++)
+            if (a[c] > pb[c]) pb[c] = a[c];
     }
     for (int k = 0; k < M; k++)
-        for (int b = 0; b < m->hw.mem[k].banks; b++)
-            if (pb[k][b] + wb[k][b] > peak[k]) peak[k] = pb[k][b] + wb[k][b];
+        for (int c = coff[k]; c < coff[k + 1]; c++)
+            if (pb[c] + wb[c] > peak[k]) peak[k] = pb[c] + wb[c];
 }
 
-/* The demotion rule on one bank of memory `mem` (see pl_rectify); out is updated in place. */
-static void rectify_bank(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, int bank) {
-    const int nt = m->nt, n = m->n, nw = m->nwords;
+/* One demotion in bank `bank` of memory `mem` at step t, whose overflow is `over` > 0 bytes: the
+ * smallest tensor of the bank resident at t whose size covers the overflow, or the largest one if
+ * none does (rank order breaks ties). bits: the bank's resident weights by rank. Returns the
+ * demoted tensor (now in mem - 1), or -1 if the bank holds nothing (cannot happen). */
+static int demote_one(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, int bank, int t, int64_t over) {
+    const int nt = m->nt, nw = m->nwords, B = m->hw.mem[mem].banks;
+    /* first rank whose size covers the overflow */
+    int lo = 0, hi = nt;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (m->rank_bytes[mid] >= over) hi = mid;
+        else lo = mid + 1;
+    }
+    /* best fit among weights: lowest set bit at rank >= lo */
+    int wfit = -1, wmax = -1;
+    for (int k = lo >> 6; k < nw; k++) {
+        uint64_t v = bits[k];
+        if (k == lo >> 6 && (lo & 63)) v &= ~0ull << (lo & 63);
+        if (v) {
+            wfit = (k << 6) + __builtin_ctzll(v);
+            break;
+        }
+    }
+    if (wfit < 0)
+        for (int k = nw - 1; k >= 0; k--)
+            if (bits[k]) {
+                wmax = (k << 6) + 63 - __builtin_clzll(bits[k]);
+                break;
+            }
+    /* activations resident at t */
+    int afit = -1, amax = -1;
+    for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) {
+        int x = m->alive[p];
+        if (out[x] != mem || m->bytes[x] == 0 || ((x >> 1) % B) != bank) continue;
+        int r = m->rank_of[x];
+        if (r >= lo) {
+            if (afit < 0 || r < afit) afit = r;
+        } else if (r > amax) {
+            amax = r;
+        }
+    }
+    int pick;
+    if (wfit >= 0 || afit >= 0) pick = wfit < 0 ? afit : afit < 0 ? wfit : (wfit < afit ? wfit : afit);
+    else pick = wmax > amax ? wmax : amax;
+    if (pick < 0) return -1;
+    int x = m->by_rank[pick];
+    out[x] = (uint8_t)(mem - 1);
+    if ((x & 1) == 0) bits[pick >> 6] &= ~(1ull << (pick & 63));
+    return x;
+}
+
+/* The demotion rule on memory `mem` (see pl_rectify), every bank in one pass over the steps:
+ * a tensor only counts against its own bank and a demotion leaves `mem`, so the banks are
+ * independent and this equals rectifying one bank after the other (tests/c/placement checks it
+ * against a bank-by-bank oracle). out is updated in place; bits holds banks x nwords words. */
+static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem) {
+    const int n = m->n, nw = m->nwords, B = m->hw.mem[mem].banks;
     const int64_t cap = m->hw.mem[mem].capacity;
-    const int B = m->hw.mem[mem].banks;
-    memset(bits, 0, sizeof(uint64_t) * (size_t)nw);
-    int64_t W = 0;
-    for (int i = bank; i < n; i += B) {
+    int64_t W[PL_MAX_BANKS] = {0}, A[PL_MAX_BANKS];
+    memset(bits, 0, sizeof(uint64_t) * (size_t)nw * (size_t)B);
+    for (int i = 0, b = 0; i < n; i++, b = b + 1 == B ? 0 : b + 1) {
         int w = 2 * i;
         if (out[w] == mem && m->bytes[w] > 0) {
             int r = m->rank_of[w];
-            bits[r >> 6] |= 1ull << (r & 63);
-            W += m->bytes[w];
+            bits[(size_t)b * (size_t)nw + (size_t)(r >> 6)] |= 1ull << (r & 63);
+            W[b] += m->bytes[w];
         }
     }
     for (int t = 0; t < n; t++) {
-        const int a0 = m->alive_off[t], a1 = m->alive_off[t + 1];
-        int64_t A = 0;
-        for (int p = a0; p < a1; p++)
-            if (out[m->alive[p]] == mem && ((m->alive[p] >> 1) % B) == bank) A += m->bytes[m->alive[p]];
-        while (W + A > cap) {
-            const int64_t over = W + A - cap;
-            /* first rank whose size covers the overflow */
-            int lo = 0, hi = nt;
-            while (lo < hi) {
-                int mid = (lo + hi) >> 1;
-                if (m->rank_bytes[mid] >= over) hi = mid;
-                else lo = mid + 1;
-            }
-            /* best fit among weights: lowest set bit at rank >= lo */
-            int wfit = -1, wmax = -1;
-            for (int k = lo >> 6; k < nw; k++) {
-                uint64_t v = bits[k];
-                if (k == lo >> 6 && (lo & 63)) v &= ~0ull << (lo & 63);
-                if (v) {
-                    wfit = (k << 6) + __builtin_ctzll(v);
-                    break;
-                }
-            }
-            if (wfit < 0)
-                for (int k = nw - 1; k >= 0; k--)
-                    if (bits[k]) {
-                        wmax = (k << 6) + 63 - __builtin_clzll(bits[k]);
-                        break;
-                    }
-            /* activations resident at t */
-            int afit = -1, amax = -1;
-            for (int p = a0; p < a1; p++) {
-                int x = m->alive[p];
-                if (out[x] != mem || m->bytes[x] == 0 || ((x >> 1) % B) != bank) continue;
-                int r = m->rank_of[x];
-                if (r >= lo) {
-                    if (afit < 0 || r < afit) afit = r;
-                } else if (r > amax) {
-                    amax = r;
-                }
-            }
-            int pick;
-            if (wfit >= 0 || afit >= 0) {
-                pick = wfit < 0 ? afit : afit < 0 ? wfit : (wfit < afit ? wfit : afit);
-            } else {
-                pick = wmax > amax ? wmax : amax;
-            }
-            if (pick < 0) break; /* cannot happen: the overflow is made of these tensors */
-            int x = m->by_rank[pick];
-            out[x] = (uint8_t)(mem - 1);
-            if ((x & 1) == 0) {
-                bits[pick >> 6] &= ~(1ull << (pick & 63));
-                W -= m->bytes[x];
-            } else {
-                A -= m->bytes[x];
-            }
+        memset(A, 0, sizeof A); /* fixed size: inlined, unlike a loop over B */
+        for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) {
+            int x = m->alive[p];
+            if (out[x] == mem) A[B == 1 ? 0 : (x >> 1) % B] += m->bytes[x];
         }
+        for (int b = 0; b < B; b++)
+            while (W[b] + A[b] > cap) {
+                int x = demote_one(m, out, bits + (size_t)b * (size_t)nw, mem, b, t, W[b] + A[b] - cap);
+                if (x < 0) break; /* cannot happen: the overflow is made of the bank's tensors */
+                if ((x & 1) == 0) W[b] -= m->bytes[x];
+                else A[b] -= m->bytes[x];
+            }
     }
 }
 
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
- * memory 1; within a memory, each bank on its own (bank order), steps in execution order;
+ * memory 1; within a memory, each bank on its own (one pass over the steps for all banks), steps in execution order;
  * while the bank overflows at step t, demote (to the next slower memory) the smallest tensor resident at t whose size covers the
  * overflow, or the largest one if none does; ties by tensor id (rank order). */
 int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, int *n_moved) {
@@ -212,7 +228,7 @@ int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scrat
     int64_t moved = 0;
     int nmov = 0;
     for (int mem = M - 1; mem >= 1; mem--)
-        for (int bank = 0; bank < m->hw.mem[mem].banks; bank++) rectify_bank(m, out, s->bits, mem, bank);
+        rectify_mem(m, out, s->bits, mem);
     for (int t = 0; t < nt; t++)
         if (out[t] != map[t]) {
             moved += m->bytes[t];

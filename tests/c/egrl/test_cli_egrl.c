@@ -70,6 +70,10 @@ Test(egrl_cli, usage_errors) {
     cr_assert_eq(hwtest_run_args(prefix, w, NULL, &err), 1);
     cr_assert(strstr(err, "workload"), "%s", err);
     free(err);
+    const char *fx[] = {"--endpoint", "local", "--features", "all", NULL};
+    cr_assert_eq(hwtest_run_args(prefix, fx, NULL, &err), 2);
+    cr_assert(strstr(err, "--features"), "%s", err);
+    free(err);
     const char *d[] = {"--endpoint", "local", "--env", "diag-v0", NULL};
     cr_assert_eq(hwtest_run_args(prefix, d, NULL, &err), 1);
     cr_assert(strstr(err, "placement-v0"), "%s", err);
