@@ -27,11 +27,12 @@ int main(int argc, char **argv) {
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
            root_mix = o->mcts.root_mix, sil = 0;
     const char *qnorm = "node", *vtarget = "td", *model = "learned";
-    bool gumbel = false, no_demo = false, no_backup = false;
+    bool gumbel = false, no_demo = false, no_backup = false, no_fit = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
     ag_optdef extra[] = {
         {"mode", AG_OPT_STRING, &mode, "muzero | prod (agent vs heuristic, keep the better) | search (MCTS over the true game, no learning) | learn (no MCTS) | es | random (muzero)"},
         {"games", AG_OPT_INT, &games, "games in flight, one batched network call per simulation step for all (8; es: the population)"},
+        {"no-fit-games", AG_OPT_FLAG, &no_fit, "keep all --games in flight to the end; by default games are retired (never game 0) when the measured cost per env step says the budget left (--budget, --cpu-limit or --time-limit) cannot complete them all, so that large programs complete games (es: never)"},
         {"simulations", AG_OPT_INT, &sims, "MCTS simulations per move (400)"},
         {"gumbel", AG_OPT_FLAG, &gumbel, "Gumbel root with sequential halving instead of PUCT + Dirichlet noise at the root"},
         {"gumbel-m", AG_OPT_INT, &gm, "actions sampled at the Gumbel root (3)"},
@@ -120,6 +121,7 @@ int main(int argc, char **argv) {
     }
     o->mode = (mz_mode)m;
     o->games = (int)games;
+    o->fit_games = !no_fit;
     if (o->mode == MODE_ES) o->games = (int)(games < 2 ? 2 : games + (games & 1));
     o->mcts.sims = (int)sims;
     o->mcts.gumbel = gumbel;
@@ -211,6 +213,8 @@ out:
         json_object_set_new(x, "cpu_s", json_real(mz_cpu_now() - A.cpu0));
         json_object_set_new(x, "demo_steps", json_integer(A.demo_steps));
         json_object_set_new(x, "games_completed", json_integer(A.games_done));
+        json_object_set_new(x, "games_in_flight", json_integer(A.G));
+        json_object_set_new(x, "games_retired", json_integer(A.retired));
         json_object_set_new(x, "losses_restored", json_integer(A.restores));
         json_object_set_new(x, "steps_rewound", json_integer(A.rewound));
         json_object_set_new(x, "simulations_per_move", json_integer(o->mcts.sims));
