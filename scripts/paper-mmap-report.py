@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS TC CSEEDS T2P T3P - writes OUT.md
+"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS TC CSEEDS T2P T3P [T3SEEDS] - writes OUT.md
 (docs/results/mmap.md) and the SVG figures in OUT/ from the summaries (OUT/data/*.json), curves
 (OUT/data/*.csv.gz) and program sizes (OUT/data/sizes.txt) of scripts/paper-mmap.sh. T2 and T3 are
 "BASE+PER_KBUF" CPU seconds per run; T7 and TC CPU seconds; CSEEDS the collapse check's seeds; T2P and
-T3P the programs run. Cells: mean ± sample sd [95% percentile bootstrap interval of the mean, 2000
+T3P the programs run; T3SEEDS Table 3's seeds (SEEDS). Cells: mean ± sample sd [95% percentile bootstrap interval of the mean, 2000
 resamples, fixed RNG seed]. Standard library only."""
 import glob
 import gzip
@@ -39,6 +39,7 @@ T3P = ["mlp_train_batch_16", "alexnet_train_batch_32", "inference_resnet", "infe
        "tensor2tensor_transformer_bf16", "bert_base_train_batch_16", "transformer_big_train"]
 if len(sys.argv) > 13:
     T3P = sys.argv[13].split()
+T3SEEDS = sys.argv[14].split() if len(sys.argv) > 14 and sys.argv[14].strip() else SEEDS
 
 
 def load(name):
@@ -184,7 +185,11 @@ L.append(f"MuZero settings for these runs: `{MZ}` (Table 2, Figure 7, collapse c
          "Reanalyse 0.5, Adam 2e-4 with weight decay 1e-4, K = 5, TD-10). AlphaZero mode adds `--model true`; the "
          "untrained control adds `--train-every 1000000000` (the same agent, search with the untrained networks, no "
          "training step). ES: `--games 8` (population 8, mirrored), sigma 0.5, step 0.5. Random: 8 games in flight. "
-         "All play with Drop-backup (section 4.3.2), so a lost game is restored rather than scored 0.\n")
+         "All play with Drop-backup (section 4.3.2), so a lost game is restored rather than scored 0. All but ES fit "
+         "their games in flight to the budget (the binary's default since issue 25's second session): when the CPU "
+         "measured per env step says the budget left cannot complete every game in flight, the ones with the most "
+         "buffers left are retired (never game 0, the greedy evaluation game), so that large programs complete games; "
+         "the summaries' `games_retired` counts them.\n")
 
 # ---------------- collapse check
 cj = {p: runs(f"c-{p}-muzero", CSEEDS, TC) for p in ("mlp_train_batch_16", "inference_resnet")}
@@ -262,8 +267,8 @@ if any(any(runs(f"t2-{p}-muzero")) for p in T2P):
              "line marks 1.0 nat; the uniform prior over three moves is 1.10). A collapse shows as a line falling towards 0.\n")
 
 # ---------------- Table 3
-if any(any(runs(f"t3-{p}-prod")) for p in T3P):
-    L.append(f"## Table 3: speedup over the heuristic ({spec_text(T3S)} of MuZero per program and seed)\n")
+if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
+    L.append(f"## Table 3: speedup over the heuristic ({spec_text(T3S)} of MuZero per program and seed, seeds {', '.join(T3SEEDS)})\n")
     L.append("Speedup = heuristic program latency / agent program latency, both from the env's cost model "
              "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. Per program: the mean "
              "over the seeds that completed a game (MuZero) and over all seeds (MuZero-prod, where a seed that "
@@ -273,7 +278,7 @@ if any(any(runs(f"t3-{p}-prod")) for p in T3P):
     L.append("|---|---|---|---|---|---|---|")
     ag, pr = [], []
     for p in T3P:
-        js = runs(f"t3-{p}-prod", secs=budget(T3S, p))
+        js = runs(f"t3-{p}-prod", T3SEEDS, budget(T3S, p))
         if not any(js):
             continue
         sps = [j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None for j in js]
