@@ -105,6 +105,18 @@ def msd(xs, d=3):
 CUT = []
 
 
+def provenance(js):
+    """a sentence when some of these summaries come from a binary before issue 25's second session
+    (no games_retired in the summary: all games kept in flight, self-imitation off by default)."""
+    old = [j for j in js if j and "games_retired" not in j]
+    if not old:
+        return ""
+    return (f"**{len(old)} of these {len([j for j in js if j])} runs come from the binary before games in flight were "
+            "fitted to the budget and self-imitation (0.25) became the default** (their summaries have no "
+            "`games_retired`): all 8 games were kept in flight and `--self-imitation` was 0. They were not rerun "
+            "with the current binary (see the notes below).\n")
+
+
 def runs(name, seeds=None, secs=None):
     """the summaries of name-s<seed> over SEEDS (None where missing, and where the run was cut
     before 90% of its CPU budget secs, e.g. by MMAP_DEADLINE: listed in CUT)."""
@@ -207,6 +219,9 @@ if any(j for l in cj.values() for j in l):
         met = "yes" if len(v) == len(rs) and min(v) >= 0.9 else "**no**"
         L.append(f"| {p} | " + " | ".join(fmt(x) for x in rs) + f" | {msd(rs)} | {fmt(min(v)) if v else '—'} | {met} |")
     L.append("")
+    prov = provenance([j for l in cj.values() for j in l])
+    if prov:
+        L.append(prov)
     L.append("| program | seed | Copy / NoCopy / Drop (whole run) | last-window entropy | games | train steps |")
     L.append("|---|---|---|---|---|---|")
     for p, js in cj.items():
@@ -317,6 +332,9 @@ if any(any(runs(f"f7-inference_resnet-{m}")) for m in ("muzero", "az", "search",
             avg = lambda k: f"{mean([j[k] for j in ok]):.0f}"
             L.append(f"| {lab} | {msd([rel(j) for j in js])} | {avg('games_completed')} | {avg('env_steps')} | {avg('simulations')} | {avg('train_steps')} |")
         series += [(m, curve(f"f7-inference_resnet-{m}-s{sd}")) for sd in SEEDS]
+    prov = provenance([j for m in ("muzero", "az", "search", "learn") for j in runs(f"f7-inference_resnet-{m}")])
+    if prov:
+        L.append("\n" + prov)
     svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T7, heur)], 420, 240)
     L.append("\n![Figure 7](mmap/figure7.svg)\n")
     L.append("Games, env steps, simulations and train steps are means over the seeds.\n")
