@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS TC CSEEDS T2P T3P - writes OUT.md
+"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS TC CSEEDS T2P T3P [T3SEEDS] - writes OUT.md
 (docs/results/mmap.md) and the SVG figures in OUT/ from the summaries (OUT/data/*.json), curves
 (OUT/data/*.csv.gz) and program sizes (OUT/data/sizes.txt) of scripts/paper-mmap.sh. T2 and T3 are
 "BASE+PER_KBUF" CPU seconds per run; T7 and TC CPU seconds; CSEEDS the collapse check's seeds; T2P and
-T3P the programs run. Cells: mean ± sample sd [95% percentile bootstrap interval of the mean, 2000
+T3P the programs run; T3SEEDS Table 3's seeds (SEEDS). Cells: mean ± sample sd [95% percentile bootstrap interval of the mean, 2000
 resamples, fixed RNG seed]. Standard library only."""
 import glob
 import gzip
@@ -39,6 +39,7 @@ T3P = ["mlp_train_batch_16", "alexnet_train_batch_32", "inference_resnet", "infe
        "tensor2tensor_transformer_bf16", "bert_base_train_batch_16", "transformer_big_train"]
 if len(sys.argv) > 13:
     T3P = sys.argv[13].split()
+T3SEEDS = sys.argv[14].split() if len(sys.argv) > 14 and sys.argv[14].strip() else SEEDS
 
 
 def load(name):
@@ -102,6 +103,18 @@ def msd(xs, d=3):
 
 
 CUT = []
+
+
+def provenance(js):
+    """a sentence when some of these summaries come from a binary before issue 25's second session
+    (no games_retired in the summary: all games kept in flight, self-imitation off by default)."""
+    old = [j for j in js if j and "games_retired" not in j]
+    if not old:
+        return ""
+    return (f"**{len(old)} of these {len([j for j in js if j])} runs come from the binary before games in flight were "
+            "fitted to the budget and self-imitation (0.25) became the default** (their summaries have no "
+            "`games_retired`): all 8 games were kept in flight and `--self-imitation` was 0. They were not rerun "
+            "with the current binary (see the notes below).\n")
 
 
 def runs(name, seeds=None, secs=None):
@@ -184,7 +197,11 @@ L.append(f"MuZero settings for these runs: `{MZ}` (Table 2, Figure 7, collapse c
          "Reanalyse 0.5, Adam 2e-4 with weight decay 1e-4, K = 5, TD-10). AlphaZero mode adds `--model true`; the "
          "untrained control adds `--train-every 1000000000` (the same agent, search with the untrained networks, no "
          "training step). ES: `--games 8` (population 8, mirrored), sigma 0.5, step 0.5. Random: 8 games in flight. "
-         "All play with Drop-backup (section 4.3.2), so a lost game is restored rather than scored 0.\n")
+         "All play with Drop-backup (section 4.3.2), so a lost game is restored rather than scored 0. All but ES fit "
+         "their games in flight to the budget (the binary's default since issue 25's second session): when the CPU "
+         "measured per env step says the budget left cannot complete every game in flight, the ones with the most "
+         "buffers left are retired (never game 0, the greedy evaluation game), so that large programs complete games; "
+         "the summaries' `games_retired` counts them.\n")
 
 # ---------------- collapse check
 cj = {p: runs(f"c-{p}-muzero", CSEEDS, TC) for p in ("mlp_train_batch_16", "inference_resnet")}
@@ -202,6 +219,9 @@ if any(j for l in cj.values() for j in l):
         met = "yes" if len(v) == len(rs) and min(v) >= 0.9 else "**no**"
         L.append(f"| {p} | " + " | ".join(fmt(x) for x in rs) + f" | {msd(rs)} | {fmt(min(v)) if v else '—'} | {met} |")
     L.append("")
+    prov = provenance([j for l in cj.values() for j in l])
+    if prov:
+        L.append(prov)
     L.append("| program | seed | Copy / NoCopy / Drop (whole run) | last-window entropy | games | train steps |")
     L.append("|---|---|---|---|---|---|")
     for p, js in cj.items():
@@ -262,8 +282,8 @@ if any(any(runs(f"t2-{p}-muzero")) for p in T2P):
              "line marks 1.0 nat; the uniform prior over three moves is 1.10). A collapse shows as a line falling towards 0.\n")
 
 # ---------------- Table 3
-if any(any(runs(f"t3-{p}-prod")) for p in T3P):
-    L.append(f"## Table 3: speedup over the heuristic ({spec_text(T3S)} of MuZero per program and seed)\n")
+if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
+    L.append(f"## Table 3: speedup over the heuristic ({spec_text(T3S)} of MuZero per program and seed, seeds {', '.join(T3SEEDS)})\n")
     L.append("Speedup = heuristic program latency / agent program latency, both from the env's cost model "
              "(Σ_I L_I(S_I)); MuZero-prod keeps the mapping with the lower latency of the two. Per program: the mean "
              "over the seeds that completed a game (MuZero) and over all seeds (MuZero-prod, where a seed that "
@@ -273,7 +293,7 @@ if any(any(runs(f"t3-{p}-prod")) for p in T3P):
     L.append("|---|---|---|---|---|---|---|")
     ag, pr = [], []
     for p in T3P:
-        js = runs(f"t3-{p}-prod", secs=budget(T3S, p))
+        js = runs(f"t3-{p}-prod", T3SEEDS, budget(T3S, p))
         if not any(js):
             continue
         sps = [j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None for j in js]
@@ -312,6 +332,9 @@ if any(any(runs(f"f7-inference_resnet-{m}")) for m in ("muzero", "az", "search",
             avg = lambda k: f"{mean([j[k] for j in ok]):.0f}"
             L.append(f"| {lab} | {msd([rel(j) for j in js])} | {avg('games_completed')} | {avg('env_steps')} | {avg('simulations')} | {avg('train_steps')} |")
         series += [(m, curve(f"f7-inference_resnet-{m}-s{sd}")) for sd in SEEDS]
+    prov = provenance([j for m in ("muzero", "az", "search", "learn") for j in runs(f"f7-inference_resnet-{m}")])
+    if prov:
+        L.append("\n" + prov)
     svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T7, heur)], 420, 240)
     L.append("\n![Figure 7](mmap/figure7.svg)\n")
     L.append("Games, env steps, simulations and train steps are means over the seeds.\n")

@@ -22,7 +22,8 @@
 #   MMAP_F7_TIME   CPU seconds per Figure 7 run (15)
 #   MMAP_COLLAPSE_TIME   CPU seconds per collapse-check run (20)
 #   MMAP_COLLAPSE_SEEDS  its seeds ("1 2 3 4 5")
-#   MMAP_SEEDS     seeds of t2, t3, f7 ("1 2 3")
+#   MMAP_SEEDS     seeds of t2, f7 ("1 2 3")
+#   MMAP_T3_SEEDS  seeds of t3 (MMAP_SEEDS)
 #   MMAP_JOBS      runs at once (1: a shared machine; CPU budgets make the results independent of it)
 #   MMAP_WALL      wall-clock cap per run, as a multiple of its CPU budget (20): a starved run stops
 #                  there, and its summary's cpu_s shows it
@@ -72,6 +73,7 @@ T7=${MMAP_F7_TIME:-15}
 TC=${MMAP_COLLAPSE_TIME:-20}
 CSEEDS=${MMAP_COLLAPSE_SEEDS:-1 2 3 4 5}
 SEEDS=${MMAP_SEEDS:-1 2 3}
+T3SEEDS=${MMAP_T3_SEEDS:-$SEEDS}
 JOBS=${MMAP_JOBS:-1}
 MZ=${MMAP_MZ_ARGS:---simulations 25 --gumbel --games 8 --train-every 32 --batch 64 --reanalyse-simulations 10}
 MZ3=${MMAP_T3_MZ_ARGS:-$MZ}
@@ -123,6 +125,8 @@ for s in $SEEDS; do
             echo "f7-inference_resnet-$m-s$s $mode $T7 inference_resnet --seed $s $extra" >> "$LIST"
         done
     fi
+done
+for s in $T3SEEDS; do
     if has t3; then
         for p in $T3P; do
             echo "t3-$p-prod-s$s prod $(budget "$T3" "$p") $p --seed $s $MZ3" >> "$LIST"
@@ -132,5 +136,5 @@ done
 export BUILD="${BUILD:-build}" PYTHON="$PY" MMAP_ENDPOINT="$EP" MMAP_OUT="$OUT"
 xargs -P "$JOBS" -L 1 "$SELF" --one < "$LIST" || echo "paper-mmap: some runs failed (their summaries are missing or empty)" >&2
 echo "paper-mmap: runs took $(( $(date +%s) - T0 )) s" >&2
-"$PY" scripts/paper-mmap-report.py "$OUT" "$T2" "$T3" "$MZ" "$(( $(date +%s) - T0 ))" "$SEEDS" "$T7" "$MZ3" "$JOBS" "$TC" "$CSEEDS" "$T2P" "$T3P"
+"$PY" scripts/paper-mmap-report.py "$OUT" "$T2" "$T3" "$MZ" "$(( $(date +%s) - T0 ))" "$SEEDS" "$T7" "$MZ3" "$JOBS" "$TC" "$CSEEDS" "$T2P" "$T3P" "$T3SEEDS"
 echo "paper-mmap: wrote $OUT/../mmap.md" >&2

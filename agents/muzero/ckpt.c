@@ -223,6 +223,11 @@ int mz_ckpt_maybe(mz_agent *A, hw_err *err) {
     }
     ag_ckpt_put_json(c, "mz.best_metrics", A->best_metrics);
     for (int i = 0; i < A->G; i++) put_game(A, A->games[i], c);
+    uint8_t *ret = calloc(A->G > 0 ? (size_t)A->G : 1, 1);
+    for (int i = 0; i < A->G; i++) ret[i] = A->games[i]->retired;
+    ag_ckpt_put_u8(c, "mz.retired", ret, (size_t)A->G);
+    ag_ckpt_put_int(c, "mz.retired_count", A->retired);
+    free(ret);
     if (A->net) put_learning(A, c);
     if (A->o.mode == MODE_ES) mz_es_ckpt_put(A, c);
     int rc = ag_ckpt_commit(A->ctl, c, A->run, A->env_steps, err);
@@ -310,6 +315,13 @@ int mz_ckpt_restore(mz_agent *A, hw_err *err) {
     if (A->o.mode == MODE_ES && mz_es_ckpt_get(A, c, err)) return -1;
     for (int i = 0; i < A->G; i++)
         if (get_game(A, A->games[i], c, err)) return -1;
+    if (ag_ckpt_len(c, "mz.retired") >= 0) { /* checkpoints before --no-fit-games have none */
+        uint8_t *ret = calloc(A->G > 0 ? (size_t)A->G : 1, 1);
+        int rc = ag_ckpt_get_u8(c, "mz.retired", ret, (size_t)A->G, err) || ag_ckpt_get_int(c, "mz.retired_count", &A->retired, err);
+        for (int i = 0; i < A->G && !rc; i++) A->games[i]->retired = ret[i] && i > 0;
+        free(ret);
+        if (rc) return -1;
+    }
     if (curve_truncate(A, A->env_steps, err)) return -1;
     A->resumed = true;
     return 0;

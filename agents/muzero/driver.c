@@ -357,9 +357,9 @@ void mz_progress(mz_agent *A, bool force) {
     if (nc > 0)
         snprintf(watch, sizeof watch, "  C/N/D %.0f/%.0f/%.0f%%  H %.2f", 100 * (double)A->choice[0] / nc, 100 * (double)A->choice[1] / nc,
                  100 * (double)A->choice[2] / nc, A->ent_n ? A->ent_sum / (double)A->ent_n : 0.0);
-    fprintf(stderr, "[hwgym-muzero] steps %lld/%lld (%.1f%%)  games %lld  best %s (heuristic %.6g)  restores %lld  train %lld%s  rate %.1f/s  eta %.1fs\n",
+    fprintf(stderr, "[hwgym-muzero] steps %lld/%lld (%.1f%%)  games %lld (%d in flight)  best %s (heuristic %.6g)  restores %lld  train %lld%s  rate %.1f/s  eta %.1fs\n",
             (long long)A->env_steps, (long long)A->ao->budget, A->ao->budget > 0 ? 100.0 * (double)A->env_steps / (double)A->ao->budget : 0.0,
-            (long long)A->games_done, best, A->heur_return, (long long)A->restores, (long long)A->train_steps, watch, rate, eta);
+            (long long)A->games_done, A->live, best, A->heur_return, (long long)A->restores, (long long)A->train_steps, watch, rate, eta);
 }
 
 /* A restore point before the current buffer opens its alias group in CMEM: if the group later
@@ -383,6 +383,11 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
     int G = A->G;
     for (int i = 0; i < G && !A->resumed; i++)
         if (game_reset(A, A->games[i], err)) return -1;
+    A->live = 0;
+    for (int i = 0; i < G; i++) A->live += !A->games[i]->retired;
+    A->fit_t = mz_agent_clock(A);
+    A->fit_steps = A->env_steps;
+    mz_game **live = calloc((size_t)G, sizeof *live);
     int *act = calloc((size_t)G, sizeof(int));
     double *pol = calloc((size_t)G * MZ_NACT, sizeof(double)), *val = calloc((size_t)G, sizeof(double));
     int rc = 0;
@@ -392,14 +397,21 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
             rc = -1;
             goto out;
         }
-        A->decide(A, A->games, G, act, pol, val);
+        int n = 0, was = A->live;
+        mz_fit_games(A);
+        if (A->live < was && !A->quiet)
+            fprintf(stderr, "[hwgym-muzero] %d of %d games in flight retired: the budget left cannot complete them (%d live; --no-fit-games keeps all)\n",
+                    was - A->live, was, A->live);
+        for (int i = 0; i < G; i++)
+            if (!A->games[i]->retired) live[n++] = A->games[i];
+        A->decide(A, live, n, act, pol, val);
         if (A->failed) {
             *err = A->fatal;
             rc = -1;
             goto out;
         }
-        for (int i = 0; i < G && !mz_agent_out_of_budget(A); i++) {
-            mz_game *g = A->games[i];
+        for (int i = 0; i < n && !mz_agent_out_of_budget(A); i++) {
+            mz_game *g = live[i];
             mz_env *e = g->env;
             int a = act[i];
             if (a < 0) continue;
@@ -455,6 +467,7 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
     }
     mz_progress(A, true);
 out:
+    free(live);
     free(act);
     free(pol);
     free(val);

@@ -63,3 +63,46 @@ double mz_agent_temperature(const mz_agent *A) {
     if (f > 1) f = 1;
     return A->o.temp0 + (A->o.temp1 - A->o.temp0) * f;
 }
+
+/* buffers left to decide in g's current game */
+static int64_t game_left(const mz_agent *A, const mz_game *g) {
+    int b = g->env->st.buffer;
+    return b >= 0 && b < A->nbuf ? A->nbuf - b : 0;
+}
+
+void mz_fit_games(mz_agent *A) {
+    if (!A->o.fit_games || A->o.mode == MODE_ES || A->live <= 1) return;
+    /* env steps per buffer decided: Drop-backup's rewinds make a game longer than its buffers */
+    double played = (double)(A->env_steps - A->demo_steps), useful = played - (double)A->rewound;
+    double f = useful > 0 ? played / useful : 1;
+    if (f < 1) f = 1;
+    if (f > 4) f = 4;
+    double limit = A->o.cpu_limit > 0 ? A->o.cpu_limit : A->o.time_limit;
+    double now = mz_agent_clock(A), dt = now - A->fit_t;
+    int64_t ds = A->env_steps - A->fit_steps;
+    /* clock per env step, measured since the last change of the live games (fewer games batch
+     * fewer leaves per network call: each step costs more) */
+    double c = limit > 0 && ds >= 16 * (int64_t)A->live && dt > 0 ? dt / (double)ds : 0;
+    double left_steps = (double)(A->ao->budget - A->env_steps), left_t = limit - now;
+    bool changed = false;
+    while (A->live > 1) {
+        double work = 0;
+        for (int i = 0; i < A->G; i++)
+            if (!A->games[i]->retired) work += (double)game_left(A, A->games[i]) * f;
+        if (work <= left_steps && (c <= 0 || work * c <= 0.9 * left_t)) break;
+        mz_game *r = NULL;
+        for (int i = 1; i < A->G; i++) {
+            mz_game *g = A->games[i];
+            if (!g->retired && (!r || game_left(A, g) >= game_left(A, r))) r = g;
+        }
+        if (!r) break;
+        r->retired = true;
+        A->live--;
+        A->retired++;
+        changed = true;
+    }
+    if (changed) {
+        A->fit_t = now;
+        A->fit_steps = A->env_steps;
+    }
+}

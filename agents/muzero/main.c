@@ -25,13 +25,14 @@ int main(int argc, char **argv) {
     double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, cpul = 0, lr = o->train.lr, wd = o->train.weight_decay,
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
-           root_mix = o->mcts.root_mix, sil = 0;
+           root_mix = o->mcts.root_mix, sil = 0.25;
     const char *qnorm = "node", *vtarget = "td", *model = "learned";
-    bool gumbel = false, no_demo = false, no_backup = false;
+    bool gumbel = false, no_demo = false, no_backup = false, no_fit = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
     ag_optdef extra[] = {
         {"mode", AG_OPT_STRING, &mode, "muzero | prod (agent vs heuristic, keep the better) | search (MCTS over the true game, no learning) | learn (no MCTS) | es | random (muzero)"},
         {"games", AG_OPT_INT, &games, "games in flight, one batched network call per simulation step for all (8; es: the population)"},
+        {"no-fit-games", AG_OPT_FLAG, &no_fit, "keep all --games in flight to the end; by default games are retired (never game 0) when the measured cost per env step says the budget left (--budget, --cpu-limit or --time-limit) cannot complete them all, so that large programs complete games (es: never)"},
         {"simulations", AG_OPT_INT, &sims, "MCTS simulations per move (400)"},
         {"gumbel", AG_OPT_FLAG, &gumbel, "Gumbel root with sequential halving instead of PUCT + Dirichlet noise at the root"},
         {"gumbel-m", AG_OPT_INT, &gm, "actions sampled at the Gumbel root (3)"},
@@ -43,7 +44,7 @@ int main(int argc, char **argv) {
         {"q-norm", AG_OPT_STRING, &qnorm, "Q normalisation in the search: node (per node over parent and siblings, unvisited children completed with the parent's value; Gumbel: mctx's completed Q) | tree (tree-wide min-max, unvisited 0: the previous behaviour) (node)"},
         {"root-mix", AG_OPT_DOUBLE, &root_mix, "uniform mix into the root prior over legal actions, a floor against collapse (0)"},
         {"model", AG_OPT_STRING, &model, "muzero/prod: the search's model: learned (MuZero: dynamics, reward and value networks) | true (AlphaZero mode: the true game stepped in in-process sessions, exact rewards and legal moves, the learned prior and value; no Reanalyse; every session without the memory map) (learned)"},
-        {"self-imitation", AG_OPT_DOUBLE, &sil, "fraction of each training batch from a small replay of the heuristic's and the agent's best game, one-hot on their moves, Monte Carlo values (0: off)"},
+        {"self-imitation", AG_OPT_DOUBLE, &sil, "fraction of each training batch from a small replay of the heuristic's and the agent's best game, one-hot on their moves, Monte Carlo values (0.25; 0: off)"},
         {"greedy-games", AG_OPT_INT, &greedy, "games in flight played greedily as evaluation games: no root noise, argmax move (-1: 1 when --games > 1, else 0)"},
         {"value-target", AG_OPT_STRING, &vtarget, "value targets: td (TD-n from stored root values) | mc (Monte Carlo return-to-go of the finished game; TD-n until it finishes) (td)"},
         {"log-games", AG_OPT_INT, &log_games, "complete games per window of the collapse watch (Copy/NoCopy/Drop shares, prior entropy) (10)"},
@@ -120,6 +121,7 @@ int main(int argc, char **argv) {
     }
     o->mode = (mz_mode)m;
     o->games = (int)games;
+    o->fit_games = !no_fit;
     if (o->mode == MODE_ES) o->games = (int)(games < 2 ? 2 : games + (games & 1));
     o->mcts.sims = (int)sims;
     o->mcts.gumbel = gumbel;
@@ -211,6 +213,8 @@ out:
         json_object_set_new(x, "cpu_s", json_real(mz_cpu_now() - A.cpu0));
         json_object_set_new(x, "demo_steps", json_integer(A.demo_steps));
         json_object_set_new(x, "games_completed", json_integer(A.games_done));
+        json_object_set_new(x, "games_in_flight", json_integer(A.G));
+        json_object_set_new(x, "games_retired", json_integer(A.retired));
         json_object_set_new(x, "losses_restored", json_integer(A.restores));
         json_object_set_new(x, "steps_rewound", json_integer(A.rewound));
         json_object_set_new(x, "simulations_per_move", json_integer(o->mcts.sims));

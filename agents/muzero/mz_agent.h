@@ -28,7 +28,8 @@ typedef enum { MODE_MUZERO = 0, MODE_PROD, MODE_SEARCH, MODE_LEARN, MODE_ES, MOD
 
 typedef struct mz_opts {
     mz_mode mode;
-    int games;            /* games in flight */
+    int games;            /* games in flight (at most) */
+    bool fit_games;       /* retire games in flight that the budget cannot complete (game.c) */
     mcts_cfg mcts;
     mz_train_cfg train;
     int batch;
@@ -86,6 +87,7 @@ typedef struct mz_game {
     int stretch_losses;   /* losses since the last backup_safe state */
     bool opens_missed;    /* a group opened in this backup stretch has no restore point (cap) */
     double *cur_feat;     /* features of the current state */
+    bool retired;         /* no longer played: the budget cannot complete it (mz_fit_games) */
     void *user;           /* per-mode state (ES candidate) */
 } mz_game;
 
@@ -103,6 +105,10 @@ struct mz_agent {
     gsl_rng *rng;
     int G;
     mz_game **games;
+    int live;             /* games not retired (G unless mz_fit_games retired some) */
+    int64_t retired;      /* games retired by mz_fit_games */
+    double fit_t;         /* mz_fit_games' measuring window: clock and env steps at its start */
+    int64_t fit_steps;
     int nbuf, F;
     double rscale;        /* reward scale: 100 / heuristic return */
     double heur_return, heur_latency;
@@ -177,6 +183,13 @@ void mz_progress(mz_agent *A, bool force);
 /* The collapse watch's current window as JSON (a new reference) and its reset. */
 json_t *mz_window_json(const mz_agent *A);
 double mz_agent_temperature(const mz_agent *A);
+/* Fits the games in flight to what is left of the budget (--budget env steps, --cpu-limit or
+ * --time-limit): when the live games cannot all complete in it (their buffers left times the
+ * measured clock per env step, rewinds included), retires the ones with the most buffers left,
+ * never game 0, until they can or one is left, so that large programs complete games. Off
+ * unless A->o.fit_games; ES keeps its population. With a step budget the choice is
+ * deterministic; with a clock budget it depends on the measured speed, as the stop itself does. */
+void mz_fit_games(mz_agent *A);
 /* Logs one env step of game g (already applied) as a trial. */
 int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err *err);
 
