@@ -62,24 +62,9 @@ for b in hwgym-server hwgym hwgym-egrl; do
     [ -x "$BIN/$b" ] || { echo "paper-egrl: $BIN/$b is not built (make all)" >&2; exit 1; }
 done
 
-if [ -n "${EGRL_WORK:-}" ]; then
-    WORK=$EGRL_WORK
-    KEEP=1
-    mkdir -p "$WORK"
-else
-    WORK=$(mktemp -d /tmp/hwgym-paper-egrl.XXXXXX)
-    KEEP=0
-fi
-EP="ipc://$WORK/server.sock"
-"$BIN/hwgym-server" --bind "$EP" --workers 2 > "$WORK/server.log" 2>&1 &
-SERVER=$!
-cleanup() {
-    kill "$SERVER" 2>/dev/null || true
-    wait "$SERVER" 2>/dev/null || true
-    [ "$KEEP" = 1 ] || rm -rf "$WORK"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do "$BIN/hwgym" envs --endpoint "$EP" > /dev/null 2>&1 && break; sleep 0.1; done
+# shellcheck source=scripts/paper-server.sh
+. "$(dirname "$0")/paper-server.sh"
+paper_server_start paper-egrl "${EGRL_WORK:-}"
 
 T0=$(date +%s)
 # ---------------------------------------------------------------- training runs (Figure 4)
