@@ -282,6 +282,20 @@ static void install_handler(int sig, struct sigaction *old) {
     sigaction(sig, &sa, old);
 }
 
+/* fork() while the flusher thread (or another thread logging) holds g_mu or a handle's mutex
+ * would leave that mutex locked for ever in the child, whose first hwt_open then deadlocks (seen
+ * once as a 60 s hang of tests/c/trials' four forked writers). The handlers take every lock
+ * before the fork (g_mu first, the order every path uses) and release them on both sides. */
+static void fork_prepare(void) {
+    pthread_mutex_lock(&g_mu);
+    for (hwt_db *d = g_dbs; d; d = d->next) pthread_mutex_lock(&d->mu);
+}
+
+static void fork_release(void) {
+    for (hwt_db *d = g_dbs; d; d = d->next) pthread_mutex_unlock(&d->mu);
+    pthread_mutex_unlock(&g_mu);
+}
+
 /* Called with g_mu held. */
 static int process_setup(const hwt_opts *o, hw_err *err) {
     pid_t me = getpid();
@@ -300,6 +314,7 @@ static int process_setup(const hwt_opts *o, hw_err *err) {
     }
     if (!g_atexit_done) {
         atexit(at_exit_flush);
+        pthread_atfork(fork_prepare, fork_release, fork_release);
         g_atexit_done = 1;
     }
     if (o->handle_signals && !g_handlers) {

@@ -376,3 +376,52 @@ Test(trials, errors_name_the_problem) {
     cr_assert(strstr(err.msg, "env"), "%s", err.msg);
     hwt_close(db, NULL);
 }
+
+/* A process that forks while its flusher thread is busy (an agent launcher that logs and then
+ * starts workers): every child must be able to open and log. Before the fork handlers, a child
+ * forked while the flusher held the module's lock deadlocked in hwt_open. The parent keeps a
+ * handle with a trial always pending and a 1 ms batch, so its flusher takes the lock about every
+ * millisecond; 150 children each log one trial; a child that has not ended within 20 s fails. */
+Test(trials, children_forked_while_the_flusher_runs_can_log) {
+    hw_err err;
+    hwt_opts o = hwt_opts_default();
+    o.batch_ms = 1;
+    hwt_db *db = hwt_open(dbpath, &o, &err);
+    cr_assert(db, "%s", err.msg);
+    hwt_run r = {.agent = "parent", .env = "diag-v0"};
+    int64_t run = hwt_begin_run(db, &r, &err);
+    cr_assert_gt(run, 0, "%s", err.msg);
+    enum { N = 150 };
+    int stuck = 0;
+    json_t *a = json_pack("[i]", 1);
+    for (int k = 0; k < N && !stuck; k++) {
+        hwt_trial t = {.run_id = run, .worker = "parent", .episode = 0, .step = k, .action = a, .has_reward = true, .reward = k, .feasible = -1};
+        cr_assert_eq(hwt_add_trial(db, &t, &err), 0, "%s", err.msg);
+        pid_t p = fork();
+        if (p == 0) {
+            hwt_opts co = hwt_opts_default();
+            co.no_thread = true;
+            hwt_db *c = hwt_open(dbpath, &co, &err);
+            hwt_run cr = {.agent = "child", .env = "diag-v0"};
+            int64_t crun = c ? hwt_begin_run(c, &cr, &err) : -1;
+            hwt_trial ct = {.run_id = crun, .worker = "child", .action = a, .has_reward = true, .reward = 1, .feasible = -1};
+            _exit(crun > 0 && !hwt_add_trial(c, &ct, &err) && !hwt_close(c, &err) ? 0 : 2);
+        }
+        int st = 0;
+        double t0 = hwt_now();
+        while (waitpid(p, &st, WNOHANG) == 0) {
+            if (hwt_now() - t0 > 20) {
+                kill(p, SIGKILL);
+                waitpid(p, &st, 0);
+                stuck = k + 1;
+                break;
+            }
+            usleep(1000);
+        }
+        cr_assert(stuck || (WIFEXITED(st) && WEXITSTATUS(st) == 0), "child %d failed (status %d)", k, st);
+    }
+    json_decref(a);
+    cr_assert_eq(stuck, 0, "child %d did not end within 20 s (deadlocked in the trial logger)", stuck - 1);
+    cr_assert_eq(hwt_close(db, &err), 0, "%s", err.msg);
+    cr_assert_eq(q_int("SELECT count(*) FROM runs WHERE agent = 'child' AND ended_at IS NOT NULL"), N);
+}
