@@ -16,6 +16,7 @@
 #include "hwgym_client.h"
 #include "hwgym_trials.h"
 #include "lb_db.h"
+#include "lb_proc.h"
 #include "lb_slurm.h"
 
 #define MAX_SERVERS 64
@@ -29,11 +30,6 @@ static double mono(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void nap_ms(int ms) {
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
 }
 
 /* fork + exec argv with stdout/stderr to files, in its own process group */
@@ -97,7 +93,7 @@ static void servers_stop(servers *sv) {
                 waitpid(sv->pid[i], NULL, 0);
                 break;
             }
-            nap_ms(50);
+            lb_nap_ms(50);
         }
         const char *path = sv->ep[i] + 6; /* ipc:// */
         unlink(path);
@@ -126,7 +122,7 @@ static int servers_start(servers *sv, const lb_run_opts *o, hw_err *err) {
                 return hw_fail(err, HW_E_IO, "hwgym-server %zu exited at start (see %s/server-%zu.log)", i, o->workdir, i);
             }
             if (mono() - t0 > 20) return hw_fail(err, HW_E_TIMEOUT, "hwgym-server %zu did not answer within 20 s", i);
-            nap_ms(100);
+            lb_nap_ms(100);
         }
     }
     return 0;
@@ -160,19 +156,6 @@ static void remove_cell_files(const slot *sl) {
         snprintf(p, sizeof p, "%s%s", sl->db, sfx[i]);
         unlink(p);
     }
-}
-
-/* last non-empty line of a file, or NULL */
-static char *last_line(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    char line[512], last[512] = "";
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        if (*line) snprintf(last, sizeof last, "%s", line);
-    }
-    fclose(f);
-    return *last ? strdup(last) : NULL;
 }
 
 static int start_cell(slot *sl, const lb_cell *c, const char *ep, const lb_run_opts *o) {
@@ -211,7 +194,7 @@ static int finish_cell(slot *sl, int st, const struct rusage *ru, sqlite3 *db, c
     if (sl->cut) r.status = 0;
     else if (WIFEXITED(st)) r.status = WEXITSTATUS(st);
     else r.status = 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-    char *msg = r.status ? last_line(sl->errf) : NULL;
+    char *msg = r.status ? lb_last_line(sl->errf) : NULL;
     r.error = msg;
     int rc = lb_db_merge_cell(db, sl->db, o->keep_obs, &r, err);
     if (!o->quiet)
@@ -246,7 +229,7 @@ static void terminate_all(slot *sl, int n) {
     for (int i = 0; i < n; i++) {
         while (sl[i].pid > 0 && waitpid(sl[i].pid, NULL, WNOHANG) == 0) {
             if (mono() - t0 > GRACE_S) kill(-sl[i].pid, SIGKILL);
-            nap_ms(50);
+            lb_nap_ms(50);
         }
         sl[i].pid = 0;
     }
@@ -281,7 +264,7 @@ static int run_cells(const lb_cell *cells, size_t n, sqlite3 *db, const char *co
                 if (start_cell(&sl[j], &cells[ci], eps[ci % neps], o))
                     rc = hw_fail(err, HW_E_IO, "%s: cannot start %s: %s", cells[ci].key, cells[ci].agent->bin, strerror(errno));
             }
-        nap_ms(100);
+        lb_nap_ms(100);
         for (int j = 0; !rc && j < o->jobs; j++) {
             if (sl[j].pid <= 0) continue;
             int st;

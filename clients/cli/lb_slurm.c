@@ -10,17 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lb_db.h"
+#include "lb_proc.h"
 
 #define MAX_ARGS 64
-
-static void nap_ms(int ms) {
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 /* Runs argv (found on PATH) with stdout and stderr into out (NUL-terminated, truncated to cap);
  * returns its exit status, 127 when it could not run, -1 when it was killed. */
@@ -137,19 +132,6 @@ static void cancel(long long id) {
     capture(argv, out, sizeof out);
 }
 
-/* last non-empty line of a file into buf ("" when none) */
-static void last_line(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "r");
-    char line[512];
-    *buf = 0;
-    if (!f) return;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        if (*line) snprintf(buf, cap, "%s", line);
-    }
-    fclose(f);
-}
-
 static int unlink_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
     (void)sb, (void)flag, (void)ftw;
     return remove(path) && errno != ENOENT ? -1 : 0;
@@ -185,9 +167,9 @@ static int merge_task(sqlite3 *db, const char *dir, size_t i, const lb_cell *c, 
             fprintf(stderr, "hwgym leaderboard: %s: %s: %.1f s CPU%s\n", where, c->key, r.cpu_s, r.status ? " FAILED" : "");
         lb_cell_rec_free(&r);
     } else {
-        char last[512];
-        last_line(log, last, sizeof last);
-        snprintf(why, sizeof why, "Slurm array task %lld_%zu left no result (%s: %s)", id, i, log, *last ? last : "empty log");
+        char *last = lb_last_line(log);
+        snprintf(why, sizeof why, "Slurm array task %lld_%zu left no result (%s: %s)", id, i, log, last ? last : "empty log");
+        free(last);
         char variant[96];
         lb_cell_rec f = {.key = c->key, .env_name = c->env->name, .env = c->env->env, .seed = c->seed, .off = c->off,
                          .variant = lb_variant_name(c->agent, c->off, variant, sizeof variant), .status = 1, .cut = "",
@@ -247,14 +229,14 @@ int lb_slurm_run(const lb_suite *s, const lb_cell *cells, size_t n, sqlite3 *db,
         int left = tasks_left(id, msg, sizeof msg);
         if (left < 0 && ++errors >= 30) rc = hw_fail(err, HW_E_IO, "squeue failed 30 times: %.300s", msg);
         if (left < 0) {
-            nap_ms(1000);
+            lb_nap_ms(1000);
             continue;
         }
         errors = 0;
         if (left != last && !o->quiet) fprintf(stderr, "hwgym leaderboard: Slurm job %lld: %zu of %zu tasks ended\n", id, m - (size_t)left, m);
         last = left;
         if (!left) break;
-        nap_ms(1000);
+        lb_nap_ms(1000);
     }
     for (size_t k = 0; !rc && k < m; k++) rc = merge_task(db, real, k, &cells[pend[k]], id, &ro, err);
     if (!rc && m) {
