@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lb_curve.h"
+#include "lb_curve.h"
 #include "lb_db.h"
 #include "lb_page.h"
 #include "lb_run.h"
@@ -55,6 +57,9 @@ static const char *usage =
     "  --keep-obs        keep the observations of the trials (dropped by default: size)\n"
     "  --slim FILE       also write a small copy of the leaderboard file (no actions, observations\n"
     "                    or metrics; the pages recompute identically from it) to commit beside a page\n"
+    "  --curves FILE     also write a smaller copy still: each run's best-so-far curve (what the\n"
+    "                    pages are computed from) instead of its trials; the pages recompute\n"
+    "                    identically from it with --from-db, but it cannot be resumed\n"
     "  --bin DIR         the agent and server binaries (default: the directory of this hwgym)\n"
     "  --quiet           no progress lines\n"
     "Progress on stderr (one line per cell); prints {\"html\", \"md\", \"json\", \"db\", \"cells\"} on stdout.\n"
@@ -94,7 +99,7 @@ static int mkdir_p(const char *dir) {
 }
 
 typedef struct {
-    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs, *slim, *note, *cell, *sbatch;
+    const char *suite, *out, *db, *from, *md, *bin, *servers, *jobs, *slim, *curves, *note, *cell, *sbatch;
     const char *eps[MAX_EPS];
     size_t neps;
     bool quick, local, resume, fresh, retry, keep_obs, quiet, slurm;
@@ -102,8 +107,8 @@ typedef struct {
 
 /* own loop: --endpoint repeats */
 static int parse(int argc, char **argv, args *a) {
-    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs, &a->slim, &a->note, &a->cell, &a->sbatch};
-    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs", "--slim", "--note", "--cell", "--sbatch"};
+    const char **vals[] = {&a->out, &a->db, &a->from, &a->md, &a->bin, &a->servers, &a->jobs, &a->slim, &a->curves, &a->note, &a->cell, &a->sbatch};
+    const char *vnames[] = {"--out", "--db", "--from-db", "--md", "--bin", "--servers", "--jobs", "--slim", "--curves", "--note", "--cell", "--sbatch"};
     bool *flags[] = {&a->quick, &a->local, &a->resume, &a->fresh, &a->retry, &a->keep_obs, &a->quiet, &a->slurm};
     const char *fnames[] = {"--quick", "--local", "--resume", "--fresh", "--retry-failed", "--keep-obs", "--quiet", "--slurm"};
     for (int i = 1; i < argc; i++) {
@@ -149,7 +154,7 @@ static int write_pages(const lb_suite *s, sqlite3 *db, const char *out, const ar
     const char *md = a->md, *slim = a->slim;
     char *note = read_note(a->note);
     if (a->note && !note) return hwcli_fail("leaderboard", 2, "--note %s: cannot read", a->note);
-    json_t *res = slim && lb_db_slim_copy(db, slim, &err) ? NULL : lb_score(s, db, &err);
+    json_t *res = (slim && lb_db_slim_copy(db, slim, &err)) || (a->curves && lb_curve_copy(db, s, a->curves, &err)) ? NULL : lb_score(s, db, &err);
     if (!res) {
         free(note);
         return hwcli_fail("leaderboard", 1, "%s", err.msg);

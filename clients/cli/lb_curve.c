@@ -4,7 +4,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "lb_db.h"
 #include "lb_stats.h"
 
 #define MAX_WORKERS 64
@@ -101,6 +103,74 @@ static int load_curve(sqlite3 *db, const lb_env *e, long long run_id, double cpu
     return rc;
 }
 
+/* A curve stored by lb_curve_copy: small, ev[] and cpu[] as one blob of IEEE doubles in the
+ * host's byte order (NAN kept), evals and cpu_s as columns. 1 found, 0 none, -1 error. */
+#define CURVE_DOUBLES (1 + 2 * LB_GRID)
+
+static int stored_curve(sqlite3_stmt *st, long long run_id, lb_curve *c, hw_err *err) {
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, run_id);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_DONE) return 0;
+    if (r != SQLITE_ROW || sqlite3_column_bytes(st, 2) != (int)(CURVE_DOUBLES * sizeof(double)))
+        return hw_fail(err, HW_E_IO, "leaderboard DB: leaderboard_curves row of run %lld is malformed", run_id);
+    double v[CURVE_DOUBLES];
+    memcpy(v, sqlite3_column_blob(st, 2), sizeof v);
+    c->evals = sqlite3_column_int64(st, 0);
+    c->cpu_s = sqlite3_column_double(st, 1);
+    c->small = v[0];
+    memcpy(c->ev, v + 1, sizeof c->ev);
+    memcpy(c->cpu, v + 1 + LB_GRID, sizeof c->cpu);
+    return 1;
+}
+
+static bool has_table(sqlite3 *db, const char *name) {
+    sqlite3_stmt *st = NULL;
+    bool yes = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL) == SQLITE_OK &&
+               sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+int lb_curve_copy(sqlite3 *db, const lb_suite *s, const char *path, hw_err *err) {
+    if (lb_db_copy(db, path, "--curves", err)) return -1;
+    sqlite3 *c = NULL;
+    sqlite3_stmt *cells = NULL, *ins = NULL;
+    int rc = sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+             sqlite3_exec(c,
+                          "BEGIN; CREATE TABLE IF NOT EXISTS leaderboard_curves (run_id INTEGER PRIMARY KEY, evals INTEGER NOT NULL,"
+                          " cpu_s REAL NOT NULL, curve BLOB NOT NULL);",
+                          NULL, NULL, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(c, "INSERT OR REPLACE INTO leaderboard_curves VALUES (?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(db, "SELECT env_name, run_id, cpu_s, started_at FROM leaderboard_cells WHERE status = 0 AND run_id IS NOT NULL",
+                                -1, &cells, NULL) != SQLITE_OK;
+    if (rc) hw_fail(err, HW_E_IO, "--curves %s: %s", path, c ? sqlite3_errmsg(c) : "cannot open");
+    while (!rc && sqlite3_step(cells) == SQLITE_ROW) {
+        const lb_env *e = lb_suite_env(s, (const char *)sqlite3_column_text(cells, 0));
+        if (!e) continue;
+        lb_curve cv;
+        long long run = sqlite3_column_int64(cells, 1);
+        if ((rc = load_curve(db, e, run, sqlite3_column_double(cells, 2), sqlite3_column_double(cells, 3), &cv, err))) break;
+        double v[CURVE_DOUBLES];
+        v[0] = cv.small;
+        memcpy(v + 1, cv.ev, sizeof cv.ev);
+        memcpy(v + 1 + LB_GRID, cv.cpu, sizeof cv.cpu);
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, run);
+        sqlite3_bind_int64(ins, 2, cv.evals);
+        sqlite3_bind_double(ins, 3, cv.cpu_s);
+        sqlite3_bind_blob(ins, 4, v, sizeof v, SQLITE_TRANSIENT);
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = hw_fail(err, HW_E_IO, "--curves %s: %s", path, sqlite3_errmsg(c));
+    }
+    sqlite3_finalize(cells);
+    sqlite3_finalize(ins);
+    if (!rc && sqlite3_exec(c, "DROP TABLE trials; COMMIT; PRAGMA journal_mode = DELETE; VACUUM;", NULL, NULL, NULL) != SQLITE_OK)
+        rc = hw_fail(err, HW_E_IO, "--curves %s: %s", path, sqlite3_errmsg(c));
+    sqlite3_close(c);
+    if (rc) unlink(path);
+    return rc ? -1 : 0;
+}
+
 lb_curve *lb_table_cell(const lb_table *t, size_t env, size_t v, int seed) {
     return t->c[(env * t->nv + v) * (size_t)t->s->seeds + (size_t)seed];
 }
@@ -186,6 +256,13 @@ int lb_table_load(lb_table *t, const lb_suite *s, sqlite3 *db, hw_err *err) {
     if (sqlite3_prepare_v2(db, "SELECT env_name, variant, seed, run_id, cpu_s, started_at, status FROM leaderboard_cells", -1, &st,
                            NULL) != SQLITE_OK)
         return hw_fail(err, HW_E_IO, "leaderboard DB: %s (is this a leaderboard DB?)", sqlite3_errmsg(db));
+    /* a --curves file holds each run's curve instead of its trials */
+    sqlite3_stmt *cst = NULL;
+    if (has_table(db, "leaderboard_curves") &&
+        sqlite3_prepare_v2(db, "SELECT evals, cpu_s, curve FROM leaderboard_curves WHERE run_id = ?", -1, &cst, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return hw_fail(err, HW_E_IO, "leaderboard DB: %s", sqlite3_errmsg(db));
+    }
     int rc = 0;
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         const lb_env *e = lb_suite_env(s, (const char *)sqlite3_column_text(st, 0));
@@ -199,9 +276,16 @@ int lb_table_load(lb_table *t, const lb_suite *s, sqlite3 *db, hw_err *err) {
         size_t ei = (size_t)(e - s->envs);
         lb_curve *c = calloc(1, sizeof *c);
         if (!c) rc = hw_fail(err, HW_E_INTERNAL, "out of memory");
-        else if ((rc = load_curve(db, e, sqlite3_column_int64(st, 3), sqlite3_column_double(st, 4), sqlite3_column_double(st, 5), c, err)))
-            free(c);
         else {
+            long long run = sqlite3_column_int64(st, 3);
+            int got = cst ? stored_curve(cst, run, c, err)
+                          : load_curve(db, e, run, sqlite3_column_double(st, 4), sqlite3_column_double(st, 5), c, err) ? -1 : 1;
+            if (got == 0) hw_fail(err, HW_E_IO, "leaderboard DB: no stored curve for run %lld", run);
+            if (got != 1) {
+                rc = -1;
+                free(c);
+                break;
+            }
             size_t idx = (ei * t->nv + v) * (size_t)s->seeds + (size_t)seed;
             free(t->c[idx]);
             t->c[idx] = c;
@@ -209,6 +293,7 @@ int lb_table_load(lb_table *t, const lb_suite *s, sqlite3 *db, hw_err *err) {
         }
     }
     sqlite3_finalize(st);
+    sqlite3_finalize(cst);
     if (!rc) normalisers(t);
     return rc;
 }

@@ -1,7 +1,9 @@
-/* lb_curve.h - the leaderboard's per-cell scores (internal to lb_score.c; see lb_score.h).
+/* lb_curve.h - the leaderboard's per-cell scores (used by lb_score.c, see lb_score.h, and by
+ * the CLI's --curves).
  * Owns: reading one cell's trials into its raw best-so-far score at the small budget, on the
  * evaluation grid and on the CPU-second grid, and the table of every cell's curves with the
- * per-env normalisation (random control mean and best known score). */
+ * per-env normalisation (random control mean and best known score); a copy of the file that
+ * keeps the curves instead of the trials (--curves). */
 #ifndef LB_CURVE_H
 #define LB_CURVE_H
 
@@ -33,6 +35,11 @@ typedef struct lb_table {
 
 int lb_table_load(lb_table *t, const lb_suite *s, sqlite3 *db, hw_err *err);
 void lb_table_free(lb_table *t);
+/* Writes a copy of db to `path` (which must not exist) with each finished cell's curve (the
+ * table leaderboard_curves: what lb_table_load computes from the trials) instead of the trials:
+ * kilobytes where the trials take hundreds of MB, and the pages computed from it equal db's.
+ * It cannot be resumed (no trials). */
+int lb_curve_copy(sqlite3 *db, const lb_suite *s, const char *path, hw_err *err);
 lb_curve *lb_table_cell(const lb_table *t, size_t env, size_t v, int seed);
 /* normalised score of a raw value on env e against lo (NAN raw, no score yet: the env's worst
  * best-so-far score of any cell at its first grid point) */

@@ -230,8 +230,8 @@ void lb_cell_rec_free(lb_cell_rec *r) {
     memset(r, 0, sizeof *r);
 }
 
-int lb_db_slim_copy(sqlite3 *db, const char *path, hw_err *err) {
-    if (!access(path, F_OK)) return hw_fail(err, HW_E_IO, "--slim %s: the file exists", path);
+int lb_db_copy(sqlite3 *db, const char *path, const char *opt, hw_err *err) {
+    if (!access(path, F_OK)) return hw_fail(err, HW_E_IO, "%s %s: the file exists", opt, path);
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "VACUUM INTO ?", -1, &st, NULL) != SQLITE_OK;
     if (!rc) {
@@ -239,12 +239,21 @@ int lb_db_slim_copy(sqlite3 *db, const char *path, hw_err *err) {
         rc = sqlite3_step(st) != SQLITE_DONE;
     }
     sqlite3_finalize(st);
-    if (rc) return sql_fail(db, err, path);
+    return rc ? sql_fail(db, err, path) : 0;
+}
+
+int lb_db_exec_file(const char *path, const char *opt, const char *sql, hw_err *err) {
     sqlite3 *c = NULL;
-    rc = sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-         sqlite3_exec(c, "PRAGMA journal_mode = DELETE; UPDATE trials SET action = 'null', observation = NULL, metrics = NULL; VACUUM;",
-                      NULL, NULL, NULL) != SQLITE_OK;
-    if (rc) hw_fail(err, HW_E_IO, "--slim %s: %s", path, c ? sqlite3_errmsg(c) : "cannot open");
+    int rc = sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+             sqlite3_exec(c, sql, NULL, NULL, NULL) != SQLITE_OK;
+    if (rc) hw_fail(err, HW_E_IO, "%s %s: %s", opt, path, c ? sqlite3_errmsg(c) : "cannot open");
     sqlite3_close(c);
     return rc ? -1 : 0;
+}
+
+int lb_db_slim_copy(sqlite3 *db, const char *path, hw_err *err) {
+    if (lb_db_copy(db, path, "--slim", err)) return -1;
+    return lb_db_exec_file(path, "--slim",
+                           "PRAGMA journal_mode = DELETE; UPDATE trials SET action = 'null', observation = NULL, metrics = NULL; VACUUM;",
+                           err);
 }

@@ -47,5 +47,9 @@ void lb_cell_rec_free(lb_cell_rec *rec);
  * time) and drops each trial's action (stored as JSON null), observation and metrics: a small
  * file to commit beside a page. The pages computed from it equal the full file's. */
 int lb_db_slim_copy(sqlite3 *db, const char *path, hw_err *err);
+/* The two steps of a copy: db VACUUMed INTO `path` (which must not exist; `opt` names the
+ * option in errors), and `sql` run on such a file. */
+int lb_db_copy(sqlite3 *db, const char *path, const char *opt, hw_err *err);
+int lb_db_exec_file(const char *path, const char *opt, const char *sql, hw_err *err);
 
 #endif

@@ -166,6 +166,18 @@ class Leaderboard(unittest.TestCase):
         res4 = load(os.path.join(self.tmp, "y", "leaderboard.json"))
         self.assertEqual(json.dumps(res4["families"], sort_keys=True), json.dumps(res2["families"], sort_keys=True))
         self.assertLess(os.path.getsize(slim), os.path.getsize(db))
+        # the curves copy (no trials, each run's curve) gives the same pages, byte for byte
+        curves = os.path.join(self.tmp, "curves.db")
+        self.lb("--from-db", db, "--out", os.path.join(self.tmp, "x2"), "--curves", curves)
+        self.lb("--from-db", curves, "--out", os.path.join(self.tmp, "y2"))
+        for f in ("leaderboard.json", "leaderboard.md"):
+            self.assertEqual(read(os.path.join(self.tmp, "x2", f)).replace("x2", "y2").replace(db, curves),
+                             read(os.path.join(self.tmp, "y2", f)), f)
+        self.assertLess(os.path.getsize(curves), os.path.getsize(slim))
+        r = self.lb("--from-db", db, "--out", os.path.join(self.tmp, "x3"), "--curves", curves, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("--curves", r.stderr)
+        self.assertIn("exists", r.stderr)
 
         html = read(s["html"])
         self.assertNotIn("<script", html)
