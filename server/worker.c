@@ -260,18 +260,21 @@ static void pack_stacked_obs(msgpack_packer *pk, session *s, const hw_obs *proto
     }
 }
 
+/* infos[i] NULL: env i packs the info of its last reset/step itself (info_packed) */
 static void pack_infos(msgpack_packer *pk, session *s) {
     msgpack_pack_array(pk, (size_t)s->num_envs);
     for (int i = 0; i < s->num_envs; i++) {
-        pack_info(pk, s->infos[i]);
+        if (s->infos[i]) pack_info(pk, s->infos[i]);
+        else s->fam->info_pack(s->envs[i], pk);
         json_decref(s->infos[i]);
         s->infos[i] = NULL;
     }
 }
 
-static void op_reset_vector(task *t) {
+static void op_reset_vector(worker *w, task *t) {
     session *s = t->s;
     hw_err err;
+    bool packed = info_packed(w, s);
     const msgpack_object *sd = hw_mp_get(t->msg.root, "seed");
     uint64_t base = 0;
     bool seeded = sd && sd->type != MSGPACK_OBJECT_NIL;
@@ -344,7 +347,7 @@ static void op_reset_vector(task *t) {
             this_seeded = sd->via.array.ptr[i].type != MSGPACK_OBJECT_NIL;
             seed = sd->via.array.ptr[i].via.u64;
         }
-        s->infos[i] = json_object();
+        s->infos[i] = packed ? NULL : json_object();
         if (s->fam->reset(s->envs[i], this_seeded ? &seed : NULL, opts, &obs, s->infos[i], &err) || stack_obs(s, i, &obs, &err)) {
             json_decref(opts);
             json_decref(rm);
@@ -371,6 +374,7 @@ static void op_reset_vector(task *t) {
 static void op_step_vector(worker *w, task *t) {
     session *s = t->s;
     hw_err err;
+    bool packed = info_packed(w, s);
     for (int i = 0; i < s->num_envs; i++)
         if (!s->started[i]) {
             reply_fail(t, HW_E_BAD_STATE, "step before reset (env %d of the vector session has not been reset)", i);
@@ -387,7 +391,8 @@ static void op_step_vector(worker *w, task *t) {
     for (int i = 0; i < s->num_envs; i++) {
         hw_step_out out;
         memset(&out, 0, sizeof out);
-        s->infos[i] = json_object();
+        /* an autoreset's info gains a key of the server's: that one stays JSON */
+        s->infos[i] = packed && !s->needs_reset[i] ? NULL : json_object();
         int rc;
         if (s->needs_reset[i]) {
             rc = s->fam->reset(s->envs[i], NULL, NULL, &out.obs, s->infos[i], &err);
@@ -602,7 +607,7 @@ static bool handle_op(worker *w, task *t) {
     case OP_SPACES: op_spaces(w, t); break;
     case OP_RESET:
         if (s->kind == SK_MULTI) return op_multi_part(w, t);
-        if (s->kind == SK_VECTOR) op_reset_vector(t);
+        if (s->kind == SK_VECTOR) op_reset_vector(w, t);
         else op_reset_single(w, t);
         break;
     case OP_STEP:

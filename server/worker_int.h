@@ -11,6 +11,9 @@ void send_back(worker *w, task *t);
 void pack_space(msgpack_packer *pk, const hw_space *s);
 /* a step's info object (an empty map for NULL) */
 void pack_info(msgpack_packer *pk, json_t *info);
+/* whether the session's env infos are packed by the family's info_pack (env.h) rather than built
+ * as JSON objects: the family has one and the server was not told --info-json */
+bool info_packed(const worker *w, const session *s);
 /* the worker's env for (env_id, config), created on a miss (WORKER_CACHE entries, LRU) */
 void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err);
 /* frees a snapshot record's env states and flags */
