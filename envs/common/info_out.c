@@ -4,11 +4,12 @@
 
 #include <string.h>
 
-static void pack_key(msgpack_packer *pk, const char *key) {
-    size_t n = strlen(key);
+static void pack_str(msgpack_packer *pk, const char *s) {
+    size_t n = strlen(s);
     msgpack_pack_str(pk, n);
-    msgpack_pack_str_body(pk, key, n);
+    msgpack_pack_str_body(pk, s, n);
 }
+#define pack_key pack_str
 
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     msgpack_pack_map(pk, nkeys);
@@ -42,9 +43,7 @@ void hw_info_bool(hw_info_out *o, const char *key, bool v) {
 void hw_info_str(hw_info_out *o, const char *key, const char *s) {
     if (o->pk) {
         pack_key(o->pk, key);
-        size_t n = strlen(s);
-        msgpack_pack_str(o->pk, n);
-        msgpack_pack_str_body(o->pk, s, n);
+        pack_str(o->pk, s);
     } else if (o->obj)
         json_object_set_new(o->obj, key, json_string(s));
 }
@@ -60,14 +59,25 @@ hw_info_out hw_info_map(hw_info_out *o, const char *key, size_t nkeys) {
     return hw_info_json(m);
 }
 
-void hw_info_ints(hw_info_out *o, const char *key, const int64_t *v, size_t n) {
+hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n) {
     if (o->pk) {
         pack_key(o->pk, key);
         msgpack_pack_array(o->pk, n);
-        for (size_t i = 0; i < n; i++) msgpack_pack_int64(o->pk, v[i]);
-    } else if (o->obj) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < n; i++) json_array_append_new(a, json_integer((json_int_t)v[i]));
-        json_object_set_new(o->obj, key, a);
+        return (hw_info_out){NULL, o->pk};
     }
+    if (!o->obj) return hw_info_json(NULL);
+    json_t *a = json_array();
+    json_object_set_new(o->obj, key, a);
+    return hw_info_json(a);
+}
+
+void hw_info_item_int(hw_info_out *l, int64_t v) {
+    if (l->pk) msgpack_pack_int64(l->pk, v);
+    else if (l->obj) json_array_append_new(l->obj, json_integer((json_int_t)v));
+}
+
+void hw_info_item_str(hw_info_out *l, const char *s) {
+    if (l->pk) pack_str(l->pk, s);
+    else if (l->obj)
+        json_array_append_new(l->obj, json_string(s));
 }

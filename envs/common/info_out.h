@@ -33,7 +33,9 @@ void hw_info_bool(hw_info_out *o, const char *key, bool v);
 void hw_info_str(hw_info_out *o, const char *key, const char *s);
 /* A nested object of `nkeys` keys under `key`; write its keys into the returned sink. */
 hw_info_out hw_info_map(hw_info_out *o, const char *key, size_t nkeys);
-/* A list of n integers under `key` (e.g. an action mask). */
-void hw_info_ints(hw_info_out *o, const char *key, const int64_t *v, size_t n);
+/* A list of `n` items under `key`; append exactly n items to the returned sink. */
+hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n);
+void hw_info_item_int(hw_info_out *list, int64_t v);
+void hw_info_item_str(hw_info_out *list, const char *s);
 
 #endif

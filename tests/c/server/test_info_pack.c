@@ -162,12 +162,19 @@ static json_t *req_all(void **c, char tok[NS][64], json_t *req, const char *what
     return same_bytes(r, what);
 }
 
-/* counts of the kinds of info seen: a valid feasible mapping, an infeasible one, an invalid one */
+/* counts of the kinds of info seen: maestro-v0: a valid feasible mapping, an infeasible one, an
+ * invalid one (no metrics); placement-v0: a valid placement, one the compiler rectified */
 typedef struct {
     int feasible, infeasible, invalid, steps;
 } kinds;
 
 static void count_kind(kinds *n, const json_t *info) {
+    json_t *v = json_object_get(info, "valid");
+    if (v) {
+        n->steps++;
+        *(json_is_true(v) ? &n->feasible : &n->infeasible) += 1;
+        return;
+    }
     if (!json_object_get(info, "feasible")) return;
     n->steps++;
     if (!json_object_get(info, "runtime")) n->invalid++;
@@ -175,9 +182,9 @@ static void count_kind(kinds *n, const json_t *info) {
     else n->infeasible++;
 }
 
-static void single_session(void **c, const char *config, int steps, int episode, kinds *n) {
+static void single_session(void **c, const char *env, const char *config, int steps, int episode, kinds *n) {
     char make[512], tok[NS][64];
-    snprintf(make, sizeof make, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":%s}", config);
+    snprintf(make, sizeof make, "{\"op\":\"make\",\"v\":1,\"env\":\"%s\",\"config\":%s}", env, config);
     make_all(c, make, tok);
     json_t *nvec = nvec_of(c[0], tok[0]);
     for (int i = 0; i < steps; i++) {
@@ -206,16 +213,34 @@ Test(info_pack, single_steps_answer_the_json_paths_bytes, .timeout = 120) {
     void *c[NS];
     for (int k = 0; k < NS; k++) c[k] = cli_new(S[k].ep);
     kinds n = {0};
-    single_session(c, "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":25}", 150, 25, &n);
-    single_session(c, "{\"model\":\"resnet50\",\"layer\":3,\"action_space\":\"gamma17\",\"objective\":\"edp\",\"max_pes\":64,"
+    single_session(c, "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":25}", 150, 25, &n);
+    single_session(c, "maestro-v0", "{\"model\":\"resnet50\",\"layer\":3,\"action_space\":\"gamma17\",\"objective\":\"edp\",\"max_pes\":64,"
                       "\"enforce_buffers\":false,\"episode_length\":40}",
                    150, 40, &n);
-    single_session(c, "{\"model\":\"vgg16\",\"layer\":1,\"objective\":\"energy\",\"l1_size\":64,\"episode_length\":30}", 100, 30, &n);
+    single_session(c, "maestro-v0", "{\"model\":\"vgg16\",\"layer\":1,\"objective\":\"energy\",\"l1_size\":64,\"episode_length\":30}", 100, 30, &n);
     /* the comparison covers every branch of the info's key count */
     cr_assert_eq(n.steps, 400);
     cr_assert_gt(n.feasible, 20, "%d feasible mappings", n.feasible);
     cr_assert_gt(n.infeasible, 20, "%d infeasible mappings", n.infeasible);
     cr_assert_gt(n.invalid, 5, "%d invalid mappings", n.invalid);
+    for (int k = 0; k < NS; k++) {
+        cli_close(c[k]);
+        cr_assert_eq(srv_stop(&S[k]), 0);
+    }
+}
+
+/* placement-v0 (info lists and nested per-memory objects): random placements on two memory
+ * hierarchies, most of them rectified by the compiler, some valid (mostly DRAM) */
+Test(info_pack, placement_steps_answer_the_json_paths_bytes, .timeout = 120) {
+    srv S[NS];
+    start3(S);
+    void *c[NS];
+    for (int k = 0; k < NS; k++) c[k] = cli_new(S[k].ep);
+    kinds n = {0};
+    single_session(c, "placement-v0", "{\"episode_steps\":20}", 60, 20, &n);
+    single_session(c, "placement-v0", "{\"workload\":\"bert\",\"hw\":\"nnp-i\",\"episode_steps\":10}", 30, 10, &n);
+    cr_assert_eq(n.steps, 90);
+    cr_assert_gt(n.infeasible, 10, "%d rectified placements", n.infeasible);
     for (int k = 0; k < NS; k++) {
         cli_close(c[k]);
         cr_assert_eq(srv_stop(&S[k]), 0);
