@@ -582,17 +582,20 @@ static double thread_cpu_s(void) {
  * reads the wall clock instead, because the CPU clock is a system call (two per step, ~1-2 us
  * on a VM) while the wall clock is not: a wall time under --inline-us bounds the CPU time from
  * above and is recorded as it is; one over it may be preemption or real cost, so the session's
- * next op of that kind goes to its worker (cost_check), which measures it in CPU time. */
+ * next op of that kind is timed on the CPU clock (cost_check, session_time_on_cpu), inline:
+ * sending it to the worker to be measured cost two thread hand-offs, which on a loaded machine
+ * sent half of placement-v0's ~15 us steps through a worker (bench_server, issue 29). */
 static bool worker_handle_timed(worker *w, task *t, bool on_router) {
     session *s = t->s;
     /* multi-agent parts may hand `t` (and the other parts) back inside handle_op, after which
      * the router owns them: touch neither afterwards. Those sessions never run inline anyway. */
     if (!s || s->dead || s->kind == SK_MULTI || t->op < 0 || t->op >= OP_COUNT || t->op == OP_CLOSE) return handle_op(w, t);
     int op = t->op;
-    double t0 = on_router ? hw_now() : thread_cpu_s();
+    bool cpu = session_time_on_cpu(s, op, on_router);
+    double t0 = cpu ? thread_cpu_s() : hw_now();
     bool held = handle_op(w, t);
-    double us = ((on_router ? hw_now() : thread_cpu_s()) - t0) * 1e6;
-    session_cost_record(s, op, us, on_router, w->opts->inline_us);
+    double us = ((cpu ? thread_cpu_s() : hw_now()) - t0) * 1e6;
+    session_cost_record(s, op, us, !cpu, w->opts->inline_us);
     return held;
 }
 

@@ -21,9 +21,9 @@ void snap_free(session *s, snap_rec *r);
 int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *what);
 /* Records that op `op` of session `s` cost `us` microseconds, the estimate the router's inline
  * fast path reads (cost_us, an EWMA; see worker.c's worker_handle_timed). `wall` says `us` is
- * wall time from an inline run rather than a worker's CPU time: under `inline_us` it bounds the
- * CPU time from above and is recorded; over it, it is not recorded and sets cost_check[op], so
- * the next such op goes to the worker and is measured in CPU time. */
+ * wall time from an inline run rather than CPU time: under `inline_us` it bounds the CPU time
+ * from above and is recorded; over it, it is not recorded and sets cost_check[op], so the next
+ * such op is timed in CPU time (session_time_on_cpu, session.h), which clears it. */
 void session_cost_record(session *s, int op, double us, bool wall, double inline_us);
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
 int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets, int ntargets,

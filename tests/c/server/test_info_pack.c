@@ -247,6 +247,21 @@ Test(info_pack, placement_steps_answer_the_json_paths_bytes, .timeout = 120) {
     }
 }
 
+/* diag-v0 (distance and t, and an action mask when asked for; its reset info is the mask or empty) */
+Test(info_pack, diag_steps_answer_the_json_paths_bytes, .timeout = 120) {
+    srv S[NS];
+    start3(S);
+    void *c[NS];
+    for (int k = 0; k < NS; k++) c[k] = cli_new(S[k].ep);
+    kinds n = {0};
+    single_session(c, "diag-v0", "{\"dims\":4,\"episode_length\":16}", 50, 16, &n);
+    single_session(c, "diag-v0", "{\"dims\":3,\"choices\":5,\"action_mask\":true,\"episode_length\":8}", 40, 8, &n);
+    for (int k = 0; k < NS; k++) {
+        cli_close(c[k]);
+        cr_assert_eq(srv_stop(&S[k]), 0);
+    }
+}
+
 /* vector sessions (infos as a list, with autoresets, whose info stays JSON) and a multi-agent
  * barrier (one step answered to two agents) */
 Test(info_pack, vector_and_multi_agent_replies_answer_the_json_paths_bytes, .timeout = 120) {
