@@ -46,6 +46,17 @@ class TestRenderMode(ServerTestCase):
             finally:
                 env.close()
 
+    def test_render_without_a_mode_says_why(self):
+        """Item 9: render() on an env made without render_mode names the reason, not a bare error."""
+        env = hwgym.make("diag-v0", endpoint=self.endpoint)
+        try:
+            env.reset(seed=1)
+            with self.assertRaises(NotImplementedError) as cm:
+                env.render()
+            self.assertIn("do not render", str(cm.exception))
+        finally:
+            env.close()
+
 
 class TestActionMask(ServerTestCase):
     """Item 2: info["action_mask"] is an int8 ndarray that sample(mask=) takes."""
