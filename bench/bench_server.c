@@ -107,17 +107,23 @@ static json_t *call(void *s, const char *text) {
     return decode(n);
 }
 
-static void pack_step(msgpack_sbuffer *sb, const char *tok, int64_t lead, int64_t dims, int64_t *act) {
+/* a request {op, v: 1, id: 1, session, + `more` fields the caller packs next} into a new sb */
+static msgpack_packer pack_request(msgpack_sbuffer *sb, const char *op, const char *tok, size_t more) {
     msgpack_sbuffer_init(sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 5);
-    hw_pack_kv_str(&pk, "op", "step");
+    msgpack_pack_map(&pk, 4 + more);
+    hw_pack_kv_str(&pk, "op", op);
     hw_pack_cstr(&pk, "v");
     msgpack_pack_int(&pk, 1);
     hw_pack_cstr(&pk, "id");
     msgpack_pack_int(&pk, 1);
     hw_pack_kv_str(&pk, "session", tok);
+    return pk;
+}
+
+static void pack_step(msgpack_sbuffer *sb, const char *tok, int64_t lead, int64_t dims, int64_t *act) {
+    msgpack_packer pk = pack_request(sb, "step", tok, 1);
     hw_pack_cstr(&pk, "action");
     hw_array a = {HW_DT_INT64, lead ? 2 : 1, {lead ? lead : dims, dims}, act};
     hw_pack_array(&pk, &a, 0);
@@ -334,16 +340,7 @@ static double family_in_process(const fam_case *f, policy *p, int kmax, double b
 }
 
 static void pack_reset(msgpack_sbuffer *sb, const char *tok, bool seeded) {
-    msgpack_sbuffer_init(sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4 + seeded);
-    hw_pack_kv_str(&pk, "op", "reset");
-    hw_pack_cstr(&pk, "v");
-    msgpack_pack_int(&pk, 1);
-    hw_pack_cstr(&pk, "id");
-    msgpack_pack_int(&pk, 1);
-    hw_pack_kv_str(&pk, "session", tok);
+    msgpack_packer pk = pack_request(sb, "reset", tok, seeded);
     if (seeded) {
         hw_pack_cstr(&pk, "seed");
         msgpack_pack_int(&pk, 1);

@@ -17,7 +17,10 @@
 enum { J = 0, INL, WRK, NS };
 static const char *const names[NS] = {"--info-json", "inline", "worker"};
 
-static srv *start3(srv *S) {
+static srv S[NS];
+static void *clients[NS]; /* one per server */
+
+static void start3(void) {
     for (int k = 0; k < NS; k++) {
         hw_server_opts o;
         hw_server_default_opts(&o);
@@ -25,8 +28,15 @@ static srv *start3(srv *S) {
         o.inline_us = k == WRK ? 0 : 1e6; /* inl: every measured op inline, however loaded the machine */
         o.info_json = k == J;
         srv_start_opts(&S[k], &o);
+        clients[k] = cli_new(S[k].ep);
     }
-    return S;
+}
+
+static void stop3(void) {
+    for (int k = 0; k < NS; k++) {
+        cli_close(clients[k]);
+        cr_assert_eq(srv_stop(&S[k]), 0);
+    }
 }
 
 typedef struct {
@@ -208,78 +218,51 @@ static void single_session(void **c, const char *env, const char *config, int st
 }
 
 Test(info_pack, single_steps_answer_the_json_paths_bytes, .timeout = 120) {
-    srv S[NS];
-    start3(S);
-    void *c[NS];
-    for (int k = 0; k < NS; k++) c[k] = cli_new(S[k].ep);
+    start3();
     kinds n = {0};
-    single_session(c, "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":25}", 150, 25, &n);
-    single_session(c, "maestro-v0", "{\"model\":\"resnet50\",\"layer\":3,\"action_space\":\"gamma17\",\"objective\":\"edp\",\"max_pes\":64,"
+    single_session(clients, "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":25}", 150, 25, &n);
+    single_session(clients, "maestro-v0", "{\"model\":\"resnet50\",\"layer\":3,\"action_space\":\"gamma17\",\"objective\":\"edp\",\"max_pes\":64,"
                       "\"enforce_buffers\":false,\"episode_length\":40}",
                    150, 40, &n);
-    single_session(c, "maestro-v0", "{\"model\":\"vgg16\",\"layer\":1,\"objective\":\"energy\",\"l1_size\":64,\"episode_length\":30}", 100, 30, &n);
+    single_session(clients, "maestro-v0", "{\"model\":\"vgg16\",\"layer\":1,\"objective\":\"energy\",\"l1_size\":64,\"episode_length\":30}", 100, 30, &n);
     /* the comparison covers every branch of the info's key count */
     cr_assert_eq(n.steps, 400);
     cr_assert_gt(n.feasible, 20, "%d feasible mappings", n.feasible);
     cr_assert_gt(n.infeasible, 20, "%d infeasible mappings", n.infeasible);
     cr_assert_gt(n.invalid, 5, "%d invalid mappings", n.invalid);
-    for (int k = 0; k < NS; k++) {
-        cli_close(c[k]);
-        cr_assert_eq(srv_stop(&S[k]), 0);
-    }
+    stop3();
 }
 
 /* placement-v0 (info lists and nested per-memory objects): random placements on two memory
- * hierarchies, most of them rectified by the compiler, some valid (mostly DRAM) */
-Test(info_pack, placement_steps_answer_the_json_paths_bytes, .timeout = 120) {
-    srv S[NS];
-    start3(S);
-    void *c[NS];
-    for (int k = 0; k < NS; k++) c[k] = cli_new(S[k].ep);
+ * hierarchies, most of them rectified by the compiler; diag-v0 (distance and t, and an action
+ * mask when asked for: its reset info is the mask or empty) */
+Test(info_pack, placement_and_diag_steps_answer_the_json_paths_bytes, .timeout = 120) {
+    start3();
     kinds n = {0};
-    single_session(c, "placement-v0", "{\"episode_steps\":20}", 60, 20, &n);
-    single_session(c, "placement-v0", "{\"workload\":\"bert\",\"hw\":\"nnp-i\",\"episode_steps\":10}", 30, 10, &n);
+    single_session(clients, "placement-v0", "{\"episode_steps\":20}", 60, 20, &n);
+    single_session(clients, "placement-v0", "{\"workload\":\"bert\",\"hw\":\"nnp-i\",\"episode_steps\":10}", 30, 10, &n);
     cr_assert_eq(n.steps, 90);
     cr_assert_gt(n.infeasible, 10, "%d rectified placements", n.infeasible);
-    for (int k = 0; k < NS; k++) {
-        cli_close(c[k]);
-        cr_assert_eq(srv_stop(&S[k]), 0);
-    }
-}
-
-/* diag-v0 (distance and t, and an action mask when asked for; its reset info is the mask or empty) */
-Test(info_pack, diag_steps_answer_the_json_paths_bytes, .timeout = 120) {
-    srv S[NS];
-    start3(S);
-    void *c[NS];
-    for (int k = 0; k < NS; k++) c[k] = cli_new(S[k].ep);
-    kinds n = {0};
-    single_session(c, "diag-v0", "{\"dims\":4,\"episode_length\":16}", 50, 16, &n);
-    single_session(c, "diag-v0", "{\"dims\":3,\"choices\":5,\"action_mask\":true,\"episode_length\":8}", 40, 8, &n);
-    for (int k = 0; k < NS; k++) {
-        cli_close(c[k]);
-        cr_assert_eq(srv_stop(&S[k]), 0);
-    }
+    single_session(clients, "diag-v0", "{\"dims\":4,\"episode_length\":16}", 50, 16, &n);
+    single_session(clients, "diag-v0", "{\"dims\":3,\"choices\":5,\"action_mask\":true,\"episode_length\":8}", 40, 8, &n);
+    stop3();
 }
 
 /* vector sessions (infos as a list, with autoresets, whose info stays JSON) and a multi-agent
  * barrier (one step answered to two agents) */
 Test(info_pack, vector_and_multi_agent_replies_answer_the_json_paths_bytes, .timeout = 120) {
-    srv S[NS];
-    start3(S);
-    void *c[NS];
-    for (int k = 0; k < NS; k++) c[k] = cli_new(S[k].ep);
+    start3();
     char tok[NS][64];
-    make_all(c, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"num_envs\":3,\"config\":{\"model\":\"mobilenet_v2\",\"layer\":3,"
+    make_all(clients, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"num_envs\":3,\"config\":{\"model\":\"mobilenet_v2\",\"layer\":3,"
                 "\"max_pes\":128,\"episode_length\":4}}",
              tok);
-    json_t *nvec = nvec_of(c[0], tok[0]);
-    json_decref(req_all(c, tok, json_pack("{s:s,s:i,s:i,s:i}", "op", "reset", "v", 1, "id", 0, "seed", 5), "vector reset"));
+    json_t *nvec = nvec_of(clients[0], tok[0]);
+    json_decref(req_all(clients, tok, json_pack("{s:s,s:i,s:i,s:i}", "op", "reset", "v", 1, "id", 0, "seed", 5), "vector reset"));
     int autoresets = 0;
     for (int i = 1; i <= 30; i++) {
         char what[64];
         snprintf(what, sizeof what, "vector step %d", i);
-        json_t *r = req_all(c, tok, json_pack("{s:s,s:i,s:i,s:o}", "op", "step", "v", 1, "id", i, "action", random_action(nvec, 3)), what);
+        json_t *r = req_all(clients, tok, json_pack("{s:s,s:i,s:i,s:o}", "op", "step", "v", 1, "id", i, "action", random_action(nvec, 3)), what);
         cr_assert_null(err_code(r), "%s: %s", what, err_msg(r));
         size_t e;
         json_t *info;
@@ -288,12 +271,12 @@ Test(info_pack, vector_and_multi_agent_replies_answer_the_json_paths_bytes, .tim
     }
     cr_assert_geq(autoresets, 12, "autoresets: %d", autoresets);
     /* a vector reset of some envs only: the others answer an empty info */
-    json_decref(req_all(c, tok,
+    json_decref(req_all(clients, tok,
                         json_pack("{s:s,s:i,s:i,s:{s:[b,b,b]}}", "op", "reset", "v", 1, "id", 99, "options", "reset_mask", 1, 0, 1),
                         "vector reset with a mask"));
 
     /* multi-agent: agents a (loop order .. tiles) and b (the rest), one DEALER each per server */
-    make_all(c, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":{\"model\":\"mobilenet_v2\",\"layer\":3,\"max_pes\":128,\"episode_length\":1000},"
+    make_all(clients, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":{\"model\":\"mobilenet_v2\",\"layer\":3,\"max_pes\":128,\"episode_length\":1000},"
                 "\"agents\":[{\"name\":\"a\",\"dims\":[0,1,2,3,4]},{\"name\":\"b\",\"dims\":[5,6,7,8,9]}]}",
              tok);
     void *ag[2][NS];
@@ -338,8 +321,5 @@ Test(info_pack, vector_and_multi_agent_replies_answer_the_json_paths_bytes, .tim
     for (int a = 0; a < 2; a++)
         for (int k = 0; k < NS; k++) cli_close(ag[a][k]);
     json_decref(nvec);
-    for (int k = 0; k < NS; k++) {
-        cli_close(c[k]);
-        cr_assert_eq(srv_stop(&S[k]), 0);
-    }
+    stop3();
 }
