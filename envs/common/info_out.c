@@ -67,6 +67,17 @@ void hw_info_item_int(hw_info_out *l, int64_t v) {
     else if (l->obj) json_array_append_new(l->obj, json_integer((json_int_t)v));
 }
 
+hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
+    if (l->pk) {
+        msgpack_pack_array(l->pk, n);
+        return *l;
+    }
+    if (!l->obj) return hw_info_json(NULL);
+    json_t *a = json_array();
+    json_array_append_new(l->obj, a);
+    return hw_info_json(a);
+}
+
 void hw_info_item_str(hw_info_out *l, const char *s) {
     if (l->pk) pack_str(l->pk, s);
     else if (l->obj) json_array_append_new(l->obj, json_string(s));

@@ -152,11 +152,13 @@ static json_t *random_action(const json_t *nvec, int copies) {
     return all;
 }
 
+/* the choices per action element: MultiDiscrete's nvec, or [n] for a Discrete space */
 static json_t *nvec_of(void *c, const char *tok) {
     json_t *r = call(c, "{\"op\":\"spaces\",\"v\":1,\"session\":\"%s\"}", tok);
-    json_t *nv = json_incref(json_object_get(json_object_get(r, "action_space"), "nvec"));
+    json_t *as = json_object_get(r, "action_space"), *nv = json_object_get(as, "nvec");
+    nv = nv ? json_incref(nv) : json_pack("[O]", json_object_get(as, "n"));
     json_decref(r);
-    cr_assert(json_is_array(nv), "no nvec in the action space");
+    cr_assert(json_is_array(nv) && json_integer_value(json_array_get(nv, 0)) > 0, "no nvec or n in the action space");
     return nv;
 }
 
@@ -176,9 +178,12 @@ static json_t *req_all(void **c, char tok[NS][64], json_t *req, const char *what
  * invalid one (no metrics); placement-v0: a valid placement, one the compiler rectified */
 typedef struct {
     int feasible, infeasible, invalid, steps;
+    int finished, illegal; /* sched-v0: steps that finished a layer, illegal actions */
 } kinds;
 
 static void count_kind(kinds *n, const json_t *info) {
+    n->finished += json_object_get(info, "finished_layer") != NULL;
+    n->illegal += json_is_true(json_object_get(info, "invalid_action"));
     json_t *v = json_object_get(info, "valid");
     if (v) {
         n->steps++;
@@ -245,6 +250,19 @@ Test(info_pack, placement_and_diag_steps_answer_the_json_paths_bytes, .timeout =
     cr_assert_gt(n.infeasible, 10, "%d rectified placements", n.infeasible);
     single_session(clients, "diag-v0", "{\"dims\":4,\"episode_length\":16}", 50, 16, &n);
     single_session(clients, "diag-v0", "{\"dims\":3,\"choices\":5,\"action_mask\":true,\"episode_length\":8}", 40, 8, &n);
+    stop3();
+}
+
+/* sched-v0: legal and illegal actions (random over the whole Discrete space), a layer's episode,
+ * and network mode, whose steps that finish a layer carry its table and totals */
+Test(info_pack, sched_steps_answer_the_json_paths_bytes, .timeout = 120) {
+    start3();
+    kinds n = {0};
+    single_session(clients, "sched-v0", "{\"steps_per_layer\":8}", 24, 8, &n);
+    single_session(clients, "sched-v0", "{\"mode\":\"network\",\"steps_per_layer\":3,\"model\":\"mobilenet_v3\"}", 40, 1000, &n);
+    cr_assert_geq(n.finished, 10, "%d steps finished a layer", n.finished);
+    cr_assert_geq(n.illegal, 5, "%d illegal actions", n.illegal);
+    cr_assert_lt(n.illegal, 60, "%d illegal actions of 64", n.illegal);
     stop3();
 }
 
