@@ -240,8 +240,10 @@ Test(info_pack, single_steps_answer_the_json_paths_bytes, .timeout = 120) {
 
 /* placement-v0 (info lists and nested per-memory objects): random placements on two memory
  * hierarchies, most of them rectified by the compiler; diag-v0 (distance and t, and an action
- * mask when asked for: its reset info is the mask or empty) */
-Test(info_pack, placement_and_diag_steps_answer_the_json_paths_bytes, .timeout = 120) {
+ * mask when asked for: its reset info is the mask or empty); sched-v0: legal and illegal actions
+ * (random over the whole Discrete space), a layer's episode, and network mode, whose steps that
+ * finish a layer carry its table and totals */
+Test(info_pack, placement_diag_and_sched_steps_answer_the_json_paths_bytes, .timeout = 180) {
     start3();
     kinds n = {0};
     single_session(clients, "placement-v0", "{\"episode_steps\":20}", 60, 20, &n);
@@ -250,14 +252,6 @@ Test(info_pack, placement_and_diag_steps_answer_the_json_paths_bytes, .timeout =
     cr_assert_gt(n.infeasible, 10, "%d rectified placements", n.infeasible);
     single_session(clients, "diag-v0", "{\"dims\":4,\"episode_length\":16}", 50, 16, &n);
     single_session(clients, "diag-v0", "{\"dims\":3,\"choices\":5,\"action_mask\":true,\"episode_length\":8}", 40, 8, &n);
-    stop3();
-}
-
-/* sched-v0: legal and illegal actions (random over the whole Discrete space), a layer's episode,
- * and network mode, whose steps that finish a layer carry its table and totals */
-Test(info_pack, sched_steps_answer_the_json_paths_bytes, .timeout = 120) {
-    start3();
-    kinds n = {0};
     single_session(clients, "sched-v0", "{\"steps_per_layer\":8}", 24, 8, &n);
     single_session(clients, "sched-v0", "{\"mode\":\"network\",\"steps_per_layer\":3,\"model\":\"mobilenet_v3\"}", 40, 1000, &n);
     cr_assert_geq(n.finished, 10, "%d steps finished a layer", n.finished);
