@@ -222,14 +222,42 @@ static void single_session(void **c, const char *env, const char *config, int st
     json_decref(nvec);
 }
 
-Test(info_pack, single_steps_answer_the_json_paths_bytes, .timeout = 120) {
+typedef struct {
+    const char *env, *config;
+    int steps, episode; /* steps taken, a reset every `episode` steps */
+} scase;
+
+/* maestro-v0: valid, infeasible (reason) and invalid (no metrics) mappings, both action spaces */
+static const scase MAESTRO[] = {
+    {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":25}", 150, 25},
+    {"maestro-v0", "{\"model\":\"resnet50\",\"layer\":3,\"action_space\":\"gamma17\",\"objective\":\"edp\",\"max_pes\":64,"
+                   "\"enforce_buffers\":false,\"episode_length\":40}", 150, 40},
+    {"maestro-v0", "{\"model\":\"vgg16\",\"layer\":1,\"objective\":\"energy\",\"l1_size\":64,\"episode_length\":30}", 100, 30},
+};
+/* placement-v0 (info lists and nested per-memory objects): random placements on two memory
+ * hierarchies, most of them rectified by the compiler; diag-v0 (distance and t, and an action
+ * mask when asked for: its reset info is the mask or empty); sched-v0: legal and illegal actions
+ * (random over the whole Discrete space), a layer's episode, and network mode, whose steps that
+ * finish a layer carry its table and totals */
+static const scase OTHERS[] = {
+    {"placement-v0", "{\"episode_steps\":20}", 60, 20},
+    {"placement-v0", "{\"workload\":\"bert\",\"hw\":\"nnp-i\",\"episode_steps\":10}", 30, 10},
+    {"diag-v0", "{\"dims\":4,\"episode_length\":16}", 50, 16},
+    {"diag-v0", "{\"dims\":3,\"choices\":5,\"action_mask\":true,\"episode_length\":8}", 40, 8},
+    {"sched-v0", "{\"steps_per_layer\":8}", 24, 8},
+    {"sched-v0", "{\"mode\":\"network\",\"steps_per_layer\":3,\"model\":\"mobilenet_v3\"}", 40, 1000},
+};
+
+/* runs the cases on three fresh servers (stop3() after): the kinds of info seen */
+static kinds run_cases(const scase *cs, size_t n) {
     start3();
-    kinds n = {0};
-    single_session(clients, "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":25}", 150, 25, &n);
-    single_session(clients, "maestro-v0", "{\"model\":\"resnet50\",\"layer\":3,\"action_space\":\"gamma17\",\"objective\":\"edp\",\"max_pes\":64,"
-                      "\"enforce_buffers\":false,\"episode_length\":40}",
-                   150, 40, &n);
-    single_session(clients, "maestro-v0", "{\"model\":\"vgg16\",\"layer\":1,\"objective\":\"energy\",\"l1_size\":64,\"episode_length\":30}", 100, 30, &n);
+    kinds k = {0};
+    for (size_t i = 0; i < n; i++) single_session(clients, cs[i].env, cs[i].config, cs[i].steps, cs[i].episode, &k);
+    return k;
+}
+
+Test(info_pack, maestro_steps_answer_the_json_paths_bytes, .timeout = 120) {
+    kinds n = run_cases(MAESTRO, sizeof MAESTRO / sizeof *MAESTRO);
     /* the comparison covers every branch of the info's key count */
     cr_assert_eq(n.steps, 400);
     cr_assert_gt(n.feasible, 20, "%d feasible mappings", n.feasible);
@@ -238,22 +266,10 @@ Test(info_pack, single_steps_answer_the_json_paths_bytes, .timeout = 120) {
     stop3();
 }
 
-/* placement-v0 (info lists and nested per-memory objects): random placements on two memory
- * hierarchies, most of them rectified by the compiler; diag-v0 (distance and t, and an action
- * mask when asked for: its reset info is the mask or empty); sched-v0: legal and illegal actions
- * (random over the whole Discrete space), a layer's episode, and network mode, whose steps that
- * finish a layer carry its table and totals */
 Test(info_pack, placement_diag_and_sched_steps_answer_the_json_paths_bytes, .timeout = 180) {
-    start3();
-    kinds n = {0};
-    single_session(clients, "placement-v0", "{\"episode_steps\":20}", 60, 20, &n);
-    single_session(clients, "placement-v0", "{\"workload\":\"bert\",\"hw\":\"nnp-i\",\"episode_steps\":10}", 30, 10, &n);
-    cr_assert_eq(n.steps, 90);
+    kinds n = run_cases(OTHERS, sizeof OTHERS / sizeof *OTHERS);
+    cr_assert_eq(n.steps, 90, "placement-v0 steps counted: %d", n.steps); /* only placement's infos have "valid" */
     cr_assert_gt(n.infeasible, 10, "%d rectified placements", n.infeasible);
-    single_session(clients, "diag-v0", "{\"dims\":4,\"episode_length\":16}", 50, 16, &n);
-    single_session(clients, "diag-v0", "{\"dims\":3,\"choices\":5,\"action_mask\":true,\"episode_length\":8}", 40, 8, &n);
-    single_session(clients, "sched-v0", "{\"steps_per_layer\":8}", 24, 8, &n);
-    single_session(clients, "sched-v0", "{\"mode\":\"network\",\"steps_per_layer\":3,\"model\":\"mobilenet_v3\"}", 40, 1000, &n);
     cr_assert_geq(n.finished, 10, "%d steps finished a layer", n.finished);
     cr_assert_geq(n.illegal, 5, "%d illegal actions", n.illegal);
     cr_assert_lt(n.illegal, 60, "%d illegal actions of 64", n.illegal);
