@@ -418,7 +418,7 @@ static char *make_session(void *s, const fam_case *f) {
 
 /* `sj`: a second server, started with --info-json, for the families that pack their info
  * (env.h info_pack): their step through it, alternating with the packed one, is the JSON path's. */
-static void bench_families(void *s, void *sj, void *e, int rounds, int iters, double budget_s) {
+static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int rounds, int iters, double budget_s) {
     printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15):\n");
     double worst = 0;
     for (int f = 0; f < NFAMS; f++) {
@@ -445,11 +445,17 @@ static void bench_families(void *s, void *sj, void *e, int rounds, int iters, do
         double rep_sum = 0;
         for (int i = 0; i < k; i++) rep_sum += rep_n[i];
         json_int_t in0 = stat_int(s, "inline_ops"), st0 = stat_int(s, "steps");
+        /* CPU seconds (all threads, schedstat) of the server, the echo and the JSON server over the rounds */
+        double cpu0[3], cpu1[3];
+        for (int i = 0; i < 3; i++) cpu0[i] = pids[i] > 0 ? task_cpu_s(pids[i]) : 0;
         for (int r = 0; r < rounds; r++) {
             family_pass(e, ln, nl, &p, k, req_n, rep_n, med);
             ec[r] = med[0], h[r] = med[1], q[r] = h[r] / ec[r];
             if (tokj) hj[r] = med[2], qj[r] = hj[r] / ec[r];
         }
+        for (int i = 0; i < 3; i++) cpu1[i] = pids[i] > 0 ? task_cpu_s(pids[i]) : 0;
+        double per = 1e6 / ((double)k * rounds), cs = (cpu1[0] - cpu0[0]) * per, ce = (cpu1[1] - cpu0[1]) * per,
+               cj = (cpu1[2] - cpu0[2]) * per;
         json_int_t in1 = stat_int(s, "inline_ops"), st1 = stat_int(s, "steps");
         double hm = median(h, rounds), em = median(ec, rounds), qm = median(q, rounds);
         worst = qm > worst ? qm : worst;
@@ -457,6 +463,10 @@ static void bench_families(void *s, void *sj, void *e, int rounds, int iters, do
                "its info as JSON (%.1f without); hwgym / (echo + env) %.2f; inline ops / steps %.0f%%\n",
                FAMS[f].id, k, rep_sum / k, hm, em, qm, qm <= 1.15 ? "PASS" : "FAIL", env_us, bare_us, hm / (em + env_us),
                st1 > st0 ? 100.0 * (double)(in1 - in0) / (double)(st1 - st0) : 0.0);
+        printf("  %-13s CPU a step, all threads (resets included): server %.1f us, echo %.1f us a round trip, server - echo %.1f us "
+               "(env in process %.1f)%s",
+               "", cs, ce, cs - ce, env_us, tokj ? "" : "\n");
+        if (tokj) printf("; --info-json server %.1f us\n", cj);
         if (tokj)
             printf("  %-13s the same steps on a --info-json server (the JSON path), interleaved: hwgym %7.1f us, ratio %.2f (packed %.2f)\n", "",
                    median(hj, rounds), median(qj, rounds), qm);
@@ -567,7 +577,7 @@ int main(int argc, char **argv) {
     void *sj = have_json ? req_socket(ctx, json_ep) : NULL;
     if (families_only) {
         void *s = req_socket(ctx, ep), *e = req_socket(ctx, echo_ep);
-        bench_families(s, sj, e, rounds, iters, budget);
+        bench_families(s, sj, e, (pid_t[]){srv, echo, have_json ? srvj : -1}, rounds, iters, budget);
         stop_all(srv, srvj, e, echo);
         zmq_close(s);
         zmq_close(e);
@@ -664,7 +674,7 @@ int main(int argc, char **argv) {
     }
 
     /* 1c. every env family */
-    bench_families(s, sj, e, rounds, iters, budget);
+    bench_families(s, sj, e, (pid_t[]){srv, echo, have_json ? srvj : -1}, rounds, iters, budget);
 
     /* 2. vector step of 256 envs */
     const int N = 256;
