@@ -420,7 +420,7 @@ static char *make_session(void *s, const fam_case *f) {
  * (env.h info_pack): their step through it, alternating with the packed one, is the JSON path's. */
 static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int rounds, int iters, double budget_s) {
     printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15):\n");
-    double worst = 0;
+    double worst = 0, worst_env = 0;
     for (int f = 0; f < NFAMS; f++) {
         policy p;
         int k = 0;
@@ -459,9 +459,11 @@ static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int ro
         json_int_t in1 = stat_int(s, "inline_ops"), st1 = stat_int(s, "steps");
         double hm = median(h, rounds), em = median(ec, rounds), qm = median(q, rounds);
         worst = qm > worst ? qm : worst;
+        double qe = hm / (em + env_us);
+        worst_env = qe > worst_env ? qe : worst_env;
         printf("  %-13s %5d steps, reply %6.0f B avg: hwgym %7.1f us, echo %6.1f us, ratio %.2f %s; env step in process %.1f us with "
-               "its info as JSON (%.1f without); hwgym / (echo + env) %.2f; inline ops / steps %.0f%%\n",
-               FAMS[f].id, k, rep_sum / k, hm, em, qm, qm <= 1.15 ? "PASS" : "FAIL", env_us, bare_us, hm / (em + env_us),
+               "its info as JSON (%.1f without); hwgym / (echo + env) %.2f %s; inline ops / steps %.0f%%\n",
+               FAMS[f].id, k, rep_sum / k, hm, em, qm, qm <= 1.15 ? "PASS" : "FAIL", env_us, bare_us, qe, qe <= 1.15 ? "PASS" : "FAIL",
                st1 > st0 ? 100.0 * (double)(in1 - in0) / (double)(st1 - st0) : 0.0);
         printf("  %-13s CPU a step, all threads (resets included): server %.1f us, echo %.1f us a round trip, server - echo %.1f us "
                "(env in process %.1f)%s",
@@ -480,7 +482,9 @@ static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int ro
         free(tok);
         free(tokj);
     }
-    printf("worst env family ratio: %.2f (target <= 1.15 for every env) %s\n", worst, worst <= 1.15 ? "PASS" : "FAIL");
+    printf("worst env family ratio: %.2f (target <= 1.15 for every env) %s; worst hwgym / (echo + env in process), the server's "
+           "share: %.2f %s\n",
+           worst, worst <= 1.15 ? "PASS" : "FAIL", worst_env, worst_env <= 1.15 ? "PASS" : "FAIL");
 }
 
 /* `extra`: one more flag, with the server's stderr to /dev/null (a server that does not know the
