@@ -6,6 +6,7 @@
  *     (round trip - raw echo of the same sizes - env compute) / 256: target < 1 us
  *  3. 1000 open sessions: server RSS, target < 100 MB
  * Usage: bench_server [--rounds N] [--iters N]   (the server binary is BUILD/bin/hwgym-server) */
+#include <fcntl.h>
 #include <glob.h>
 #include <libgen.h>
 #include <signal.h>
@@ -107,17 +108,23 @@ static json_t *call(void *s, const char *text) {
     return decode(n);
 }
 
-static void pack_step(msgpack_sbuffer *sb, const char *tok, int64_t lead, int64_t dims, int64_t *act) {
+/* a request {op, v: 1, id: 1, session, + `more` fields the caller packs next} into a new sb */
+static msgpack_packer pack_request(msgpack_sbuffer *sb, const char *op, const char *tok, size_t more) {
     msgpack_sbuffer_init(sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 5);
-    hw_pack_kv_str(&pk, "op", "step");
+    msgpack_pack_map(&pk, 4 + more);
+    hw_pack_kv_str(&pk, "op", op);
     hw_pack_cstr(&pk, "v");
     msgpack_pack_int(&pk, 1);
     hw_pack_cstr(&pk, "id");
     msgpack_pack_int(&pk, 1);
     hw_pack_kv_str(&pk, "session", tok);
+    return pk;
+}
+
+static void pack_step(msgpack_sbuffer *sb, const char *tok, int64_t lead, int64_t dims, int64_t *act) {
+    msgpack_packer pk = pack_request(sb, "step", tok, 1);
     hw_pack_cstr(&pk, "action");
     hw_array a = {HW_DT_INT64, lead ? 2 : 1, {lead ? lead : dims, dims}, act};
     hw_pack_array(&pk, &a, 0);
@@ -183,34 +190,321 @@ static double measure(void *s, const void *req, size_t n, int iters) {
     return m;
 }
 
-int main(int argc, char **argv) {
-    int rounds = 5, iters = 4000;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-        else {
-            printf("usage: bench_server [--rounds N] [--iters N]\n");
-            return strcmp(argv[i], "--help") ? 2 : 0;
+/* ---- 1c. the step round trip of every env family against the raw echo ----
+ * Each family steps a fixed sequence of random actions (legal ones, from the info's action_mask
+ * where there is one), reset when an episode ends (the reset is not timed). The same sequence runs
+ * in process first, which gives the env's own cost per step (its step with its info as JSON, the
+ * work the server cannot avoid) and the number of steps that fit the time budget; the echo then
+ * answers the same request and reply sizes, step by step. Ratio: median step round trip over the
+ * median echo, per round, median over rounds; beside it the ratio to echo + env cost, the part of
+ * the round trip that is the server's. */
+typedef struct {
+    const char *id, *config;
+} fam_case;
+
+static const fam_case FAMS[] = {
+    {"diag-v0", "{\"dims\":4,\"episode_length\":1000000}"},
+    {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}"},
+    {"dram-v0", "{\"count\":2000,\"episode_length\":1000000}"},
+    {"mmap-v0", "{}"},
+    {"placement-v0", "{\"episode_steps\":1000000000}"},
+    {"sched-v0", "{}"},
+};
+enum { NFAMS = sizeof FAMS / sizeof FAMS[0], MAXA = 512 };
+
+typedef struct {
+    int64_t n, choices[MAXA], start;
+    uint64_t rng;
+} policy;
+
+static int64_t prand(policy *p, int64_t n) {
+    p->rng ^= p->rng << 13, p->rng ^= p->rng >> 7, p->rng ^= p->rng << 17;
+    return (int64_t)(p->rng % (uint64_t)n);
+}
+
+/* a random action; with a mask (Discrete), a random legal one */
+static void choose(policy *p, const uint8_t *mask, int nmask, int64_t *a) {
+    if (mask && p->n == 1 && nmask == p->choices[0]) {
+        int legal = 0;
+        for (int i = 0; i < nmask; i++) legal += mask[i] != 0;
+        int64_t k = legal ? prand(p, legal) : 0;
+        for (int i = 0; i < nmask; i++)
+            if (mask[i] && k-- == 0) {
+                a[0] = p->start + i;
+                return;
+            }
+    }
+    for (int64_t i = 0; i < p->n; i++) a[i] = p->start + prand(p, p->choices[i]);
+}
+
+static int mask_from_json(const json_t *info, uint8_t *m) {
+    json_t *a = json_object_get(info, "action_mask");
+    size_t i;
+    json_t *v;
+    if (!json_is_array(a) || json_array_size(a) > MAXA) return 0;
+    json_array_foreach(a, i, v) m[i] = json_integer_value(v) != 0;
+    return (int)json_array_size(a);
+}
+
+/* done (terminated or truncated) and the action mask of a packed reset/step reply */
+static bool reply_state(int n, uint8_t *m, int *nmask) {
+    hw_msg msg;
+    hw_err err;
+    bool done = true;
+    *nmask = 0;
+    if (n > 0 && hw_msg_decode(&msg, rbuf, (size_t)n, NULL, &err) == 0) {
+        const msgpack_object *te = hw_mp_get(msg.root, "terminated"), *tr = hw_mp_get(msg.root, "truncated");
+        const msgpack_object *info = hw_mp_get(msg.root, "info"), *am = info ? hw_mp_get(info, "action_mask") : NULL;
+        done = (te && te->type == MSGPACK_OBJECT_BOOLEAN && te->via.boolean) || (tr && tr->type == MSGPACK_OBJECT_BOOLEAN && tr->via.boolean);
+        if (am && am->type == MSGPACK_OBJECT_ARRAY && am->via.array.size <= MAXA) {
+            for (uint32_t i = 0; i < am->via.array.size; i++) m[i] = am->via.array.ptr[i].via.u64 != 0;
+            *nmask = (int)am->via.array.size;
+        }
+        if (!hw_mp_get(msg.root, "ok")) done = true;
+    }
+    hw_msg_free(&msg);
+    return done;
+}
+
+static double thread_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One in-process pass of the sequence (seeded reset first): CPU seconds of its steps, resets not
+ * counted; stops after kmax steps or `budget_s`; *k = steps run. with_info: each step builds its
+ * info as JSON (and frees it), as a local caller who wants it does. */
+static double run_seq(const hw_env_family *fam, void *env, policy *p, int kmax, double budget_s, bool with_info, int *k) {
+    uint64_t seed = 1;
+    uint8_t mask[MAXA];
+    int nmask = 0, steps = 0;
+    hw_obs obs;
+    hw_err err;
+    p->rng = 0x2545f4914f6cdd1du;
+    json_t *info = json_object();
+    fam->reset(env, &seed, NULL, &obs, info, &err);
+    nmask = mask_from_json(info, mask);
+    json_decref(info);
+    double t0 = thread_cpu(), reset_s = 0;
+    int64_t a[MAXA];
+    while (steps < kmax && thread_cpu() - t0 - reset_s < budget_s) {
+        choose(p, nmask ? mask : NULL, nmask, a);
+        hw_act act = {(size_t)p->n, a, NULL};
+        hw_step_out o;
+        /* the mask is needed to choose legal actions: without info, a second env would differ */
+        info = json_object();
+        if (fam->step(env, &act, &o, with_info || nmask ? info : NULL, &err)) {
+            printf("step %d failed in process: %s\n", steps, err.msg);
+            json_decref(info);
+            break;
+        }
+        nmask = mask_from_json(info, mask);
+        json_decref(info);
+        steps++;
+        if (o.terminated || o.truncated) {
+            double r0 = thread_cpu();
+            info = json_object();
+            fam->reset(env, NULL, NULL, &obs, info, &err);
+            nmask = mask_from_json(info, mask);
+            json_decref(info);
+            reset_s += thread_cpu() - r0;
         }
     }
-    char exe[4096];
-    ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[ln > 0 ? ln : 0] = 0;
-    char bin[4200];
-    snprintf(bin, sizeof bin, "%s/bin/hwgym-server", dirname(dirname(exe)));
-    int port = 20000 + (int)(getpid() % 20000);
-    char ep[64], echo_ep[64];
-    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
-    snprintf(echo_ep, sizeof echo_ep, "tcp://127.0.0.1:%d", port + 1);
-    pid_t echo = fork();
-    if (echo == 0) echo_server(echo_ep);
-    char *sargv[] = {bin, "--bind", ep, "--workers", "2", NULL};
-    pid_t srv;
-    if (posix_spawn(&srv, bin, NULL, NULL, sargv, environ) != 0) {
-        fprintf(stderr, "cannot start %s\n", bin);
-        return 1;
+    *k = steps;
+    return thread_cpu() - t0 - reset_s;
+}
+
+/* Runs the sequence in process: the number of steps that fit `budget_s` (at most kmax) in *k,
+ * then the same steps again, warm (caches filled, as the server's env is after its warm-up
+ * pass): CPU us per step with the info as JSON, and in *bare_us without an info object. */
+static double family_in_process(const fam_case *f, policy *p, int kmax, double budget_s, int *k, double *bare_us) {
+    json_t *cfg = json_loads(f->config, 0, NULL);
+    const hw_env_family *fam;
+    hw_err err;
+    void *env = hw_env_create(f->id, cfg, &fam, &err);
+    json_decref(cfg);
+    if (!env) {
+        printf("%s: %s\n", f->id, err.msg);
+        return -1;
     }
-    void *ctx = zmq_ctx_new();
+    const hw_space *as = fam->action_space(env);
+    p->n = hw_space_numel(as);
+    p->start = as->type == HW_SPACE_DISCRETE ? as->start : 0;
+    for (int64_t i = 0; i < p->n && i < MAXA; i++) p->choices[i] = hw_space_choices(as, i);
+    int k2;
+    run_seq(fam, env, p, kmax, budget_s, true, k);
+    double us = run_seq(fam, env, p, *k, 1e9, true, &k2) * 1e6 / (*k ? *k : 1);
+    *bare_us = run_seq(fam, env, p, *k, 1e9, false, &k2) * 1e6 / (*k ? *k : 1);
+    fam->destroy(env);
+    return us;
+}
+
+static void pack_reset(msgpack_sbuffer *sb, const char *tok, bool seeded) {
+    msgpack_packer pk = pack_request(sb, "reset", tok, seeded);
+    if (seeded) {
+        hw_pack_cstr(&pk, "seed");
+        msgpack_pack_int(&pk, 1);
+    }
+}
+
+/* a server and the session a pass steps on it */
+typedef struct {
+    void *sock;
+    const char *tok;
+} lane;
+
+/* resets every lane (seeded: the start of a pass), lane 0 last, so rbuf holds its reply, whose
+ * length it returns */
+static int reset_lanes(const lane *ln, int nl, bool seeded) {
+    int n = 0;
+    for (int l = nl - 1; l >= 0; l--) {
+        msgpack_sbuffer sb;
+        pack_reset(&sb, ln[l].tok, seeded);
+        n = rt(ln[l].sock, sb.data, sb.size);
+        msgpack_sbuffer_destroy(&sb);
+    }
+    return n;
+}
+
+/* One pass of the k steps, interleaved step by step so that every measurement sees the same
+ * moments of a shared machine: the echo of step i's sizes (when `e`; else the sizes are recorded
+ * into req_n/rep_n), then step i on every lane, lane 0 last (its reply, the same as the others',
+ * gives the mask for the next action); an episode's end resets every lane, untimed. Medians:
+ * med[0] the echo, med[1 + l] lane l. */
+static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_t *req_n, int *rep_n, double *med) {
+    static char ereq[1 << 16];
+    uint8_t mask[MAXA];
+    int nmask = 0;
+    reply_state(reset_lanes(ln, nl, true), mask, &nmask);
+    p->rng = 0x2545f4914f6cdd1du;
+    double *v = malloc(sizeof(double) * (size_t)k * (size_t)(nl + 1));
+    int64_t a[MAXA];
+    for (int i = 0; i < k; i++) {
+        choose(p, nmask ? mask : NULL, nmask, a);
+        if (e) {
+            uint64_t want = (uint64_t)(rep_n[i] > 0 ? rep_n[i] : 1);
+            memcpy(ereq, &want, 8);
+            double t = now();
+            rt(e, ereq, req_n[i] < sizeof ereq ? req_n[i] : sizeof ereq);
+            v[i] = (now() - t) * 1e6;
+        }
+        int n = 0;
+        for (int l = nl - 1; l >= 0; l--) {
+            msgpack_sbuffer sb;
+            pack_step(&sb, ln[l].tok, 0, p->n, a);
+            double t = now();
+            n = rt(ln[l].sock, sb.data, sb.size);
+            v[(size_t)(1 + l) * (size_t)k + (size_t)i] = (now() - t) * 1e6;
+            if (!e && l == 0) req_n[i] = sb.size, rep_n[i] = n;
+            msgpack_sbuffer_destroy(&sb);
+        }
+        if (reply_state(n, mask, &nmask)) reply_state(reset_lanes(ln, nl, false), mask, &nmask);
+    }
+    for (int l = e ? 0 : 1; l <= nl; l++) med[l] = median(v + (size_t)l * (size_t)k, k);
+    free(v);
+}
+
+static char *make_session(void *s, const fam_case *f) {
+    char txt[512];
+    snprintf(txt, sizeof txt, "{\"op\":\"make\",\"v\":1,\"env\":\"%s\",\"config\":%s}", f->id, f->config);
+    json_t *r = call(s, txt);
+    const char *t = json_string_value(json_object_get(r, "session"));
+    char *tok = t ? strdup(t) : NULL;
+    if (!tok) printf("%s: could not make a session: %s\n", f->id, r ? json_dumps(r, 0) : "no reply");
+    json_decref(r);
+    return tok;
+}
+
+/* `sj`: a second server, started with --info-json, for the families that pack their info
+ * (env.h info_pack): their step through it, alternating with the packed one, is the JSON path's. */
+static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int rounds, int iters, double budget_s) {
+    printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15):\n");
+    double worst = 0, worst_env = 0;
+    for (int f = 0; f < NFAMS; f++) {
+        policy p;
+        int k = 0;
+        double bare_us = 0, env_us = family_in_process(&FAMS[f], &p, iters, budget_s, &k, &bare_us);
+        const hw_env_family *fam = hw_registry_find(FAMS[f].id);
+        char *tok = env_us >= 0 ? make_session(s, &FAMS[f]) : NULL;
+        char *tokj = tok && sj && fam && fam->info_pack ? make_session(sj, &FAMS[f]) : NULL;
+        if (!tok || k < 10) {
+            free(tok);
+            free(tokj);
+            continue;
+        }
+        size_t *req_n = calloc((size_t)k, sizeof *req_n);
+        int *rep_n = calloc((size_t)k, sizeof *rep_n);
+        double *h = calloc((size_t)rounds, sizeof(double)), *ec = calloc((size_t)rounds, sizeof(double)),
+               *q = calloc((size_t)rounds, sizeof(double)), *hj = calloc((size_t)rounds, sizeof(double)),
+               *qj = calloc((size_t)rounds, sizeof(double));
+        lane ln[2] = {{s, tok}, {sj, tokj}};
+        int nl = tokj ? 2 : 1;
+        double med[3];
+        family_pass(NULL, ln, nl, &p, k, req_n, rep_n, med); /* warm-up, and the sizes the echo answers */
+        double rep_sum = 0;
+        for (int i = 0; i < k; i++) rep_sum += rep_n[i];
+        json_int_t in0 = stat_int(s, "inline_ops"), st0 = stat_int(s, "steps");
+        /* CPU seconds (all threads, schedstat) of the server, the echo and the JSON server over the rounds */
+        double cpu0[3], cpu1[3];
+        for (int i = 0; i < 3; i++) cpu0[i] = pids[i] > 0 ? task_cpu_s(pids[i]) : 0;
+        for (int r = 0; r < rounds; r++) {
+            family_pass(e, ln, nl, &p, k, req_n, rep_n, med);
+            ec[r] = med[0], h[r] = med[1], q[r] = h[r] / ec[r];
+            if (tokj) hj[r] = med[2], qj[r] = hj[r] / ec[r];
+        }
+        for (int i = 0; i < 3; i++) cpu1[i] = pids[i] > 0 ? task_cpu_s(pids[i]) : 0;
+        double per = 1e6 / ((double)k * rounds), cs = (cpu1[0] - cpu0[0]) * per, ce = (cpu1[1] - cpu0[1]) * per,
+               cj = (cpu1[2] - cpu0[2]) * per;
+        json_int_t in1 = stat_int(s, "inline_ops"), st1 = stat_int(s, "steps");
+        double hm = median(h, rounds), em = median(ec, rounds), qm = median(q, rounds);
+        worst = qm > worst ? qm : worst;
+        double qe = hm / (em + env_us);
+        worst_env = qe > worst_env ? qe : worst_env;
+        printf("  %-13s %5d steps, reply %6.0f B avg: hwgym %7.1f us, echo %6.1f us, ratio %.2f %s; env step in process %.1f us with "
+               "its info as JSON (%.1f without); hwgym / (echo + env) %.2f %s; inline ops / steps %.0f%%\n",
+               FAMS[f].id, k, rep_sum / k, hm, em, qm, qm <= 1.15 ? "PASS" : "FAIL", env_us, bare_us, qe, qe <= 1.15 ? "PASS" : "FAIL",
+               st1 > st0 ? 100.0 * (double)(in1 - in0) / (double)(st1 - st0) : 0.0);
+        printf("  %-13s CPU a step, all threads (resets included): server %.1f us, echo %.1f us a round trip, server - echo %.1f us "
+               "(env in process %.1f)%s",
+               "", cs, ce, cs - ce, env_us, tokj ? "" : "\n");
+        if (tokj) printf("; --info-json server %.1f us\n", cj);
+        if (tokj)
+            printf("  %-13s the same steps on a --info-json server (the JSON path), interleaved: hwgym %7.1f us, ratio %.2f (packed %.2f)\n", "",
+                   median(hj, rounds), median(qj, rounds), qm);
+        free(req_n);
+        free(rep_n);
+        free(h);
+        free(ec);
+        free(q);
+        free(hj);
+        free(qj);
+        free(tok);
+        free(tokj);
+    }
+    printf("worst env family ratio: %.2f (target <= 1.15 for every env) %s; worst hwgym / (echo + env in process), the server's "
+           "share: %.2f %s\n",
+           worst, worst <= 1.15 ? "PASS" : "FAIL", worst_env, worst_env <= 1.15 ? "PASS" : "FAIL");
+}
+
+/* `extra`: one more flag, with the server's stderr to /dev/null (a server that does not know the
+ * flag prints its usage and exits) */
+static pid_t start_server(const char *bin, const char *ep, const char *extra) {
+    char *sargv[] = {(char *)bin, "--bind", (char *)ep, "--workers", "2", (char *)extra, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (extra) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, bin, &fa, NULL, sargv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        fprintf(stderr, "cannot start %s\n", bin);
+        return -1;
+    }
+    return pid;
+}
+
+static bool wait_ping(void *ctx, const char *ep) {
     json_t *r = NULL;
     for (int i = 0; i < 100 && !r; i++) { /* wait until the daemon answers */
         void *p = req_socket(ctx, ep);
@@ -219,13 +513,82 @@ int main(int argc, char **argv) {
         r = call(p, "{\"op\":\"ping\",\"v\":1}");
         zmq_close(p);
     }
-    if (!r) {
+    json_decref(r);
+    return r != NULL;
+}
+
+/* SIGTERM to both servers (the exit status of the first), the echo told to stop */
+static int stop_all(pid_t srv, pid_t srvj, void *e, pid_t echo) {
+    kill(srv, SIGTERM);
+    if (srvj > 0) kill(srvj, SIGTERM);
+    int status;
+    waitpid(srv, &status, 0);
+    if (srvj > 0) waitpid(srvj, NULL, 0);
+    char stop[8];
+    uint64_t want = UINT64_MAX;
+    memcpy(stop, &want, 8);
+    rt(e, stop, 8);
+    waitpid(echo, NULL, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int main(int argc, char **argv) {
+    int rounds = 5, iters = 4000, families_only = 0;
+    double budget = 0.25;
+    const char *server_bin = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--families-only")) families_only = 1;
+        else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
+        else {
+            printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only] [--server PATH]\n"
+                   "  --server PATH    the hwgym-server binary to measure (default: BUILD/bin/hwgym-server beside this bench)\n"
+                   "  --iters N        round trips per measurement (per env family: at most N steps)\n"
+                   "  --budget S       per env family, the steps of one pass fit S CPU seconds of the env in process (default 0.25)\n"
+                   "  --families-only  measure only the step round trip of every env family\n");
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    char exe[4096];
+    ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[ln > 0 ? ln : 0] = 0;
+    char bin[4200];
+    snprintf(bin, sizeof bin, "%s/bin/hwgym-server", dirname(dirname(exe)));
+    if (server_bin) snprintf(bin, sizeof bin, "%s", server_bin);
+    int port = 20000 + (int)(getpid() % 20000);
+    char ep[64], echo_ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+    snprintf(echo_ep, sizeof echo_ep, "tcp://127.0.0.1:%d", port + 1);
+    pid_t echo = fork();
+    if (echo == 0) echo_server(echo_ep);
+    char json_ep[64];
+    snprintf(json_ep, sizeof json_ep, "tcp://127.0.0.1:%d", port + 2);
+    pid_t srv = start_server(bin, ep, NULL), srvj = start_server(bin, json_ep, "--info-json");
+    void *ctx = zmq_ctx_new();
+    json_t *r = NULL;
+    if (srv < 0 || !wait_ping(ctx, ep)) {
         fprintf(stderr, "bench_server: %s did not answer on %s\n", bin, ep);
-        kill(srv, SIGKILL);
+        if (srv > 0) kill(srv, SIGKILL);
+        if (srvj > 0) kill(srvj, SIGKILL);
         kill(echo, SIGKILL);
         return 1;
     }
-    json_decref(r);
+    /* a server from before --info-json exits at once: then no JSON-path comparison */
+    bool have_json = srvj > 0 && wait_ping(ctx, json_ep);
+    if (!have_json) printf("(%s has no --info-json: the JSON path is not measured)\n", bin);
+    void *sj = have_json ? req_socket(ctx, json_ep) : NULL;
+    if (families_only) {
+        void *s = req_socket(ctx, ep), *e = req_socket(ctx, echo_ep);
+        bench_families(s, sj, e, (pid_t[]){srv, echo, have_json ? srvj : -1}, rounds, iters, budget);
+        stop_all(srv, srvj, e, echo);
+        zmq_close(s);
+        zmq_close(e);
+        if (sj) zmq_close(sj);
+        zmq_ctx_term(ctx);
+        return 0;
+    }
     void *s = req_socket(ctx, ep), *e = req_socket(ctx, echo_ep);
     r = call(s, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"config\":{\"dims\":4}}");
     if (!r || !json_object_get(r, "session")) {
@@ -314,6 +677,9 @@ int main(int argc, char **argv) {
         json_decref(mr);
     }
 
+    /* 1c. every env family */
+    bench_families(s, sj, e, (pid_t[]){srv, echo, have_json ? srvj : -1}, rounds, iters, budget);
+
     /* 2. vector step of 256 envs */
     const int N = 256;
     r = call(s, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"num_envs\":256,\"config\":{\"dims\":4,\"episode_length\":1000000}}");
@@ -380,15 +746,9 @@ int main(int argc, char **argv) {
            json_real_value(json_object_get(st, "p99_us")), (long long)json_integer_value(json_object_get(st, "count")));
     json_decref(r);
 
-    kill(srv, SIGTERM);
-    int status;
-    waitpid(srv, &status, 0);
-    want = UINT64_MAX;
-    memcpy(echo_req, &want, 8);
-    rt(e, echo_req, 8);
-    waitpid(echo, NULL, 0);
-    printf("server exit status after SIGTERM: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    printf("server exit status after SIGTERM: %d\n", stop_all(srv, srvj, e, echo));
     zmq_close(s);
+    if (sj) zmq_close(sj);
     zmq_close(e);
     zmq_ctx_term(ctx);
     msgpack_sbuffer_destroy(&step);

@@ -28,7 +28,16 @@
  *  - mem_bytes() estimates the bytes one env holds apart from its two spaces (the registry adds
  *    those: hw_env_mem_bytes), for the server's per-session and whole-server memory budgets at
  *    make; it must follow the config (program size, trace length, ...) and stay within 2x of
- *    what tests/c/security test_memest.c measures. NULL means "small" (HW_ENV_MEM_DEFAULT). */
+ *    what tests/c/security test_memest.c measures. NULL means "small" (HW_ENV_MEM_DEFAULT).
+ *  - info_pack() (optional, issue 29) packs the info of the env's last successful reset() or
+ *    step() straight into a msgpack reply, as one map: byte for byte what hw_pack_json
+ *    (protocol/hw_codec.h) packs of the JSON object that call fills when given an empty one
+ *    (envs/common/info_out.h writes both from one piece of code). The server then calls
+ *    reset()/step() with info == NULL and info_pack() right after it, instead of building and
+ *    freeing a JSON tree per step; it is valid only until the env's next call (a snapshot, a
+ *    restore or an evaluate in between leaves it undefined). NULL: the caller passes a JSON object,
+ *    which stays the path of every caller that wants the info as JSON (CLI, local clients) and of
+ *    the server where it adds keys of its own (a vector session's autoreset). */
 #ifndef HW_ENV_H
 #define HW_ENV_H
 
@@ -47,6 +56,7 @@ typedef struct hw_step_out {
 } hw_step_out;
 
 struct hw_files;
+struct msgpack_packer;
 /* What the caller lets an env do. Never NULL inside create_ctx (the registry substitutes). */
 typedef struct hw_env_ctx {
     const struct hw_files *files; /* file-access policy; NULL = read no files at all */
@@ -74,6 +84,7 @@ typedef struct hw_env_family {
     int (*evaluate)(void *env, const json_t *point, double *reward, json_t *metrics, hw_err *err);
     void *(*create_ctx)(const json_t *config, const hw_env_ctx *ctx, hw_err *err);
     size_t (*mem_bytes)(const void *env);
+    void (*info_pack)(const void *env, struct msgpack_packer *pk);
 } hw_env_family;
 
 /* The operations of a family whose functions share a prefix P and the suffixes below

@@ -36,6 +36,8 @@ static void usage(FILE *f) {
 "  --inline-us US       run ops of sessions whose measured cost is below US microseconds\n"
             "                       on the I/O thread when their worker holds nothing for them\n"
             "                       (saves two thread hand-offs; 0 disables; default 25)\n"
+            "  --info-json          build every step's info as a JSON object, also for envs that pack\n"
+            "                       it straight into the reply (the same bytes, slower: for comparison)\n"
             "  --cache-mb MB        evaluation cache for lean evaluate_batch: keep results in up to MB\n"
             "                       MiB of memory, least recently used evicted first (docs/cache.md)\n"
             "  --cache FILE         also keep cached results in the SQLite FILE (shared by servers on\n"
@@ -140,7 +142,7 @@ int main(int argc, char **argv) {
         {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
         {"max-queued-peer-mb", required_argument, 0, 1101}, {"reclaim-idle", required_argument, 0, 1102},
-        {"slice-ms", required_argument, 0, 1103},
+        {"slice-ms", required_argument, 0, 1103}, {"info-json", no_argument, 0, 1105},
         {0, 0, 0, 0}};
     int c, curve_any = 0;
     double x;
@@ -173,6 +175,7 @@ int main(int argc, char **argv) {
         case 1101: if (parse_num("--max-queued-peer-mb", optarg, 1, 1 << 20, &x)) return 2; o.max_queued_peer = (size_t)(x * 1048576.0); break;
         case 1102: if (parse_num("--reclaim-idle", optarg, 0, 1e9, &x)) return 2; o.reclaim_idle_s = x; break;
         case 1103: if (parse_num("--slice-ms", optarg, 0, 1e6, &x)) return 2; o.slice_ms = x; break;
+        case 1105: o.info_json = 1; break;
         case 'R': if (parse_num("--server-mem-mb", optarg, 1, 1 << 26, &x)) return 2; o.server_mem = (size_t)(x * 1048576.0); break;
         case 'F': if (parse_num("--max-file-mb", optarg, 0.001, 1 << 14, &x)) return 2; o.max_file = (size_t)(x * 1048576.0); break;
         case 'S': o.curve_secret = optarg; break;

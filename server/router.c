@@ -360,8 +360,7 @@ static void on_reply(router *r, task *t) {
  * expensive or queued, and ops still run one at a time in arrival order. */
 static bool try_inline(router *r, task *t) {
     session *s = t->s;
-    if (!s || s->inflight || s->dead || s->kind == SK_MULTI || s->cost_us[t->op] >= r->o->inline_us || s->cost_check[t->op])
-        return false;
+    if (!s || s->inflight || s->dead || s->kind == SK_MULTI || !session_inline_ok(s, t->op, r->o->inline_us)) return false;
     if (t->op != OP_STEP && t->op != OP_RESET && t->op != OP_SPACES && t->op != OP_EVALUATE && t->op != OP_SNAPSHOT &&
         t->op != OP_RESTORE && t->op != OP_DROP_SNAPSHOT)
         return false;

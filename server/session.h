@@ -50,7 +50,7 @@ typedef struct session {
     size_t mem_est;      /* worker-written at make (read by the router after the reply) */
     double cost_us[OP_COUNT]; /* EWMA of this session's time per op; 1e9 until measured */
     bool cost_check[OP_COUNT]; /* an inline run's wall time exceeded --inline-us: the next run of
-                                * the op goes to the worker, which measures its CPU time */
+                                * the op is timed on the CPU clock (session_time_on_cpu) */
     /* worker-owned */
     sess_kind kind;
     const hw_env_family *fam;
@@ -86,5 +86,14 @@ typedef struct session {
     atomic_llong *mem_ctr;  /* the server's reserved env bytes this session holds mem_est of (make) */
     size_t max_values;      /* bound on JSON values converted per request (options) */
 } session;
+
+/* The inline fast path's rule (router.c): op `op` of `s` may run on the router thread when its
+ * measured cost is under --inline-us. An inline run is timed on the wall clock (no system call), a
+ * bound of its CPU time from above; when that bound went over --inline-us (cost_check: preemption
+ * or real cost) the next run still goes inline but is timed on the thread's CPU clock, which
+ * decides (two clock system calls on that run only, where sending it to the worker cost two
+ * thread hand-offs, ~100 us on a loaded VM). A worker always times ops on its CPU clock. */
+static inline bool session_inline_ok(const session *s, int op, double inline_us) { return s->cost_us[op] < inline_us; }
+static inline bool session_time_on_cpu(const session *s, int op, bool on_router) { return !on_router || s->cost_check[op]; }
 
 #endif

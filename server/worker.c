@@ -260,18 +260,21 @@ static void pack_stacked_obs(msgpack_packer *pk, session *s, const hw_obs *proto
     }
 }
 
+/* infos[i] NULL: env i packs the info of its last reset/step itself (info_packed) */
 static void pack_infos(msgpack_packer *pk, session *s) {
     msgpack_pack_array(pk, (size_t)s->num_envs);
     for (int i = 0; i < s->num_envs; i++) {
-        pack_info(pk, s->infos[i]);
+        if (s->infos[i]) pack_info(pk, s->infos[i]);
+        else s->fam->info_pack(s->envs[i], pk);
         json_decref(s->infos[i]);
         s->infos[i] = NULL;
     }
 }
 
-static void op_reset_vector(task *t) {
+static void op_reset_vector(worker *w, task *t) {
     session *s = t->s;
     hw_err err;
+    bool packed = info_packed(w, s);
     const msgpack_object *sd = hw_mp_get(t->msg.root, "seed");
     uint64_t base = 0;
     bool seeded = sd && sd->type != MSGPACK_OBJECT_NIL;
@@ -344,7 +347,7 @@ static void op_reset_vector(task *t) {
             this_seeded = sd->via.array.ptr[i].type != MSGPACK_OBJECT_NIL;
             seed = sd->via.array.ptr[i].via.u64;
         }
-        s->infos[i] = json_object();
+        s->infos[i] = packed ? NULL : json_object();
         if (s->fam->reset(s->envs[i], this_seeded ? &seed : NULL, opts, &obs, s->infos[i], &err) || stack_obs(s, i, &obs, &err)) {
             json_decref(opts);
             json_decref(rm);
@@ -371,6 +374,7 @@ static void op_reset_vector(task *t) {
 static void op_step_vector(worker *w, task *t) {
     session *s = t->s;
     hw_err err;
+    bool packed = info_packed(w, s);
     for (int i = 0; i < s->num_envs; i++)
         if (!s->started[i]) {
             reply_fail(t, HW_E_BAD_STATE, "step before reset (env %d of the vector session has not been reset)", i);
@@ -387,7 +391,8 @@ static void op_step_vector(worker *w, task *t) {
     for (int i = 0; i < s->num_envs; i++) {
         hw_step_out out;
         memset(&out, 0, sizeof out);
-        s->infos[i] = json_object();
+        /* an autoreset's info gains a key of the server's: that one stays JSON */
+        s->infos[i] = packed && !s->needs_reset[i] ? NULL : json_object();
         int rc;
         if (s->needs_reset[i]) {
             rc = s->fam->reset(s->envs[i], NULL, NULL, &out.obs, s->infos[i], &err);
@@ -577,17 +582,20 @@ static double thread_cpu_s(void) {
  * reads the wall clock instead, because the CPU clock is a system call (two per step, ~1-2 us
  * on a VM) while the wall clock is not: a wall time under --inline-us bounds the CPU time from
  * above and is recorded as it is; one over it may be preemption or real cost, so the session's
- * next op of that kind goes to its worker (cost_check), which measures it in CPU time. */
+ * next op of that kind is timed on the CPU clock (cost_check, session_time_on_cpu), inline:
+ * sending it to the worker to be measured cost two thread hand-offs, which on a loaded machine
+ * sent half of placement-v0's ~15 us steps through a worker (bench_server, issue 29). */
 static bool worker_handle_timed(worker *w, task *t, bool on_router) {
     session *s = t->s;
     /* multi-agent parts may hand `t` (and the other parts) back inside handle_op, after which
      * the router owns them: touch neither afterwards. Those sessions never run inline anyway. */
     if (!s || s->dead || s->kind == SK_MULTI || t->op < 0 || t->op >= OP_COUNT || t->op == OP_CLOSE) return handle_op(w, t);
     int op = t->op;
-    double t0 = on_router ? hw_now() : thread_cpu_s();
+    bool cpu = session_time_on_cpu(s, op, on_router);
+    double t0 = cpu ? thread_cpu_s() : hw_now();
     bool held = handle_op(w, t);
-    double us = ((on_router ? hw_now() : thread_cpu_s()) - t0) * 1e6;
-    session_cost_record(s, op, us, on_router, w->opts->inline_us);
+    double us = ((cpu ? thread_cpu_s() : hw_now()) - t0) * 1e6;
+    session_cost_record(s, op, us, !cpu, w->opts->inline_us);
     return held;
 }
 
@@ -602,7 +610,7 @@ static bool handle_op(worker *w, task *t) {
     case OP_SPACES: op_spaces(w, t); break;
     case OP_RESET:
         if (s->kind == SK_MULTI) return op_multi_part(w, t);
-        if (s->kind == SK_VECTOR) op_reset_vector(t);
+        if (s->kind == SK_VECTOR) op_reset_vector(w, t);
         else op_reset_single(w, t);
         break;
     case OP_STEP:

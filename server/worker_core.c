@@ -52,6 +52,8 @@ void pack_info(msgpack_packer *pk, json_t *info) {
     else msgpack_pack_map(pk, 0);
 }
 
+bool info_packed(const worker *w, const session *s) { return s->fam->info_pack && !w->opts->info_json; }
+
 void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err) {
     char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("{}");
     /* and the identity of the data files it names: a changed file builds a new env (issue 28) */
@@ -108,7 +110,10 @@ int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *wh
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
 int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets,
                       int ntargets, hw_err *err) {
-    json_t *info = json_object();
+    /* a family that packs its info itself (env.h info_pack) gets no JSON object: its info goes
+     * straight into each reply below */
+    bool packed = info_packed(w, s);
+    json_t *info = packed ? NULL : json_object();
     hw_step_out out;
     memset(&out, 0, sizeof out);
     int rc = act ? s->fam->step(s->envs[0], act, &out, info, err) : s->fam->reset(s->envs[0], seed, opts, &out.obs, info, err);
@@ -133,7 +138,8 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
             hw_pack_bool(&pk, out.truncated);
         }
         hw_pack_cstr(&pk, "info");
-        pack_info(&pk, info);
+        if (packed) s->fam->info_pack(s->envs[0], &pk);
+        else pack_info(&pk, info);
         if (joint) {
             hw_pack_cstr(&pk, "action");
             msgpack_pack_array(&pk, act->n);
@@ -143,7 +149,7 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
     /* inline, the router thread frees the info only after sending the reply (task_free), which
      * takes a maestro-v0 step's info (19 keys, 5 nested; ~7% of the step's instructions on the router
      * thread) off the round trip; a worker frees it here, where it costs the router nothing */
-    if (ntargets == 1 && targets[0]->inline_run && !targets[0]->info_hold) targets[0]->info_hold = info;
+    if (info && ntargets == 1 && targets[0]->inline_run && !targets[0]->info_hold) targets[0]->info_hold = info;
     else json_decref(info);
     return 0;
 }

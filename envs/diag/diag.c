@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/config.h"
+#include "common/info_out.h"
 
 enum { AS_MULTIDISCRETE, AS_DISCRETE, AS_BOX, AS_MULTIBINARY };
 static const char *const as_names[] = {"multidiscrete", "discrete", "box", "multibinary", NULL};
@@ -38,6 +39,9 @@ typedef struct diag_env {
     double obs_noise;
     int64_t obs_t;
     uint8_t maskbuf[64 * 64];
+    /* what the last reset/step's info reports (env.h info_pack packs it after the call) */
+    int last_step;
+    double last_dist;
 } diag_env;
 
 typedef struct diag_snap {
@@ -160,11 +164,23 @@ static void fill_obs(diag_env *e, hw_obs *obs) {
     }
 }
 
-static void add_mask(diag_env *e, json_t *info) {
-    if (!info || !e->mask || e->as == AS_BOX) return;
-    json_t *m = json_array();
-    for (int64_t i = 0; i < e->dims * e->choices; i++) json_array_append_new(m, json_integer(1));
-    json_object_set_new(info, "action_mask", m);
+static bool has_mask(const diag_env *e) { return e->mask && e->as != AS_BOX; }
+
+/* the info of the last reset (distance and t only after a step) and the all-ones mask */
+static void put_info(const diag_env *e, hw_info_out *o) {
+    if (e->last_step) {
+        hw_info_real(o, "distance", e->last_dist);
+        hw_info_int(o, "t", e->st.t);
+    }
+    if (!has_mask(e)) return;
+    hw_info_out m = hw_info_list(o, "action_mask", (size_t)(e->dims * e->choices));
+    for (int64_t i = 0; i < e->dims * e->choices; i++) hw_info_item_int(&m, 1);
+}
+
+static void diag_info_pack(const void *p, struct msgpack_packer *pk) {
+    const diag_env *e = p;
+    hw_info_out o = hw_info_packer(pk, (size_t)(2 * e->last_step + has_mask(e)));
+    put_info(e, &o);
 }
 
 static int diag_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
@@ -177,7 +193,9 @@ static int diag_reset(void *p, const uint64_t *seed, const json_t *options, hw_o
     memset(e->st.last, 0, sizeof e->st.last);
     e->st.noise = gsl_rng_uniform(e->rng);
     fill_obs(e, obs);
-    add_mask(e, info);
+    e->last_step = 0;
+    hw_info_out o = hw_info_json(info);
+    put_info(e, &o);
     return 0;
 }
 
@@ -211,11 +229,10 @@ static int diag_step(void *p, const hw_act *act, hw_step_out *out, json_t *info,
     out->terminated = false;
     out->truncated = e->st.t >= e->len;
     fill_obs(e, &out->obs);
-    if (info) {
-        json_object_set_new(info, "distance", json_real(dist));
-        json_object_set_new(info, "t", json_integer(e->st.t));
-    }
-    add_mask(e, info);
+    e->last_step = 1;
+    e->last_dist = dist;
+    hw_info_out o = hw_info_json(info);
+    put_info(e, &o);
     return 0;
 }
 
@@ -283,6 +300,7 @@ const hw_env_family hw_family_diag = {
     .id = "diag-v0",
     .summary = "diagnostic env for tests and benchmarks (not a hardware model): find a hidden target vector",
     HW_ENV_OPS(diag),
+    .info_pack = diag_info_pack,
 };
 
 /* Hook for the lean batch entry (diag_lean.c): scores an action already validated against the

@@ -10,6 +10,7 @@
 
 #include "common/config.h"
 #include "common/hw_files.h"
+#include "common/info_out.h"
 #include "common/zoo.h"
 #include "env.h"
 #include "maestro.h"
@@ -49,6 +50,11 @@ typedef struct menv {
     int64_t t;
     bool started;
     double obs[4];
+    /* what the last reset/step's info reports (info_pack packs it after the call) */
+    bool last_step;
+    maestro_mapping last_m;
+    int last_pes;
+    maestro_result last_r;
 } menv;
 
 typedef struct {
@@ -351,36 +357,56 @@ static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_
     }
 }
 
-static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, json_t *j) {
-    if (!j) return;
+/* The metrics of a scored mapping: a step's info and evaluate()'s metrics (one writer for the
+ * JSON and the packed info, common/info_out.h). metric_keys() counts what put_metrics writes. */
+static size_t metric_keys(const maestro_result *r) { return 3 + !r->feasible + (r->valid ? 15 : 0); }
+
+static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, hw_info_out *j) {
+    if (!hw_info_on(j)) return;
     char text[4096];
     maestro_mapping_to_text(m, text, sizeof text);
-    json_object_set_new(j, "mapping", json_string_nocheck(text)); /* ASCII by construction */
-    json_object_set_new(j, "num_pes", json_integer(num_pes));
-    json_object_set_new(j, "feasible", json_boolean(r->feasible));
-    if (!r->feasible) json_object_set_new(j, "reason", json_string(r->reason[0] ? r->reason : "infeasible"));
+    hw_info_str(j, "mapping", text); /* ASCII by construction */
+    hw_info_int(j, "num_pes", num_pes);
+    hw_info_bool(j, "feasible", r->feasible);
+    if (!r->feasible) hw_info_str(j, "reason", r->reason[0] ? r->reason : "infeasible");
     if (!r->valid) return;
-    json_object_set_new(j, "runtime", json_integer(r->runtime));
-    json_object_set_new(j, "num_macs", json_integer(r->num_macs));
-    json_object_set_new(j, "throughput", json_real(r->throughput));
-    json_object_set_new(j, "energy", json_real(r->energy));
-    json_object_set_new(j, "energy_nj", json_real(r->energy_nj));
-    json_t *ec = json_object();
-    json_object_set_new(ec, "mac", json_real(r->e_mac));
-    json_object_set_new(ec, "l1", json_real(r->e_l1));
-    json_object_set_new(ec, "l2", json_real(r->e_l2));
-    json_object_set_new(ec, "noc", json_real(r->e_noc));
-    json_object_set_new(ec, "offchip", json_real(r->e_offchip));
-    json_object_set_new(j, "energy_components", ec);
-    json_object_set_new(j, "power", json_real(r->power));
-    json_object_set_new(j, "area", json_real(r->area));
-    json_object_set_new(j, "edp", json_real(r->edp));
-    json_object_set_new(j, "l1_size", json_integer(r->l1_req_total));
-    json_object_set_new(j, "l2_size", json_integer(r->l2_req_total));
-    json_object_set_new(j, "peak_noc_bw", json_integer(r->peak_bw));
-    json_object_set_new(j, "offchip_bw_req", json_integer(r->offchip_bw_req));
-    json_object_set_new(j, "avg_utilized_pes", json_real(r->avg_util_pes));
-    json_object_set_new(j, "objective", json_string_nocheck(obj_names[e->objective]));
+    hw_info_int(j, "runtime", r->runtime);
+    hw_info_int(j, "num_macs", r->num_macs);
+    hw_info_real(j, "throughput", r->throughput);
+    hw_info_real(j, "energy", r->energy);
+    hw_info_real(j, "energy_nj", r->energy_nj);
+    hw_info_out ec = hw_info_map(j, "energy_components", 5);
+    hw_info_real(&ec, "mac", r->e_mac);
+    hw_info_real(&ec, "l1", r->e_l1);
+    hw_info_real(&ec, "l2", r->e_l2);
+    hw_info_real(&ec, "noc", r->e_noc);
+    hw_info_real(&ec, "offchip", r->e_offchip);
+    hw_info_real(j, "power", r->power);
+    hw_info_real(j, "area", r->area);
+    hw_info_real(j, "edp", r->edp);
+    hw_info_int(j, "l1_size", r->l1_req_total);
+    hw_info_int(j, "l2_size", r->l2_req_total);
+    hw_info_int(j, "peak_noc_bw", r->peak_bw);
+    hw_info_int(j, "offchip_bw_req", r->offchip_bw_req);
+    hw_info_real(j, "avg_utilized_pes", r->avg_util_pes);
+    hw_info_str(j, "objective", obj_names[e->objective]);
+}
+
+/* The info of the last reset (last_step false) or step, from what that call kept in the env. */
+static void put_info(const menv *e, hw_info_out *o) {
+    if (!e->last_step) {
+        hw_info_str(o, "layer", e->layer.name);
+        hw_info_str(o, "objective", obj_names[e->objective]);
+        return;
+    }
+    put_metrics(e, &e->last_m, e->last_pes, &e->last_r, o);
+    hw_info_int(o, "t", e->t);
+}
+
+static void m_info_pack(const void *p, struct msgpack_packer *pk) {
+    const menv *e = p;
+    hw_info_out o = hw_info_packer(pk, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
+    put_info(e, &o);
 }
 
 static void set_obs(menv *e, const maestro_result *r) {
@@ -538,10 +564,9 @@ static int m_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs 
     e->started = true;
     memset(e->obs, 0, sizeof e->obs);
     fill_obs(e, obs);
-    if (info) {
-        json_object_set_new(info, "layer", json_string(e->layer.name));
-        json_object_set_new(info, "objective", json_string(obj_names[e->objective]));
-    }
+    e->last_step = false;
+    hw_info_out o = hw_info_json(info);
+    put_info(e, &o);
     return 0;
 }
 
@@ -550,22 +575,21 @@ static int m_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw
     if (!e->started) return hw_fail(err, HW_E_BAD_STATE, "step before reset");
     if (e->t >= e->episode_length) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
     if (!act->i || (int)act->n != e->nparams) return hw_fail(err, HW_E_BAD_ACTION, "expected %d integer parameters", e->nparams);
-    maestro_mapping m;
-    int pes;
-    decode(e, act->i, &m, &pes);
-    maestro_result r;
-    score(e, &m, pes, &r);
-    set_obs(e, &r);
+    maestro_mapping *m = &e->last_m;
+    int *pes = &e->last_pes;
+    maestro_result *r = &e->last_r;
+    decode(e, act->i, m, pes);
+    score(e, m, *pes, r);
+    set_obs(e, r);
     e->t++;
-    out->reward = reward_of(e, &r);
+    e->last_step = true;
+    out->reward = reward_of(e, r);
     /* the horizon is a time limit, not a terminal state of the task: truncated (Gymnasium's definition) */
     out->terminated = false;
     out->truncated = e->t >= e->episode_length;
     fill_obs(e, &out->obs);
-    if (info) {
-        put_metrics(e, &m, pes, &r, info);
-        json_object_set_new(info, "t", json_integer(e->t));
-    }
+    hw_info_out o = hw_info_json(info);
+    put_info(e, &o);
     return 0;
 }
 
@@ -633,7 +657,8 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
     maestro_result r;
     score(e, &m, pes, &r);
     *reward = reward_of(e, &r);
-    put_metrics(e, &m, pes, &r, metrics);
+    hw_info_out mo = hw_info_json(metrics);
+    put_metrics(e, &m, pes, &r, &mo);
     return 0;
 }
 
@@ -649,6 +674,7 @@ const hw_env_family hw_family_maestro = {
     .id = "maestro-v0",
     .summary = "map a DNN layer onto a MAESTRO-style accelerator (native MAESTRO cost model; marl10/gamma17 actions)",
     HW_ENV_OPS(m),
+    .info_pack = m_info_pack,
 };
 
 /* Hook for the lean batch entry (maestro_lean.c): scores an action already validated against

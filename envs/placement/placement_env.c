@@ -9,6 +9,7 @@
 
 #include "common/config.h"
 #include "common/hw_files.h"
+#include "common/info_out.h"
 #include "common/zoo.h"
 
 typedef struct pl_env {
@@ -24,6 +25,9 @@ typedef struct pl_env {
     uint8_t *cur;      /* [nt] last rectified mapping (observation) */
     uint8_t *act;      /* [nt] action buffer */
     int64_t *obs_map;  /* [nt] */
+    /* what the last reset/step's info reports (env.h info_pack packs it after the call) */
+    int last_step;
+    pl_result last;
 } pl_env;
 
 typedef struct pl_snap {
@@ -218,21 +222,19 @@ static void fill_obs(pl_env *e, hw_obs *obs) {
     obs->arr[2] = (hw_array){HW_DT_FLOAT32, 2, {m->n, PL_NFEAT}, m->feat};
 }
 
-static void add_static_info(const pl_model *m, json_t *info) {
-    json_object_set_new(info, "workload", json_string(m->g.name));
-    json_object_set_new(info, "nodes", json_integer(m->n));
-    json_object_set_new(info, "edges", json_integer(m->ne));
-    json_object_set_new(info, "baseline_latency_us", json_real(m->baseline * 1e6));
-    json_t *names = json_array(), *caps = json_array(), *banks = json_array();
-    for (int k = 0; k < m->hw.n_mem; k++) {
-        json_array_append_new(names, json_string(m->hw.mem[k].name));
-        json_array_append_new(caps, json_integer((json_int_t)m->hw.mem[k].capacity));
-        json_array_append_new(banks, json_integer(m->hw.mem[k].banks));
-    }
-    json_object_set_new(info, "memories", names);
-    json_object_set_new(info, "capacity_bytes", caps);
-    json_object_set_new(info, "banks", banks);
-    json_object_set_new(info, "element_bytes", json_integer(m->hw.element_bytes));
+enum { STATIC_KEYS = 8, STEP_KEYS = 11 };
+static void add_static_info(const pl_model *m, hw_info_out *info) {
+    hw_info_str(info, "workload", m->g.name);
+    hw_info_int(info, "nodes", m->n);
+    hw_info_int(info, "edges", m->ne);
+    hw_info_real(info, "baseline_latency_us", m->baseline * 1e6);
+    hw_info_out names = hw_info_list(info, "memories", (size_t)m->hw.n_mem);
+    for (int k = 0; k < m->hw.n_mem; k++) hw_info_item_str(&names, m->hw.mem[k].name);
+    hw_info_out caps = hw_info_list(info, "capacity_bytes", (size_t)m->hw.n_mem);
+    for (int k = 0; k < m->hw.n_mem; k++) hw_info_item_int(&caps, (int64_t)m->hw.mem[k].capacity);
+    hw_info_out banks = hw_info_list(info, "banks", (size_t)m->hw.n_mem);
+    for (int k = 0; k < m->hw.n_mem; k++) hw_info_item_int(&banks, m->hw.mem[k].banks);
+    hw_info_int(info, "element_bytes", m->hw.element_bytes);
 }
 
 static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
@@ -244,46 +246,71 @@ static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_ob
     e->t = 0;
     memset(e->cur, 0, (size_t)e->m->nt); /* the paper's initial mapping: everything in DRAM */
     fill_obs(e, obs);
-    if (info) add_static_info(e->m, info);
+    e->last_step = 0;
+    hw_info_out o = hw_info_json(info);
+    if (info) add_static_info(e->m, &o);
     return 0;
 }
 
-/* reward per Algorithm 1 and the info/metrics keys */
-static double score(const pl_env *e, const pl_result *r, json_t *j) {
+static double reward_of(const pl_env *e, const pl_result *r) {
+    const pl_model *m = e->m;
+    return r->reassigned_bytes == 0 ? m->baseline / r->latency : e->invalid_const ? e->invalid_value : -e->invalid_scale * r->eps;
+}
+
+/* the info/metrics keys of a scored mapping (STEP_KEYS of them) */
+static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     const pl_model *m = e->m;
     const int valid = r->reassigned_bytes == 0;
     const double rect_speedup = m->baseline / r->latency;
-    const double reward = valid ? rect_speedup : e->invalid_const ? e->invalid_value : -e->invalid_scale * r->eps;
-    if (!j) return reward;
-    json_object_set_new(j, "valid", json_boolean(valid));
-    json_object_set_new(j, "eps", json_real(r->eps));
-    json_object_set_new(j, "speedup", json_real(valid ? rect_speedup : 0.0));
-    json_object_set_new(j, "latency_us", json_real(r->latency * 1e6));
-    json_object_set_new(j, "baseline_latency_us", json_real(m->baseline * 1e6));
-    json_object_set_new(j, "rectified_speedup", json_real(rect_speedup));
-    json_object_set_new(j, "reassigned_bytes", json_integer(r->reassigned_bytes));
-    json_object_set_new(j, "reassigned_tensors", json_integer(r->n_reassigned));
-    json_object_set_new(j, "total_bytes", json_integer(m->total_bytes));
-    json_t *rect = json_array();
-    for (int t = 0; t < m->nt; t++) json_array_append_new(rect, json_integer(r->rectified[t]));
-    json_object_set_new(j, "rectified", rect);
-    json_t *occ = json_object();
+    hw_info_bool(j, "valid", valid);
+    hw_info_real(j, "eps", r->eps);
+    hw_info_real(j, "speedup", valid ? rect_speedup : 0.0);
+    hw_info_real(j, "latency_us", r->latency * 1e6);
+    hw_info_real(j, "baseline_latency_us", m->baseline * 1e6);
+    hw_info_real(j, "rectified_speedup", rect_speedup);
+    hw_info_int(j, "reassigned_bytes", r->reassigned_bytes);
+    hw_info_int(j, "reassigned_tensors", r->n_reassigned);
+    hw_info_int(j, "total_bytes", m->total_bytes);
+    hw_info_out rect = hw_info_list(j, "rectified", (size_t)m->nt);
+    for (int t = 0; t < m->nt; t++) hw_info_item_int(&rect, r->rectified[t]);
+    hw_info_out occ = hw_info_map(j, "occupancy", (size_t)m->hw.n_mem);
     for (int k = 0; k < m->hw.n_mem; k++) {
         int nw = 0, na = 0;
         for (int i = 0; i < m->n; i++) {
             nw += r->rectified[2 * i] == k && m->bytes[2 * i] > 0;
             na += r->rectified[2 * i + 1] == k && m->bytes[2 * i + 1] > 0;
         }
-        json_object_set_new(occ, m->hw.mem[k].name,
-                            json_pack("{s:I, s:I, s:i, s:I, s:f, s:i, s:i}", "peak_bytes", (json_int_t)r->peak[k],
-                                      "capacity_bytes", (json_int_t)m->hw.mem[k].capacity, "banks",
-                                      m->hw.mem[k].banks, "weights_bytes",
-                                      (json_int_t)r->weights_in[k], "utilization",
-                                      (double)r->peak[k] / (double)m->hw.mem[k].capacity, "weight_tensors", nw,
-                                      "activation_tensors", na));
+        hw_info_out o = hw_info_map(&occ, m->hw.mem[k].name, 7);
+        hw_info_int(&o, "peak_bytes", r->peak[k]);
+        hw_info_int(&o, "capacity_bytes", (int64_t)m->hw.mem[k].capacity);
+        hw_info_int(&o, "banks", m->hw.mem[k].banks);
+        hw_info_int(&o, "weights_bytes", r->weights_in[k]);
+        hw_info_real(&o, "utilization", (double)r->peak[k] / (double)m->hw.mem[k].capacity);
+        hw_info_int(&o, "weight_tensors", nw);
+        hw_info_int(&o, "activation_tensors", na);
     }
-    json_object_set_new(j, "occupancy", occ);
-    return reward;
+}
+
+/* reward per Algorithm 1, and the info/metrics keys into j (NULL: none) */
+static double score(const pl_env *e, const pl_result *r, json_t *j) {
+    hw_info_out o = hw_info_json(j);
+    if (j) put_result(e, r, &o);
+    return reward_of(e, r);
+}
+
+static void put_info(const pl_env *e, hw_info_out *o) {
+    if (!e->last_step) {
+        add_static_info(e->m, o);
+        return;
+    }
+    put_result(e, &e->last, o);
+    hw_info_int(o, "t", e->t);
+}
+
+static void env_info_pack(const void *p, struct msgpack_packer *pk) {
+    const pl_env *e = p;
+    hw_info_out o = hw_info_packer(pk, e->last_step ? STEP_KEYS + 1 : STATIC_KEYS);
+    put_info(e, &o);
 }
 
 static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {
@@ -299,16 +326,17 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
             return hw_fail(err, HW_E_BAD_ACTION, "action[%d]: %lld out of range [0, %d]", t, (long long)v, m->hw.n_mem - 1);
         e->act[t] = (uint8_t)v;
     }
-    pl_result r;
-    pl_evaluate(m, e->act, e->s, &r);
-    out->reward = score(e, &r, info);
-    memcpy(e->cur, r.rectified, (size_t)m->nt);
+    pl_evaluate(m, e->act, e->s, &e->last);
+    e->last_step = 1;
+    out->reward = reward_of(e, &e->last);
+    memcpy(e->cur, e->last.rectified, (size_t)m->nt);
     e->t++;
     /* the horizon is a time limit, not a terminal state of the task: truncated (Gymnasium's definition) */
     out->terminated = false;
     out->truncated = e->t >= e->steps;
     fill_obs(e, &out->obs);
-    if (info) json_object_set_new(info, "t", json_integer(e->t));
+    hw_info_out o = hw_info_json(info);
+    if (info) put_info(e, &o);
     return 0;
 }
 
@@ -508,4 +536,5 @@ const hw_env_family hw_family_placement = {
     .id = "placement-v0",
     .summary = "tensor placement on DRAM/LLC/SRAM with compiler rectification (EGRL paper, NNP-I-like model)",
     HW_ENV_OPS(env),
+    .info_pack = env_info_pack,
 };

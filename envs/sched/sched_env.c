@@ -6,6 +6,7 @@
 #include "common/env_limits.h"
 #include "common/hw_files.h"
 #include "common/config.h"
+#include "common/info_out.h"
 #include "sched.h"
 #include "sched_bfcache.h"
 #include "sched_internal.h"
@@ -27,6 +28,17 @@ typedef struct sched_state {
     double net_energy, net_cycles; /* finished layers (network mode) */
 } sched_state;
 
+/* what the last reset/step's info reports (env.h info_pack packs it after the call) */
+typedef struct sched_last {
+    int step; /* 0: a reset */
+    int invalid, n, rows[3];
+    sched_bf_stats bs;
+    int finished; /* the step finished a layer that is not the last (network mode) */
+    int fin_li;
+    sched_table fin_tab;
+    double fin_energy, fin_cycles;
+} sched_last;
+
 typedef struct sched_env {
     sched_accel acc;
     sched_layer *layers;
@@ -38,6 +50,7 @@ typedef struct sched_env {
     sched_bfcache *cache; /* memo of brute-force steps (config.step_cache slots; NULL: off) */
     sched_state st;
     float obs[OBS_N];
+    sched_last last;
 } sched_env;
 
 static void env_destroy(void *p) {
@@ -284,24 +297,64 @@ static void start_layer(sched_env *e, int li) {
     s->init_cycles = s->cost.cycles;
 }
 
-static void add_info(sched_env *e, json_t *info) {
-    if (!info) return;
-    const sched_state *s = &e->st;
-    json_t *m = json_array();
-    for (int a = 0; a < SCHED_NACT; a++) json_array_append_new(m, json_integer(sched_action_valid(&e->acc, a, s->r)));
-    json_object_set_new(info, "action_mask", m);
-    json_object_set_new(info, "energy_pj", json_real(s->cost.energy_pj));
-    json_object_set_new(info, "cycles", json_real(s->cost.cycles));
-    json_object_set_new(info, "edp", json_real(s->cost.edp));
-    json_object_set_new(info, "utilisation", json_real(s->cost.utilisation));
-    json_object_set_new(info, "layer", json_integer(s->li));
-    json_object_set_new(info, "layer_name", json_string(e->layers[s->li].name));
-    json_object_set_new(info, "row", json_string(sched_row_names[s->r]));
-    json_object_set_new(info, "table", sched_table_to_json(&s->tab));
-    if (e->mode == MODE_NETWORK) {
-        json_object_set_new(info, "network_energy_pj", json_real(s->net_energy + (s->done ? 0 : s->cost.energy_pj)));
-        json_object_set_new(info, "network_cycles", json_real(s->net_cycles + (s->done ? 0 : s->cost.cycles)));
+static void put_table(hw_info_out *o, const char *key, const sched_table *t) {
+    hw_info_out rows = hw_info_list(o, key, SCHED_NROW);
+    for (int r = 0; r < SCHED_NROW; r++) {
+        hw_info_out row = hw_info_item_list(&rows, SCHED_NDIM);
+        for (int d = 0; d < SCHED_NDIM; d++) hw_info_item_int(&row, t->f[r][d]);
     }
+}
+
+/* the info keys of the state (after a reset or a step) */
+static size_t state_keys(const sched_env *e) { return 9 + 2 * (e->mode == MODE_NETWORK); }
+static void put_state(const sched_env *e, hw_info_out *info) {
+    const sched_state *s = &e->st;
+    hw_info_out m = hw_info_list(info, "action_mask", SCHED_NACT);
+    for (int a = 0; a < SCHED_NACT; a++) hw_info_item_int(&m, sched_action_valid(&e->acc, a, s->r));
+    hw_info_real(info, "energy_pj", s->cost.energy_pj);
+    hw_info_real(info, "cycles", s->cost.cycles);
+    hw_info_real(info, "edp", s->cost.edp);
+    hw_info_real(info, "utilisation", s->cost.utilisation);
+    hw_info_int(info, "layer", s->li);
+    hw_info_str(info, "layer_name", e->layers[s->li].name);
+    hw_info_str(info, "row", sched_row_names[s->r]);
+    put_table(info, "table", &s->tab);
+    if (e->mode == MODE_NETWORK) {
+        hw_info_real(info, "network_energy_pj", s->net_energy + (s->done ? 0 : s->cost.energy_pj));
+        hw_info_real(info, "network_cycles", s->net_cycles + (s->done ? 0 : s->cost.cycles));
+    }
+}
+
+/* the info of the last reset/step: a step's own keys, a finished layer's, then the state's */
+static void put_info(const sched_env *e, hw_info_out *info) {
+    const sched_last *l = &e->last;
+    if (l->step) {
+        hw_info_bool(info, "invalid_action", l->invalid);
+        hw_info_out rj = hw_info_list(info, "rows", (size_t)l->n);
+        for (int i = 0; i < l->n; i++) hw_info_item_str(&rj, sched_row_names[l->rows[i]]);
+        hw_info_int(info, "bf_leaves", l->bs.leaves);
+        hw_info_int(info, "bf_pruned", l->bs.pruned);
+        hw_info_int(info, "bf_bounded", l->bs.bounded);
+        hw_info_bool(info, "bf_cache_hit", l->bs.cache_hits > 0);
+    }
+    if (l->step && l->finished) {
+        hw_info_int(info, "finished_layer", l->fin_li);
+        put_table(info, "finished_layer_table", &l->fin_tab);
+        hw_info_real(info, "finished_layer_energy_pj", l->fin_energy);
+        hw_info_real(info, "finished_layer_cycles", l->fin_cycles);
+    }
+    put_state(e, info);
+}
+
+static void env_info_pack(const void *p, struct msgpack_packer *pk) {
+    const sched_env *e = p;
+    hw_info_out o = hw_info_packer(pk, (e->last.step ? 6 + 4 * (size_t)e->last.finished : 0) + state_keys(e));
+    put_info(e, &o);
+}
+
+static void add_info(sched_env *e, json_t *info) {
+    hw_info_out o = hw_info_json(info);
+    if (info) put_info(e, &o);
 }
 
 static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
@@ -313,6 +366,7 @@ static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_ob
     e->st.started = 1;
     start_layer(e, 0);
     fill_obs(e, obs);
+    e->last.step = 0;
     add_info(e, info);
     return 0;
 }
@@ -326,8 +380,10 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     const sched_layer *l = &e->layers[s->li];
     double reward;
     int invalid = !sched_action_valid(&e->acc, a, s->r);
+    sched_last *last = &e->last;
+    last->step = 1, last->finished = 0;
     sched_bf_stats bs = {0, 0, 0, 0, 0};
-    int rows[3], n = 0;
+    int *rows = last->rows, n = 0;
     if (invalid) {
         reward = -e->penalty;
     } else {
@@ -348,26 +404,13 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     out->terminated = false;
     out->truncated = false;
     out->reward = reward;
-    if (info) {
-        json_object_set_new(info, "invalid_action", json_boolean(invalid));
-        json_t *rj = json_array();
-        for (int i = 0; i < n; i++) json_array_append_new(rj, json_string(sched_row_names[rows[i]]));
-        json_object_set_new(info, "rows", rj);
-        json_object_set_new(info, "bf_leaves", json_integer(bs.leaves));
-        json_object_set_new(info, "bf_pruned", json_integer(bs.pruned));
-        json_object_set_new(info, "bf_bounded", json_integer(bs.bounded));
-        json_object_set_new(info, "bf_cache_hit", json_boolean(bs.cache_hits > 0));
-    }
+    last->invalid = invalid, last->n = n, last->bs = bs;
     if (s->t >= e->steps) {
         if (e->mode == MODE_NETWORK && s->li + 1 < e->nlayers) {
             s->net_energy += s->cost.energy_pj;
             s->net_cycles += s->cost.cycles;
-            if (info) {
-                json_object_set_new(info, "finished_layer", json_integer(s->li));
-                json_object_set_new(info, "finished_layer_table", sched_table_to_json(&s->tab));
-                json_object_set_new(info, "finished_layer_energy_pj", json_real(s->cost.energy_pj));
-                json_object_set_new(info, "finished_layer_cycles", json_real(s->cost.cycles));
-            }
+            last->finished = 1, last->fin_li = s->li, last->fin_tab = s->tab;
+            last->fin_energy = s->cost.energy_pj, last->fin_cycles = s->cost.cycles;
             start_layer(e, s->li + 1);
         } else {
             /* the step budget is a time limit (a table can always be refined further): truncated */
@@ -535,6 +578,7 @@ const hw_env_family hw_family_sched = {
     .id = "sched-v0",
     .summary = "RL-Scheduling scheduling table: pick 2-3 rows, brute-force their refactorisation (Timeloop-style model)",
     HW_ENV_OPS(env),
+    .info_pack = env_info_pack,
 };
 
 /* Hook for the lean batch entry (sched_lean.c): what evaluate() scores a table against. */

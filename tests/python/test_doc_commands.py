@@ -50,6 +50,37 @@ def doc_commands():
     return out
 
 
+def code_lines():
+    """(file, line number, text) of every line inside a ``` block of README.md and docs/*.md."""
+    for rel in DOCS:
+        with open(os.path.join(REPO, rel)) as f:
+            in_code = False
+            for no, ln in enumerate(f.read().splitlines(), 1):
+                if ln.startswith("```"):
+                    in_code = not in_code
+                elif in_code:
+                    yield rel, no, ln[2:] if ln.startswith("$ ") else ln
+
+
+class TestInstallLines(unittest.TestCase):
+    """Issue 29 item 11: an install line with a bare `python3` or `pip` runs whatever is first on
+    PATH (pyenv, conda), which fails without Debian's packages: every pip/venv command in the docs'
+    code blocks names its interpreter by path."""
+
+    def test_install_commands_name_their_interpreter(self):
+        seen, bare = 0, []
+        for rel, no, text in code_lines():
+            for cmd in re.split(r"&&|;|\|\|", text.split("#")[0]):
+                argv = cmd.split()
+                if not argv or not ("pip" in argv[0] or argv[1:3] in (["-m", "pip"], ["-m", "venv"])):
+                    continue
+                seen += 1
+                if "/" not in argv[0]:
+                    bare.append("%s:%d: %s" % (rel, no, cmd.strip()))
+        self.assertGreaterEqual(seen, 3, "the install lines were not found")
+        self.assertEqual(bare, [], "install commands with a bare interpreter")
+
+
 class TestDocCommands(unittest.TestCase):
     def setUp(self):
         d = os.environ.get("HWGYM_BIN")

@@ -33,12 +33,15 @@ class TestRenderMode(ServerTestCase):
     """Item 1: a render mode warns (as Gymnasium does) instead of raising; render() says why."""
 
     def test_render_mode_warns(self):
-        for factory, kw in ((hwgym.make, {}), (hwgym.make_vec, {"num_envs": 2})):
+        # the last case is item 9: render() on an env made without a render_mode says why too
+        for factory, kw in ((hwgym.make, {"render_mode": "rgb_array"}), (hwgym.make_vec, {"num_envs": 2, "render_mode": "rgb_array"}),
+                            (hwgym.make, {})):
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
-                env = factory("dram-v0", endpoint=self.endpoint, render_mode="rgb_array", **kw)
+                env = factory("dram-v0", endpoint=self.endpoint, **kw)
             try:
-                self.assertTrue(any("do not render" in str(x.message) for x in w), [str(x.message) for x in w])
+                if kw:
+                    self.assertTrue(any("do not render" in str(x.message) for x in w), [str(x.message) for x in w])
                 env.reset(seed=1)
                 with self.assertRaises(NotImplementedError) as cm:
                     env.render()

@@ -169,14 +169,26 @@ Test(inline, cost_rule_records_cpu_time_and_distrusts_long_wall_times) {
     session_cost_record(&s, OP_STEP, 3.0, true, 25); /* an inline wall time under the limit bounds the CPU time: an EWMA sample */
     cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * 8.0 + 0.2 * 3.0, 1e-12);
     cr_assert_not(s.cost_check[OP_STEP]);
-    /* over the limit it may be preemption: not recorded, and the next such op is measured at a worker */
+    /* over the limit it may be preemption: not recorded; the next such op still runs inline, timed
+     * on the CPU clock (sending it to a worker to be measured costs two thread hand-offs) */
+    cr_assert(session_time_on_cpu(&s, OP_STEP, false), "a worker always times on the CPU clock");
+    cr_assert_not(session_time_on_cpu(&s, OP_STEP, true), "an inline run is timed on the wall clock");
     session_cost_record(&s, OP_STEP, 400.0, true, 25);
     cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * 8.0 + 0.2 * 3.0, 1e-12);
     cr_assert(s.cost_check[OP_STEP]);
     cr_assert_not(s.cost_check[OP_RESET], "only the op that ran is checked");
-    /* the worker's CPU time then decides, and clears the check */
-    session_cost_record(&s, OP_STEP, 400.0, false, 25);
-    cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * (0.8 * 8.0 + 0.2 * 3.0) + 0.2 * 400.0, 1e-9);
+    cr_assert(session_inline_ok(&s, OP_STEP, 25), "an op checked after a long wall time stays on the inline path");
+    cr_assert(session_time_on_cpu(&s, OP_STEP, true), "and that run is timed on the CPU clock");
+    /* a cheap CPU time clears the check: back to the wall clock */
+    session_cost_record(&s, OP_STEP, 9.0, false, 25);
     cr_assert_not(s.cost_check[OP_STEP]);
-    cr_assert_gt(s.cost_us[OP_STEP], 25, "an op that really costs 400 us leaves the inline path");
+    cr_assert_not(session_time_on_cpu(&s, OP_STEP, true));
+    cr_assert(session_inline_ok(&s, OP_STEP, 25));
+    /* an op that really got expensive: its CPU time is recorded and it leaves the inline path */
+    session_cost_record(&s, OP_STEP, 400.0, true, 25);
+    double before = s.cost_us[OP_STEP];
+    session_cost_record(&s, OP_STEP, 400.0, false, 25);
+    cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * before + 0.2 * 400.0, 1e-9);
+    cr_assert_not(s.cost_check[OP_STEP]);
+    cr_assert_not(session_inline_ok(&s, OP_STEP, 25), "an op that really costs 400 us leaves the inline path");
 }

@@ -1,0 +1,84 @@
+/* info_out.c - hw_info_out's writers (info_out.h): each writes one key to the JSON object or
+ * packs it, the packed bytes being those hw_pack_json packs of the JSON value. */
+#include "common/info_out.h"
+
+#include <string.h>
+
+static void pack_str(msgpack_packer *pk, const char *s) {
+    size_t n = strlen(s);
+    msgpack_pack_str(pk, n);
+    msgpack_pack_str_body(pk, s, n);
+}
+
+hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
+    msgpack_pack_map(pk, nkeys);
+    return (hw_info_out){NULL, pk};
+}
+
+/* packs `key` when the sink packs (true), else the caller sets the JSON value */
+static bool packed_key(hw_info_out *o, const char *key) {
+    if (o->pk) pack_str(o->pk, key);
+    return o->pk != NULL;
+}
+
+void hw_info_int(hw_info_out *o, const char *key, int64_t v) {
+    if (packed_key(o, key)) msgpack_pack_int64(o->pk, v);
+    else if (o->obj) json_object_set_new(o->obj, key, json_integer((json_int_t)v));
+}
+
+void hw_info_real(hw_info_out *o, const char *key, double v) {
+    if (packed_key(o, key)) msgpack_pack_double(o->pk, v);
+    else if (o->obj) json_object_set_new(o->obj, key, json_real(v));
+}
+
+void hw_info_bool(hw_info_out *o, const char *key, bool v) {
+    if (packed_key(o, key)) v ? msgpack_pack_true(o->pk) : msgpack_pack_false(o->pk);
+    else if (o->obj) json_object_set_new(o->obj, key, json_boolean(v));
+}
+
+void hw_info_str(hw_info_out *o, const char *key, const char *s) {
+    if (packed_key(o, key)) pack_str(o->pk, s);
+    else if (o->obj) json_object_set_new(o->obj, key, json_string(s));
+}
+
+/* the JSON path of a nested value: `child` (new) set under `key`, a sink into it */
+static hw_info_out json_child(hw_info_out *o, const char *key, json_t *child) {
+    if (!o->obj) {
+        json_decref(child);
+        return hw_info_json(NULL);
+    }
+    json_object_set_new(o->obj, key, child);
+    return hw_info_json(child);
+}
+
+hw_info_out hw_info_map(hw_info_out *o, const char *key, size_t nkeys) {
+    if (packed_key(o, key)) return hw_info_packer(o->pk, nkeys);
+    return json_child(o, key, o->obj ? json_object() : NULL);
+}
+
+hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n) {
+    if (!packed_key(o, key)) return json_child(o, key, o->obj ? json_array() : NULL);
+    msgpack_pack_array(o->pk, n);
+    return (hw_info_out){NULL, o->pk};
+}
+
+void hw_info_item_int(hw_info_out *l, int64_t v) {
+    if (l->pk) msgpack_pack_int64(l->pk, v);
+    else if (l->obj) json_array_append_new(l->obj, json_integer((json_int_t)v));
+}
+
+hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
+    if (l->pk) {
+        msgpack_pack_array(l->pk, n);
+        return *l;
+    }
+    if (!l->obj) return hw_info_json(NULL);
+    json_t *a = json_array();
+    json_array_append_new(l->obj, a);
+    return hw_info_json(a);
+}
+
+void hw_info_item_str(hw_info_out *l, const char *s) {
+    if (l->pk) pack_str(l->pk, s);
+    else if (l->obj) json_array_append_new(l->obj, json_string(s));
+}
