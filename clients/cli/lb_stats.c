@@ -9,6 +9,10 @@
 #include <string.h>
 
 double lbs_normalise(double raw, double lo, double hi) {
+    /* a scale narrower than rounding (the random control's mean already is the best known score,
+     * up to the last bits of a mean): no room to normalise in; reaching it is 0, falling short -1 */
+    double tol = 1e-9 * fmax(fabs(hi), fabs(lo));
+    if (hi > lo && hi - lo <= tol) return raw >= lo - tol ? 0.0 : -1.0;
     if (!(hi > lo)) return raw > lo ? 1.0 : 0.0;
     return (raw - lo) / (hi - lo);
 }

@@ -29,7 +29,10 @@ typedef struct lbs_ci {
 } lbs_ci;
 
 /* (raw - lo) / (hi - lo): 0 = lo (random search at the budget), 1 = hi (the best known design).
- * When hi <= lo (nothing better than random is known) the score is 0 for raw <= lo, else 1. */
+ * When hi <= lo (nothing better than random is known) the score is 0 for raw <= lo, else 1.
+ * When hi - lo is within 1e-9 of their size (random's mean is the best known score but for
+ * rounding: the env leaves no room at that budget) it is 0 for raw >= lo (less the same
+ * tolerance), else -1. */
 double lbs_normalise(double raw, double lo, double hi);
 
 /* Interquartile mean of x[0..n) (x is not modified). NAN when n == 0. */

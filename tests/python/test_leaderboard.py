@@ -313,22 +313,29 @@ class Leaderboard(unittest.TestCase):
         self.assertIn("cannot run sbatch", r.stderr)
 
 
-    def test_committed_quick_page_recomputes_byte_for_byte(self):
-        """docs/results/leaderboard.md and its json from the committed data (quick.db.gz), with the
-        command the page prints, run from a copy of the same relative paths."""
+    def recompute_committed(self, dirname, dbname, md):
+        """a committed page and its json from its committed data (DIR/DB.gz), with the command the
+        page prints, run from a copy of the same relative paths."""
         import gzip
-        rel = os.path.join("docs", "results", "leaderboard")
+        rel = os.path.join("docs", "results", dirname)
         os.makedirs(os.path.join(self.tmp, rel))
-        with gzip.open(os.path.join(REPO, rel, "quick.db.gz"), "rb") as f, open(os.path.join(self.tmp, rel, "quick.db"), "wb") as g:
+        with gzip.open(os.path.join(REPO, rel, dbname + ".gz"), "rb") as f, open(os.path.join(self.tmp, rel, dbname), "wb") as g:
             shutil.copyfileobj(f, g)
         shutil.copy(os.path.join(REPO, rel, "note.md"), os.path.join(self.tmp, rel, "note.md"))
-        r = subprocess.run([self.hw, "leaderboard", "--from-db", os.path.join(rel, "quick.db"), "--out", rel, "--md",
-                            os.path.join("docs", "results", "leaderboard.md"), "--note", os.path.join(rel, "note.md")],
-                           capture_output=True, text=True, timeout=300, cwd=self.tmp)
+        mdp = os.path.join("docs", "results", md)
+        r = subprocess.run([self.hw, "leaderboard", "--from-db", os.path.join(rel, dbname), "--out", rel, "--md", mdp, "--note",
+                            os.path.join(rel, "note.md")], capture_output=True, text=True, timeout=300, cwd=self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-        for f in (os.path.join("docs", "results", "leaderboard.md"), os.path.join(rel, "leaderboard.json"), os.path.join(rel, "index.html")):
+        self.assertIn("--from-db " + os.path.join(rel, dbname), read(os.path.join(REPO, mdp)), "the page prints this command")
+        for f in (mdp, os.path.join(rel, "leaderboard.json"), os.path.join(rel, "index.html")):
             self.assertEqual(read(os.path.join(self.tmp, f)), read(os.path.join(REPO, f)), f)
 
+    def test_committed_quick_page_recomputes_byte_for_byte(self):
+        self.recompute_committed("leaderboard", "quick.db", "leaderboard.md")
+
+    def test_committed_headline_page_recomputes_byte_for_byte(self):
+        """the headline page is computed from its curves copy (--curves: no trials)"""
+        self.recompute_committed("leaderboard-headline", "headline-curves.db", "leaderboard-headline.md")
 
 if __name__ == "__main__":
     unittest.main()

@@ -27,6 +27,11 @@ Test(stats, normalise) {
     cr_expect_float_eq(lbs_normalise(0, 2, 8), -1.0 / 3.0, EPS); /* worse than random: negative */
     cr_expect_float_eq(lbs_normalise(3, 2, 2), 1.0, EPS);         /* nothing known beyond random */
     cr_expect_float_eq(lbs_normalise(2, 2, 2), 0.0, EPS);
+    /* random's mean equals the best known score but for rounding: no room, not 0.5 or 1e15 */
+    const double lo = 1.726, hi = 1.726 * (1 + 2e-16) + 1e-15;
+    cr_expect_float_eq(lbs_normalise(hi, lo, hi), 0.0, EPS);
+    cr_expect_float_eq(lbs_normalise(lo, lo, hi), 0.0, EPS);
+    cr_expect_float_eq(lbs_normalise(1.0, lo, hi), -1.0, EPS);
 }
 
 Test(stats, iqm_by_hand) {
