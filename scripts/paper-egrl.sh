@@ -34,6 +34,7 @@
 #                               EGRL's CPU time buys (measured in-process: EGRL and EA 500
 #                               iterations, SA 4,000 evaluations); data/equal_cpu.json, a table
 #   EGRL_EQUAL_CPU_MODES="sa ea" which of the two get EGRL's CPU
+#   EGRL_EQUAL_CPU_SEEDS=...    their seeds (default EGRL_SEEDS; each run costs as much CPU as EGRL's)
 #   EGRL_WORK=DIR               keep the runs in DIR and skip every run whose summary is already
 #                               there (to finish an interrupted reproduction; DIR is not deleted).
 #                               scripts/egrl-work-from-data.py fills DIR from a page's committed
@@ -169,7 +170,7 @@ for w in ${EGRL_EQUAL_CPU:-}; do
         esac
         [ -s "$E/$ref.time" ] || { time "${run[@]}" --seed 1 --budget "$refn" > "$E/$ref.json" 2> "$E/$ref.err"; } 2> "$E/$ref.time"
         n=$(awk -v rn="$refn" 'NR==FNR {e = ($1 + $2) * 8; next} {s = $1 + $2} END {printf "%d", int(rn * e / (s > 0.001 ? s : 0.001) / 1000 + 0.5) * 1000}' "$E/egrl500.time" "$E/$ref.time")
-        for s in $SEEDS; do
+        for s in ${EGRL_EQUAL_CPU_SEEDS:-$SEEDS}; do
             [ -s "$E/$a.$s.json" ] || { time "${run[@]}" --seed "$s" --budget "$n" > "$E/$a.$s.json" 2> "$E/$a.$s.err"; } 2> "$E/$a.$s.time"
             echo "paper-egrl: $w: $a at EGRL's CPU ($n evaluations), seed $s done" >&2
         done

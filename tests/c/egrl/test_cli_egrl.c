@@ -180,7 +180,7 @@ Test(egrl_cli, baselines_and_transfer, .timeout = 120) {
 }
 
 static json_t *eval_only(const char *bin, const char *cfg, const char *pol, const char *decode, const char *seed) {
-    const char *a[24];
+    const char *a[32];
     int k = 0;
     const char *head[] = {"--endpoint", "local", "--config", cfg, "--eval-only", "--seed", seed};
     for (int i = 0; i < 7; i++) a[k++] = head[i];
