@@ -83,9 +83,11 @@ def equal_cpu_table(meta, bounds, finals, interval):
     mean_cpu = lambda rs: st.mean(r["cpu_s"] for r in rs) if rs else 0
     for w, e in eqs:
         egrl_cpu = e["egrl_cpu_s"] * 4000 / e["egrl_iterations"]
-        line = ("- %s: EGRL %.1f s for %d iterations (so ≈ %.0f s for 4,000); SA %.2f s for 4,000 evaluations, so %s "
-                "evaluations per seed (mean %.0f CPU s per run)" % (NAMES.get(w, w), e["egrl_cpu_s"], e["egrl_iterations"],
-                                                                   egrl_cpu, e["sa_cpu_s"], counts(e["runs"]), mean_cpu(e["runs"])))
+        line = "- %s: EGRL %.1f s for %d iterations (so ≈ %.0f s for 4,000)" % (NAMES.get(w, w), e["egrl_cpu_s"],
+                                                                            e["egrl_iterations"], egrl_cpu)
+        if "runs" in e:
+            line += ("; SA %.2f s for 4,000 evaluations, so %s evaluations per seed (mean %.0f CPU s per run)"
+                     % (e["sa_cpu_s"], counts(e["runs"]), mean_cpu(e["runs"])))
         if "ea_runs" in e:
             line += ("; EA %.1f s for %d iterations, so %s iterations per seed (mean %.0f CPU s per run)"
                      % (e["ea_cpu_s"], e["ea_iterations"], counts(e["ea_runs"]), mean_cpu(e["ea_runs"])))
@@ -97,10 +99,10 @@ def equal_cpu_table(meta, bounds, finals, interval):
     cell = lambda v: fmt(v, interval) + (" (%d)" % len(v) if v else "")
     for w, e in eqs:
         b = bounds.get(w, {}).get("capacity_aware")
+        sa = cell([r["best_speedup"] for r in e["runs"]]) if "runs" in e else "not run"
         ea = cell([r["best_speedup"] for r in e["ea_runs"]]) if "ea_runs" in e else "not run"
-        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (NAMES.get(w, w), cell(finals(w, "egrl")), cell(finals(w, "sa")),
-                                                          cell([r["best_speedup"] for r in e["runs"]]), cell(finals(w, "ea")), ea,
-                                                          "%.3f" % b if b else "–"))
+        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (NAMES.get(w, w), cell(finals(w, "egrl")), cell(finals(w, "sa")), sa,
+                                                          cell(finals(w, "ea")), ea, "%.3f" % b if b else "–"))
     L.append("")
     return L
 

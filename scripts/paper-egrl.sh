@@ -27,7 +27,8 @@
 #   EGRL_BUDGET_<workload>=N    override the budget of one workload (e.g. EGRL_BUDGET_bert_base=2000)
 #   EGRL_SEEDS_<workload>="..." override the seeds of one workload
 #   EGRL_OUT=docs/results       output directory
-#   EGRL_REPORT_ONLY=1          with EGRL_WORK: start no run, report on the finished ones there
+#   EGRL_REPORT_ONLY=1          with EGRL_WORK: start no training or equal-CPU run, report on the
+#                               finished ones there (saved policies not yet transferred are scored)
 #   EGRL_TRAIN_SECONDS=N        the training time to state (with EGRL_REPORT_ONLY)
 #   EGRL_NOTE=TEXT              appended to the timing sentence of egrl.md (e.g. ", under nice -n 5 on a shared machine")
 #   EGRL_EQUAL_CPU="resnet101"  workloads on which SA and EA also run with as many evaluations as
@@ -157,7 +158,9 @@ done
 # EGRL's CPU buys (rounded to thousands), every seed
 TIMEFORMAT="%3U %3S %3R"
 EQMODES=${EGRL_EQUAL_CPU_MODES:-"sa ea"}
-for w in ${EGRL_EQUAL_CPU:-}; do
+EQW=${EGRL_EQUAL_CPU:-}
+[ "${EGRL_REPORT_ONLY:-0}" = 1 ] && EQW="" # report on the equal-CPU runs already there, start none
+for w in $EQW; do
     cfg="{\"workload\":\"$w\"$HWJ}"
     E=$WORK/eqcpu.$w
     mkdir -p "$E"
@@ -252,8 +255,12 @@ for w in os.environ.get("EGRL_EQUAL_CPU", "").split():
                 sp = j["best_speedup"] if a == "ea" else (j.get("best_metrics") or {}).get("speedup", 0.0)
                 rs.append({"seed": int(s), "best_speedup": sp, "samples": j.get("samples"), "cpu_s": cpu("%s.%s.time" % (a, s))})
         return rs
-    eq[w] = {"egrl_iterations": 500, "egrl_cpu_s": cpu("egrl500.time"), "sa_evaluations": 4000, "sa_cpu_s": cpu("sa4000.time"), "runs": runs("sa")}
-    if os.path.exists(os.path.join(E, "ea500.time")):
+    if not os.path.exists(os.path.join(E, "egrl500.time")) or os.path.getsize(os.path.join(E, "egrl500.time")) == 0:
+        continue
+    eq[w] = {"egrl_iterations": 500, "egrl_cpu_s": cpu("egrl500.time")}
+    if runs("sa"):
+        eq[w].update({"sa_evaluations": 4000, "sa_cpu_s": cpu("sa4000.time"), "runs": runs("sa")})
+    if runs("ea"):
         eq[w].update({"ea_iterations": 500, "ea_cpu_s": cpu("ea500.time"), "ea_runs": runs("ea")})
 if eq:
     json.dump(eq, open(os.path.join(SVG, "equal_cpu.json"), "w"), indent=1, sort_keys=True)
