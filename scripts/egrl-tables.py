@@ -12,7 +12,8 @@ A page's data directory (docs/results/<dir>/) holds:
     runs.csv.gz          every evaluation: workload,mode,seed,sample,worker,reward,speedup
     summaries.jsonl.gz   every run's JSON summary
     maps.json            the best EGRL map per workload (Figure 7)
-    transfer.tsv.gz      (optional) Figure 5: src, dst, seed, decode, speedup, rectified_speedup,
+    transfer.tsv.gz      (optional) Figure 5: src (a workload, or "untrained" for the control),
+                         dst, seed, decode (capacity or argmax), speedup (raw), rectified_speedup,
                          eps, reassigned_tensors
     bounds.json          (optional) `hwgym placement-bound` per workload
 The page's Figure 4 curves (fig4_<workload>.svg) are written beside the data; Figure 7's
@@ -72,25 +73,79 @@ def load(ddir):
 
 
 def equal_cpu_table(meta, bounds, finals, interval):
-    """The page's equal-CPU lines (paper-egrl.sh's EGRL_EQUAL_CPU): SA given EGRL's CPU time."""
-    L = []
-    for w, e in sorted(meta["_equal_cpu"].items(), key=lambda kv: meta["workloads"].index(kv[0])):
+    """The page's equal-CPU lines (paper-egrl.sh's EGRL_EQUAL_CPU): SA and EA given EGRL's CPU time."""
+    eqs = sorted(meta["_equal_cpu"].items(), key=lambda kv: meta["workloads"].index(kv[0]))
+    L = ["Equal CPU: each agent's CPU seconds (user + sys) measured in-process with seed 1 (EGRL and EA over 500 "
+         "iterations, scaled to 4,000; SA over 4,000 evaluations); SA and EA then ran, every seed, with as many "
+         "evaluations as EGRL's 4,000 iterations cost (rounded to thousands), against the 4,000-iteration runs above "
+         "(mean ± %s over seeds; seeds in brackets):\n" % ("95 % CI" if interval == "ci95" else "std")]
+    counts = lambda rs: " / ".join("{:,}".format(x) for x in sorted({r["samples"] for r in rs}))
+    mean_cpu = lambda rs: st.mean(r["cpu_s"] for r in rs) if rs else 0
+    for w, e in eqs:
         egrl_cpu = e["egrl_cpu_s"] * 4000 / e["egrl_iterations"]
-        sa = [r["best_speedup"] for r in e["runs"]]
-        n = sorted({r["samples"] for r in e["runs"]})
-        L.append("Equal CPU on %s: CPU seconds (user + sys) measured in-process with seed 1, EGRL %d iterations %.1f s "
-                 "(so ≈ %.0f s for its 4,000), SA 4,000 evaluations %.1f s; SA then ran %s evaluations per seed "
-                 "(mean %.0f CPU s), against the 4,000-iteration runs above (mean ± %s over seeds; seeds in brackets):\n"
-                 % (NAMES.get(w, w), e["egrl_iterations"], e["egrl_cpu_s"], egrl_cpu, e["sa_cpu_s"],
-                    " / ".join("{:,}".format(x) for x in n), st.mean(r["cpu_s"] for r in e["runs"]) if e["runs"] else 0,
-                    "95 % CI" if interval == "ci95" else "std"))
-        L.append("| workload | EGRL, 4,000 iterations | SA, 4,000 evaluations | SA at EGRL's CPU | capacity_aware bound |")
-        L.append("|---|---|---|---|---|")
-        cell = lambda v: fmt(v, interval) + (" (%d)" % len(v) if v else "")
+        line = "- %s: EGRL %.1f s for %d iterations (so ≈ %.0f s for 4,000)" % (NAMES.get(w, w), e["egrl_cpu_s"],
+                                                                            e["egrl_iterations"], egrl_cpu)
+        if "runs" in e:
+            line += ("; SA %.2f s for 4,000 evaluations, so %s evaluations per seed (mean %.0f CPU s per run)"
+                     % (e["sa_cpu_s"], counts(e["runs"]), mean_cpu(e["runs"])))
+        if "ea_runs" in e:
+            line += ("; EA %.1f s for %d iterations, so %s iterations per seed (mean %.0f CPU s per run)"
+                     % (e["ea_cpu_s"], e["ea_iterations"], counts(e["ea_runs"]), mean_cpu(e["ea_runs"])))
+        L.append(line + ".")
+    L.append("")
+    L.append("| workload | EGRL, 4,000 iterations | SA, 4,000 evaluations | SA at EGRL's CPU | EA, 4,000 iterations | "
+             "EA at EGRL's CPU | capacity_aware bound |")
+    L.append("|---|---|---|---|---|---|---|")
+    cell = lambda v: fmt(v, interval) + (" (%d)" % len(v) if v else "")
+    for w, e in eqs:
         b = bounds.get(w, {}).get("capacity_aware")
-        L.append("| %s | %s | %s | %s | %s |" % (NAMES.get(w, w), cell(finals(w, "egrl")), cell(finals(w, "sa")), cell(sa),
-                                                "%.3f" % b if b else "–"))
-        L.append("")
+        sa = cell([r["best_speedup"] for r in e["runs"]]) if "runs" in e else "not run"
+        ea = cell([r["best_speedup"] for r in e["ea_runs"]]) if "ea_runs" in e else "not run"
+        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (NAMES.get(w, w), cell(finals(w, "egrl")), cell(finals(w, "sa")), sa,
+                                                          cell(finals(w, "ea")), ea, "%.3f" % b if b else "–"))
+    L.append("")
+    return L
+
+
+DECODE_HEAD = {"capacity": "Capacity-aware decoding (`--decode capacity`, the default)",
+               "argmax": "Argmax decoding (`--decode argmax`, the paper's)"}
+
+
+def transfer_tables(meta, tr, wls, interval, iv):
+    """Figure 5: per decoding, the raw speedup of the emitted maps (with how many were valid as
+    emitted) and their rectified speedup (with how much the rectification moved)."""
+    L = ["## Figure 5: zero-shot transfer of the best EGRL GNN policy\n", meta["transfer_sentence"] + "\n"]
+    decs = sorted({t[3] for t in tr}, key=lambda d: (list(DECODE_HEAD).index(d) if d in DECODE_HEAD else len(DECODE_HEAD), d))
+    srcs = wls + sorted({t[0] for t in tr} - set(wls))
+    name = lambda w: "untrained GNN (control)" if w == "untrained" else NAMES.get(w, w)
+    for dec in decs:
+        cell = {}
+        for t in tr:
+            if t[3] == dec:
+                cell.setdefault((t[0], t[1]), []).append(t)
+        head = DECODE_HEAD.get(dec, "Decoding `%s`" % dec)
+        for what in ("raw", "rectified"):
+            if what == "raw":
+                L.append("%s, **raw** speedup (mean ± %s over seeds; in brackets the maps that were valid as emitted):\n" % (head, iv))
+            else:
+                L.append("%s, **rectified** speedup (mean ± %s over seeds), with the mean fraction of bytes moved (eps) and of "
+                         "tensors moved per map:\n" % (head, iv))
+            L.append("| trained on \\ tested on | " + " | ".join(NAMES.get(d, d) for d in wls) + " |")
+            L.append("|---|" + "---|" * len(wls))
+            for src in srcs:
+                cs = []
+                for d in wls:
+                    v = cell.get((src, d), [])
+                    if not v:
+                        cs.append("–")
+                    elif what == "raw":
+                        cs.append("%s (%d/%d)" % (fmt([t[4] for t in v], interval), sum(t[6] == 0 for t in v), len(v)))
+                    else:
+                        cs.append("%s (eps %.2f, %.1f moved)" % (fmt([t[5] for t in v], interval), st.mean([t[6] for t in v]),
+                                                                  st.mean([t[7] for t in v])))
+                if any(c != "–" for c in cs):
+                    L.append("| %s | %s |" % (name(src), " | ".join(cs)))
+            L.append("")
     return L
 
 
@@ -257,35 +312,7 @@ def page(name, ddir, outdir):
             f.write(fig4_svg(w, B, curves, len(seeds_of(w))))
         L.append("![%s](%s/fig4_%s.svg)\n" % (NAMES.get(w, w), dname, w))
     if tr:
-        decs = sorted({t[3] for t in tr}, key=lambda d: d != "raw")
-        L.append("## Figure 5: zero-shot transfer of the best EGRL GNN policy\n")
-        L.append(meta["transfer_sentence"] + "\n")
-        for dec in decs:
-            sel = [t for t in tr if t[3] == dec]
-            cell = {}
-            for t in sel:
-                cell.setdefault((t[0], t[1]), []).append(t)
-            head = {"raw": "Raw (argmax) maps: speedup (mean ± %s over seeds; 0 = invalid map)" % iv,
-                    "capacity": "Capacity-aware decoding (`--decode capacity`): speedup (mean ± %s over seeds)" % iv}[dec]
-            L.append(head + ":\n")
-            L.append("| trained on \\ tested on | " + " | ".join(NAMES.get(d, d) for d in wls) + " |")
-            L.append("|---|" + "---|" * len(wls))
-            for src in wls:
-                L.append("| %s | %s |" % (NAMES.get(src, src), " | ".join(fmt([t[4] for t in cell.get((src, d), [])], interval) for d in wls)))
-            L.append("")
-            if dec == "raw":
-                L.append("The same raw maps after the compiler's rectification (metric `rectified_speedup`), with the mean "
-                         "fraction of bytes moved (eps) and of tensors moved per map:\n")
-                L.append("| trained on \\ tested on | " + " | ".join(NAMES.get(d, d) for d in wls) + " |")
-                L.append("|---|" + "---|" * len(wls))
-                for src in wls:
-                    cs = []
-                    for d in wls:
-                        v = cell.get((src, d), [])
-                        cs.append("%s (eps %.2f, %.1f moved)" % (fmt([t[5] for t in v], interval), st.mean([t[6] for t in v]),
-                                                                  st.mean([t[7] for t in v])) if v else "–")
-                    L.append("| %s | %s |" % (NAMES.get(src, src), " | ".join(cs)))
-                L.append("")
+        L += transfer_tables(meta, tr, wls, interval, iv)
     L.append("## Figure 7: placements of the best EGRL maps\n")
     L.append("Top band of each picture: the compiler heuristic's map; below it EGRL's best map (W row: weights, "
              "A row: activations, x = node in execution order); then the transition matrix (fraction of the "

@@ -9,8 +9,8 @@ For every run in summaries.jsonl.gz it writes what scripts/paper-egrl.sh reads b
 JSON summary (<w>.<mode>.<seed>.json; the best EGRL map of maps.json goes back into the run it
 came from), its evaluations (<w>.<mode>.<seed>.csv for hwgym-egrl runs, a trials table in
 <w>.<mode>.<seed>.db for hwgym-search runs) and each seed's Figure 5 rows
-(<w>.egrl.<seed>.transfer and .transfer.capacity, which paper-egrl.sh keeps instead of rerunning
-a policy that is not committed). The values are the committed ones (5 and 6 significant
+(<w>.egrl.<seed>.transfer.<decode>, <w> "untrained" for the control, which paper-egrl.sh keeps
+instead of rerunning a policy that is not committed). The values are the committed ones (5 and 6 significant
 digits), which paper-egrl.sh writes back unchanged. Existing files are not overwritten.
 """
 import argparse
@@ -83,8 +83,7 @@ def main():
             src, dst, s, dec, sp, rs, eps, nt = line.rstrip("\n").split("\t")
             res = {"best_speedup": float(sp), "best_metrics": {"rectified_speedup": float(rs), "eps": float(eps),
                                                                "reassigned_tensors": int(nt)}}
-            ext = ".transfer" if dec == "raw" else ".transfer." + dec
-            per.setdefault("%s.egrl.%s%s" % (src, s, ext), []).append("%s\t%s\t%s\t%s\n" % (src, dst, s, json.dumps(res)))
+            per.setdefault("%s.egrl.%s.transfer.%s" % (src, s, dec), []).append("%s\t%s\t%s\t%s\t%s\n" % (src, dst, s, dec, json.dumps(res)))
         for name, lines in per.items():
             p = os.path.join(a.work, name)
             if not os.path.exists(p):

@@ -27,12 +27,15 @@
 #   EGRL_BUDGET_<workload>=N    override the budget of one workload (e.g. EGRL_BUDGET_bert_base=2000)
 #   EGRL_SEEDS_<workload>="..." override the seeds of one workload
 #   EGRL_OUT=docs/results       output directory
-#   EGRL_REPORT_ONLY=1          with EGRL_WORK: start no run, report on the finished ones there
+#   EGRL_REPORT_ONLY=1          with EGRL_WORK: start no training or equal-CPU run, report on the
+#                               finished ones there (saved policies not yet transferred are scored)
 #   EGRL_TRAIN_SECONDS=N        the training time to state (with EGRL_REPORT_ONLY)
 #   EGRL_NOTE=TEXT              appended to the timing sentence of egrl.md (e.g. ", under nice -n 5 on a shared machine")
-#   EGRL_EQUAL_CPU="resnet101"  workloads on which SA also runs with as many evaluations as EGRL's
-#                               CPU time buys (measured: EGRL 500 iterations in-process, SA 4,000);
-#                               data/equal_cpu.json, a table of the page
+#   EGRL_EQUAL_CPU="resnet101"  workloads on which SA and EA also run with as many evaluations as
+#                               EGRL's CPU time buys (measured in-process: EGRL and EA 500
+#                               iterations, SA 4,000 evaluations); data/equal_cpu.json, a table
+#   EGRL_EQUAL_CPU_MODES="sa ea" which of the two get EGRL's CPU
+#   EGRL_EQUAL_CPU_SEEDS=...    their seeds (default EGRL_SEEDS; each run costs as much CPU as EGRL's)
 #   EGRL_WORK=DIR               keep the runs in DIR and skip every run whose summary is already
 #                               there (to finish an interrupted reproduction; DIR is not deleted).
 #                               scripts/egrl-work-from-data.py fills DIR from a page's committed
@@ -116,51 +119,65 @@ T1=$(date +%s)
 [ -n "${EGRL_TRAIN_SECONDS:-}" ] && T0=$((T1 - EGRL_TRAIN_SECONDS)) # report-only: the training time measured before
 
 # ---------------------------------------------------------------- transfer (Figure 5)
+# every seed's saved policy, and the untrained GNN of the same seed (the control: --eval-only
+# without --load), scored on every workload with both decodings of the posterior: capacity (the
+# default; the agent's map fits the chip by construction) and argmax (the paper's; may overflow)
 TRANS=$WORK/transfer.tsv
 FEAT=$(echo "$ARGS" | grep -o -- '--features [a-z0-9]*' || true) # the policies' inputs, as trained
 : > "$TRANS"
-: > "$TRANS.capacity"
-# each seed's rows are kept in $WORK/<src>.egrl.<seed>.transfer[.capacity]: a finished seed is
-# not scored again, and seeds whose policy is not here (scripts/egrl-work-from-data.py) keep theirs
-for src in $WORKLOADS; do
-    var="EGRL_SEEDS_$src"
-    for s in ${!var:-$SEEDS}; do
-        f=$WORK/$src.egrl.$s.gnn
-        tf=$WORK/$src.egrl.$s.transfer
-        if [ ! -s "$tf" ]; then
-            [ -f "$f" ] || continue
-            : > "$tf.tmp"
-            : > "$tf.capacity.tmp"
-            for dst in $WORKLOADS; do
-                r=$("$BIN/hwgym-egrl" --endpoint "$EP" --config "{\"workload\":\"$dst\"$HWJ}" --load "$f" --eval-only $FEAT --quiet)
-                printf '%s\t%s\t%s\t%s\n' "$src" "$dst" "$s" "$r" >> "$tf.tmp"
-                [ -n "$HW" ] || continue # the decoded transfer is part of the reports made with EGRL_HW
-                r=$("$BIN/hwgym-egrl" --endpoint "$EP" --config "{\"workload\":\"$dst\"$HWJ}" --load "$f" --eval-only $FEAT --decode capacity --quiet)
-                printf '%s\t%s\t%s\t%s\n' "$src" "$dst" "$s" "$r" >> "$tf.capacity.tmp"
-            done
-            mv "$tf.capacity.tmp" "$tf.capacity"
-            mv "$tf.tmp" "$tf"
-        fi
-        cat "$tf" >> "$TRANS"
-        [ ! -f "$tf.capacity" ] || cat "$tf.capacity" >> "$TRANS.capacity"
+# each seed's rows are kept in $WORK/<src>.egrl.<seed>.transfer.<decode> (src "untrained" for the
+# control): a finished seed is not scored again, and seeds whose policy is not here
+# (scripts/egrl-work-from-data.py) keep theirs
+for dec in capacity argmax; do
+    for src in $WORKLOADS untrained; do
+        var="EGRL_SEEDS_$src"
+        [ "$src" = untrained ] && var=SEEDS
+        for s in ${!var:-$SEEDS}; do
+            f=$WORK/$src.egrl.$s.gnn
+            tf=$WORK/$src.egrl.$s.transfer.$dec
+            if [ ! -s "$tf" ]; then
+                pol=(--load "$f")
+                [ "$src" = untrained ] && pol=()
+                [ "$src" = untrained ] || [ -f "$f" ] || continue
+                : > "$tf.tmp"
+                for dst in $WORKLOADS; do
+                    # shellcheck disable=SC2086 # FEAT is empty or two words
+                    r=$("$BIN/hwgym-egrl" --endpoint "$EP" --config "{\"workload\":\"$dst\"$HWJ}" "${pol[@]}" --eval-only --seed "$s" --decode "$dec" $FEAT --quiet)
+                    printf '%s\t%s\t%s\t%s\t%s\n' "$src" "$dst" "$s" "$dec" "$r" >> "$tf.tmp"
+                done
+                mv "$tf.tmp" "$tf"
+            fi
+            cat "$tf" >> "$TRANS"
+        done
     done
 done
 
 # ---------------------------------------------------------------- equal CPU (EGRL_EQUAL_CPU)
-# CPU seconds (user + sys, bash's `time`) of EGRL in-process for 500 iterations (x 8 = its 4,000)
-# and of SA for 4,000 evaluations, both seed 1; then SA with as many evaluations as EGRL's CPU buys
+# CPU seconds (user + sys, bash's `time`) of EGRL and EA in-process for 500 iterations (x 8 = their
+# 4,000) and of SA for 4,000 evaluations, all seed 1; then SA and EA with as many evaluations as
+# EGRL's CPU buys (rounded to thousands), every seed
 TIMEFORMAT="%3U %3S %3R"
-for w in ${EGRL_EQUAL_CPU:-}; do
+EQMODES=${EGRL_EQUAL_CPU_MODES:-"sa ea"}
+EQW=${EGRL_EQUAL_CPU:-}
+[ "${EGRL_REPORT_ONLY:-0}" = 1 ] && EQW="" # report on the equal-CPU runs already there, start none
+for w in $EQW; do
     cfg="{\"workload\":\"$w\"$HWJ}"
     E=$WORK/eqcpu.$w
     mkdir -p "$E"
     [ -s "$E/egrl500.time" ] || { time "$BIN/hwgym-egrl" --endpoint local --config "$cfg" --mode egrl --seed 1 --budget 500 --quiet > "$E/egrl500.json" 2> "$E/egrl500.err"; } 2> "$E/egrl500.time"
-    [ -s "$E/sa4000.time" ] || { time "$BIN/hwgym-search" --endpoint local --env placement-v0 --config "$cfg" --algo sa --seed 1 --budget 4000 --quiet > "$E/sa4000.json" 2> "$E/sa4000.err"; } 2> "$E/sa4000.time"
-    n=$(awk 'NR==FNR {e = ($1 + $2) * 8; next} {s = $1 + $2} END {printf "%d", int(4000 * e / (s > 0.001 ? s : 0.001) / 1000 + 0.5) * 1000}' "$E/egrl500.time" "$E/sa4000.time")
-    for s in $SEEDS; do
-        [ -s "$E/sa.$s.json" ] || { time "$BIN/hwgym-search" --endpoint local --env placement-v0 --config "$cfg" --algo sa --seed "$s" --budget "$n" --quiet > "$E/sa.$s.json" 2> "$E/sa.$s.err"; } 2> "$E/sa.$s.time"
+    for a in $EQMODES; do
+        case $a in
+        sa) ref=sa4000 refn=4000 run=("$BIN/hwgym-search" --endpoint local --env placement-v0 --config "$cfg" --algo sa --quiet) ;;
+        ea) ref=ea500 refn=500 run=("$BIN/hwgym-egrl" --endpoint local --config "$cfg" --mode ea --quiet) ;;
+        *) echo "paper-egrl: EGRL_EQUAL_CPU_MODES: $a is not sa or ea" >&2; exit 2 ;;
+        esac
+        [ -s "$E/$ref.time" ] || { time "${run[@]}" --seed 1 --budget "$refn" > "$E/$ref.json" 2> "$E/$ref.err"; } 2> "$E/$ref.time"
+        n=$(awk -v rn="$refn" 'NR==FNR {e = ($1 + $2) * 8; next} {s = $1 + $2} END {printf "%d", int(rn * e / (s > 0.001 ? s : 0.001) / 1000 + 0.5) * 1000}' "$E/egrl500.time" "$E/$ref.time")
+        for s in ${EGRL_EQUAL_CPU_SEEDS:-$SEEDS}; do
+            [ -s "$E/$a.$s.json" ] || { time "${run[@]}" --seed "$s" --budget "$n" > "$E/$a.$s.json" 2> "$E/$a.$s.err"; } 2> "$E/$a.$s.time"
+            echo "paper-egrl: $w: $a at EGRL's CPU ($n evaluations), seed $s done" >&2
+        done
     done
-    echo "paper-egrl: $w: SA at EGRL's CPU = $n evaluations" >&2
 done
 
 [ "${EGRL_TRAIN_ONLY:-0}" = 1 ] && { echo "paper-egrl: runs and transfer done in $WORK" >&2; exit 0; }
@@ -217,15 +234,11 @@ with gzip.GzipFile(os.path.join(SVG, "summaries.jsonl.gz"), "wb", mtime=0) as f:
     f.write("".join(json.dumps(j, sort_keys=True) + "\n" for j in summ).encode())
 json.dump(maps, open(os.path.join(SVG, "maps.json"), "w"))
 tr = []
-for fn, dec in (("transfer.tsv", "raw"), ("transfer.tsv.capacity", "capacity")):
-    p = os.path.join(W, fn)
-    if not os.path.exists(p):
-        continue
-    for line in open(p):
-        src, dst, s, js = line.rstrip("\n").split("\t", 3)
-        j = json.loads(js); bm = j.get("best_metrics") or {}
-        tr.append("\t".join([src, dst, s, dec, "%.6g" % j.get("best_speedup", 0.0), "%.6g" % bm.get("rectified_speedup", 0.0),
-                             "%.6g" % bm.get("eps", 0.0), "%d" % bm.get("reassigned_tensors", 0)]) + "\n")
+for line in open(os.path.join(W, "transfer.tsv")):
+    src, dst, s, dec, js = line.rstrip("\n").split("\t", 4)
+    j = json.loads(js); bm = j.get("best_metrics") or {}
+    tr.append("\t".join([src, dst, s, dec, "%.6g" % j.get("best_speedup", 0.0), "%.6g" % bm.get("rectified_speedup", 0.0),
+                         "%.6g" % bm.get("eps", 0.0), "%d" % bm.get("reassigned_tensors", 0)]) + "\n")
 if tr:
     with gzip.GzipFile(os.path.join(SVG, "transfer.tsv.gz"), "wb", mtime=0) as f:
         f.write("".join(tr).encode())
@@ -233,13 +246,22 @@ eq = {}
 for w in os.environ.get("EGRL_EQUAL_CPU", "").split():
     E = os.path.join(W, "eqcpu." + w)
     cpu = lambda f: round(sum(float(x) for x in open(os.path.join(E, f)).read().split()[:2]), 2)
-    rs = []
-    for s in seeds:
-        js = os.path.join(E, "sa.%s.json" % s)
-        if os.path.exists(js) and os.path.getsize(js) > 0:
-            j = json.loads(open(js).read())
-            rs.append({"seed": int(s), "best_speedup": (j.get("best_metrics") or {}).get("speedup", 0.0), "samples": j.get("samples"), "cpu_s": cpu("sa.%s.time" % s)})
-    eq[w] = {"egrl_iterations": 500, "egrl_cpu_s": cpu("egrl500.time"), "sa_evaluations": 4000, "sa_cpu_s": cpu("sa4000.time"), "runs": rs}
+    def runs(a):
+        rs = []
+        for s in seeds:
+            js = os.path.join(E, "%s.%s.json" % (a, s))
+            if os.path.exists(js) and os.path.getsize(js) > 0:
+                j = json.loads(open(js).read())
+                sp = j["best_speedup"] if a == "ea" else (j.get("best_metrics") or {}).get("speedup", 0.0)
+                rs.append({"seed": int(s), "best_speedup": sp, "samples": j.get("samples"), "cpu_s": cpu("%s.%s.time" % (a, s))})
+        return rs
+    if not os.path.exists(os.path.join(E, "egrl500.time")) or os.path.getsize(os.path.join(E, "egrl500.time")) == 0:
+        continue
+    eq[w] = {"egrl_iterations": 500, "egrl_cpu_s": cpu("egrl500.time")}
+    if runs("sa"):
+        eq[w].update({"sa_evaluations": 4000, "sa_cpu_s": cpu("sa4000.time"), "runs": runs("sa")})
+    if runs("ea"):
+        eq[w].update({"ea_iterations": 500, "ea_cpu_s": cpu("ea500.time"), "ea_runs": runs("ea")})
 if eq:
     json.dump(eq, open(os.path.join(SVG, "equal_cpu.json"), "w"), indent=1, sort_keys=True)
 bounds = {w: json.loads(l) for w, l in zip(wls, open(os.path.join(W, "bounds.jsonl")).read().splitlines())}
@@ -265,7 +287,18 @@ meta = {"title": "# EGRL on placement-v0%s: Figures 4, 5 and 7 of the EGRL paper
                           "[%s/bounds.json](%s/bounds.json); `python3 scripts/egrl-tables.py` rebuilds this page from them." % ((d,) * 10)),
         "transfer_sentence": ("Each seed's best GNN policy (the population's GNN member with the best greedy map, `--save`) scored with "
                               "`--load --eval-only` on every workload, without fine-tuning. The diagonal is the policy on its own "
-                              "training workload; the run's overall best (often a Boltzmann chromosome) is in the Figure 4 table."),
+                              "training workload; the run's overall best (often a Boltzmann chromosome) is in the Figure 4 table. "
+                              "The control row is the same GNN untrained (`--eval-only` without `--load`: the weights each seed "
+                              "initialises), scored the same way.\n\n"
+                              "The agent turns the policy's posterior into a map itself, before the env sees it, in one of two ways "
+                              "(docs/egrl.md, \"Transfer\"): **capacity** (`--decode capacity`, the default of `--eval-only`; "
+                              "agents/egrl/decode.c): the tensors in execution order (activations, then weights) each go to the memory "
+                              "the policy prefers most among those with room left in the tensor's bank, the capacities read from the "
+                              "env's reset info, so the map is valid by construction; **argmax** (`--decode argmax`, the paper's): "
+                              "each tensor's most probable memory, whether it fits or not. **Raw** is the speedup of the map the agent "
+                              "emitted, as the env scores it with no repair (0 = invalid, the paper's metric); **rectified** is the "
+                              "same map's speedup after the env's compiler rectification (metric `rectified_speedup`), with eps the "
+                              "fraction of bytes the rectification moved."),
         "budget": int(budget), "seeds": seeds, "workloads": wls, "modes": modes, "search": search,
         "seeds_by_workload": {w: seeds_of(w) for w in wls if seeds_of(w) != seeds},
         "budgets": {w: int(os.environ["EGRL_BUDGET_" + w]) for w in wls if os.environ.get("EGRL_BUDGET_" + w)},

@@ -15,7 +15,14 @@ static int usage(ag_opts *o, const char *msg) {
     return 2;
 }
 
+/* --eval-only: one map from the policy (the --load file, or without it the untrained GNN of
+ * this seed, the control), decoded to fit the chip (capacity) or as the argmax, scored once */
 static int eval_only(eg_ctx *c, gnn_net *n, bool capacity) {
+    gnn_net *fresh = NULL;
+    if (!n) {
+        n = fresh = gnn_new(&c->p.pol);
+        gnn_init(fresh, c->rng);
+    }
     int64_t *a = malloc(sizeof(int64_t) * (size_t)c->D);
     if (capacity) {
         double *post = malloc(sizeof(double) * (size_t)c->D * (size_t)c->nmem);
@@ -25,10 +32,11 @@ static int eval_only(eg_ctx *c, gnn_net *n, bool capacity) {
     } else {
         eg_gnn_act(c, n, a);
     }
-    const char *w = "loaded";
+    const char *w = fresh ? "untrained" : "loaded";
     double r;
     int rc = eg_evaluate(c, 1, a, &w, &r) < 0 ? -1 : 0;
     free(a);
+    gnn_free(fresh);
     return rc;
 }
 
@@ -49,7 +57,7 @@ static int save_policy(eg_ctx *c, const char *path, hw_err *err) {
 }
 
 int main(int argc, char **argv) {
-    const char *mode = "egrl", *save = NULL, *load = NULL, *curve = NULL, *decode = "raw", *features = "table1";
+    const char *mode = "egrl", *save = NULL, *load = NULL, *curve = NULL, *decode = NULL, *features = "table1";
     int64_t pop = 20, tour = 3, rollouts = 1, hidden = 128, out = 128, heads = 4, depth = 4, chidden = 32, cdepth = 4,
             batch = 24, buffer = 100000;
     double bzf = 0.2, elite = 0.2, mutp = 0.9, cxp = 0.3, lr = 1e-3, alpha = 0.05, tau = 1e-3, rscale = 5, pgnoise = 1.0,
@@ -83,8 +91,8 @@ int main(int argc, char **argv) {
         {"reward-scale", AG_OPT_DOUBLE, &rscale, "reward multiplier for the learner (5)"},
         {"save", AG_OPT_STRING, &save, "write the best GNN policy to FILE at the end"},
         {"load", AG_OPT_STRING, &load, "GNN policy to start from (with --eval-only: score it once)"},
-        {"eval-only", AG_OPT_FLAG, &eval, "score the --load policy on this workload without training"},
-        {"decode", AG_OPT_STRING, &decode, "raw | capacity: --eval-only's map is the argmax (raw) or the posterior decoded to fit the chip"},
+        {"eval-only", AG_OPT_FLAG, &eval, "score the --load policy (none: the untrained GNN of --seed) once, without training"},
+        {"decode", AG_OPT_STRING, &decode, "capacity | argmax: --eval-only's map is the posterior decoded to fit the chip (default) or its argmax"},
         {"features", AG_OPT_STRING, &features, "table1 | capacity: the GNN's node inputs, Table 1's columns alone or with the chip-relative sizes (docs/egrl.md)"},
         {"curve", AG_OPT_STRING, &curve, "CSV of every evaluation: sample,gen,worker,reward,speedup,best_speedup"},
         {NULL, 0, NULL, NULL}};
@@ -105,12 +113,12 @@ int main(int argc, char **argv) {
     if (!(bzf >= 0 && bzf <= 1)) return usage(&o, "--boltzmann-frac: expected 0 .. 1");
     if (!(elite > 0 && elite < 1)) return usage(&o, "--elite-frac: expected (0, 1)");
     if (tour < 1 || rollouts < 0 || rollouts > 64 || batch < 1 || buffer < 1) return usage(&o, "--tournament, --pg-rollouts (0..64), --batch, --buffer: out of range");
-    if (eval && !load) return usage(&o, "--eval-only needs --load FILE");
-    if (strcmp(decode, "raw") && strcmp(decode, "capacity")) return usage(&o, "--decode: expected raw or capacity");
-    const bool cap_decode = !strcmp(decode, "capacity");
+    if (decode && !eval) return usage(&o, "--decode works with --eval-only");
+    if (!decode) decode = "capacity";
+    if (strcmp(decode, "argmax") && strcmp(decode, "capacity")) return usage(&o, "--decode: expected capacity (the default) or argmax");
+    const bool cap_decode = eval && !strcmp(decode, "capacity");
     if (strcmp(features, "table1") && strcmp(features, "capacity")) return usage(&o, "--features: expected table1 or capacity");
     const bool cap_feat = !strcmp(features, "capacity");
-    if (cap_decode && !eval) return usage(&o, "--decode capacity works with --eval-only");
     if (!(upe >= 0 && upe <= 64)) return usage(&o, "--updates-per-eval: expected 0 .. 64");
     eg_params *p = &c.p;
     p->mode = (eg_mode)m;
@@ -220,6 +228,10 @@ int main(int argc, char **argv) {
     json_object_set_new(ex, "evaluate_calls", json_integer(c.calls));
     json_object_set_new(ex, "valid_fraction", json_real(c.evals ? (double)c.valid / (double)c.evals : 0));
     json_object_set_new(ex, "best_speedup", json_real(c.curve_best));
+    if (eval) {
+        json_object_set_new(ex, "policy", json_string(loaded ? "loaded" : "untrained"));
+        json_object_set_new(ex, "decode", json_string(decode));
+    }
     if (m == EG_EGRL || m == EG_EA) {
         json_object_set_new(ex, "population", json_integer(c.npop));
         json_object_set_new(ex, "boltzmann", json_integer(c.nbz));

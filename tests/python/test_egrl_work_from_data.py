@@ -54,12 +54,16 @@ class EgrlWorkFromData(unittest.TestCase):
             self.assertEqual(len(rows), 4000)
             self.assertEqual(rows[0][0], 1)
             self.assertIn("speedup", json.loads(rows[0][1]))
-            # a learning run's curve and its Figure 5 rows (raw and decoded, one per target)
+            # a learning run's curve and its Figure 5 rows (both decodings, one per target), and the
+            # untrained control's
             with open(os.path.join(work, "bert_base.egrl.1.csv")) as f:
                 self.assertEqual(f.readline(), "sample,worker,reward,speedup\n")
-            for ext in (".transfer", ".transfer.capacity"):
-                with open(os.path.join(work, "bert_base.egrl.1" + ext)) as f:
-                    self.assertEqual(len(f.read().splitlines()), 3)
+            for src in ("bert_base", "untrained"):
+                for dec in ("argmax", "capacity"):
+                    with open(os.path.join(work, "%s.egrl.1.transfer.%s" % (src, dec))) as f:
+                        rows = [r.split("\t") for r in f.read().splitlines()]
+                    self.assertEqual(len(rows), 3)
+                    self.assertEqual({(r[0], r[3]) for r in rows}, {(src, dec)})
 
     def test_missing_data_names_the_file(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -58,9 +58,9 @@ Test(egrl_cli, usage_errors) {
     cr_assert_eq(hwtest_run_args(prefix, m, NULL, &err), 2);
     cr_assert(strstr(err, "--mode"), "%s", err);
     free(err);
-    const char *e[] = {"--endpoint", "local", "--eval-only", NULL};
+    const char *e[] = {"--endpoint", "local", "--decode", "argmax", NULL};
     cr_assert_eq(hwtest_run_args(prefix, e, NULL, &err), 2);
-    cr_assert(strstr(err, "--load"), "%s", err);
+    cr_assert(strstr(err, "--decode works with --eval-only"), "%s", err);
     free(err);
     const char *hh[] = {"--endpoint", "local", "--hidden", "10", "--heads", "4", NULL};
     cr_assert_eq(hwtest_run_args(prefix, hh, NULL, &err), 2);
@@ -179,9 +179,27 @@ Test(egrl_cli, baselines_and_transfer, .timeout = 120) {
     hwtest_rmtree(dir);
 }
 
-/* --decode capacity: a small policy trained briefly on ResNet-50 (nnp-i chip) gives, on the larger
- * ResNet-101 and BERT, maps that need no rectification (eps 0, speedup > 0), and on ResNet-50
- * itself and on the default chip too; the flag needs --eval-only. */
+static json_t *eval_only(const char *bin, const char *cfg, const char *pol, const char *decode, const char *seed) {
+    const char *a[32];
+    int k = 0;
+    const char *head[] = {"--endpoint", "local", "--config", cfg, "--eval-only", "--seed", seed};
+    for (int i = 0; i < 7; i++) a[k++] = head[i];
+    if (pol) a[k++] = "--load", a[k++] = pol;
+    if (decode) a[k++] = "--decode", a[k++] = decode;
+    for (int i = 0; SMALL[i]; i++) a[k++] = SMALL[i]; /* the untrained GNN's architecture (a --load file has its own) */
+    a[k] = NULL;
+    return run_ok(bin, a, 0);
+}
+
+static double metric(const json_t *j, const char *key) {
+    return json_number_value(json_object_get(json_object_get(j, "best_metrics"), key));
+}
+
+/* --eval-only decodes to fit the chip by default (--decode capacity): a small policy trained
+ * briefly on ResNet-50 (nnp-i chip) gives, on the larger ResNet-101 and BERT, maps that need no
+ * rectification (eps 0, speedup > 0), and on ResNet-50 itself and on the default chip too. Its
+ * argmax (--decode argmax) overflows BERT (speedup 0, eps > 0); where the argmax fits, the
+ * decoded map is the argmax map itself. */
 Test(egrl_cli, capacity_decoding_transfers_valid_maps, .timeout = 240) {
     char bin[512], dir[64], pol[128];
     need(bin, sizeof bin);
@@ -192,26 +210,54 @@ Test(egrl_cli, capacity_decoding_transfers_valid_maps, .timeout = 240) {
                         "--pop", "4", "--save", pol};
     json_decref(run_ok(bin, with_small(eg, 10, buf), 0));
     const char *wl[] = {"{\"workload\":\"resnet101\",\"hw\":\"nnp-i\"}", "{\"workload\":\"bert_base\",\"hw\":\"nnp-i\"}",
-                        "{\"workload\":\"resnet50\"}"};
-    for (int k = 0; k < 3; k++) {
-        const char *ev[] = {"--endpoint", "local", "--config", wl[k], "--load", pol, "--eval-only", "--decode", "capacity",
-                            "--quiet", NULL};
-        json_t *j = run_ok(bin, ev, 0);
-        json_t *m = json_object_get(j, "best_metrics");
-        cr_assert_eq(json_number_value(json_object_get(m, "eps")), 0.0, "%s: eps %g", wl[k],
-                     json_number_value(json_object_get(m, "eps")));
+                        "{\"workload\":\"resnet50\"}", "{\"workload\":\"resnet50\",\"hw\":\"nnp-i\"}"};
+    int overflowed = 0, fitted = 0;
+    for (int k = 0; k < 4; k++) {
+        json_t *j = eval_only(bin, wl[k], pol, NULL, "1");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "decode")), "capacity");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "policy")), "loaded");
+        cr_assert_eq(metric(j, "eps"), 0.0, "%s: eps %g", wl[k], metric(j, "eps"));
         cr_assert_gt(json_number_value(json_object_get(j, "best_speedup")), 0.0, "%s", wl[k]);
+        json_t *g = eval_only(bin, wl[k], pol, "argmax", "1");
+        cr_assert_str_eq(json_string_value(json_object_get(g, "decode")), "argmax");
+        if (metric(g, "eps") > 0) {
+            overflowed++;
+            cr_assert_eq(json_number_value(json_object_get(g, "best_speedup")), 0.0, "%s: an overflowing map scores 0", wl[k]);
+            cr_assert_not(json_equal(json_object_get(j, "best_action"), json_object_get(g, "best_action")), "%s", wl[k]);
+        } else {
+            fitted++;
+            cr_assert(json_equal(json_object_get(j, "best_action"), json_object_get(g, "best_action")),
+                      "%s: the argmax fits, so decoding keeps every choice", wl[k]);
+        }
         json_decref(j);
+        json_decref(g);
     }
-    const char *bad[] = {"--endpoint", "local", "--config", R50, "--decode", "capacity", "--budget", "4", "--quiet", NULL};
+    cr_assert(overflowed >= 1 && fitted >= 1, "both cases seen: %d overflowed, %d fitted", overflowed, fitted);
+    const char *bad2[] = {"--endpoint", "local", "--load", pol, "--eval-only", "--decode", "raw", "--quiet", NULL};
     char *err = NULL;
     const char *prefix[] = {bin, NULL};
-    cr_assert_eq(hwtest_run_args(prefix, bad, NULL, &err), 2);
-    cr_assert(strstr(err, "--decode capacity works with --eval-only"), "%s", err);
-    free(err);
-    const char *bad2[] = {"--endpoint", "local", "--load", pol, "--eval-only", "--decode", "best", "--quiet", NULL};
     cr_assert_eq(hwtest_run_args(prefix, bad2, NULL, &err), 2);
-    cr_assert(strstr(err, "--decode: expected raw or capacity"), "%s", err);
+    cr_assert(strstr(err, "--decode: expected capacity (the default) or argmax"), "%s", err);
     free(err);
     hwtest_rmtree(dir);
+}
+
+/* --eval-only without --load scores the untrained GNN of --seed (Figure 5's control): one
+ * evaluation, the same map for the same seed, another for another seed, decoded to fit. */
+Test(egrl_cli, eval_only_without_load_is_the_untrained_control, .timeout = 120) {
+    char bin[512];
+    need(bin, sizeof bin);
+    const char *cfg = "{\"workload\":\"bert_base\",\"hw\":\"nnp-i\"}";
+    json_t *a = eval_only(bin, cfg, NULL, NULL, "1"), *b = eval_only(bin, cfg, NULL, NULL, "1"),
+           *c = eval_only(bin, cfg, NULL, NULL, "2");
+    cr_assert_str_eq(json_string_value(json_object_get(a, "policy")), "untrained");
+    cr_assert_str_eq(json_string_value(json_object_get(a, "mode")), "eval-only");
+    cr_assert_eq(json_integer_value(json_object_get(a, "samples")), 1);
+    cr_assert_eq(metric(a, "eps"), 0.0);
+    cr_assert_gt(json_number_value(json_object_get(a, "best_speedup")), 0.0);
+    cr_assert(json_equal(json_object_get(a, "best_action"), json_object_get(b, "best_action")), "same seed, same map");
+    cr_assert_not(json_equal(json_object_get(a, "best_action"), json_object_get(c, "best_action")), "another seed, another map");
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
 }
