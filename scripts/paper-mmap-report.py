@@ -364,6 +364,40 @@ if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
                  f"{sum(azv) / len(azv):.4f} | {max(azv):.4f} | {min(azv):.4f} | {sum(1 for x in azv if x > 1)}/{len(ag)} | — |")
     L.append("")
 
+# ---------------- dev set: value target and the untrained control at Table 3's budget
+DEVP = ["mobilenet_v2_train_batch_128", "resnet50_train_batch_32", "wavenet_coherent_batch32", "tensor2tensor_transformer_bf16"]
+
+
+def devname(v, p):
+    """dev-<variant>-<program>; the untrained control of the budget part's programs is its x1 run"""
+    if v == "untrained" and not load(f"dev-untrained-{p}-s1"):
+        return f"b-{p}-untrained-x1"
+    return f"dev-{v}-{p}"
+
+
+if any(load(f"dev-adv-{p}-s1") for p in DEVP):
+    DS = ["1", "2", "3"]
+    L.append(f"## Dev set: the advantage value target and the untrained control at Table 3's budget (seeds {', '.join(DS)})\n")
+    L.append("MuZero-prod with Table 3's settings and CPU budgets; `td` is Table 3's own runs of the same seeds (the default "
+             "TD-10 value target), `adv` adds `--value-target adv` (the value network learns the return over the heuristic's "
+             "return-to-go from the same buffer), `untrained` adds `--train-every 1000000000` (the same agent, no training step). "
+             "Cell: speedup over the heuristic per seed, then the mean; Drop's share of the choices in brackets.\n")
+    L.append("| program | CPU s | td | adv | untrained |")
+    L.append("|---|---|---|---|---|")
+    tot = {"td": [], "adv": [], "untrained": []}
+    for p in DEVP:
+        cells = []
+        for v, nm in (("td", f"t3-{p}-prod"), ("adv", devname("adv", p)), ("untrained", devname("untrained", p))):
+            js = runs(nm, DS, budget(T3S, p))
+            sp = [speedup(j) for j in js]
+            tot[v] += sp
+            m = mean(sp)
+            dr = "/".join(f"{j['choices']['drop']:.2f}" if j else "—" for j in js)
+            cells.append(" ".join(fmt(x) for x in sp) + f"; **{fmt(m)}** ({dr})")
+        L.append(f"| {p} | {budget(T3S, p):g} | " + " | ".join(cells) + " |")
+    L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v in ("td", "adv", "untrained")) + " |")
+    L.append("")
+
 # ---------------- speedup against CPU budget
 BAGENTS = (("muzero", "MuZero"), ("untrained", "untrained control"), ("az", "AlphaZero mode"))
 
