@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS TC CSEEDS T2P T3P [T3SEEDS] - writes OUT.md
+"""paper-mmap-report.py OUT T2 T3 MZARGS SECONDS SEEDS T7 MZ3ARGS JOBS TC CSEEDS T2P T3P [T3SEEDS [BP BM BSEEDS [F7SEEDS]]] - writes OUT.md
 (docs/results/mmap.md) and the SVG figures in OUT/ from the summaries (OUT/data/*.json), curves
 (OUT/data/*.csv.gz) and program sizes (OUT/data/sizes.txt) of scripts/paper-mmap.sh. T2 and T3 are
 "BASE+PER_KBUF" CPU seconds per run; T7 and TC CPU seconds; CSEEDS the collapse check's seeds; T2P and
-T3P the programs run; T3SEEDS Table 3's seeds (SEEDS). Cells: mean ± sample sd [95% percentile bootstrap interval of the mean, 2000
+T3P the programs run; T3SEEDS Table 3's seeds (SEEDS); BP, BM, BSEEDS the budget part's programs, multiples of
+the Table 3 budget and seeds; F7SEEDS Figure 7's seeds (SEEDS). Cells: mean ± sample sd [95% percentile bootstrap interval of the mean, 2000
 resamples, fixed RNG seed]. Standard library only."""
 import glob
 import gzip
@@ -40,6 +41,10 @@ T3P = ["mlp_train_batch_16", "alexnet_train_batch_32", "inference_resnet", "infe
 if len(sys.argv) > 13:
     T3P = sys.argv[13].split()
 T3SEEDS = sys.argv[14].split() if len(sys.argv) > 14 and sys.argv[14].strip() else SEEDS
+BP = sys.argv[15].split() if len(sys.argv) > 15 else []
+BM = sys.argv[16].split() if len(sys.argv) > 16 else ["1", "3", "9"]
+BSEEDS = sys.argv[17].split() if len(sys.argv) > 17 else ["1", "2", "3"]
+F7SEEDS = sys.argv[18].split() if len(sys.argv) > 18 and sys.argv[18].strip() else SEEDS
 
 
 def load(name):
@@ -170,6 +175,38 @@ def panel(x0, y0, w, h, title, series, tmax, heur):
     return o
 
 
+def speedup(j):
+    return j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None
+
+
+def budget_panel(x0, y0, w, h, title, lines):
+    """lines: [(agent, [(cpu_s, mean speedup, [per-seed speedups])])], x on a log scale."""
+    import math
+    ts = [t for _, pts in lines for t, _, _ in pts] or [1.0]
+    ys = [y for _, pts in lines for _, _, v in pts for y in v] + [1.0]
+    tmin, tmax = min(ts) / 1.3, max(ts) * 1.3
+    ymin, ymax = min(ys) - 0.02, max(ys) + 0.02
+    sx = lambda t: x0 + 40 + (w - 50) * (math.log(t) - math.log(tmin)) / (math.log(tmax) - math.log(tmin))
+    sy = lambda v: y0 + h - 25 - (h - 45) * (v - ymin) / (ymax - ymin)
+    o = [f'<text x="{x0 + w / 2}" y="{y0 + 14}" text-anchor="middle" font-size="12">{title}</text>',
+         f'<line x1="{sx(tmin)}" y1="{sy(ymin)}" x2="{sx(tmax)}" y2="{sy(ymin)}" stroke="black"/>',
+         f'<line x1="{sx(tmin)}" y1="{sy(ymin)}" x2="{sx(tmin)}" y2="{sy(ymax)}" stroke="black"/>',
+         f'<line x1="{sx(tmin)}" y1="{sy(1)}" x2="{sx(tmax)}" y2="{sy(1)}" stroke="#999" stroke-dasharray="4 3"/>',
+         f'<text x="{x0 + 4}" y="{sy(ymax) + 8}" font-size="9">{ymax:.2f}</text>',
+         f'<text x="{x0 + 4}" y="{sy(ymin)}" font-size="9">{ymin:.2f}</text>']
+    for t in sorted(set(ts)):
+        o.append(f'<text x="{sx(t)}" y="{y0 + h - 8}" text-anchor="middle" font-size="9">{t:g} s</text>')
+    for k, (a, pts) in enumerate(lines):
+        c = COL.get(a, "black")
+        o.append(f'<text x="{x0 + 45 + 80 * k}" y="{y0 + 28}" font-size="10" fill="{c}">{a}</text>')
+        if pts:
+            o.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="' + " ".join(f"{sx(t):.1f},{sy(m):.1f}" for t, m, _ in pts) + '"/>')
+        for t, _, v in pts:
+            for y in v:
+                o.append(f'<circle cx="{sx(t):.1f}" cy="{sy(y):.1f}" r="2" fill="{c}" fill-opacity="0.6"/>')
+    return o
+
+
 def svg(path, panels, w, h):
     with open(path, "w") as f:
         f.write(f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif">\n')
@@ -289,21 +326,28 @@ if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
              "over the seeds that completed a game (MuZero) and over all seeds (MuZero-prod, where a seed that "
              "completed no game scores 1.0). The summary row counts a program as improved when its mean speedup "
              "is above 1; programs where no seed completed a game count as not improved for MuZero.\n")
-    L.append("| program | buffers | CPU s | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |")
-    L.append("|---|---|---|---|---|---|---|")
-    ag, pr = [], []
+    with_az = any(any(runs(f"t3-{p}-az", T3SEEDS)) for p in T3P)
+    L.append("| program | buffers | CPU s | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |"
+             + (" AlphaZero mode games per seed | AlphaZero mode speedup |" if with_az else ""))
+    L.append("|---|---|---|---|---|---|---|" + ("---|---|" if with_az else ""))
+    ag, pr, az = [], [], []
     for p in T3P:
         js = runs(f"t3-{p}-prod", T3SEEDS, budget(T3S, p))
         if not any(js):
             continue
-        sps = [j["heuristic_latency"] / j["agent_latency"] if j and j.get("agent_latency") else None for j in js]
+        sps = [speedup(j) for j in js]
         rrs = [j["agent_return"] / j["heuristic_return"] if j and j.get("agent_return") else None for j in js]
         prs = [j["prod_speedup_over_heuristic"] for j in js if j]
         ag.append(mean(sps))
         pr.append(mean(prs))
         nb = next(j["num_buffers"] for j in js if j)
         games = "+".join(str(j["games_completed"]) if j else "—" for j in js)
-        L.append(f"| {p} | {nb} | {budget(T3S, p):g} | {games} | {msd(rrs)} | {msd(sps, 4)} | {msd(prs, 4)} |")
+        row = f"| {p} | {nb} | {budget(T3S, p):g} | {games} | {msd(rrs)} | {msd(sps, 4)} | {msd(prs, 4)} |"
+        if with_az:
+            za = runs(f"t3-{p}-az", T3SEEDS, budget(T3S, p))
+            az.append(mean([speedup(j) for j in za]) if any(za) else None)
+            row += f" {'+'.join(str(j['games_completed']) if j else '—' for j in za)} | {msd([speedup(j) for j in za], 4)} |"
+        L.append(row)
     L.append("")
     agv = [x for x in ag if x is not None]
     L.append("| agent | mean | max | min | models improved | paper mean / max / min / improved |")
@@ -314,25 +358,108 @@ if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
     if pr:
         L.append(f"| MuZero-prod | {sum(pr) / len(pr):.4f} | {max(pr):.4f} | {min(pr):.4f} | {sum(1 for x in pr if x > 1)}/{len(pr)} | "
                  "1.0405 / 1.8787 / 1.0 / 33/60 |")
+    azv = [x for x in az if x is not None]
+    if azv:
+        L.append(f"| AlphaZero mode (programs with a complete game: {len(azv)}/{len(ag)}; runs on {len(az)} programs) | "
+                 f"{sum(azv) / len(azv):.4f} | {max(azv):.4f} | {min(azv):.4f} | {sum(1 for x in azv if x > 1)}/{len(ag)} | — |")
     L.append("")
 
+# ---------------- dev set: value target and the untrained control at Table 3's budget
+DEVP = ["mobilenet_v2_train_batch_128", "resnet50_train_batch_32", "wavenet_coherent_batch32", "tensor2tensor_transformer_bf16"]
+
+
+def devname(v, p):
+    """dev-<variant>-<program>; the untrained control of the budget part's programs is its x1 run"""
+    if v == "untrained" and not load(f"dev-untrained-{p}-s1"):
+        return f"b-{p}-untrained-x1"
+    return f"dev-{v}-{p}"
+
+
+if any(load(f"dev-adv-{p}-s1") for p in DEVP):
+    DS = ["1", "2", "3"]
+    L.append(f"## Dev set: the advantage value target and the untrained control at Table 3's budget (seeds {', '.join(DS)})\n")
+    L.append("MuZero-prod with Table 3's settings and CPU budgets; `td` is Table 3's own runs of the same seeds (the default "
+             "TD-10 value target), `adv` adds `--value-target adv` (the value network learns the return over the heuristic's "
+             "return-to-go from the same buffer), `untrained` adds `--train-every 1000000000` (the same agent, no training step). "
+             "Cell: speedup over the heuristic per seed, then the mean; Drop's share of the choices in brackets.\n")
+    L.append("| program | CPU s | td | adv | untrained |")
+    L.append("|---|---|---|---|---|")
+    tot = {"td": [], "adv": [], "untrained": []}
+    for p in DEVP:
+        cells = []
+        for v, nm in (("td", f"t3-{p}-prod"), ("adv", devname("adv", p)), ("untrained", devname("untrained", p))):
+            js = runs(nm, DS, budget(T3S, p))
+            sp = [speedup(j) for j in js]
+            tot[v] += sp
+            m = mean(sp)
+            dr = "/".join(f"{j['choices']['drop']:.2f}" if j else "—" for j in js)
+            cells.append(" ".join(fmt(x) for x in sp) + f"; **{fmt(m)}** ({dr})")
+        L.append(f"| {p} | {budget(T3S, p):g} | " + " | ".join(cells) + " |")
+    L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v in ("td", "adv", "untrained")) + " |")
+    L.append("")
+
+# ---------------- speedup against CPU budget
+BAGENTS = (("muzero", "MuZero"), ("untrained", "untrained control"), ("az", "AlphaZero mode"))
+
+
+def bname(p, a, x):
+    """the run of agent a at x times the Table 3 budget: x1 MuZero and AlphaZero mode are Table 3's runs"""
+    if x == "1" and a == "muzero":
+        return f"t3-{p}-prod"
+    if x == "1" and a == "az":
+        return f"t3-{p}-az"
+    return f"b-{p}-{a}-x{x}"
+
+
+bprogs = [p for p in BP if any(load(f"b-{p}-{a}-x{x}-s{sd}") for a, _ in BAGENTS for x in BM for sd in BSEEDS)]
+if bprogs:
+    L.append(f"## Speedup against CPU budget (multiples {', '.join('x' + x for x in BM)} of Table 3's budget, seeds {', '.join(BSEEDS)})\n")
+    L.append("Issue 25: \"if a target is out of reach on 2 cores, say what budget reaches it and show the curve\". MuZero (as in "
+             "Table 3, `--mode prod`), its untrained control (`--train-every 1000000000`) and AlphaZero mode (`--model true`) at "
+             "multiples of Table 3's CPU budget, each multiple a separate run (the games in flight are fitted to each run's own "
+             "budget). The x1 MuZero and AlphaZero-mode cells are Table 3's runs of the same seeds. Cell: speedup over the "
+             "heuristic (mean ± sd [95% CI]) of the seeds that completed a game, then how many seeds are above 1.\n")
+    L.append("| program | agent | " + " | ".join(f"x{x}" for x in BM) + " |")
+    L.append("|---|---|" + "---|" * len(BM))
+    bpan = []
+    for i, p in enumerate(bprogs):
+        lines = []
+        for a, lab in BAGENTS:
+            cells, pts = [], []
+            for x in BM:
+                t = round(budget(T3S, p) * float(x), 1)
+                js = runs(bname(p, a, x), BSEEDS, t)
+                sp = [speedup(j) for j in js]
+                v = [y for y in sp if y is not None]
+                cells.append(f"{msd(sp, 3)}, {sum(1 for y in v if y > 1)}/{len(sp)} > 1" if any(js) else "—")
+                if v:
+                    pts.append((t, sum(v) / len(v), v))
+            if any(c != "—" for c in cells):
+                L.append(f"| {p} | {lab} | " + " | ".join(cells) + " |")
+                lines.append((a, pts))
+        bpan.append(budget_panel((i % 3) * 300, 0, 290, 230, p, lines))
+    svg(os.path.join(out, "budget.svg"), bpan, 300 * min(3, len(bprogs)), 230 * ((len(bprogs) + 2) // 3))
+    L.append("\n![speedup against CPU budget](mmap/budget.svg)\n")
+    L.append("Speedup over the heuristic against CPU seconds per run (log scale): the mean over the seeds (line) and each "
+             "seed (dots); the dashed line is the heuristic (1.0).\n")
+
 # ---------------- Figure 7
-if any(any(runs(f"f7-inference_resnet-{m}")) for m in ("muzero", "az", "search", "learn")):
-    L.append(f"## Figure 7: ablation on inference_resnet ({T7:g} CPU s each)\n")
+if any(any(runs(f"f7-inference_resnet-{m}", F7SEEDS)) for m in ("muzero", "az", "search", "learn")):
+    L.append(f"## Figure 7: ablation on inference_resnet ({T7:g} CPU s each, seeds {', '.join(F7SEEDS)})\n")
     L.append("| agent | best return / heuristic | games | env steps | simulations | train steps |")
     L.append("|---|---|---|---|---|---|")
     series = []
     heur = 1.0
     for m, lab in (("muzero", "MuZero (search + learning)"), ("az", "AlphaZero mode (search over the true game + learning)"),
                    ("search", "search only (MCTS over the true game, no learning)"), ("learn", "learning only (no MCTS)")):
-        js = runs(f"f7-inference_resnet-{m}")
+        js = runs(f"f7-inference_resnet-{m}", F7SEEDS)
         ok = [j for j in js if j]
         if ok:
             heur = ok[0]["heuristic_return"]
             avg = lambda k: f"{mean([j[k] for j in ok]):.0f}"
             L.append(f"| {lab} | {msd([rel(j) for j in js])} | {avg('games_completed')} | {avg('env_steps')} | {avg('simulations')} | {avg('train_steps')} |")
-        series += [(m, curve(f"f7-inference_resnet-{m}-s{sd}")) for sd in SEEDS]
-    prov = provenance([j for m in ("muzero", "az", "search", "learn") for j in runs(f"f7-inference_resnet-{m}")])
+        series += [(m, curve(f"f7-inference_resnet-{m}-s{sd}")) for sd in F7SEEDS]
+    prov = provenance([j for m in ("muzero", "az", "search", "learn") for j in runs(f"f7-inference_resnet-{m}", F7SEEDS)])
     if prov:
         L.append("\n" + prov)
     svg(os.path.join(out, "figure7.svg"), [panel(0, 0, 420, 240, "inference_resnet: ablation", series, T7, heur)], 420, 240)

@@ -12,6 +12,10 @@
 #   t3:       Table 3: MuZero and MuZero-prod speedup over the heuristic per program
 #   f7:       Figure 7: MuZero vs AlphaZero mode vs search only (true game, no learning) vs
 #             learning only (no MCTS)
+#   t3az:     Table 3 with AlphaZero mode (--model true) beside MuZero, same budgets and seeds
+#   budget:   speedup against CPU budget: MuZero(-prod), its untrained control and AlphaZero mode
+#             on a few Table 3 programs at multiples of Table 3's budget (the x1 MuZero and
+#             AlphaZero-mode runs are Table 3's own)
 # Knobs (environment):
 #   MMAP_PARTS     parts to run ("collapse t2 t3 f7"); the report covers the data present
 #   MMAP_T2        "BASE+PER_KBUF" CPU seconds per Table 2 run ("4+4": 5.2 s on alexnet, 44 s on
@@ -23,7 +27,13 @@
 #   MMAP_COLLAPSE_TIME   CPU seconds per collapse-check run (20)
 #   MMAP_COLLAPSE_SEEDS  its seeds ("1 2 3 4 5")
 #   MMAP_SEEDS     seeds of t2, f7 ("1 2 3")
-#   MMAP_T3_SEEDS  seeds of t3 (MMAP_SEEDS)
+#   MMAP_F7_SEEDS  Figure 7's seeds in the report only (MMAP_SEEDS): the page keeps showing the
+#                  seeds Figure 7 was run with when a later invocation adds Table 2 seeds
+#   MMAP_T3_SEEDS  seeds of t3 and t3az (MMAP_SEEDS)
+#   MMAP_BUDGET_PROGS   programs of the budget part (mobilenet, resnet50, wavenet)
+#   MMAP_BUDGET_MULTS   multiples of the Table 3 budget ("1 3 9")
+#   MMAP_BUDGET_SEEDS   its seeds ("1 2 3")
+#   MMAP_BUDGET_AGENTS  its agents ("muzero untrained az")
 #   MMAP_JOBS      runs at once (1: a shared machine; CPU budgets make the results independent of it)
 #   MMAP_WALL      wall-clock cap per run, as a multiple of its CPU budget (20): a starved run stops
 #                  there, and its summary's cpu_s shows it
@@ -78,6 +88,10 @@ JOBS=${MMAP_JOBS:-1}
 MZ=${MMAP_MZ_ARGS:---simulations 25 --gumbel --games 8 --train-every 32 --batch 64 --reanalyse-simulations 10}
 MZ3=${MMAP_T3_MZ_ARGS:-$MZ}
 T2P=${MMAP_T2P:-alexnet_train_batch_32 wavenet_coherent_batch32 alphatensor_like tensor2tensor_transformer_bf16}
+BP=${MMAP_BUDGET_PROGS:-mobilenet_v2_train_batch_128 resnet50_train_batch_32 wavenet_coherent_batch32}
+BM=${MMAP_BUDGET_MULTS:-1 3 9}
+BSEEDS=${MMAP_BUDGET_SEEDS:-1 2 3}
+BAG=${MMAP_BUDGET_AGENTS:-muzero untrained az}
 T3P=${MMAP_T3P:-mlp_train_batch_16 alexnet_train_batch_32 inference_resnet inference_lstm rnn_2 mobilenet_v2_train_batch_128 wavenet_coherent_batch32 rnn_6 resnet50_train_batch_32 mlperf_nmt_1_shard_batch_64 alphatensor_like tensor2tensor_transformer_bf16 bert_base_train_batch_16 transformer_big_train}
 mkdir -p "$D"
 [ "${MMAP_KEEP:-0}" = 1 ] || rm -f "$D"/*.json "$D"/*.csv.gz
@@ -132,9 +146,32 @@ for s in $T3SEEDS; do
             echo "t3-$p-prod-s$s prod $(budget "$T3" "$p") $p --seed $s $MZ3" >> "$LIST"
         done
     fi
+    if has t3az; then
+        for p in $T3P; do
+            echo "t3-$p-az-s$s prod $(budget "$T3" "$p") $p --seed $s $MZ3 --model true" >> "$LIST"
+        done
+    fi
 done
+if has budget; then # cheapest first: every seed of the smaller multiples before the larger
+    for x in $BM; do
+        for s in $BSEEDS; do
+            for p in $BP; do
+                t=$("$PY" -c 'import sys; print(round(float(sys.argv[1]) * float(sys.argv[2]), 1))' "$(budget "$T3" "$p")" "$x")
+                for a in $BAG; do
+                    case "$a.$x" in
+                        muzero.1) echo "t3-$p-prod-s$s prod $t $p --seed $s $MZ3" ;;
+                        az.1) echo "t3-$p-az-s$s prod $t $p --seed $s $MZ3 --model true" ;;
+                        muzero.*) echo "b-$p-muzero-x$x-s$s prod $t $p --seed $s $MZ3" ;;
+                        az.*) echo "b-$p-az-x$x-s$s prod $t $p --seed $s $MZ3 --model true" ;;
+                        untrained.*) echo "b-$p-untrained-x$x-s$s prod $t $p --seed $s $MZ3 --train-every 1000000000" ;;
+                    esac
+                done
+            done
+        done
+    done >> "$LIST"
+fi
 export BUILD="${BUILD:-build}" PYTHON="$PY" MMAP_ENDPOINT="$EP" MMAP_OUT="$OUT"
 xargs -P "$JOBS" -L 1 "$SELF" --one < "$LIST" || echo "paper-mmap: some runs failed (their summaries are missing or empty)" >&2
 echo "paper-mmap: runs took $(( $(date +%s) - T0 )) s" >&2
-"$PY" scripts/paper-mmap-report.py "$OUT" "$T2" "$T3" "$MZ" "$(( $(date +%s) - T0 ))" "$SEEDS" "$T7" "$MZ3" "$JOBS" "$TC" "$CSEEDS" "$T2P" "$T3P" "$T3SEEDS"
+"$PY" scripts/paper-mmap-report.py "$OUT" "$T2" "$T3" "$MZ" "$(( $(date +%s) - T0 ))" "$SEEDS" "$T7" "$MZ3" "$JOBS" "$TC" "$CSEEDS" "$T2P" "$T3P" "$T3SEEDS" "$BP" "$BM" "$BSEEDS" "${MMAP_F7_SEEDS:-$SEEDS}"
 echo "paper-mmap: wrote $OUT/../mmap.md" >&2

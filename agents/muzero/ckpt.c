@@ -67,6 +67,10 @@ static void put_learning(const mz_agent *A, ag_ckpt *c) {
     put_floats(c, "replay.tail", r->tail, n);
     put_floats(c, "replay.retp", r->retp, n);
     put_floats(c, "replay.fin", r->fin, n);
+    int64_t *b = malloc(sizeof(int64_t) * (n + 1));
+    for (size_t i = 0; i < n; i++) b[i] = r->buf[i];
+    ag_ckpt_put_i64(c, "replay.buf", b, n);
+    free(b);
 }
 
 static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
@@ -103,7 +107,11 @@ static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
         ag_ckpt_get_i64(c, "replay.game", r->game, n, err) || get_floats(c, "replay.tail", r->tail, n, err) ||
         get_floats(c, "replay.retp", r->retp, n, err) || get_floats(c, "replay.fin", r->fin, n, err))
         return -1;
-    return 0;
+    int64_t *b = malloc(sizeof(int64_t) * (n + 1));
+    int rc = ag_ckpt_get_i64(c, "replay.buf", b, n, err);
+    for (size_t i = 0; i < n && !rc; i++) r->buf[i] = (int32_t)b[i];
+    free(b);
+    return rc;
 }
 
 static void put_game(const mz_agent *A, const mz_game *g, ag_ckpt *c) {
@@ -184,6 +192,8 @@ static int get_game(mz_agent *A, mz_game *g, const ag_ckpt *c, hw_err *err) {
         ag_ckpt_get_f64(c, kf(k, sizeof k, i, "retp"), g->retp, z, err) || ag_ckpt_get_u8(c, kf(k, sizeof k, i, "fz"), g->fz, z, err) ||
         ag_ckpt_get_u8(c, kf(k, sizeof k, i, "prefix"), g->prefix, (size_t)A->nbuf + 1, err))
         return -1;
+    /* the trajectory is the chain of consecutive buffers that made the current state */
+    for (int j = 0; j < n; j++) g->bix[j] = cur - n + j;
     int nf = (int)st[7], no = (int)st[8];
     int64_t *v = malloc(sizeof(int64_t) * (size_t)(nf + 3 * no + 1));
     int rc = ag_ckpt_get_i64(c, kf(k, sizeof k, i, "forced"), v, (size_t)nf, err);

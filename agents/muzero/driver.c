@@ -33,6 +33,7 @@ static void flush(mz_agent *A, mz_game *g, int a, int b, bool done, const double
         p[i].done = done && i == n - 1;
         p[i].retp = g->retp[j];
         p[i].game = g->gid;
+        p[i].buf = g->bix[j];
     }
     if (tail) {
         p[n - 1].has_tail = true;
@@ -162,6 +163,7 @@ void mz_agent_free(mz_agent *A) {
         free(g->val);
         free(g->retp);
         free(g->fz);
+        free(g->bix);
         free(g->prefix);
         free(g->forced);
         free(g->opens);
@@ -333,6 +335,7 @@ static int after_step(mz_agent *A, mz_game *g, int alias_prev, bool last_of_grou
         memmove(g->val, g->val + k, sizeof(double) * (size_t)rest);
         memmove(g->retp, g->retp + k, sizeof(double) * (size_t)rest);
         memmove(g->fz, g->fz + k, (size_t)rest);
+        memmove(g->bix, g->bix + k, sizeof(int) * (size_t)rest);
         g->n = rest;
         for (int i = 0; i < g->nopen; i++) g->opens[i].n -= k;
         g->backup_len = 0;
@@ -442,6 +445,7 @@ int mz_agent_play(mz_agent *A, hw_err *err) {
             g->val[g->n] = val[i];
             g->retp[g->n] = e->st.ret * A->rscale;
             g->fz[g->n] = forced;
+            g->bix[g->n] = buf;
             if (!forced && __builtin_popcount(e->st.mask & 7) >= 2) {
                 A->choice[a]++;
                 A->choice_all[a]++;

@@ -28,6 +28,7 @@ static int add_game(mz_agent *A, const char *acts, double ret, hw_err *err) {
         p[k].feat = feat + (size_t)k * (size_t)A->F;
         p[k].action = a;
         p[k].mask = e->st.mask;
+        p[k].buf = e->st.buffer;
         p[k].policy[a] = 1;
         p[k].pweight = __builtin_popcount(e->st.mask & 7) >= 2;
         p[k].retp = e->st.ret * A->rscale;

@@ -20,7 +20,8 @@ void mz_traj_reserve(mz_game *g, int n) {
     g->val = realloc(g->val, sizeof(double) * (size_t)cap);
     g->retp = realloc(g->retp, sizeof(double) * (size_t)cap);
     g->fz = realloc(g->fz, (size_t)cap);
-    if (!g->feat || !g->act || !g->mask || !g->rew || !g->pol || !g->val || !g->retp || !g->fz) abort(); /* out of memory */
+    g->bix = realloc(g->bix, sizeof(int) * (size_t)cap);
+    if (!g->feat || !g->act || !g->mask || !g->rew || !g->pol || !g->val || !g->retp || !g->fz || !g->bix) abort(); /* out of memory */
     g->cap = cap;
 }
 

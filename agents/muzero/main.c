@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
         {"model", AG_OPT_STRING, &model, "muzero/prod: the search's model: learned (MuZero: dynamics, reward and value networks) | true (AlphaZero mode: the true game stepped in in-process sessions, exact rewards and legal moves, the learned prior and value; no Reanalyse; every session without the memory map) (learned)"},
         {"self-imitation", AG_OPT_DOUBLE, &sil, "fraction of each training batch from a small replay of the heuristic's and the agent's best game, one-hot on their moves, Monte Carlo values (0.25; 0: off)"},
         {"greedy-games", AG_OPT_INT, &greedy, "games in flight played greedily as evaluation games: no root noise, argmax move (-1: 1 when --games > 1, else 0)"},
-        {"value-target", AG_OPT_STRING, &vtarget, "value targets: td (TD-n from stored root values) | mc (Monte Carlo return-to-go of the finished game; TD-n until it finishes) (td)"},
+        {"value-target", AG_OPT_STRING, &vtarget, "value targets: td (TD-n from stored root values) | mc (Monte Carlo return-to-go of the finished game; TD-n until it finishes) | adv, adv-mc (td, mc as the advantage over the heuristic: the value network learns the target minus the heuristic's return-to-go from the same buffer, and the searches add it back) (td)"},
         {"log-games", AG_OPT_INT, &log_games, "complete games per window of the collapse watch (Copy/NoCopy/Drop shares, prior entropy) (10)"},
         {"temp-init", AG_OPT_DOUBLE, &t0, "initial action temperature (1.0)"},
         {"temp-final", AG_OPT_DOUBLE, &t1, "final action temperature (0.2)"},
@@ -108,7 +108,8 @@ int main(int argc, char **argv) {
     else if (train_every < 1 || rsims < 1) bad = "--train-every/--reanalyse-simulations: must be >= 1";
     else if (tl < 0 || cpul < 0) bad = "--time-limit/--cpu-limit: must be >= 0";
     else if (strcmp(qnorm, "node") && strcmp(qnorm, "tree")) bad = "--q-norm: expected node or tree";
-    else if (strcmp(vtarget, "td") && strcmp(vtarget, "mc")) bad = "--value-target: expected td or mc";
+    else if (strcmp(vtarget, "td") && strcmp(vtarget, "mc") && strcmp(vtarget, "adv") && strcmp(vtarget, "adv-mc"))
+        bad = "--value-target: expected td, mc, adv or adv-mc";
     else if (root_mix < 0 || root_mix > 1) bad = "--root-mix: must be in [0, 1]";
     else if (sil < 0 || sil > 1) bad = "--self-imitation: must be in [0, 1]";
     else if (greedy < -1 || greedy > games) bad = "--greedy-games: must be in [-1, --games]";
@@ -137,7 +138,8 @@ int main(int argc, char **argv) {
     o->log_games = (int)log_games;
     o->sil = sil;
     o->model_true = !strcmp(model, "true") && (o->mode == MODE_MUZERO || o->mode == MODE_PROD);
-    o->train.value_target = strcmp(vtarget, "mc") ? MZ_VT_TD : MZ_VT_MC;
+    o->train.value_target = strcmp(vtarget, "mc") && strcmp(vtarget, "adv-mc") ? MZ_VT_TD : MZ_VT_MC;
+    bool advantage = !strncmp(vtarget, "adv", 3);
     o->mcts.gamma = gamma;
     o->train.K = (int)K;
     o->train.td_steps = (int)td;
@@ -184,7 +186,7 @@ int main(int argc, char **argv) {
     if (mz_agent_init(&A, &err)) goto out;
     bool learning = o->mode == MODE_MUZERO || o->mode == MODE_PROD || o->mode == MODE_LEARN;
     if (learning) {
-        if (mz_setup_learning(&A, &err)) goto out;
+        if (mz_setup_learning(&A, &err) || (advantage && mz_value_baseline(&A, &err))) goto out;
         A.decide = o->mode == MODE_LEARN ? mz_decide_learn : o->model_true ? mz_decide_az : mz_decide_muzero;
         if (o->demo && !ctl.resume && mz_play_demo(&A, &err)) goto out;
         if (mz_elite_setup(&A, &err)) goto out;

@@ -71,6 +71,8 @@ void mz_free_learning(mz_agent *A) {
         free(s->val);
         free(s->idx);
         lm_free(&s->lm);
+    free(A->vbase);
+    A->vbase = NULL;
         az_free(s->az);
         free(s);
         A->mode_state = NULL;
@@ -81,9 +83,9 @@ void mz_free_learning(mz_agent *A) {
     mz_net_free(A->net);
 }
 
-/* Root inference for n feature rows, MCTS with the learned model, policy targets and values.
- * The first ngreedy trees are evaluation searches: no root noise, argmax move. */
-static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *feat, const uint8_t *mask, int sims,
+/* Root inference for n feature rows (deciding buffers rootb), MCTS with the learned model, policy
+ * targets and values. The first ngreedy trees are evaluation searches: no root noise, argmax move. */
+static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *feat, const uint8_t *mask, const int *rootb, int sims,
                            bool noise, int ngreedy, double temp, mcts_eval_fn fn, void *ctx, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     int E = s->lm.E;
@@ -103,8 +105,10 @@ static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *
                 if ((mask[i] >> a & 1) && p[a] > 0 && z > 0) h -= p[a] / z * log(p[a] / z);
             if (__builtin_popcount(mask[i] & 7) >= 2) A->ent_sum += h, A->ent_n++;
         }
-        mcts_root(trees[i], i < ngreedy ? &cg : &c, p, s->val[i], mask[i], A->rng);
+        double v = s->val[i] + mz_vbase(A->vbase, A->nbuf + 1, rootb[i]);
+        mcts_root(trees[i], i < ngreedy ? &cg : &c, p, v, mask[i], A->rng);
         memcpy(lm_emb(&s->lm, i, 0), s->emb + (size_t)i * (size_t)E, sizeof(double) * (size_t)E);
+        lm_root(&s->lm, i, rootb[i]);
     }
     mcts_run(trees, n, &c, fn ? fn : lm_eval, fn ? ctx : &s->lm);
     A->sims += (int64_t)n * sims;
@@ -117,11 +121,13 @@ static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *
 void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     uint8_t mask[1024];
+    int rootb[1024];
     for (int i = 0; i < n; i++) {
         memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
         mask[i] = g[i]->env->st.mask;
+        rootb[i] = g[i]->env->st.buffer;
     }
-    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), NULL, NULL, act, pol,
+    search_learned(A, s->trees, n, s->feat, mask, rootb, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), NULL, NULL, act, pol,
                    val);
 }
 
@@ -129,7 +135,9 @@ void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, do
 void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     uint8_t mask[1024];
+    int rootb[1024];
     for (int i = 0; i < n; i++) {
+        rootb[i] = g[i]->env->st.buffer;
         if (az_root(s->az, i, g[i]->prefix, g[i]->env->st.buffer, &A->fatal)) {
             A->failed = true;
             return;
@@ -137,7 +145,7 @@ void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double
         memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
         mask[i] = g[i]->env->st.mask;
     }
-    search_learned(A, s->trees, n, s->feat, mask, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), az_eval, s->az, act,
+    search_learned(A, s->trees, n, s->feat, mask, rootb, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), az_eval, s->az, act,
                    pol, val);
     if (s->az->failed) {
         A->fatal = s->az->err;
@@ -151,6 +159,7 @@ void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, dou
     mz_net_initial(A->net, s->feat, n, s->emb, s->logit, val);
     double T = mz_agent_temperature(A);
     for (int i = 0; i < n; i++) {
+        val[i] += mz_vbase(A->vbase, A->nbuf + 1, g[i]->env->st.buffer);
         double p[MZ_NACT], z[MZ_NACT], sum = 0;
         uint8_t m = g[i]->env->st.mask;
         for (int a = 0; a < MZ_NACT; a++) z[a] = s->logit[(size_t)i * MZ_NACT + (size_t)a] / (T > 0.05 ? T : 0.05);
@@ -182,13 +191,15 @@ static void train_step(mz_agent *A) {
     if (nr > B - ns) nr = B - ns;
     if (nr > 0) {
         uint8_t mask[4096];
+        int rootb[4096];
         for (int i = 0; i < nr; i++) {
             int j = s->idx[i];
+            rootb[i] = rb->buf[j];
             for (int f = 0; f < A->F; f++) s->feat[(size_t)i * (size_t)A->F + (size_t)f] = rb->feat[(size_t)j * (size_t)A->F + (size_t)f];
             mask[i] = rb->mask[j];
         }
         double *pol = malloc(sizeof(double) * (size_t)nr * MZ_NACT), *val = malloc(sizeof(double) * (size_t)nr);
-        search_learned(A, s->rtrees, nr, s->feat, mask, A->o.reanalyse_sims, false, 0, 1.0, NULL, NULL, NULL, pol, val);
+        search_learned(A, s->rtrees, nr, s->feat, mask, rootb, A->o.reanalyse_sims, false, 0, 1.0, NULL, NULL, NULL, pol, val);
         for (int i = 0; i < nr; i++) {
             int j = s->idx[i];
             if (rb->demo[j] || rb->pw[j] == 0) continue; /* demonstrations and forced Drops keep their targets */
@@ -232,6 +243,7 @@ int mz_play_demo(mz_agent *A, hw_err *err) {
         p[k].feat = feat + (size_t)k * (size_t)A->F;
         p[k].action = a;
         p[k].mask = e->st.mask;
+        p[k].buf = e->st.buffer;
         p[k].policy[a] = 1;
         p[k].pweight = __builtin_popcount(e->st.mask & 7) >= 2; /* a single legal move teaches nothing */
         p[k].retp = e->st.ret * A->rscale;
@@ -262,6 +274,33 @@ int mz_play_demo(mz_agent *A, hw_err *err) {
     A->last_train_at = A->env_steps;
     free(p);
     free(feat);
+    return 0;
+}
+
+int mz_value_baseline(mz_agent *A, hw_err *err) {
+    mz_env *e = A->games[0]->env;
+    int n = (int)strlen(A->heur_actions);
+    free(A->vbase);
+    A->vbase = calloc((size_t)A->nbuf + 1, sizeof(double));
+    double *r = calloc((size_t)A->nbuf + 1, sizeof(double));
+    int rc = mz_env_reset(e, err);
+    for (int k = 0; k < n && !rc && !e->terminated; k++) {
+        int b = e->st.buffer;
+        rc = mz_env_step(e, A->heur_actions[k] - '0', err);
+        if (!rc && b >= 0 && b < A->nbuf) r[b] += e->reward * A->rscale;
+    }
+    for (int b = A->nbuf - 1; b >= 0 && !rc; b--) A->vbase[b] = r[b] + A->o.train.gamma * A->vbase[b + 1];
+    free(r);
+    if (rc) return -1;
+    A->o.train.vbase = A->vbase;
+    A->o.train.nbase = A->nbuf + 1;
+    learn_state *s = A->mode_state;
+    s->lm.vbase = A->vbase;
+    s->lm.nbase = A->nbuf + 1;
+    if (s->az) {
+        s->az->vbase = A->vbase;
+        s->az->nbase = A->nbuf + 1;
+    }
     return 0;
 }
 

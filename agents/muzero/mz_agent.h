@@ -73,6 +73,7 @@ typedef struct mz_game {
     double *rew, *pol, *val;
     double *retp;         /* scaled return before each move */
     uint8_t *fz;          /* 1: a forced Drop (policy weight 0 in the replay) */
+    int *bix;             /* the buffer each move decided (the advantage baseline's index) */
     int64_t gid;          /* game id in the replay (mz_replay_finish) */
     /* actions that made the current state (prefix), nbuf long */
     uint8_t *prefix;
@@ -111,6 +112,8 @@ struct mz_agent {
     int64_t fit_steps;
     int nbuf, F;
     double rscale;        /* reward scale: 100 / heuristic return */
+    double *vbase;        /* --value-target adv*: the heuristic's scaled return-to-go from each
+                           * buffer (nbuf + 1 entries, the last 0); NULL: no baseline */
     double heur_return, heur_latency;
     char *heur_actions;
     /* best complete game of the agent */
@@ -197,6 +200,9 @@ int mz_log_step(mz_agent *A, mz_game *g, const char *worker, int action, hw_err 
 int mz_setup_learning(mz_agent *A, hw_err *err);
 void mz_free_learning(mz_agent *A);
 int mz_play_demo(mz_agent *A, hw_err *err);
+/* The advantage baseline (A->vbase) from the heuristic's game, replayed through game 0's
+ * session (not logged); wires it into the trainer and the searches. */
+int mz_value_baseline(mz_agent *A, hw_err *err);
 void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);
 void mz_decide_learn(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val);

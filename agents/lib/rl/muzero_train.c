@@ -24,6 +24,7 @@ mz_replay *mz_replay_new(int cap, int F) {
     r->tail = calloc((size_t)cap, sizeof(float));
     r->retp = calloc((size_t)cap, sizeof(float));
     r->fin = calloc((size_t)cap, sizeof(float));
+    r->buf = calloc((size_t)cap, sizeof(int32_t));
     for (int i = 0; i < cap; i++) r->seg[i] = r->game[i] = -1, r->tail[i] = r->fin[i] = NAN;
     return r;
 }
@@ -44,6 +45,7 @@ void mz_replay_free(mz_replay *r) {
     free(r->tail);
     free(r->retp);
     free(r->fin);
+    free(r->buf);
     free(r);
 }
 
@@ -71,6 +73,7 @@ int mz_replay_add(mz_replay *r, const mz_pos *pos, int n, bool demo) {
         r->tail[j] = pos[i].has_tail ? (float)pos[i].tail : NAN;
         r->retp[j] = (float)pos[i].retp;
         r->fin[j] = pos[i].has_fin ? (float)pos[i].fin : NAN;
+        r->buf[j] = pos[i].buf;
         r->head = (r->head + 1) % r->cap;
         if (r->n < r->cap) r->n++;
     }
@@ -101,8 +104,12 @@ int mz_replay_next(const mz_replay *r, int idx, int k) {
 }
 
 mz_train_cfg mz_train_cfg_default(void) {
-    mz_train_cfg c = {5, 10, 0.9999, 0.5, 2e-4, 1e-4, 0, MZ_VT_TD};
+    mz_train_cfg c = {5, 10, 0.9999, 0.5, 2e-4, 1e-4, 0, MZ_VT_TD, NULL, 0};
     return c;
+}
+
+double mz_vbase(const double *vbase, int nbase, int b) {
+    return vbase && b >= 0 && b < nbase ? vbase[b] : 0;
 }
 
 double mz_replay_target(const mz_replay *r, int idx, const mz_train_cfg *c) {
@@ -177,7 +184,7 @@ void mz_batch_fill(mz_batch *b, int i, const mz_replay *r, int idx, const mz_tra
             }
         }
         if (p >= 0 && !absorbing) {
-            b->val[s] = mz_replay_target(r, p, c);
+            b->val[s] = mz_replay_target(r, p, c) - mz_vbase(c->vbase, c->nbase, r->buf[p]);
             b->valw[s] = 1;
             for (int a = 0; a < MZ_NACT; a++) b->pol[s * MZ_NACT + (size_t)a] = r->pol[p * MZ_NACT + a];
             b->polw[s] = r->pw[p];

@@ -18,6 +18,11 @@
  *   finite), where G_t is the game's return before the move at t and G_final the return it ended
  *   with (mz_replay_finish writes it when the game ends); TD-n until then. Every position of a
  *   game, rewound or not, has this target: a restore puts the return back to the restore state's.
+ *   advantage (cfg.vbase set, --value-target adv / adv-mc): the value network's target is
+ *   z_t - vbase[buf_t], z_t as above and vbase the heuristic's scaled return-to-go from the
+ *   buffer the position decides; the searches add vbase back to the network's value, so MCTS
+ *   still backs up returns. Values near 0 keep the two-hot support's resolution (h(x) ~ x near 0)
+ *   and the untrained network's value is the heuristic's return-to-go instead of 0.
  *   policy target: the stored search policy (or a fresh one when the caller reanalysed it).
  *
  * Loss (mz_loss_grad) for a batch of B samples unrolled K steps:
@@ -53,6 +58,7 @@ typedef struct mz_pos {      /* one position handed to mz_replay_add */
     int64_t game;            /* game id (mz_replay_finish) */
     bool has_fin;            /* the game's final scaled return is known: fin */
     double fin;
+    int buf;                 /* the buffer this move decides (the advantage baseline's index) */
 } mz_pos;
 
 typedef struct mz_replay {
@@ -62,6 +68,7 @@ typedef struct mz_replay {
     float *rew, *pol, *pw, *val;
     float *tail, *retp, *fin; /* NAN: none / unknown */
     int64_t *seg, *game;
+    int32_t *buf;             /* buffer decided at each position */
     int64_t next_seg;
 } mz_replay;
 
@@ -85,6 +92,10 @@ typedef struct mz_train_cfg {
     double weight_decay; /* 1e-4 */
     double max_grad_norm; /* 0: none */
     int value_target;  /* MZ_VT_TD or MZ_VT_MC */
+    /* advantage baseline (NULL: none): the value network learns z_t - vbase[buf_t], the return
+     * over the heuristic's return-to-go from the same buffer (nbase entries; 0 past the end) */
+    const double *vbase;
+    int nbase;
 } mz_train_cfg;
 enum { MZ_VT_TD = 0, MZ_VT_MC = 1 };
 mz_train_cfg mz_train_cfg_default(void);
@@ -108,6 +119,8 @@ void mz_batch_free(mz_batch *b);
 void mz_batch_fill(mz_batch *b, int i, const mz_replay *r, int idx, const mz_train_cfg *c);
 /* TD-n value target of position idx. */
 double mz_replay_target(const mz_replay *r, int idx, const mz_train_cfg *c);
+/* The advantage baseline at buffer b: vbase[b] (0 without a baseline or past its end). */
+double mz_vbase(const double *vbase, int nbase, int b);
 
 typedef struct mz_trainer {
     mz_train_cfg c;

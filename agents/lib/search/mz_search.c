@@ -1,6 +1,8 @@
 /* mz_search.c - see mz_search.h. */
 #include "mz_search.h"
 
+#include "muzero_train.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +11,11 @@ void lm_reserve(lm_ctx *c, int ntrees, int cap) {
     c->ntrees = ntrees > c->ntrees ? ntrees : c->ntrees;
     c->cap = cap > c->cap ? cap : c->cap;
     free(c->pool);
+    free(c->dep);
     c->pool = malloc(sizeof(double) * (size_t)c->ntrees * (size_t)c->cap * (size_t)c->E);
+    c->dep = calloc((size_t)c->ntrees * (size_t)c->cap, sizeof(int));
+    free(c->rootb);
+    c->rootb = calloc((size_t)c->ntrees, sizeof(int));
     if (c->room < c->ntrees) {
         c->room = c->ntrees;
         free(c->in);
@@ -29,6 +35,8 @@ void lm_reserve(lm_ctx *c, int ntrees, int cap) {
 
 void lm_free(lm_ctx *c) {
     free(c->pool);
+    free(c->dep);
+    free(c->rootb);
     free(c->in);
     free(c->out);
     free(c->rew);
@@ -39,6 +47,11 @@ void lm_free(lm_ctx *c) {
 
 double *lm_emb(lm_ctx *c, int tree, int node) {
     return c->pool + ((size_t)tree * (size_t)c->cap + (size_t)node) * (size_t)c->E;
+}
+
+void lm_root(lm_ctx *c, int tree, int b) {
+    c->rootb[tree] = b;
+    c->dep[(size_t)tree * (size_t)c->cap] = 0;
 }
 
 void lm_eval(void *ctx, mcts_leaf *L, int n) {
@@ -52,6 +65,12 @@ void lm_eval(void *ctx, mcts_leaf *L, int n) {
         memcpy(lm_emb(c, L[i].tree, L[i].node), c->out + (size_t)i * (size_t)c->E, sizeof(double) * (size_t)c->E);
         L[i].reward = c->rew[i];
         L[i].value = c->val[i];
+        if (c->vbase) {
+            size_t t = (size_t)L[i].tree * (size_t)c->cap;
+            int d = c->dep[t + (size_t)L[i].parent] + 1;
+            c->dep[t + (size_t)L[i].node] = d;
+            L[i].value += mz_vbase(c->vbase, c->nbase, c->rootb[L[i].tree] + d);
+        }
         mz_softmax(c->logit + (size_t)i * MZ_NACT, MZ_NACT, L[i].prior);
         L[i].mask = 7;
         L[i].terminal = false;
@@ -291,6 +310,6 @@ void az_eval(void *ctx, mcts_leaf *L, int n) {
         int r = s->row[i];
         if (r < 0) continue;
         mz_softmax(s->logit + (size_t)r * MZ_NACT, MZ_NACT, L[i].prior);
-        L[i].value = s->val[r];
+        L[i].value = s->val[r] + mz_vbase(s->vbase, s->nbase, s->env[L[i].tree]->st.buffer);
     }
 }

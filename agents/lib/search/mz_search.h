@@ -29,11 +29,19 @@ typedef struct lm_ctx {
     double *pool; /* ntrees x cap x E embeddings, by node */
     double *in, *out, *rew, *logit, *val;
     int *act, room;
+    /* advantage baseline (muzero_train.h; NULL: none): a leaf's value is the network's plus
+     * vbase[rootb[tree] + its depth] */
+    const double *vbase;
+    int nbase;
+    int *dep;     /* ntrees x cap depths, by node */
+    int *rootb;   /* buffer of each tree's root */
 } lm_ctx;
 
 void lm_reserve(lm_ctx *c, int ntrees, int cap);
 void lm_free(lm_ctx *c);
 double *lm_emb(lm_ctx *c, int tree, int node);
+/* Roots tree `tree` at buffer b (depth 0); its root embedding goes to lm_emb(c, tree, 0). */
+void lm_root(lm_ctx *c, int tree, int b);
 void lm_eval(void *ctx, mcts_leaf *L, int n);
 
 typedef struct ts_ctx {
@@ -70,6 +78,8 @@ typedef struct az_ctx {
     uint8_t *path;         /* scratch (nbuf) */
     double *feat, *emb, *logit, *val; /* leaf batch (n rows) */
     int *row;              /* leaf -> batch row (-1: terminal) */
+    const double *vbase;   /* advantage baseline by buffer, as lm_ctx's (NULL: none) */
+    int nbase;
     int64_t steps;         /* env steps taken by the searches */
     hw_err err;            /* the first session error (the search then treats leaves as lost) */
     bool failed;

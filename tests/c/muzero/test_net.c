@@ -1,6 +1,7 @@
 /* test_net.c - muzero_net / muzero_train: h and h^-1, two-hot encoding, finite-difference
  * gradient checks of the whole K-step unrolled loss (all three networks), the 0.5 dynamics
- * gradient scale, TD-n targets and unroll targets from the replay, and training lowering the loss. */
+ * gradient scale, TD-n targets and unroll targets from the replay, the advantage baseline (targets
+ * and the learned-model search's leaf values), and training lowering the loss. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "agent_common.h"
 #include "muzero_net.h"
 #include "muzero_train.h"
+#include "mz_search.h"
 
 Test(muzero_net, h_round_trip_and_two_hot) {
     double xs[] = {0, 1e-4, -0.3, 1, 2.5, -7, 42, 99.5, -1234.5, 1e5};
@@ -255,6 +257,73 @@ Test(muzero_train, tail_bootstrap_and_monte_carlo_targets) {
     cr_assert(fabs(mz_replay_target(rb, 0, &c) - 40) < 1e-9, "MC: 50 - 10");
     cr_assert(fabs(mz_replay_target(rb, 2, &c) - 35) < 1e-9, "MC: 50 - 15");
     mz_replay_free(rb);
+}
+
+Test(muzero_train, advantage_targets_subtract_the_baseline_by_buffer) {
+    mz_replay *rb = mz_replay_new(32, 2);
+    double feat[2] = {0, 0};
+    mz_pos p[4];
+    memset(p, 0, sizeof p);
+    for (int i = 0; i < 4; i++) {
+        p[i].feat = feat;
+        p[i].reward = i + 1; /* 1 2 3 4 */
+        p[i].pweight = 1;
+        p[i].buf = 5 + i;    /* buffers 5..8 */
+    }
+    p[3].done = true;
+    mz_replay_add(rb, p, 4, false);
+    mz_train_cfg c = mz_train_cfg_default();
+    c.gamma = 1.0;
+    c.K = 2;
+    double base[10] = {0, 0, 0, 0, 0, 40, 30, 20, 10, 0};
+    mz_batch *b = mz_batch_new(1, 2, 2, 31);
+    mz_batch_fill(b, 0, rb, 0, &c);
+    double plain[3] = {b->val[0], b->val[1], b->val[2]};
+    cr_assert(fabs(plain[0] - 10) < 1e-9 && fabs(plain[1] - 9) < 1e-9 && fabs(plain[2] - 7) < 1e-9, "TD returns %g %g %g", plain[0], plain[1],
+              plain[2]);
+    c.vbase = base;
+    c.nbase = 10;
+    mz_batch_fill(b, 0, rb, 0, &c);
+    for (int k = 0; k <= 2; k++)
+        cr_assert(fabs(b->val[k] - (plain[k] - base[5 + k])) < 1e-9, "unroll step %d: %g, expected %g - %g", k, b->val[k], plain[k], base[5 + k]);
+    mz_batch_fill(b, 0, rb, 3, &c); /* the last move, then absorbing: no baseline past the end */
+    cr_assert(fabs(b->val[0] - (4 - 10)) < 1e-9 && b->valw[1] == 1 && b->val[1] == 0);
+    cr_assert(mz_vbase(base, 10, 12) == 0 && mz_vbase(base, 10, -1) == 0 && mz_vbase(NULL, 0, 5) == 0);
+    mz_batch_free(b);
+    mz_replay_free(rb);
+}
+
+Test(muzero_train, learned_search_adds_the_baseline_by_depth) {
+    gsl_rng *r = ag_rng_new(3);
+    mz_net_cfg nc = {6, 4, 8, 8, 5};
+    mz_net *n = mz_net_new(&nc, r); /* zero value head: the network's value is 0 */
+    lm_ctx c = {0};
+    c.net = n;
+    c.E = nc.E;
+    lm_reserve(&c, 2, 8);
+    double f[6], pl[3], v;
+    for (int i = 0; i < 6; i++) f[i] = ag_rng_normal(r);
+    double base[6] = {50, 41, 33, 20, 7, 0};
+    for (int pass = 0; pass < 2; pass++) {
+        c.vbase = pass ? base : NULL;
+        c.nbase = 6;
+        mz_net_initial(n, f, 1, lm_emb(&c, 1, 0), pl, &v);
+        lm_root(&c, 1, 2); /* tree 1 rooted at buffer 2 */
+        mcts_leaf L[1] = {{.tree = 1, .parent = 0, .node = 1, .action = 0}};
+        lm_eval(&c, L, 1);
+        double v1 = L[0].value;
+        L[0] = (mcts_leaf){.tree = 1, .parent = 1, .node = 2, .action = 2};
+        lm_eval(&c, L, 1);
+        double v2 = L[0].value;
+        L[0] = (mcts_leaf){.tree = 1, .parent = 2, .node = 3, .action = 1};
+        lm_eval(&c, L, 1); /* depth 3: buffer 5, the end (baseline 0) */
+        double v3 = L[0].value;
+        if (pass == 0) cr_assert(fabs(v1) < 1e-12 && fabs(v2) < 1e-12 && fabs(v3) < 1e-12, "no baseline: the network's 0");
+        else cr_assert(fabs(v1 - 20) < 1e-12 && fabs(v2 - 7) < 1e-12 && fabs(v3) < 1e-12, "depth 1, 2, 3 from buffer 2: %g %g %g", v1, v2, v3);
+    }
+    lm_free(&c);
+    mz_net_free(n);
+    gsl_rng_free(r);
 }
 
 Test(muzero_train, adam_steps_lower_the_loss) {

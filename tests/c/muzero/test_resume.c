@@ -2,7 +2,8 @@
  * with SIGKILL at a chosen sample (HWGYM_TEST_KILL_AT) and resumed with the same command line
  * logs exactly the uninterrupted run's trials in the same order and ends with the same best.
  * MuZero (networks, Adam, replay with the demonstration, Reanalyse, Drop-backup state of the
- * games in flight, rebuilt by replaying their prefixes) and ES (population state), in process. */
+ * games in flight, rebuilt by replaying their prefixes), the advantage value target, and ES
+ * (population state), in process. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <sqlite3.h>
@@ -116,6 +117,17 @@ Test(muzero_resume, self_imitation_mc_and_alphazero_resume_to_the_same_trials) {
                             "--batch", "16", "--replay", "400", "--train-every", "4", "--seed", "6", "--self-imitation", "0.25",
                             "--value-target", "mc", "--model", "true", "--budget", "900", "--quiet", NULL};
     kill_and_resume("sil", prefix, 900, 611, "100");
+}
+
+/* The advantage value target: the replay's buffer indices (Reanalyse roots, the baseline under
+ * the targets) and the games' trajectories cross the kill. */
+Test(muzero_resume, advantage_target_resumes_to_the_same_trials) {
+    char bin[4096];
+    if (!hwtest_bin("hwgym-muzero", bin, sizeof bin)) cr_skip_test("hwgym-muzero is not built");
+    const char *prefix[] = {bin, "--endpoint", "local", "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--games", "2", "--simulations", "6",
+                            "--batch", "16", "--reanalyse-simulations", "3", "--replay", "400", "--train-every", "4", "--seed", "8",
+                            "--value-target", "adv", "--budget", "700", "--quiet", NULL};
+    kill_and_resume("adv", prefix, 700, 433, "100");
 }
 
 /* ES on a program where its candidates lose and Drop-backup restores them (the uninterrupted run
