@@ -443,14 +443,22 @@ def main():
                                                 " --control-episodes %s" % a.control_episodes, a.eval_every,
                                                 a.samples))
     same = ctl == a.episodes
+    by_eps = {}
+    for m, c in pairs_with(runs, "rl-greedy", "energy"):
+        by_eps.setdefault(episodes_of(runs, "rl-greedy", m, c, "energy"), []).append("%s / %s" % (NAMES[m], NAMES[c]))
+    other = sorted((e, v) for e, v in by_eps.items() if e != str(a.episodes))
+    mixed = "" if not other else " on %d pair%s; %s" % (
+        len(by_eps.get(str(a.episodes), [])), "" if len(by_eps.get(str(a.episodes), [])) == 1 else "s",
+        "; ".join("**%s episodes** on %s (not rerun in the time available)" % (e, ", ".join(v)) for e, v in other))
     print("Settings: network mode (every conv/fc layer, 16 brute-force steps per layer), the paper's PPO settings, "
-          "**%s training episodes** per trained run (the paper: up to 3000), a greedy pass every %s episodes, "
+          "**%s training episodes** per trained run%s (the paper: up to 3000), a greedy pass every %s episodes%s, "
           "seeds %s; %s random-pruned scores %s valid tables per layer. %d trained runs played %d training "
           "episodes in %.0f CPU seconds (**%.0f episodes per CPU hour**, their greedy passes included); %d untrained "
           "runs played %d in %.0f (%.0f per CPU hour: an untrained policy rarely repeats a state, so the step "
           "memo hits less). Everything on this page took %.0f CPU seconds, single-threaded, under `nice` on a "
           "shared 2-core machine. %s Each run's CPU seconds are in runs.csv.\n" % (
-              a.episodes, a.eval_every, ", ".join(map(str, seeds)) or "–",
+              a.episodes, mixed, a.eval_every, " (curves.jsonl lists each run's points)" if other else "",
+              ", ".join(map(str, seeds)) or "–",
               "the untrained controls play the same number of episodes;" if same else
               "the untrained (`--no-learn`) controls play **%s episodes** (run before the trained runs were made "
               "longer, and not rerun for lack of CPU time: their greedy pass does not depend on the episode count, "
@@ -514,8 +522,20 @@ def main():
     print(paper_table(runs, "energy", "energy_pj", PAPER_E) + "\n")
     print("## Table 6: cycles, every method under the cycles objective\n")
     print(paper_table(runs, "cycles", "cycles", PAPER_C) + "\n")
-    print("RL was trained under the energy objective only in this run (`RLSCHED_RL_OBJECTIVES`); its Table 6 "
-          "cells are empty unless a cycles run was added.\n")
+    cyc = pairs_with(runs, "rl-greedy", "cycles")
+    if not cyc:
+        print("RL was trained under the energy objective only in this run (`RLSCHED_RL_OBJECTIVES`); its Table 6 "
+              "cells are empty unless a cycles run was added.\n")
+    else:
+        ctab, (cw, cs, cws, css, cn) = policy_table(runs, "cycles")
+        print("RL under the cycles objective ran on %d pair%s only (%s), the rest of Table 6's RL cells are empty. "
+              "What its policy adds to the search, as above but in cycles (the strongest baseline is the lowest "
+              "run under the cycles objective):\n" % (
+                  cn, "" if cn == 1 else "s", ", ".join("%s / %s" % (NAMES[m], NAMES[c]) for m, c in cyc)))
+        print(ctab + "\n")
+        print("Under cycles the trained greedy pass is below the untrained greedy pass on %d of %d pairs (intervals "
+              "apart on %d) and below the untrained sampled pass on %d of %d (apart on %d).\n" % (
+                  cw, cn, cs, cws, cn, css))
     print("## Transfer: a policy trained on one model, scored greedily on another\n")
     print("The paper claims the policy generalises across models. Each trained policy (the same seeds) plays "
           "one greedy pass on another model on the same accelerator (`--load W --eval-only`), beside the "
