@@ -25,7 +25,9 @@
 #   BUILD=build
 #   RLSCHED_PAIRS="resnet50:eyeriss_v1 ..."   model:accelerator pairs (default: every model x
 #                                              eyeriss_v1 simba tpu_v3)
-#   RLSCHED_EPISODES=10  RLSCHED_EVAL_EVERY=5  RLSCHED_SEEDS="1 2 3 4 5"
+#   RLSCHED_EPISODES=50  RLSCHED_EVAL_EVERY=10  RLSCHED_SEEDS="1 2 3 4 5"
+#   RLSCHED_CONTROL_EPISODES=$RLSCHED_EPISODES  episodes of the --no-learn control runs (the
+#                                              committed page used 10: see docs/results/rlsched.md)
 #   RLSCHED_OBJECTIVES="energy cycles"  (baselines)   RLSCHED_RL_OBJECTIVES=energy
 #   RLSCHED_SAMPLES=2000  random-pruned samples per layer
 #   RLSCHED_BASELINES="bottom-up top-down cosa random-pruned"
@@ -37,8 +39,9 @@ set -euo pipefail
 
 BUILD=${BUILD:-build}
 BIN=$BUILD/bin
-EPISODES=${RLSCHED_EPISODES:-10}
-EVAL_EVERY=${RLSCHED_EVAL_EVERY:-5}
+EPISODES=${RLSCHED_EPISODES:-50}
+EVAL_EVERY=${RLSCHED_EVAL_EVERY:-10}
+CONTROL_EPISODES=${RLSCHED_CONTROL_EPISODES:-$EPISODES}
 SEEDS=${RLSCHED_SEEDS-1 2 3 4 5}
 SAMPLES=${RLSCHED_SAMPLES:-2000}
 BASELINE_LIST=${RLSCHED_BASELINES-bottom-up top-down cosa random-pruned}
@@ -155,12 +158,14 @@ for pair in $RLSCHED_PAIRS; do
                 if [ $learn = 1 ]; then
                     have rl-greedy "$model" "$acc" "$obj" "$seed" && continue
                     extra=(--eval-every "$EVAL_EVERY" --save "$WEIGHTS/w-$model-$acc-$obj-$seed.bin")
+                    n=$EPISODES
                 else
                     have untrained-greedy "$model" "$acc" "$obj" "$seed" && continue
                     extra=(--no-learn)
+                    n=$CONTROL_EPISODES
                 fi
                 f=$WORK/rl.json
-                timed "$f" "$BIN/hwgym-rlsched" --endpoint local --config "$cfg" --episodes "$EPISODES" \
+                timed "$f" "$BIN/hwgym-rlsched" --endpoint local --config "$cfg" --episodes "$n" \
                     --budget 1000000000 --seed "$seed" --quiet "${extra[@]}"
                 rows rl "$model" "$acc" "$obj" "$seed" "$f" "$(cat "$WORK/cpu")"
                 log "$model $acc $obj seed $seed learning=$learn: $(cat "$WORK/cpu") s CPU"
@@ -199,6 +204,7 @@ else
 fi
 mv "$WORK/l.gz" "$LAYERS"
 rm -f "$NEWLAYERS"
-"$PY" scripts/rlsched-tables.py "$DATA" --episodes "$EPISODES" --eval-every "$EVAL_EVERY" --samples "$SAMPLES" \
+"$PY" scripts/rlsched-tables.py "$DATA" --episodes "$EPISODES" --control-episodes "$CONTROL_EPISODES" \
+    --eval-every "$EVAL_EVERY" --samples "$SAMPLES" \
     > "$OUT/rlsched.md"
 log "wrote $OUT/rlsched.md and $DATA/"

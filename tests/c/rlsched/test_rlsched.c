@@ -451,3 +451,45 @@ Test(rlsched, summary_reports_greedy_best_seen_and_the_untrained_control, .timeo
     cr_assert_eq(st, 2, "--eval-every -1 is a usage error");
     hwtest_rmtree(dir);
 }
+
+/* The learning curve's point after e episodes is exactly the greedy pass a run trained for e
+ * episodes ends with (docs/results/rlsched.md's dev curves and scripts/rlsched-dev.sh rely on it):
+ * the entropy schedule depends on the episode index alone, a greedy pass draws no random number
+ * and leaves no state in the env or the learner. With --num-steps 8 the updates fall inside
+ * episodes, so a rollout left over at episode 2 is carried on by the longer run. */
+Test(rlsched, a_curve_point_is_the_greedy_pass_of_the_shorter_run, .timeout = 300) {
+    const char *net = "{\"accelerator\":\"simba\",\"mode\":\"network\",\"steps_per_layer\":3,"
+                      "\"layers\":[{\"C\":16,\"K\":32,\"R\":3,\"S\":3,\"P\":14,\"Q\":14},"
+                      "{\"C\":32,\"K\":32,\"P\":7,\"Q\":7},{\"C\":8,\"K\":16,\"R\":3,\"S\":3,\"P\":28,\"Q\":28,"
+                      "\"stride\":2}]}";
+    const char *lng[] = {"--endpoint", "local", "--config", net, "--episodes", "5", "--eval-every", "1",
+                         "--seed", "3", "--quiet", "--num-steps", "8", "--minibatch", "4", NULL};
+    json_t *l = summary_of(lng);
+    const json_t *cv = json_object_get(l, "curve");
+    cr_assert_eq(json_array_size(cv), 6, "curve at episodes 0..5");
+    int differ = 0;
+    for (int e = 0; e <= 3; e += 3) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", e);
+        const char *sh[] = {"--endpoint", "local", "--config", net, "--episodes", n, "--seed", "3", "--quiet",
+                            "--num-steps", "8", "--minibatch", "4", NULL};
+        json_t *s = summary_of(sh);
+        const json_t *pt = json_array_get(cv, (size_t)e);
+        cr_assert_eq(jnum(pt, "episode"), e);
+        cr_assert_eq(jnum(pt, "greedy_total"), jnum(s, "greedy_total"),
+                     "curve point at episode %d (%.17g) != greedy pass of a %d-episode run (%.17g)", e,
+                     jnum(pt, "greedy_total"), e, jnum(s, "greedy_total"));
+        /* and the training before it was the same: every sampled episode ended alike */
+        const json_t *se = json_object_get(s, "episode_totals"), *le = json_object_get(l, "episode_totals");
+        cr_assert_eq(json_array_size(se), (size_t)e);
+        for (size_t i = 0; i < (size_t)e; i++)
+            cr_assert_eq(json_real_value(json_array_get(se, i)), json_real_value(json_array_get(le, i)),
+                         "training episode %zu ended differently in the %d-episode run", i, e);
+        json_decref(s);
+    }
+    /* the policy moved: not every point equals the untrained one (else the check above is empty) */
+    for (size_t i = 1; i < json_array_size(cv); i++)
+        differ += jnum(json_array_get(cv, i), "greedy_total") != jnum(json_array_get(cv, 0), "greedy_total");
+    cr_assert_gt(differ, 0, "training changed the greedy pass at some point of the curve");
+    json_decref(l);
+}
