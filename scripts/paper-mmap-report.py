@@ -385,14 +385,15 @@ if any(load(f"dev-adv-{p}-s1") for p in DEVP):
     L.append(f"## Dev set: the advantage value target and the untrained control at Table 3's budget (seeds {', '.join(DS)})\n")
     L.append("MuZero-prod with Table 3's settings and CPU budgets; `td` is Table 3's own runs of the same seeds (the default "
              "TD-10 value target), `adv` adds `--value-target adv` (the value network learns the return over the heuristic's "
-             "return-to-go from the same buffer), `untrained` adds `--train-every 1000000000` (the same agent, no training step). "
+             "return-to-go from the same buffer), `adv-mc` `--value-target adv-mc` (the same over the Monte Carlo return-to-go), `untrained` adds `--train-every 1000000000` (the same agent, no training step). "
              "Cell: speedup over the heuristic per seed, then the mean; Drop's share of the choices in brackets.\n")
-    L.append("| program | CPU s | td | adv | untrained |")
-    L.append("|---|---|---|---|---|")
-    tot = {"td": [], "adv": [], "untrained": []}
+    DV = [("td", None), ("adv", "adv")] + ([("adv-mc", "advmc")] if load(f"dev-advmc-{DEVP[0]}-s1") else []) + [("untrained", "untrained")]
+    L.append("| program | CPU s | " + " | ".join(v for v, _ in DV) + " |")
+    L.append("|---|---|" + "---|" * len(DV))
+    tot = {v: [] for v, _ in DV}
     for p in DEVP:
         cells = []
-        for v, nm in (("td", f"t3-{p}-prod"), ("adv", devname("adv", p)), ("untrained", devname("untrained", p))):
+        for v, nm in ((v, f"t3-{p}-prod" if f is None else devname(f, p)) for v, f in DV):
             js = runs(nm, DS, budget(T3S, p))
             sp = [speedup(j) for j in js]
             tot[v] += sp
@@ -400,7 +401,7 @@ if any(load(f"dev-adv-{p}-s1") for p in DEVP):
             dr = "/".join(f"{j['choices']['drop']:.2f}" if j else "—" for j in js)
             cells.append(" ".join(fmt(x) for x in sp) + f"; **{fmt(m)}** ({dr})")
         L.append(f"| {p} | {budget(T3S, p):g} | " + " | ".join(cells) + " |")
-    L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v in ("td", "adv", "untrained")) + " |")
+    L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v, _ in DV) + " |")
     L.append("")
 
 # ---------------- speedup against CPU budget
