@@ -330,7 +330,7 @@ if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
     L.append("| program | buffers | CPU s | MuZero games per seed | MuZero return / heuristic | MuZero speedup | MuZero-prod speedup |"
              + (" AlphaZero mode games per seed | AlphaZero mode speedup |" if with_az else ""))
     L.append("|---|---|---|---|---|---|---|" + ("---|---|" if with_az else ""))
-    ag, pr, az = [], [], []
+    ag, pr, az, azrun = [], [], [], 0
     for p in T3P:
         js = runs(f"t3-{p}-prod", T3SEEDS, budget(T3S, p))
         if not any(js):
@@ -346,6 +346,7 @@ if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
         if with_az:
             za = runs(f"t3-{p}-az", T3SEEDS, budget(T3S, p))
             az.append(mean([speedup(j) for j in za]) if any(za) else None)
+            azrun += 1 if any(za) else 0
             row += f" {'+'.join(str(j['games_completed']) if j else '—' for j in za)} | {msd([speedup(j) for j in za], 4)} |"
         L.append(row)
     L.append("")
@@ -360,8 +361,12 @@ if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
                  "1.0405 / 1.8787 / 1.0 / 33/60 |")
     azv = [x for x in az if x is not None]
     if azv:
-        L.append(f"| AlphaZero mode (programs with a complete game: {len(azv)}/{len(ag)}; runs on {len(az)} programs) | "
-                 f"{sum(azv) / len(azv):.4f} | {max(azv):.4f} | {min(azv):.4f} | {sum(1 for x in azv if x > 1)}/{len(ag)} | — |")
+        L.append(f"| AlphaZero mode (run on {azrun} of the {len(ag)} programs, a complete game on {len(azv)}; mean, max, min over those) | "
+                 f"{sum(azv) / len(azv):.4f} | {max(azv):.4f} | {min(azv):.4f} | {sum(1 for x in azv if x > 1)}/{azrun} | — |")
+        L.append("")
+        L.append(f"MuZero over the same {azrun} programs: mean "
+                 f"{sum(x for x, y in zip(ag, az) if y is not None and x is not None) / max(1, sum(1 for x, y in zip(ag, az) if y is not None and x is not None)):.4f}, "
+                 f"{sum(1 for x, y in zip(ag, az) if y is not None and x is not None and x > 1)}/{azrun} improved.")
     L.append("")
 
 # ---------------- dev set: value target and the untrained control at Table 3's budget
@@ -380,14 +385,15 @@ if any(load(f"dev-adv-{p}-s1") for p in DEVP):
     L.append(f"## Dev set: the advantage value target and the untrained control at Table 3's budget (seeds {', '.join(DS)})\n")
     L.append("MuZero-prod with Table 3's settings and CPU budgets; `td` is Table 3's own runs of the same seeds (the default "
              "TD-10 value target), `adv` adds `--value-target adv` (the value network learns the return over the heuristic's "
-             "return-to-go from the same buffer), `untrained` adds `--train-every 1000000000` (the same agent, no training step). "
+             "return-to-go from the same buffer), `adv-mc` `--value-target adv-mc` (the same over the Monte Carlo return-to-go), `untrained` adds `--train-every 1000000000` (the same agent, no training step). "
              "Cell: speedup over the heuristic per seed, then the mean; Drop's share of the choices in brackets.\n")
-    L.append("| program | CPU s | td | adv | untrained |")
-    L.append("|---|---|---|---|---|")
-    tot = {"td": [], "adv": [], "untrained": []}
+    DV = [("td", None), ("adv", "adv")] + ([("adv-mc", "advmc")] if load(f"dev-advmc-{DEVP[0]}-s1") else []) + [("untrained", "untrained")]
+    L.append("| program | CPU s | " + " | ".join(v for v, _ in DV) + " |")
+    L.append("|---|---|" + "---|" * len(DV))
+    tot = {v: [] for v, _ in DV}
     for p in DEVP:
         cells = []
-        for v, nm in (("td", f"t3-{p}-prod"), ("adv", devname("adv", p)), ("untrained", devname("untrained", p))):
+        for v, nm in ((v, f"t3-{p}-prod" if f is None else devname(f, p)) for v, f in DV):
             js = runs(nm, DS, budget(T3S, p))
             sp = [speedup(j) for j in js]
             tot[v] += sp
@@ -395,7 +401,7 @@ if any(load(f"dev-adv-{p}-s1") for p in DEVP):
             dr = "/".join(f"{j['choices']['drop']:.2f}" if j else "—" for j in js)
             cells.append(" ".join(fmt(x) for x in sp) + f"; **{fmt(m)}** ({dr})")
         L.append(f"| {p} | {budget(T3S, p):g} | " + " | ".join(cells) + " |")
-    L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v in ("td", "adv", "untrained")) + " |")
+    L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v, _ in DV) + " |")
     L.append("")
 
 # ---------------- speedup against CPU budget
