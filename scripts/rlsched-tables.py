@@ -550,8 +550,10 @@ def main():
     print(READING)
 
 
-LOAD_NOTE = ("The runs were made in two sessions (load average 2-27); the step got about 3x cheaper between "
-             "them, so the episodes per CPU hour above mix both.")
+LOAD_NOTE = ("The baselines and the untrained controls were run in two earlier sessions (load average 2-27; the "
+             "step was about 3x slower in the first, so the untrained rate above mixes both); the trained runs "
+             "in a third (2026-11-27 08:54-09:48 UTC, load average 3-8.4) on the faster step, and RL under "
+             "cycles on ResNet-50 / Eyeriss v1 after them (09:47-09:56 UTC, load average 3-4.7).")
 
 READING = """- **The models are not the cause**: our MAC totals are the standard figures at batch 1 (YOLOv3-416
   3.29e10, Inception-v4 1.23e10, MobileNet-v3 2.17e8, ResNet-50 4.09e9).
