@@ -3,7 +3,8 @@
  *
  * Owns: the paper's PPO settings (rls_cfg), the training loop over an agent session
  * (rls_train: episodes, the decaying entropy coefficient, per-layer best tables), the greedy
- * evaluation of a trained policy (rls_eval), and the JSON summary of the schedule found.
+ * evaluation of a trained policy (rls_eval), the JSON summary of the schedule found, and the
+ * episode workers of rls_cfg.workers (rounds of episodes on several sessions, one learner).
  * docs/rlsched.md is the user guide. */
 #ifndef HWGYM_RLSCHED_H
 #define HWGYM_RLSCHED_H
