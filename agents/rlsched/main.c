@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
            clip = c.ppo.clip_coef, c1 = c.ppo.vf_coef, l2 = c.ppo.critic_l2, ent0 = c.ent_start,
            ent1 = c.ent_final, decay = c.ent_decay, mgn = c.ppo.max_grad_norm;
     bool norm_obs = false, mse = false, eval_only = false, no_greedy = false, no_learn = false;
-    int64_t eval_every = 0;
+    int64_t eval_every = 0, workers = 1;
     const char *save = NULL, *load = NULL, *worker = NULL, *reward = "env";
     ag_optdef extra[] = {
         {"episodes", AG_OPT_INT, &episodes, "training episodes (200; the paper trains up to 3000)"},
@@ -71,6 +71,12 @@ int main(int argc, char **argv) {
         {"save", AG_OPT_STRING, &save, "write the trained actor and critic to this file"},
         {"load", AG_OPT_STRING, &load, "start from weights written by --save"},
         {"eval-only", AG_OPT_FLAG, &eval_only, "with --load: one greedy episode, no training"},
+        {"workers", AG_OPT_INT, &workers,
+         "episode workers, 1..64 (1). N > 1 trains in rounds: a round is one episode per worker, each on its "
+         "own env session with its own random stream, all sampled from the policy as it was at the round's start; "
+         "the learner then takes the N episodes in worker order (trials, best tables, PPO updates every "
+         "--num-steps transitions). Results differ from N = 1 but are the same for a given (seed, N). "
+         "Not with --norm-obs or checkpoints"},
         {"worker", AG_OPT_STRING, &worker, "worker label of the logged training trials (\"0\")"},
         {NULL, 0, NULL, NULL}};
     ag_opts o;
@@ -93,6 +99,17 @@ int main(int argc, char **argv) {
     if (episodes < 0 || num_steps < 1 || minibatch < 1 || epochs < 1 || hidden < 1 || hidden > 4096) {
         fprintf(stderr, "hwgym-rlsched: --episodes must be >= 0, --num-steps/--minibatch/--epochs >= 1, "
                         "--hidden in 1..4096\n");
+        ag_opts_free(&o);
+        return 2;
+    }
+    if (workers < 1 || workers > 64) {
+        fprintf(stderr, "hwgym-rlsched: --workers must be in 1..64, got %lld\n", (long long)workers);
+        ag_opts_free(&o);
+        return 2;
+    }
+    if (workers > 1 && (norm_obs || o.checkpoint_every > 0 || o.resume)) {
+        fprintf(stderr, "hwgym-rlsched: --workers > 1 does not work with --norm-obs, --checkpoint-every or "
+                        "--resume (one running normaliser; no per-round checkpoint yet)\n");
         ag_opts_free(&o);
         return 2;
     }
@@ -130,6 +147,7 @@ int main(int argc, char **argv) {
     c.worker = worker;
     c.learn = !no_learn;
     c.eval_every = eval_every;
+    c.workers = eval_only ? 1 : (int)workers;
 
     hw_err err = {0};
     int rc = 1;
@@ -139,8 +157,12 @@ int main(int argc, char **argv) {
     ag_run *run = NULL;
     ag_ckpt_ctl ctl = {0};
     const char *objective = rls_objective(o.config);
-    ag_sess *s = ag_sess_make(o.endpoint, env, o.config, NULL, 0, &err);
+    ag_sess *s = ag_sess_make(o.endpoint, env, o.config, NULL, 0, &err), *ws[64] = {0};
     if (!s) goto out;
+    ws[0] = s;
+    for (int w = 1; w < c.workers; w++)
+        if (!(ws[w] = ag_sess_make(o.endpoint, env, o.config, NULL, 0, &err))) goto out;
+    c.sess = ws;
     if (!(p = rls_ppo_new(s, &c, o.seed, &err))) goto out;
     if (load && ppo_load(p, load, &err)) goto out;
     if (ag_ckpt_ctl_init(&ctl, &o, "main", acfg, -1, &err)) goto out;
@@ -178,6 +200,7 @@ out:
     rls_result_free(&gr);
     ppo_free(p);
     ag_ckpt_ctl_free(&ctl);
+    for (int w = 1; w < c.workers; w++) ag_sess_free(ws[w]);
     ag_sess_free(s);
     ag_opts_free(&o);
     return rc;

@@ -2,6 +2,7 @@
 #include "rlsched.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,6 +337,230 @@ static int curve_point(loop_ctx *c, rls_result *res, uint64_t seed, hw_err *err)
     return rc;
 }
 
+/* ---------------------------------------------------------------- episode workers (cfg.workers > 1) */
+
+/* One step of a worker's episode: what the learner stores, logs and scores. */
+typedef struct wstep {
+    int64_t a;               /* action index (without the space's offset) */
+    double logp, v, rl, r;   /* log-prob and value of the snapshot, shaped and env reward */
+    bool term, trunc, masked;
+    json_t *info;            /* new reference */
+} wstep;
+
+/* A worker's state for one round: its session, its snapshot of the policy (own parameters copy
+ * and scratch), and the episode it played: obs holds n + 1 observations (before each step, then
+ * the last), masks n x nact. */
+typedef struct rls_worker {
+    int idx;
+    ag_sess *s;
+    ppo *snap;
+    const char *objective;
+    int reward;
+    int64_t nact, offset, od;
+    uint64_t seed, rs;
+    int64_t ep, cap, n, room; /* episode index, step cap (0: idle this round), steps, capacity */
+    double *obs, ret;
+    uint8_t *masks;
+    wstep *st;
+    int rc;
+    hw_err err;
+    pthread_t th;
+    bool threaded;
+} rls_worker;
+
+static void worker_clear(rls_worker *w) {
+    for (int64_t t = 0; t < w->n; t++) json_decref(w->st[t].info);
+    w->n = 0;
+    w->ret = 0;
+}
+
+static void worker_room(rls_worker *w, int64_t n) {
+    if (n <= w->room) return;
+    int64_t r = w->room ? 2 * w->room : 64;
+    while (r < n) r *= 2;
+    w->obs = realloc(w->obs, sizeof(double) * (size_t)(r + 1) * (size_t)w->od);
+    w->masks = realloc(w->masks, (size_t)r * (size_t)w->nact);
+    w->st = realloc(w->st, sizeof(wstep) * (size_t)r);
+    w->room = r;
+}
+
+/* Plays episode w->ep for at most w->cap steps with the snapshot (thread body). */
+static void *worker_play(void *arg) {
+    rls_worker *w = arg;
+    ag_sess *s = w->s;
+    size_t od = (size_t)w->od;
+    worker_clear(w);
+    w->rc = 0;
+    gsl_rng *rng = ag_rng_new(ag_rng_derive(ag_rng_derive(w->seed, 0x5eed0000ULL + (uint64_t)w->idx), (uint64_t)w->ep));
+    w->rs = ag_rng_derive(w->seed, 1 + (uint64_t)w->ep) & ((1ULL << 53) - 1);
+    uint64_t rs = w->rs;
+    if (ag_sess_reset(s, &rs, &w->err)) {
+        w->rc = -1;
+        goto out;
+    }
+    worker_room(w, 1);
+    memcpy(w->obs, s->obs, sizeof(double) * od);
+    double m0, prev;
+    step_metrics(s->info, w->objective, &m0, &prev);
+    m0 = prev;
+    for (int64_t t = 0; t < w->cap; t++) {
+        worker_room(w, t + 1);
+        const uint8_t *mask = NULL;
+        if (s->mask && s->mask_len == w->nact) {
+            memcpy(w->masks + (size_t)t * (size_t)w->nact, s->mask, (size_t)w->nact);
+            mask = w->masks + (size_t)t * (size_t)w->nact;
+        }
+        wstep *x = &w->st[t];
+        ppo_act(w->snap, w->obs + (size_t)t * od, mask, rng, &x->a, NULL, &x->logp, &x->v);
+        int64_t ae = x->a + w->offset;
+        if (ag_sess_step_i64(s, &ae, &w->err)) {
+            w->rc = -1;
+            break;
+        }
+        double after, next;
+        step_metrics(s->info, w->objective, &after, &next);
+        x->r = s->reward;
+        x->rl = shaped_reward(w->reward, x->r, m0, prev, after);
+        if (after != next) m0 = next;
+        prev = next;
+        w->ret += x->rl;
+        x->term = s->terminated;
+        x->trunc = s->truncated;
+        x->masked = mask != NULL;
+        x->info = json_incref(s->info);
+        memcpy(w->obs + (size_t)(t + 1) * od, s->obs, sizeof(double) * od);
+        w->n = t + 1;
+        if (x->term || x->trunc) break;
+    }
+out:
+    gsl_rng_free(rng);
+    return NULL;
+}
+
+/* The learner's side of one worker's episode, as episode() does it step by step at N = 1: the
+ * trial log, the best tables, the PPO rollout (an update whenever it is full and at the end of
+ * the budget) and the episode's end total. */
+static int learn_from(loop_ctx *c, const rls_worker *w, rls_result *res, int64_t budget, bool learn, hw_err *err) {
+    size_t od = (size_t)w->od;
+    for (int64_t t = 0; t < w->n; t++) {
+        const wstep *x = &w->st[t];
+        const double *o = w->obs + (size_t)t * od, *o1 = o + od;
+        res->steps++;
+        note_best(res, x->info, c->objective);
+        if (c->run) {
+            json_t *aj = json_integer(x->a + c->offset), *oj = ag_json_f64(o1, w->od);
+            int rc = ag_run_step(c->run, c->worker, w->ep, t, (int64_t)w->rs, aj, oj, x->r, x->term, x->trunc,
+                                 x->info, err);
+            json_decref(oj);
+            json_decref(aj);
+            if (rc) return -1;
+        }
+        bool done = x->term || x->trunc;
+        int full = ppo_store(c->p, o, x->masked ? w->masks + (size_t)t * (size_t)w->nact : NULL, &x->a, NULL, x->logp,
+                             x->v, isfinite(x->rl) ? x->rl : 0.0, done);
+        if (learn && (full || res->steps >= budget)) {
+            ppo_stats st;
+            ppo_update(c->p, o1, &st);
+            res->updates++;
+        }
+        if (done) push_total(res, end_total(x->info, c->objective));
+    }
+    res->last_return = w->ret;
+    return 0;
+}
+
+static void workers_free(rls_worker *w, int n) {
+    for (int i = 0; w && i < n; i++) {
+        worker_clear(&w[i]);
+        ppo_free(w[i].snap);
+        free(w[i].obs);
+        free(w[i].masks);
+        free(w[i].st);
+    }
+    free(w);
+}
+
+static rls_worker *workers_new(loop_ctx *c, const rls_cfg *cfg, uint64_t seed, hw_err *err) {
+    int n = cfg->workers;
+    rls_worker *w = calloc((size_t)n, sizeof *w);
+    for (int i = 0; i < n; i++) {
+        ag_sess *s = cfg->sess ? cfg->sess[i] : NULL;
+        if (!s || s->obs_dim != c->s->obs_dim || s->act_space->type != HW_SPACE_DISCRETE ||
+            hw_space_choices(s->act_space, 0) != c->nact || s->act_space->start != c->offset) {
+            hw_fail(err, HW_E_BAD_CONFIG, "--workers: worker %d's session is missing or not the same env as worker 0's", i);
+            workers_free(w, n);
+            return NULL;
+        }
+        w[i] = (rls_worker){.idx = i, .s = s, .objective = c->objective, .reward = c->reward, .nact = c->nact,
+                            .offset = c->offset, .od = s->obs_dim, .seed = seed};
+        w[i].snap = rls_ppo_new(s, cfg, seed, err);
+        if (!w[i].snap) {
+            workers_free(w, n);
+            return NULL;
+        }
+    }
+    return w;
+}
+
+/* One round: workers 0..k-1 play episodes ep0 .. ep0+k-1 concurrently (worker 0 on this thread)
+ * with the policy as it is now; the learner then takes them in worker order. The budget left is
+ * split evenly (worker w gets left/k, the first left%k one more), so no round overruns it. */
+static int play_round(loop_ctx *c, rls_worker *w, int k, const rls_cfg *cfg, int64_t budget, rls_result *res,
+                      hw_err *err) {
+    int64_t left = budget - res->steps;
+    const ppo *p = c->p;
+    for (int i = 0; i < k; i++) {
+        w[i].ep = res->episodes + i;
+        w[i].cap = left / k + (i < left % k);
+        memcpy(w[i].snap->actor->params, p->actor->params, sizeof(double) * p->actor->nparams);
+        memcpy(w[i].snap->critic->params, p->critic->params, sizeof(double) * p->critic->nparams);
+    }
+    int active = 0;
+    while (active < k && w[active].cap > 0) active++;
+    for (int i = 1; i < active; i++) w[i].threaded = !pthread_create(&w[i].th, NULL, worker_play, &w[i]);
+    worker_play(&w[0]);
+    for (int i = 1; i < active; i++) {
+        if (w[i].threaded) pthread_join(w[i].th, NULL);
+        else worker_play(&w[i]); /* no thread to be had: played here, the same episode */
+    }
+    for (int i = 0; i < active; i++)
+        if (w[i].rc) {
+            *err = w[i].err;
+            return -1;
+        }
+    for (int i = 0; i < active; i++) {
+        double c2 = cfg->ent_start * pow(cfg->ent_decay, (double)w[i].ep);
+        c->p->cfg.ent_coef = c2 > cfg->ent_final ? c2 : cfg->ent_final;
+        res->ent_coef = c->p->cfg.ent_coef;
+        if (learn_from(c, &w[i], res, budget, cfg->learn, err)) return -1;
+        res->episodes++;
+    }
+    return 0;
+}
+
+/* Training with cfg->workers > 1, in rounds of one episode per worker. Curve points (eval_every)
+ * fall at the first round boundary at or after each multiple of eval_every. */
+static int train_rounds(loop_ctx *c, const rls_cfg *cfg, uint64_t seed, int64_t budget, rls_result *res,
+                        hw_err *err) {
+    if (cfg->norm_obs || c->rms)
+        return hw_fail(err, HW_E_BAD_CONFIG, "--workers > 1 does not support --norm-obs (one running normaliser)");
+    rls_worker *w = workers_new(c, cfg, seed, err);
+    if (!w) return -1;
+    int rc = 0;
+    int64_t next_curve = 0;
+    while (!rc && res->episodes < cfg->episodes && res->steps < budget) {
+        if (cfg->eval_every > 0 && res->episodes >= next_curve) {
+            if ((rc = curve_point(c, res, seed, err))) break;
+            next_curve = (res->episodes / cfg->eval_every + 1) * cfg->eval_every;
+        }
+        int64_t k = cfg->episodes - res->episodes;
+        rc = play_round(c, w, k < cfg->workers ? (int)k : cfg->workers, cfg, budget, res, err);
+    }
+    if (!rc && cfg->eval_every > 0 && res->episodes >= next_curve) rc = curve_point(c, res, seed, err);
+    workers_free(w, cfg->workers);
+    return rc;
+}
+
 static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const char *objective, uint64_t seed,
                     int64_t budget, bool train, rls_result *res, hw_err *err) {
     loop_ctx c = {.s = s, .run = run, .p = p, .objective = objective, .worker = cfg && cfg->worker ? cfg->worker : "0"};
@@ -352,6 +577,11 @@ static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const c
     if (ck && ck->resume) {
         rc = train_ckpt(ck, NULL, &c, res, err);
         ep0 = res->episodes;
+    }
+    if (!rc && train && cfg->workers > 1) {
+        if (ck) rc = hw_fail(err, HW_E_BAD_CONFIG, "--workers > 1 does not checkpoint (--checkpoint-every, --resume)");
+        else rc = train_rounds(&c, cfg, seed, budget, res, err);
+        episodes = 0; /* done: skip the sequential loop */
     }
     for (int64_t ep = ep0; ep < episodes && res->steps < budget && !rc; ep++) {
         if (ck && ag_ckpt_due(ck, res->steps) && (rc = train_ckpt(ck, run, &c, res, err))) break;

@@ -3,7 +3,8 @@
  *
  * Owns: the paper's PPO settings (rls_cfg), the training loop over an agent session
  * (rls_train: episodes, the decaying entropy coefficient, per-layer best tables), the greedy
- * evaluation of a trained policy (rls_eval), and the JSON summary of the schedule found.
+ * evaluation of a trained policy (rls_eval), the JSON summary of the schedule found, and the
+ * episode workers of rls_cfg.workers (rounds of episodes on several sessions, one learner).
  * docs/rlsched.md is the user guide. */
 #ifndef HWGYM_RLSCHED_H
 #define HWGYM_RLSCHED_H
@@ -32,6 +33,15 @@ typedef struct rls_cfg {
     struct ag_ckpt_ctl *ckpt; /* checkpoints of the training loop before each episode's reset, and
                                  its resume (checkpoint.h); NULL: off. The caller drops a resumed
                                  run's "greedy" trials (ag_run_drop_worker). */
+    int workers;          /* episode workers (--workers; 0 or 1: the sequential loop). With N > 1
+                             training runs in rounds: each of N workers plays one episode on its
+                             own session (sess[w]) with its own RNG stream (seed, worker index,
+                             episode) and a snapshot of the policy taken at the round's start; the
+                             learner then takes the N trajectories in worker order (trial log,
+                             best tables, PPO rollout with an update every num_steps transitions).
+                             Not with norm_obs or ckpt. Deterministic for a given (seed, N); differs
+                             from N = 1, whose policy changes inside a round. */
+    ag_sess **sess;       /* workers sessions of the same env and config (sess[0] may be the loop's) */
 } rls_cfg;
 
 /* RLS_REWARD_ENV: the env's reward as it is (docs/sched.md: relative improvement of the step,

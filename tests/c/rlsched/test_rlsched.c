@@ -107,15 +107,27 @@ static ag_sess *small_sess(const char *cfg_text) {
     return s;
 }
 
-static char *run_agent(const char *const *args, int *status) {
+/* stdout of the binary; its stderr in *errout when errout is not NULL (else logged on failure) */
+static char *run_agent_err(const char *const *args, int *status, char **errout) {
     char bin[512];
     cr_assert(hwtest_bin("hwgym-rlsched", bin, sizeof bin), "hwgym-rlsched is not built");
     const char *prefix[] = {bin, NULL};
     char *out = NULL, *err = NULL;
     *status = hwtest_run_args(prefix, args, &out, &err);
-    if (*status) cr_log_info("stderr: %s", err ? err : "");
-    free(err);
+    if (*status && !errout) cr_log_info("stderr: %s", err ? err : "");
+    if (errout) *errout = err;
+    else free(err);
     return out;
+}
+
+static char *run_agent(const char *const *args, int *status) { return run_agent_err(args, status, NULL); }
+
+/* opens the trial DB at path and prepares sql on it */
+static sqlite3_stmt *db_query(const char *path, const char *sql, sqlite3 **h) {
+    sqlite3_stmt *q = NULL;
+    cr_assert_eq(sqlite3_open(path, h), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(*h, sql, -1, &q, NULL), SQLITE_OK, "%s", sqlite3_errmsg(*h));
+    return q;
 }
 
 static json_t *summary_without_times(const char *out) {
@@ -261,13 +273,10 @@ Test(rlsched, binary_is_deterministic_and_logs_every_step, .timeout = 120) {
     int64_t samples = json_integer_value(json_object_get(j1, "samples"));
     cr_assert_eq(samples, 6 * 16 + 16, "6 training episodes and one greedy episode of 16 steps");
     sqlite3 *h;
-    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-    sqlite3_stmt *q;
-    cr_assert_eq(sqlite3_prepare_v2(h,
-                                    "SELECT count(*), sum(json_extract(metrics,'$.invalid_action')), "
-                                    "sum(worker='greedy') FROM trials",
-                                    -1, &q, NULL),
-                 SQLITE_OK, "%s", sqlite3_errmsg(h));
+    sqlite3_stmt *q = db_query(db,
+                               "SELECT count(*), sum(json_extract(metrics,'$.invalid_action')), "
+                               "sum(worker='greedy') FROM trials",
+                               &h);
     cr_assert_eq(sqlite3_step(q), SQLITE_ROW);
     cr_assert_eq(sqlite3_column_int64(q, 0), samples);
     cr_assert_eq(sqlite3_column_int64(q, 1), 0, "a masked action was taken");
@@ -283,12 +292,16 @@ Test(rlsched, binary_is_deterministic_and_logs_every_step, .timeout = 120) {
     hwtest_rmtree(dir);
 }
 
+static void server_up(hwtest_server *srv) {
+    int rc = hwtest_server_start(srv, NULL);
+    if (rc == -1) cr_skip_test("hwgym-server is not built");
+    cr_assert_eq(rc, 0);
+}
+
 /* Through a real server, with --save then --load --eval-only on another layer. */
 Test(rlsched, server_run_save_and_eval_only, .timeout = 120) {
     hwtest_server srv;
-    int rc = hwtest_server_start(&srv, NULL);
-    if (rc == -1) cr_skip_test("hwgym-server is not built");
-    cr_assert_eq(rc, 0);
+    server_up(&srv);
     char dir[64], wfile[128];
     hwtest_tmpdir(dir, sizeof dir);
     snprintf(wfile, sizeof wfile, "%s/w.bin", dir);
@@ -492,4 +505,99 @@ Test(rlsched, a_curve_point_is_the_greedy_pass_of_the_shorter_run, .timeout = 30
         differ += jnum(json_array_get(cv, i), "greedy_total") != jnum(json_array_get(cv, 0), "greedy_total");
     cr_assert_gt(differ, 0, "training changed the greedy pass at some point of the curve");
     json_decref(l);
+}
+
+/* --workers N (docs/rlsched.md "Episode workers"): 1 is the sequential loop, bit for bit; 2 plays
+ * the requested episodes in rounds, the same for the same seed whatever the threads' timing, and
+ * differently from 1 (its own random streams); every step is a trial, episodes in order. Odd
+ * episode count: the last round has one worker. --num-steps 8 puts updates inside rounds. */
+#define WK_ARGS(db)                                                                                                  \
+    "--endpoint", "local", "--config", SMALL_LAYER, "--episodes", "5", "--budget", "100000", "--seed", "4",         \
+        "--quiet", "--num-steps", "8", "--minibatch", "4", "--eval-every", "2", "--db", db
+static char *dumps_key(const json_t *j, const char *k) { return json_dumps(json_object_get(j, k), JSON_ENCODE_ANY); }
+
+Test(rlsched, workers_one_is_the_default_and_two_are_deterministic, .timeout = 300) {
+    char dir[64], db[4][128];
+    hwtest_tmpdir(dir, sizeof dir);
+    for (int i = 0; i < 4; i++) snprintf(db[i], sizeof db[i], "%s/w%d.db", dir, i);
+    const char *d[] = {WK_ARGS(db[0]), NULL};
+    const char *w1[] = {WK_ARGS(db[1]), "--workers", "1", NULL};
+    const char *w2a[] = {WK_ARGS(db[2]), "--workers", "2", NULL};
+    const char *w2b[] = {WK_ARGS(db[3]), "--workers", "2", NULL};
+    json_t *jd = summary_of(d), *j1 = summary_of(w1), *ja = summary_of(w2a), *jb = summary_of(w2b);
+    char *sd = json_dumps(jd, JSON_SORT_KEYS), *s1 = json_dumps(j1, JSON_SORT_KEYS);
+    char *sa = json_dumps(ja, JSON_SORT_KEYS), *sb = json_dumps(jb, JSON_SORT_KEYS);
+    cr_assert_str_eq(s1, sd, "--workers 1 differs from the default");
+    cr_assert_str_eq(sa, sb, "--workers 2 is not deterministic for one seed");
+    cr_assert_eq(jnum(ja, "episodes"), 5);
+    cr_assert_eq(jnum(ja, "steps"), 5 * 16);
+    cr_assert_eq(jnum(ja, "updates"), 5 * 16 / 8);
+    cr_assert_eq(json_array_size(json_object_get(ja, "episode_totals")), 5);
+    const json_t *cv = json_object_get(ja, "curve");
+    cr_assert_eq(json_array_size(cv), 3, "curve points at the rounds starting at episodes 0, 2, 4");
+    for (size_t i = 0; i < 3; i++) cr_assert_eq(jnum(json_array_get(cv, i), "episode"), 2 * (double)i);
+    char *t1 = dumps_key(j1, "episode_totals"), *t2 = dumps_key(ja, "episode_totals");
+    cr_assert_str_neq(t1, t2, "--workers 2 played the very episodes of --workers 1 (its own streams?)");
+    /* one trial per step, 16 per episode, logged in episode order (the learner's worker order) */
+    sqlite3 *h;
+    sqlite3_stmt *q = db_query(db[2],
+                               "SELECT episode, count(*), min(id), max(id), sum(step) FROM trials WHERE "
+                               "worker='0' GROUP BY episode ORDER BY episode",
+                               &h);
+    int64_t prev_max = 0, n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        cr_assert_eq(sqlite3_column_int64(q, 0), n);
+        cr_assert_eq(sqlite3_column_int64(q, 1), 16, "episode %lld", (long long)n);
+        cr_assert_gt(sqlite3_column_int64(q, 2), prev_max, "episode %lld logged before the previous one", (long long)n);
+        cr_assert_eq(sqlite3_column_int64(q, 4), 15 * 16 / 2);
+        prev_max = sqlite3_column_int64(q, 3);
+        n++;
+    }
+    cr_assert_eq(n, 5);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    char *strs[] = {t1, t2, sd, s1, sa, sb};
+    json_t *sums[] = {jd, j1, ja, jb};
+    for (size_t i = 0; i < 6; i++) free(strs[i]);
+    for (size_t i = 0; i < 4; i++) json_decref(sums[i]);
+    hwtest_rmtree(dir);
+}
+
+/* Each worker makes its own session on the server; the run equals the in-process one. */
+Test(rlsched, workers_through_a_server_match_in_process, .timeout = 180) {
+    hwtest_server srv;
+    server_up(&srv);
+    const char *a[] = {"--endpoint", srv.endpoint, "--config", SMALL_LAYER, "--episodes", "4", "--budget", "100000",
+                       "--seed", "2", "--quiet", "--workers", "3", NULL};
+    const char *l[] = {"--endpoint", "local", "--config", SMALL_LAYER, "--episodes", "4", "--budget", "100000",
+                       "--seed", "2", "--quiet", "--workers", "3", NULL};
+    json_t *js = summary_of(a), *jl = summary_of(l);
+    const char *keys[] = {"episode_totals", "greedy_total", "best_seen_total", "steps", "updates", "best_seen"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        char *x = dumps_key(js, keys[i]), *y = dumps_key(jl, keys[i]);
+        cr_assert(x && y, "%s present", keys[i]);
+        cr_assert_str_eq(x, y, "%s differs between the server and in process", keys[i]);
+        free(x);
+        free(y);
+    }
+    cr_assert_eq(jnum(js, "steps"), 4 * 16);
+    json_decref(js);
+    json_decref(jl);
+    cr_assert_eq(hwtest_server_stop(&srv), 0);
+}
+
+/* A bad --workers is a usage error naming the option. */
+Test(rlsched, workers_option_is_checked) {
+    const char *bad[][5] = {{"0"}, {"65"}, {"two"}, {"2", "--norm-obs"},
+                            {"2", "--checkpoint-every", "10", "--checkpoint", "/nonexistent/w.ckpt"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *a[] = {"--endpoint", "local", "--config", SMALL_LAYER, "--episodes", "1", "--quiet", "--workers",
+                           bad[i][0], bad[i][1], bad[i][2], bad[i][3], bad[i][4], NULL};
+        int st;
+        char *err = NULL, *o = run_agent_err(a, &st, &err);
+        cr_assert_eq(st, 2, "--workers %s %s: status %d", bad[i][0], bad[i][1] ? bad[i][1] : "", st);
+        cr_assert(err && strstr(err, "--workers"), "the error names --workers: %s", err ? err : "");
+        free(err);
+        free(o);
+    }
 }
