@@ -169,12 +169,24 @@ static double end_total(const json_t *info, const char *objective) {
     return rls_metric(e, cy, objective);
 }
 
+/* The reset seed of training episode ep (53 bits: it survives JSON in the trial log). */
+static uint64_t episode_reset_seed(uint64_t seed, int64_t ep) {
+    return ag_rng_derive(seed, 1 + (uint64_t)ep) & ((1ULL << 53) - 1);
+}
+
+/* The entropy coefficient c2 of episode ep: ent_start * ent_decay^ep, floored at ent_final. */
+static void set_ent_coef(ppo *p, const rls_cfg *cfg, int64_t ep, rls_result *res) {
+    double c2 = cfg->ent_start * pow(cfg->ent_decay, (double)ep);
+    p->cfg.ent_coef = c2 > cfg->ent_final ? c2 : cfg->ent_final;
+    res->ent_coef = p->cfg.ent_coef;
+}
+
 /* One episode. train: sample and store (update when the rollout is full, unless learning is
  * off); else argmax. A training episode that runs to its end records its total (ep_totals). */
 static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int64_t budget, bool train, bool learn,
                    double *ret, hw_err *err) {
     ag_sess *s = c->s;
-    uint64_t rs = ag_rng_derive(seed, 1 + (uint64_t)ep) & ((1ULL << 53) - 1);
+    uint64_t rs = episode_reset_seed(seed, ep);
     if (ag_sess_reset(s, &rs, err)) return -1;
     load_obs(c, train);
     *ret = 0;
@@ -392,7 +404,7 @@ static void *worker_play(void *arg) {
     worker_clear(w);
     w->rc = 0;
     gsl_rng *rng = ag_rng_new(ag_rng_derive(ag_rng_derive(w->seed, 0x5eed0000ULL + (uint64_t)w->idx), (uint64_t)w->ep));
-    w->rs = ag_rng_derive(w->seed, 1 + (uint64_t)w->ep) & ((1ULL << 53) - 1);
+    w->rs = episode_reset_seed(w->seed, w->ep);
     uint64_t rs = w->rs;
     if (ag_sess_reset(s, &rs, &w->err)) {
         w->rc = -1;
@@ -529,9 +541,7 @@ static int play_round(loop_ctx *c, rls_worker *w, int k, const rls_cfg *cfg, int
             return -1;
         }
     for (int i = 0; i < active; i++) {
-        double c2 = cfg->ent_start * pow(cfg->ent_decay, (double)w[i].ep);
-        c->p->cfg.ent_coef = c2 > cfg->ent_final ? c2 : cfg->ent_final;
-        res->ent_coef = c->p->cfg.ent_coef;
+        set_ent_coef(c->p, cfg, w[i].ep, res);
         if (learn_from(c, &w[i], res, budget, cfg->learn, err)) return -1;
         res->episodes++;
     }
@@ -585,11 +595,7 @@ static int run_loop(ag_sess *s, ag_run *run, ppo *p, const rls_cfg *cfg, const c
     }
     for (int64_t ep = ep0; ep < episodes && res->steps < budget && !rc; ep++) {
         if (ck && ag_ckpt_due(ck, res->steps) && (rc = train_ckpt(ck, run, &c, res, err))) break;
-        if (train) {
-            double c2 = cfg->ent_start * pow(cfg->ent_decay, (double)ep);
-            p->cfg.ent_coef = c2 > cfg->ent_final ? c2 : cfg->ent_final;
-            res->ent_coef = p->cfg.ent_coef;
-        }
+        if (train) set_ent_coef(p, cfg, ep, res);
         if (train && cfg->eval_every > 0 && ep % cfg->eval_every == 0 && (rc = curve_point(&c, res, seed, err))) break;
         rc = episode(&c, res, train ? ep : 0, seed, budget, train, !cfg || cfg->learn, &res->last_return, err);
         if (!rc) res->episodes++;
