@@ -264,8 +264,7 @@ static void pack_stacked_obs(msgpack_packer *pk, session *s, const hw_obs *proto
 static void pack_infos(msgpack_packer *pk, session *s) {
     msgpack_pack_array(pk, (size_t)s->num_envs);
     for (int i = 0; i < s->num_envs; i++) {
-        if (s->infos[i]) pack_info(pk, s->infos[i]);
-        else s->fam->info_pack(s->envs[i], pk);
+        pack_env_info(pk, s, i, s->infos[i]);
         json_decref(s->infos[i]);
         s->infos[i] = NULL;
     }

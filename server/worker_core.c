@@ -54,6 +54,11 @@ void pack_info(msgpack_packer *pk, json_t *info) {
 
 bool info_packed(const worker *w, const session *s) { return s->fam->info_pack && !w->opts->info_json; }
 
+void pack_env_info(msgpack_packer *pk, const session *s, int i, json_t *info) {
+    if (info) pack_info(pk, info);
+    else s->fam->info_pack(s->envs[i], pk);
+}
+
 void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err) {
     char *cfg = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : strdup("{}");
     /* and the identity of the data files it names: a changed file builds a new env (issue 28) */
@@ -112,8 +117,7 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
                       int ntargets, hw_err *err) {
     /* a family that packs its info itself (env.h info_pack) gets no JSON object: its info goes
      * straight into each reply below */
-    bool packed = info_packed(w, s);
-    json_t *info = packed ? NULL : json_object();
+    json_t *info = info_packed(w, s) ? NULL : json_object();
     hw_step_out out;
     memset(&out, 0, sizeof out);
     int rc = act ? s->fam->step(s->envs[0], act, &out, info, err) : s->fam->reset(s->envs[0], seed, opts, &out.obs, info, err);
@@ -138,8 +142,7 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
             hw_pack_bool(&pk, out.truncated);
         }
         hw_pack_cstr(&pk, "info");
-        if (packed) s->fam->info_pack(s->envs[0], &pk);
-        else pack_info(&pk, info);
+        pack_env_info(&pk, s, 0, info);
         if (joint) {
             hw_pack_cstr(&pk, "action");
             msgpack_pack_array(&pk, act->n);

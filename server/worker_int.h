@@ -14,6 +14,9 @@ void pack_info(msgpack_packer *pk, json_t *info);
 /* whether the session's env infos are packed by the family's info_pack (env.h) rather than built
  * as JSON objects: the family has one and the server was not told --info-json */
 bool info_packed(const worker *w, const session *s);
+/* env i's info into a reply: the JSON object `info`, or, when it is NULL (info_packed), what the
+ * family's info_pack writes of the env's last reset/step */
+void pack_env_info(msgpack_packer *pk, const session *s, int i, json_t *info);
 /* the worker's env for (env_id, config), created on a miss (WORKER_CACHE entries, LRU) */
 void *cached_env(worker *w, const char *env_id, const json_t *config, const hw_env_family **fam, hw_err *err);
 /* frees a snapshot record's env states and flags */
