@@ -2,13 +2,7 @@
  * packs it, the packed bytes being those hw_pack_json packs of the JSON value. */
 #include "common/info_out.h"
 
-#include <string.h>
-
-static void pack_str(msgpack_packer *pk, const char *s) {
-    size_t n = strlen(s);
-    msgpack_pack_str(pk, n);
-    msgpack_pack_str_body(pk, s, n);
-}
+#include "hw_codec.h"
 
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     msgpack_pack_map(pk, nkeys);
@@ -17,7 +11,7 @@ hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
 
 /* packs `key` when the sink packs (true), else the caller sets the JSON value */
 static bool packed_key(hw_info_out *o, const char *key) {
-    if (o->pk) pack_str(o->pk, key);
+    if (o->pk) hw_pack_cstr(o->pk, key);
     return o->pk != NULL;
 }
 
@@ -37,7 +31,7 @@ void hw_info_bool(hw_info_out *o, const char *key, bool v) {
 }
 
 void hw_info_str(hw_info_out *o, const char *key, const char *s) {
-    if (packed_key(o, key)) pack_str(o->pk, s);
+    if (packed_key(o, key)) hw_pack_cstr(o->pk, s);
     else if (o->obj) json_object_set_new(o->obj, key, json_string(s));
 }
 
@@ -79,6 +73,6 @@ hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
 }
 
 void hw_info_item_str(hw_info_out *l, const char *s) {
-    if (l->pk) pack_str(l->pk, s);
+    if (l->pk) hw_pack_cstr(l->pk, s);
     else if (l->obj) json_array_append_new(l->obj, json_string(s));
 }
