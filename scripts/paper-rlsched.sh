@@ -34,6 +34,9 @@
 #   (RLSCHED_SEEDS="" runs the baselines alone)
 #   RLSCHED_TRANSFER_MODELS="resnet50 mobilenet_v3"
 #   RLSCHED_OUT=docs/results   RLSCHED_APPEND=0   RLSCHED_WEIGHTS=/tmp/hwgym-rlsched-weights
+#   RLSCHED_WORKERS=1  episode workers of every training and control run (hwgym-rlsched
+#                      --workers; results are deterministic per seed and N, and differ between
+#                      N: the committed page is N = 1)
 # Runs in process (--endpoint local), one process at a time.
 set -euo pipefail
 
@@ -56,6 +59,8 @@ if [ -z "${RLSCHED_PAIRS:-}" ]; then
 fi
 OUT=${RLSCHED_OUT:-docs/results}
 APPEND=${RLSCHED_APPEND:-0}
+WORKERS=${RLSCHED_WORKERS:-1}
+case "$WORKERS" in ''|*[!0-9]*) echo "paper-rlsched: RLSCHED_WORKERS must be a positive integer, got '$WORKERS'" >&2; exit 2;; esac
 WEIGHTS=${RLSCHED_WEIGHTS:-/tmp/hwgym-rlsched-weights}   # trained policies (for transfer; not committed)
 PY=${PYTHON:-python3}
 DATA=$OUT/rlsched
@@ -166,7 +171,7 @@ for pair in $RLSCHED_PAIRS; do
                 fi
                 f=$WORK/rl.json
                 timed "$f" "$BIN/hwgym-rlsched" --endpoint local --config "$cfg" --episodes "$n" \
-                    --budget 1000000000 --seed "$seed" --quiet "${extra[@]}"
+                    --budget 1000000000 --seed "$seed" --quiet --workers "$WORKERS" "${extra[@]}"
                 rows rl "$model" "$acc" "$obj" "$seed" "$f" "$(cat "$WORK/cpu")"
                 log "$model $acc $obj seed $seed learning=$learn: $(cat "$WORK/cpu") s CPU"
             done
