@@ -134,6 +134,27 @@ static double shaped_reward(int kind, double env_r, double m0, double prev, doub
     return (m0 - after) / m0 + pen;
 }
 
+/* The shaped-reward state of one episode: m0, the current layer's first table; prev, the
+ * objective before the step. shaper_start at reset, shaper_step after each env step. */
+typedef struct {
+    double m0, prev;
+} shaper;
+
+static void shaper_start(shaper *sh, const json_t *info, const char *objective) {
+    step_metrics(info, objective, &sh->m0, &sh->prev);
+    sh->m0 = sh->prev;
+}
+
+/* The reward PPO learns from for the step that returned env_r and info. */
+static double shaper_step(shaper *sh, int kind, const json_t *info, const char *objective, double env_r) {
+    double after, next;
+    step_metrics(info, objective, &after, &next);
+    double rl = shaped_reward(kind, env_r, sh->m0, sh->prev, after);
+    if (after != next) sh->m0 = next; /* network mode: a new layer starts */
+    sh->prev = next;
+    return rl;
+}
+
 /* train: the normaliser learns from the observation; a greedy pass uses it frozen */
 static void load_obs(loop_ctx *c, bool train) {
     int od = (int)c->s->obs_dim;
@@ -190,9 +211,8 @@ static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int6
     if (ag_sess_reset(s, &rs, err)) return -1;
     load_obs(c, train);
     *ret = 0;
-    double m0, prev;
-    step_metrics(s->info, c->objective, &m0, &prev);
-    m0 = prev;
+    shaper sh;
+    shaper_start(&sh, s->info, c->objective);
     for (int64_t t = 0; res->steps < budget; t++) {
         const uint8_t *mask = take_mask(c);
         int64_t a, ae;
@@ -206,11 +226,7 @@ static int episode(loop_ctx *c, rls_result *res, int64_t ep, uint64_t seed, int6
             return -1;
         }
         res->steps++;
-        double r = s->reward, after, next;
-        step_metrics(s->info, c->objective, &after, &next);
-        double rl = shaped_reward(c->reward, r, m0, prev, after);
-        if (after != next) m0 = next; /* network mode: a new layer starts */
-        prev = next;
+        double r = s->reward, rl = shaper_step(&sh, c->reward, s->info, c->objective, r);
         *ret += rl;
         note_best(res, s->info, c->objective);
         int rc = 0;
@@ -412,9 +428,8 @@ static void *worker_play(void *arg) {
     }
     worker_room(w, 1);
     memcpy(w->obs, s->obs, sizeof(double) * od);
-    double m0, prev;
-    step_metrics(s->info, w->objective, &m0, &prev);
-    m0 = prev;
+    shaper sh;
+    shaper_start(&sh, s->info, w->objective);
     for (int64_t t = 0; t < w->cap; t++) {
         worker_room(w, t + 1);
         const uint8_t *mask = NULL;
@@ -429,12 +444,8 @@ static void *worker_play(void *arg) {
             w->rc = -1;
             break;
         }
-        double after, next;
-        step_metrics(s->info, w->objective, &after, &next);
         x->r = s->reward;
-        x->rl = shaped_reward(w->reward, x->r, m0, prev, after);
-        if (after != next) m0 = next;
-        prev = next;
+        x->rl = shaper_step(&sh, w->reward, s->info, w->objective, x->r);
         w->ret += x->rl;
         x->term = s->terminated;
         x->trunc = s->truncated;
