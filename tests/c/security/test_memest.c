@@ -86,7 +86,10 @@ static void check(const char *id, const char *cfgtext, int n) {
     double est = (double)hw_env_mem_bytes(fam, e[0]);
     cr_log_info("%s %s: estimate %.0f B, heap %.0f B, rss %.0f B per env", id, cfgtext, est, heap, rss);
     cr_expect(est <= 2 * heap && heap <= 2 * est, "%s %s: estimate %.0f B against %.0f B of heap per env", id, cfgtext, est, heap);
-    if (!UNDER_ASAN) cr_expect(est <= 2 * rss && rss <= 2 * est, "%s %s: estimate %.0f B against %.0f B of RSS per env", id, cfgtext, est, rss);
+    /* RSS bounds the estimate from below only: zeroed blocks the env has not touched yet (sched-v0's
+     * step memo, calloc'd by mmap) count in the heap but not in RSS until the env fills them, so
+     * an estimate above RSS is the worst case admission must count, not an error. */
+    if (!UNDER_ASAN) cr_expect(rss <= 2 * est, "%s %s: estimate %.0f B against %.0f B of RSS per env", id, cfgtext, est, rss);
     for (int i = 0; i < n; i++) fam->destroy(e[i]);
     free(e);
     json_decref(cfg);
