@@ -9,6 +9,7 @@
  *  2. hwgym-search --algo ga, 20,000 samples on maestro-v0 (MobileNet-v2 layer 2) against a
  *     server without and with --cache-mb: wall time and the server's cache hit rate.
  * Usage: bench_batch [--secs S] [--budget N] [--only ENV] [--batch K] [--no-ga] [--no-json]   (binaries from BUILD/bin next to this bench) */
+#include <dirent.h>
 #include <libgen.h>
 #include <math.h>
 #include <signal.h>
@@ -146,6 +147,34 @@ static double proc_cpu_flt(pid_t p, double *minflt) {
 
 static double proc_cpu(pid_t p) { return proc_cpu_flt(p, NULL); }
 
+/* CPU seconds of process p's threads by role: [0] its main thread (the server's router), [1]
+ * ZeroMQ's I/O threads (named ZMQbg/...), [2] the others (the server's workers) */
+enum { TH_MAIN, TH_ZMQ, TH_OTHER, TH_N };
+static void proc_cpu_threads(pid_t p, double out[TH_N]) {
+    char dir[64];
+    for (int i = 0; i < TH_N; i++) out[i] = 0;
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)p);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.') continue;
+        char path[400], buf[1024];
+        snprintf(path, sizeof path, "%.63s/%.255s/stat", dir, de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *l = strchr(buf, '('), *q = strrchr(buf, ')');
+        unsigned long ut = 0, st = 0;
+        if (!l || !q) continue;
+        sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+        int role = atoi(de->d_name) == (int)p ? TH_MAIN : !strncmp(l + 1, "ZMQbg", 5) ? TH_ZMQ : TH_OTHER;
+        out[role] += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    }
+    closedir(d);
+}
+
 static double self_flt(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -215,7 +244,7 @@ static void family(const fcase *fc, const char *ep, double secs) {
     enum { ROUNDS = 3 };
     double rate_in = 0, rate_pp = 0, rate_srv = 0, cpu_in = 0, cpu_srv = 0, cpu_cli = 0;
     int64_t n_srv_all = 0, n_in_all = 0, req_all = 0;
-    double flt_srv = 0, flt_cli = 0;
+    double flt_srv = 0, flt_cli = 0, th_srv[TH_N] = {0}, wall_srv = 0;
     /* a family with a vectorised entry (eval_many) is timed in process through it, in the
      * server's blocks of 256 points: the model's own fastest form is the reference. Its per-point
      * entry is timed too, for contrast. */
@@ -255,6 +284,8 @@ static void family(const fcase *fc, const char *ep, double secs) {
             n_in_all += n_in;
         }
         double f_s0, f_s1, f_c0 = self_flt();
+        double th0[TH_N], th1[TH_N];
+        proc_cpu_threads(server_pid, th0);
         double cpu_s0 = proc_cpu_flt(server_pid, &f_s0), cpu_c0 = self_cpu();
         t0 = now();
         while (now() - t0 < secs / ROUNDS) {
@@ -264,7 +295,10 @@ static void family(const fcase *fc, const char *ep, double secs) {
             req_all++;
         }
         double rs = (double)n_srv / (now() - t0);
+        wall_srv += now() - t0;
         cpu_srv += proc_cpu_flt(server_pid, &f_s1) - cpu_s0;
+        proc_cpu_threads(server_pid, th1);
+        for (int i = 0; i < TH_N; i++) th_srv[i] += th1[i] - th0[i];
         flt_srv += f_s1 - f_s0;
         flt_cli += self_flt() - f_c0;
         cpu_cli += self_cpu() - cpu_c0;
@@ -282,6 +316,10 @@ static void family(const fcase *fc, const char *ep, double secs) {
     printf("  %-13s   CPU per point: in-process %.3f us; server %.3f us (all threads) + client %.3f us\n", "",
            n_in_all ? 1e6 * cpu_in / (double)n_in_all : 0, n_srv_all ? 1e6 * cpu_srv / (double)n_srv_all : 0,
            n_srv_all ? 1e6 * cpu_cli / (double)n_srv_all : 0);
+    if (n_srv_all && wall_srv > 0)
+        printf("  %-13s   server CPU per point by thread: router %.1f, workers %.1f, ZeroMQ I/O %.1f ns; cores busy: server %.2f + client %.2f\n",
+               "", 1e9 * th_srv[TH_MAIN] / (double)n_srv_all, 1e9 * th_srv[TH_OTHER] / (double)n_srv_all,
+               1e9 * th_srv[TH_ZMQ] / (double)n_srv_all, cpu_srv / wall_srv, cpu_cli / wall_srv);
     printf("  %-13s   minor page faults per request: server %.1f, client %.1f\n", "", req_all ? flt_srv / (double)req_all : 0,
            req_all ? flt_cli / (double)req_all : 0);
     if (bad) printf("  %-13s   note: %lld of %d bench points were rejected by the env\n", "", (long long)bad, K);

@@ -84,8 +84,17 @@ lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const jso
 void lean_set_slices(lean_batch *b, int n);
 void lean_free(lean_batch *b);
 
-/* Worker: scores todo[lo..hi) as slice `slice`. env NULL: every point gets `env_err`. */
-void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi);
+/* Worker: the per-slice state of the lean path (the action space's bounds laid out for blocks
+ * of points, buffers, the family's prepare()d context), built once for all the chunks of a
+ * slice; NULL for a family without a lean entry or without an env. Closed with the batch it was
+ * opened for. */
+typedef struct lean_run lean_run;
+lean_run *lean_run_open(const lean_batch *b, const hw_env_family *fam, void *env);
+void lean_run_close(const lean_batch *b, lean_run *R);
+/* Worker: scores todo[lo..hi) as slice `slice`, with R from lean_run_open for a lean family.
+ * env NULL: every point gets `env_err`. */
+void lean_run_slice(lean_batch *b, int slice, lean_run *R, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo,
+                    int64_t hi);
 
 /* Router: slice `slice` is back. Puts its scored points in the cache and copies them into the
  * batches waiting for them; for each waiting point, calls resolved(ud, owner) once. */
