@@ -5,7 +5,9 @@
  *     with its per-point entry printed for contrast; else its per-point lean entry; else its
  *     evaluate() with a JSON point) and points/s of the lean
  *     evaluate_batch through hwgym-server (--workers 2, ipc, libhwgym), measured in the same
- *     run; prints the ratio (target >= 0.5). For maestro-v0 also the JSON evaluate_batch.
+ *     run; prints the ratio (target >= 0.5; >= 0.8 for diag-v0 and sched-v0, issue 29), the CPU
+ *     per point of the model, the server (by thread) and the client, and the cores busy. For
+ *     maestro-v0 also the JSON evaluate_batch.
  *  2. hwgym-search --algo ga, 20,000 samples on maestro-v0 (MobileNet-v2 layer 2) against a
  *     server without and with --cache-mb: wall time and the server's cache hit rate.
  * Usage: bench_batch [--secs S] [--budget N] [--only ENV] [--batch K] [--no-ga] [--no-json]   (binaries from BUILD/bin next to this bench) */
@@ -66,6 +68,7 @@ static void stop_server(pid_t p) {
 typedef struct fcase {
     const char *env, *config;
     int batch;
+    double target; /* the ratio to reach: 0.5 (issue 18), 0.8 for sched-v0 and diag-v0 (issue 29) */
 } fcase;
 
 /* K points (int64) for env e: random choices of an integer action space, or the family's own form */
@@ -309,7 +312,7 @@ static void family(const fcase *fc, const char *ep, double secs) {
     double t0;
     (void)t0;
     printf("  %-13s batch %7d  in-process %10.0f pts/s  server lean %10.0f pts/s  ratio %.2f%s%s\n", fc->env, K, rate_in,
-           rate_srv, rate_srv / rate_in, lean ? "  (lean entry)" : "  (JSON evaluate)", rate_srv / rate_in >= 0.5 ? "" : "  BELOW 0.5");
+           rate_srv, rate_srv / rate_in, lean ? "  (lean entry)" : "  (JSON evaluate)", rate_srv / rate_in >= fc->target ? "" : fc->target >= 0.8 ? "  BELOW 0.8" : "  BELOW 0.5");
     if (many)
         printf("  %-13s   in-process above is the vectorised entry (eval_many, blocks of 256); its per-point entry: %10.0f pts/s, ratio %.2f\n",
                "", rate_pp, rate_srv / rate_pp);
@@ -439,13 +442,16 @@ int main(int argc, char **argv) {
     pid_t srv = start_server(ep, NULL);
     server_pid = srv;
     static const fcase cases[] = {
-        {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2}", 1024},
-        {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":3}", 1024},
-        {"diag-v0", "{\"dims\":4}", 100000}, /* ~20 ns a point: only a big batch amortises a round trip */
-        {"placement-v0", "{\"workload\":\"bert_base\"}", 256},
-        {"mmap-v0", "{}", 256},
-        {"sched-v0", "{}", 1024},
-        {"dram-v0", "{}", 8},
+        {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2}", 1024, 0.5},
+        {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":3}", 1024, 0.5},
+        /* diag-v0 and sched-v0: batches worth a few ms in process (~4 ms, ~3 ms), so that the fixed
+         * round trip (a 50-270 us echo on the 2-core VM, more on an idle one whose cores wake
+         * slowly) is a few per cent of it; 100,000 and 1024 (issue 18) left it 15-60% */
+        {"diag-v0", "{\"dims\":4}", 1000000, 0.8},
+        {"placement-v0", "{\"workload\":\"bert_base\"}", 256, 0.5},
+        {"mmap-v0", "{}", 256, 0.5},
+        {"sched-v0", "{}", 4096, 0.8},
+        {"dram-v0", "{}", 8, 0.5},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (only && strcmp(only, cases[i].env)) continue;

@@ -352,14 +352,26 @@ lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const jso
 
 void lean_set_slices(lean_batch *b, int n) {
     b->nslices = n;
-    b->serr = xcalloc((size_t)n, sizeof *b->serr);
+    b->serr = xcalloc((size_t)(n + LEAN_SLICE_BLOCK - 1) / LEAN_SLICE_BLOCK, sizeof *b->serr);
 }
+
+void lean_slice_cut(lean_batch *b, int slice) {
+    lean_errs **blk = &b->serr[slice / LEAN_SLICE_BLOCK];
+    if (!*blk) *blk = xcalloc(LEAN_SLICE_BLOCK, sizeof **blk);
+}
+
+/* slice s's error list (made by lean_slice_cut) */
+static lean_errs *slice_errs(const lean_batch *b, int s) { return &b->serr[s / LEAN_SLICE_BLOCK][s % LEAN_SLICE_BLOCK]; }
 
 void lean_free(lean_batch *b) {
     if (!b) return;
     for (int j = 0; j < b->nreq; j++) free(b->names ? b->names[j] : NULL);
     for (int64_t k = 0; b->rec && k < b->n; k++) free(b->rec[k]);
-    for (int s = 0; s < b->nslices; s++) errs_free(&b->serr[s]);
+    for (int s = 0; b->serr && s < b->nslices; s += LEAN_SLICE_BLOCK) {
+        lean_errs *blk = b->serr[s / LEAN_SLICE_BLOCK];
+        for (int i = 0; blk && i < LEAN_SLICE_BLOCK; i++) errs_free(&blk[i]);
+        free(blk);
+    }
     errs_free(&b->rerr);
     free(b->serr);
     free(b->names);
@@ -455,16 +467,7 @@ static bool integer_grid(const lean_batch *b) {
 }
 
 static void load_ints(const lean_batch *b, const lean_run *R, int64_t k) {
-    const char *src = (const char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz;
-    int64_t d = b->d, *o = R->ibuf;
-    switch (b->grid.dtype) {
-    case HW_DT_INT64: memcpy(o, src, (size_t)d * 8); break;
-    case HW_DT_INT32: for (int64_t j = 0; j < d; j++) { int32_t v; memcpy(&v, src + 4 * j, 4); o[j] = v; } break;
-    case HW_DT_INT16: for (int64_t j = 0; j < d; j++) { int16_t v; memcpy(&v, src + 2 * j, 2); o[j] = v; } break;
-    case HW_DT_INT8: for (int64_t j = 0; j < d; j++) o[j] = ((const int8_t *)src)[j]; break;
-    case HW_DT_BOOL: for (int64_t j = 0; j < d; j++) o[j] = ((const uint8_t *)src)[j] != 0; break;
-    default: for (int64_t j = 0; j < d; j++) o[j] = ((const uint8_t *)src)[j]; break;
-    }
+    lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz, (size_t)b->d, R->ibuf);
 }
 
 /* point k as an action (validated) or as raw integers; -1 with the point's error recorded */
@@ -665,7 +668,7 @@ static void run_lean(lean_batch *b, lean_errs *E, lean_run *R, void *env, int64_
 
 void lean_run_slice(lean_batch *b, int slice, lean_run *R, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo,
                     int64_t hi) {
-    lean_errs *E = &b->serr[slice];
+    lean_errs *E = slice_errs(b, slice);
     if (!env) {
         for (int64_t p = lo; p < hi; p++) add_err(b, E, todo_at(b, p), env_err->code, env_err->msg);
         return;
@@ -716,7 +719,7 @@ static void merged_err(lean_batch *o, int64_t k, const lean_err *e) {
 void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner),
                      void *ud) {
     if (!cache || !b->cached) return;
-    const lean_errs *E = &b->serr[slice];
+    const lean_errs *E = slice_errs(b, slice);
     unsigned char pk[HW_CACHE_KEY];
     size_t ei = 0; /* the slice's errors are in todo order, as are its points */
     recbuf rb = {0};

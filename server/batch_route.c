@@ -265,6 +265,7 @@ static void cut_slice(router *r, batch *b, int w) {
     sl->op = OP_BATCH_SLICE;
     sl->b = b;
     sl->slice = b->cut++;
+    if (b->lean) lean_slice_cut(b->lean, sl->slice); /* its error list, before a worker writes it */
     sl->t0 = b->parent->t0;
     sl->budget_s = last || r->o->slice_ms <= 0 ? 0 : r->o->slice_ms * 1e-3;
     /* a lean slice's first chunk: half a budget's worth at the known cost, at most 4096 points

@@ -18,6 +18,7 @@
 #include "registry.h"
 #include "hw_codec.h"
 #include "reply_slot.h"
+#include "batch_block.h"
 #include "server.h"
 #include "batch_srv.h"
 
@@ -554,5 +555,37 @@ Test(lean, reply_slot_is_aligned_and_decodes) {
                 msgpack_zone_destroy(&z);
                 hw_msg_free(&m);
                 msgpack_sbuffer_destroy(&sb);
+            }
+}
+
+/* lean_widen (the server's load of integer points, read in place from the request) gives every
+ * value exactly, whatever the data's alignment in the message and the count (blocks of 16 and a
+ * tail), for each integer dtype */
+Test(lean, widen_is_exact_at_any_alignment) {
+    static const hw_dtype dts[] = {HW_DT_INT8, HW_DT_UINT8, HW_DT_INT16, HW_DT_INT32, HW_DT_INT64, HW_DT_BOOL};
+    static const int64_t vals[] = {0, 1, -1, 127, -128, 255, 32767, -32768, 65535, 2147483647LL, -2147483647LL - 1, 4000000000LL};
+    char buf[8 * 40 + 16];
+    int64_t want[40], got[40];
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (int off = 0; off < 8; off++)
+            for (size_t cnt = 0; cnt <= 40; cnt += 13) {
+                hw_dtype dt = dts[t];
+                size_t es = hw_dtype_size(dt);
+                for (size_t j = 0; j < cnt; j++) {
+                    int64_t v = vals[(j * 7 + t) % (sizeof vals / sizeof vals[0])];
+                    switch (dt) {
+                    case HW_DT_INT8: { int8_t x = (int8_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_UINT8: { uint8_t x = (uint8_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_INT16: { int16_t x = (int16_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_INT32: { int32_t x = (int32_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_BOOL: { uint8_t x = (uint8_t)(v & 3); memcpy(buf + off + j * es, &x, es); want[j] = x != 0; break; }
+                    default: memcpy(buf + off + j * es, &v, es); want[j] = v; break;
+                    }
+                }
+                memset(got, 0x5a, sizeof got);
+                lean_widen(dt, buf + off, cnt, got);
+                for (size_t j = 0; j < cnt; j++)
+                    cr_assert_eq(got[j], want[j], "%s at offset %d, %zu values: [%zu] %lld, want %lld", hw_dtype_name(dt), off, cnt, j,
+                                 (long long)got[j], (long long)want[j]);
             }
 }
