@@ -150,6 +150,27 @@ static double proc_cpu_flt(pid_t p, double *minflt) {
 
 static double proc_cpu(pid_t p) { return proc_cpu_flt(p, NULL); }
 
+/* system (kernel) CPU seconds of process p, all threads */
+static double proc_sys(pid_t p) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *q = strrchr(buf, ')');
+    unsigned long st = 0;
+    if (q) sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %lu", &st);
+    return (double)st / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double self_sys(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 /* CPU seconds of process p's threads by role: [0] its main thread (the server's router), [1]
  * ZeroMQ's I/O threads (named ZMQbg/...), [2] the others (the server's workers) */
 enum { TH_MAIN, TH_ZMQ, TH_OTHER, TH_N };
@@ -247,7 +268,7 @@ static void family(const fcase *fc, const char *ep, double secs) {
     enum { ROUNDS = 3 };
     double rate_in = 0, rate_pp = 0, rate_srv = 0, cpu_in = 0, cpu_srv = 0, cpu_cli = 0;
     int64_t n_srv_all = 0, n_in_all = 0, req_all = 0;
-    double flt_srv = 0, flt_cli = 0, th_srv[TH_N] = {0}, wall_srv = 0;
+    double flt_srv = 0, flt_cli = 0, th_srv[TH_N] = {0}, wall_srv = 0, sys_srv = 0, sys_cli = 0;
     /* a family with a vectorised entry (eval_many) is timed in process through it, in the
      * server's blocks of 256 points: the model's own fastest form is the reference. Its per-point
      * entry is timed too, for contrast. */
@@ -289,7 +310,7 @@ static void family(const fcase *fc, const char *ep, double secs) {
         double f_s0, f_s1, f_c0 = self_flt();
         double th0[TH_N], th1[TH_N];
         proc_cpu_threads(server_pid, th0);
-        double cpu_s0 = proc_cpu_flt(server_pid, &f_s0), cpu_c0 = self_cpu();
+        double cpu_s0 = proc_cpu_flt(server_pid, &f_s0), cpu_c0 = self_cpu(), sys_s0 = proc_sys(server_pid), sys_c0 = self_sys();
         t0 = now();
         while (now() - t0 < secs / ROUNDS) {
             if (hwc_evaluate_lean(c, NULL, fc->env, cfg, &a, NULL, 0, &b, &err)) break;
@@ -300,6 +321,8 @@ static void family(const fcase *fc, const char *ep, double secs) {
         double rs = (double)n_srv / (now() - t0);
         wall_srv += now() - t0;
         cpu_srv += proc_cpu_flt(server_pid, &f_s1) - cpu_s0;
+        sys_srv += proc_sys(server_pid) - sys_s0;
+        sys_cli += self_sys() - sys_c0;
         proc_cpu_threads(server_pid, th1);
         for (int i = 0; i < TH_N; i++) th_srv[i] += th1[i] - th0[i];
         flt_srv += f_s1 - f_s0;
@@ -323,6 +346,9 @@ static void family(const fcase *fc, const char *ep, double secs) {
         printf("  %-13s   server CPU per point by thread: router %.1f, workers %.1f, ZeroMQ I/O %.1f ns; cores busy: server %.2f + client %.2f\n",
                "", 1e9 * th_srv[TH_MAIN] / (double)n_srv_all, 1e9 * th_srv[TH_OTHER] / (double)n_srv_all,
                1e9 * th_srv[TH_ZMQ] / (double)n_srv_all, cpu_srv / wall_srv, cpu_cli / wall_srv);
+    if (cpu_srv > 0 && cpu_cli > 0)
+        printf("  %-13s   in the kernel (system time: socket copies, wake-ups, page faults): server %.0f%%, client %.0f%% of their CPU\n", "",
+               100 * sys_srv / cpu_srv, 100 * sys_cli / cpu_cli);
     printf("  %-13s   minor page faults per request: server %.1f, client %.1f\n", "", req_all ? flt_srv / (double)req_all : 0,
            req_all ? flt_cli / (double)req_all : 0);
     if (bad) printf("  %-13s   note: %lld of %d bench points were rejected by the env\n", "", (long long)bad, K);

@@ -13,8 +13,11 @@
 #include "hwgym_spare.h"
 
 /* The result arrays of a call live in one block (reward first, after a header holding the
- * block's size), kept as the spare for the next call when freed (hwgym_spare.h); vals is in the
- * block when the reply names as many metrics as requested, else allocated on its own. */
+ * block's size and `clean`), kept as the spare for the next call when freed (hwgym_spare.h);
+ * vals is in the block when the reply names as many metrics as requested, else allocated on its
+ * own. clean: the m (points + 1) of the layout whose error[] is known all NULL (hwc_lean_free
+ * leaves it so), 0 when unknown: a loop of equal batches does not zero 8 bytes a point per call
+ * (0.7 ns a point of diag-v0's 1,000,000, the in-process model's 4). */
 enum { RES_HDR = 16 };
 
 static bool in_block(const hwc_lean *b, const void *p) {
@@ -27,13 +30,17 @@ static bool in_block(const hwc_lean *b, const void *p) {
 void hwc_lean_free(hwc_lean *b) {
     if (!b) return;
     for (int j = 0; j < b->nmetrics; j++) free(b->names[j]);
-    for (size_t k = 0; b->error && b->nerrors && k < b->n; k++) free(b->error[k]); /* untouched when no point failed */
+    for (size_t k = 0; b->error && b->nerrors && k < b->n; k++) { /* untouched when no point failed */
+        free(b->error[k]);
+        b->error[k] = NULL;
+    }
     free(b->names);
     if (b->reward) {
         if (b->vals && !in_block(b, b->vals)) free(b->vals);
         char *base = (char *)b->reward - RES_HDR;
-        size_t cap;
+        size_t cap, clean = b->n + 1; /* error[] is all NULL again */
         memcpy(&cap, base, sizeof cap);
+        memcpy(base + sizeof cap, &clean, sizeof clean);
         spare_give(SPARE_RES, base, cap);
     }
     memset(b, 0, sizeof *b);
@@ -43,12 +50,16 @@ void hwc_lean_free(hwc_lean *b) {
 static void res_alloc(hwc_lean *out, size_t n, int nm) {
     size_t m = n + 1, nv = nm >= 0 ? (size_t)nm * n + 1 : 0;
     size_t need = RES_HDR + m * sizeof(double) + m * sizeof(char *) + nv * sizeof(double) + 2 * m, cap;
-    char *base = spare_take(SPARE_RES, need, &cap), *p = base + RES_HDR;
+    bool reused;
+    char *base = spare_take(SPARE_RES, need, &cap, &reused), *p = base + RES_HDR;
+    size_t clean = 0;
+    if (reused) memcpy(&clean, base + sizeof cap, sizeof clean);
     memcpy(base, &cap, sizeof cap);
+    memset(base + sizeof cap, 0, sizeof clean); /* unknown until freed */
     out->reward = (double *)(void *)p;
     p += m * sizeof(double);
     out->error = (char **)(void *)p;
-    memset(out->error, 0, m * sizeof(char *));
+    if (clean != m) memset(out->error, 0, m * sizeof(char *));
     p += m * sizeof(char *);
     if (nv) {
         out->vals = (double *)(void *)p;
@@ -97,7 +108,7 @@ static void sb_reserve(msgpack_sbuffer *sb, size_t extra) {
     size_t cap = sb->size + extra;
     char *p;
     if (cap >= SPARE_MIN) { /* a big request: sent without a copy, its buffer given back by send_req's free_sent */
-        p = spare_take(SPARE_REQ, cap, &cap);
+        p = spare_take(SPARE_REQ, cap, &cap, NULL);
         if (sb->size) memcpy(p, sb->data, sb->size);
         free(sb->data);
     } else if (!(p = realloc(sb->data, cap))) {

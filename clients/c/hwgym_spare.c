@@ -10,7 +10,7 @@ static struct {
     size_t cap;
 } spare[SPARE_KINDS][SPARE_SLOTS];
 
-void *spare_take(int kind, size_t need, size_t *cap) {
+void *spare_take(int kind, size_t need, size_t *cap, bool *reused) {
     pthread_mutex_lock(&mu);
     int best = -1; /* the smallest spare that fits, else the largest (replaced) */
     for (int i = 0; i < SPARE_SLOTS; i++) {
@@ -26,12 +26,14 @@ void *spare_take(int kind, size_t need, size_t *cap) {
     pthread_mutex_unlock(&mu);
     if (p && c >= need) {
         *cap = c;
+        if (reused) *reused = true;
         return p;
     }
     free(p);
     p = malloc(need ? need : 1);
     if (!p) abort();
     *cap = need;
+    if (reused) *reused = false;
     return p;
 }
 

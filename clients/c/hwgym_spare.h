@@ -11,6 +11,7 @@
 #ifndef HWGYM_SPARE_H
 #define HWGYM_SPARE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum { SPARE_REQ, SPARE_RES, SPARE_KINDS };
@@ -19,8 +20,9 @@ enum { SPARE_REQ, SPARE_RES, SPARE_KINDS };
 #define SPARE_SLOTS 4
 
 /* A buffer of at least `need` bytes from malloc (the kind's spare when it is big enough); *cap
- * gets its size. Aborts when out of memory. */
-void *spare_take(int kind, size_t need, size_t *cap);
+ * gets its size, *reused (may be NULL) whether it is a spare (its bytes as they were given back)
+ * or fresh from malloc. Aborts when out of memory. */
+void *spare_take(int kind, size_t need, size_t *cap, bool *reused);
 /* p (cap bytes, from malloc or spare_take) becomes the kind's spare, or is freed. p may be NULL. */
 void spare_give(int kind, void *p, size_t cap);
 

@@ -589,3 +589,33 @@ Test(lean, widen_is_exact_at_any_alignment) {
                                  (long long)got[j], (long long)want[j]);
             }
 }
+
+/* libhwgym reuses the result block of equal batches without zeroing error[] again (it is left
+ * all NULL when a result is freed): a batch after one with failed points has no stale errors,
+ * and its own failures land at their indices only */
+Test(lean, reused_result_block_has_no_stale_errors) {
+    srv s;
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
+    json_t *cfg = json_pack("{s:i}", "dims", 2);
+    enum { N = 70000 }; /* over SPARE_MIN: the result block is kept for the next call */
+    int64_t (*p)[2] = malloc(sizeof(int64_t[2]) * N);
+    const int64_t bad[] = {5, -1, 69999, -1, 123}; /* -1: no failed point in that call */
+    for (int call = 0; call < 5; call++) {
+        for (int k = 0; k < N; k++) p[k][0] = k % 4, p[k][1] = (k + 1) % 4;
+        if (bad[call] >= 0) p[bad[call]][1] = 99;
+        hw_array a = {HW_DT_INT64, 2, {N, 2}, p};
+        hwc_lean b;
+        hw_err e;
+        cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+        cr_assert_eq(b.nerrors, bad[call] >= 0 ? 1u : 0u, "call %d: %zu errors", call, b.nerrors);
+        for (int k = 0; k < N; k++) {
+            if (k == bad[call]) cr_assert(b.error[k] && strstr(b.error[k], "99 out of range"), "call %d: %s", call, b.error[k]);
+            else cr_assert_null(b.error[k], "call %d: a stale error at %d: %s", call, k, b.error[k]);
+            cr_assert_eq(isnan(b.reward[k]), k == bad[call]);
+        }
+        hwc_lean_free(&b);
+    }
+    free(p);
+    json_decref(cfg);
+    srv_down(&s, c);
+}
