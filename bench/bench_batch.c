@@ -132,38 +132,38 @@ static json_t *point_json(const int64_t *p, const int64_t *shape, int ndim, int 
 static int batch_override;
 static pid_t server_pid;
 
-/* CPU seconds (user + system) of process p, all threads; its minor page faults in *minflt */
-static double proc_cpu_flt(pid_t p, double *minflt) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+/* minor faults, user and system clock ticks from a /proc/.../stat file; *zmq (may be NULL):
+ * the thread's name starts with ZMQbg (ZeroMQ's I/O threads). false when it cannot be read. */
+static bool stat_read(const char *path, unsigned long *mf, unsigned long *ut, unsigned long *st, bool *zmq) {
+    char buf[1024];
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
+    if (!f) return false;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
-    char *q = strrchr(buf, ')');
-    unsigned long ut = 0, st = 0, mf = 0;
-    if (q) sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %lu %*u %*u %*u %lu %lu", &mf, &ut, &st);
+    char *l = strchr(buf, '('), *q = strrchr(buf, ')');
+    *mf = *ut = *st = 0;
+    if (!l || !q) return false;
+    sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %lu %*u %*u %*u %lu %lu", mf, ut, st);
+    if (zmq) *zmq = !strncmp(l + 1, "ZMQbg", 5);
+    return true;
+}
+
+/* CPU seconds (user + system) of process p, all threads; its minor page faults in *minflt and
+ * its system (kernel) CPU seconds in *sys (either may be NULL) */
+static double proc_cpu_flt(pid_t p, double *minflt, double *sys) {
+    char path[64];
+    unsigned long mf, ut, st;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+    if (minflt) *minflt = 0;
+    if (sys) *sys = 0;
+    if (!stat_read(path, &mf, &ut, &st, NULL)) return 0;
     if (minflt) *minflt = (double)mf;
+    if (sys) *sys = (double)st / (double)sysconf(_SC_CLK_TCK);
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static double proc_cpu(pid_t p) { return proc_cpu_flt(p, NULL); }
-
-/* system (kernel) CPU seconds of process p, all threads */
-static double proc_sys(pid_t p) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *q = strrchr(buf, ')');
-    unsigned long st = 0;
-    if (q) sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %lu", &st);
-    return (double)st / (double)sysconf(_SC_CLK_TCK);
-}
+static double proc_cpu(pid_t p) { return proc_cpu_flt(p, NULL, NULL); }
 
 static double self_sys(void) {
     struct rusage ru;
@@ -182,18 +182,12 @@ static void proc_cpu_threads(pid_t p, double out[TH_N]) {
     if (!d) return;
     for (struct dirent *de; (de = readdir(d));) {
         if (de->d_name[0] == '.') continue;
-        char path[400], buf[1024];
+        char path[400];
+        unsigned long mf, ut, st;
+        bool zmq;
         snprintf(path, sizeof path, "%.63s/%.255s/stat", dir, de->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        char *l = strchr(buf, '('), *q = strrchr(buf, ')');
-        unsigned long ut = 0, st = 0;
-        if (!l || !q) continue;
-        sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
-        int role = atoi(de->d_name) == (int)p ? TH_MAIN : !strncmp(l + 1, "ZMQbg", 5) ? TH_ZMQ : TH_OTHER;
+        if (!stat_read(path, &mf, &ut, &st, &zmq)) continue;
+        int role = atoi(de->d_name) == (int)p ? TH_MAIN : zmq ? TH_ZMQ : TH_OTHER;
         out[role] += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
     }
     closedir(d);
@@ -310,7 +304,7 @@ static void family(const fcase *fc, const char *ep, double secs) {
         double f_s0, f_s1, f_c0 = self_flt();
         double th0[TH_N], th1[TH_N];
         proc_cpu_threads(server_pid, th0);
-        double cpu_s0 = proc_cpu_flt(server_pid, &f_s0), cpu_c0 = self_cpu(), sys_s0 = proc_sys(server_pid), sys_c0 = self_sys();
+        double sys_s0, cpu_s0 = proc_cpu_flt(server_pid, &f_s0, &sys_s0), cpu_c0 = self_cpu(), sys_c0 = self_sys();
         t0 = now();
         while (now() - t0 < secs / ROUNDS) {
             if (hwc_evaluate_lean(c, NULL, fc->env, cfg, &a, NULL, 0, &b, &err)) break;
@@ -320,8 +314,9 @@ static void family(const fcase *fc, const char *ep, double secs) {
         }
         double rs = (double)n_srv / (now() - t0);
         wall_srv += now() - t0;
-        cpu_srv += proc_cpu_flt(server_pid, &f_s1) - cpu_s0;
-        sys_srv += proc_sys(server_pid) - sys_s0;
+        double sys_s1;
+        cpu_srv += proc_cpu_flt(server_pid, &f_s1, &sys_s1) - cpu_s0;
+        sys_srv += sys_s1 - sys_s0;
         sys_cli += self_sys() - sys_c0;
         proc_cpu_threads(server_pid, th1);
         for (int i = 0; i < TH_N; i++) th_srv[i] += th1[i] - th0[i];
