@@ -10,7 +10,7 @@
  *     maestro-v0 also the JSON evaluate_batch.
  *  2. hwgym-search --algo ga, 20,000 samples on maestro-v0 (MobileNet-v2 layer 2) against a
  *     server without and with --cache-mb: wall time and the server's cache hit rate.
- * Usage: bench_batch [--secs S] [--budget N] [--only ENV] [--batch K] [--no-ga] [--no-json]   (binaries from BUILD/bin next to this bench) */
+ * Usage: bench_batch [--secs S] [--budget N] [--only ENV] [--batch K] [--workers N] [--no-ga] [--no-json]   (binaries from BUILD/bin next to this bench) */
 #include <dirent.h>
 #include <libgen.h>
 #include <math.h>
@@ -37,6 +37,7 @@ static double now(void) {
 }
 
 static char bindir[4200];
+static const char *workers = "2"; /* the server's --workers */
 
 static pid_t spawn(char **argv) {
     pid_t p;
@@ -50,7 +51,7 @@ static pid_t spawn(char **argv) {
 static pid_t start_server(const char *ep, const char *cache_mb) {
     char bin[4300];
     snprintf(bin, sizeof bin, "%s/hwgym-server", bindir);
-    char *a[] = {bin, "--bind", (char *)ep, "--workers", "2", "--max-batch", "1000000", cache_mb ? "--cache-mb" : NULL, (char *)cache_mb, NULL};
+    char *a[] = {bin, "--bind", (char *)ep, "--workers", (char *)workers, "--max-batch", "1000000", cache_mb ? "--cache-mb" : NULL, (char *)cache_mb, NULL};
     pid_t p = spawn(a);
     hw_err e;
     hwc_client *c = hwc_connect(NULL, ep, 200, &e);
@@ -448,8 +449,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--no-ga")) no_ga = true;
         else if (!strcmp(argv[i], "--no-json")) no_json = true;
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch_override = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--workers") && i + 1 < argc) workers = argv[++i];
         else {
-            printf("usage: bench_batch [--secs S] [--budget N] [--only ENV] [--batch K] [--no-ga] [--no-json]\n");
+            printf("usage: bench_batch [--secs S] [--budget N] [--only ENV] [--batch K] [--workers N] [--no-ga] [--no-json]\n");
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -459,7 +461,7 @@ int main(int argc, char **argv) {
     snprintf(bindir, sizeof bindir, "%s/bin", dirname(dirname(exe)));
     char ep[96];
     snprintf(ep, sizeof ep, "ipc:///tmp/hwgym-bench-batch-%d.sock", (int)getpid());
-    printf("bench_batch: lean evaluate_batch through hwgym-server (--workers 2, ipc) vs the in-process model, %.1f s each\n", secs);
+    printf("bench_batch: lean evaluate_batch through hwgym-server (--workers %s, ipc) vs the in-process model, %.1f s each\n", workers, secs);
     pid_t srv = start_server(ep, NULL);
     server_pid = srv;
     static const fcase cases[] = {
