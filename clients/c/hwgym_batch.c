@@ -192,6 +192,25 @@ static bool narrow8(const int64_t *restrict p, int64_t n, char *restrict dst) {
     return a8 == 0;
 }
 
+/* n int64 values narrowed to uint8 at dst in one pass (non-negative values up to 255, e.g.
+ * sched-v0's loop factors of 128); false when one does not fit (dst then holds garbage). v fits
+ * iff v >> 8 is 0 as unsigned; the flags OR-ed into 16 lanes: vectorisable. */
+static bool narrow_u8(const int64_t *restrict p, int64_t n, char *restrict dst) {
+    uint64_t acc[16] = {0}, a = 0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) {
+            acc[j] |= (uint64_t)p[i + j] >> 8;
+            dst[i + j] = (char)(uint8_t)p[i + j];
+        }
+    for (; i < n; i++) {
+        a |= (uint64_t)p[i] >> 8;
+        dst[i] = (char)(uint8_t)p[i];
+    }
+    for (int j = 0; j < 16; j++) a |= acc[j];
+    return a == 0;
+}
+
 /* n int64 values narrowed to int16 at dst in one pass (the values that do not fit int8, e.g.
  * sched-v0's loop factors); false when one does not fit int16 (dst then holds garbage). The
  * flags OR-ed into 16 lanes, as in narrowest(): vectorisable, one read of the points. */
@@ -214,7 +233,8 @@ static bool narrow16(const int64_t *restrict p, int64_t n, char *restrict dst) {
 }
 
 /* Points as a wire array. Integer points are sent in the narrowest integer dtype that holds
- * them (int8 for most action spaces): a fraction of the bytes to copy and send, converted
+ * them (int8 for most action spaces; uint8 for non-negative values up to 255, e.g. sched-v0's
+ * tables of loop factors; else int16, int32): a fraction of the bytes to copy and send, converted
  * straight into the request's buffer, reserved once with `tail` bytes to spare for the fields
  * that follow. */
 static void pack_points(msgpack_packer *pk, msgpack_sbuffer *sb, const hw_array *a, size_t tail) {
@@ -230,7 +250,13 @@ static void pack_points(msgpack_packer *pk, msgpack_sbuffer *sb, const hw_array 
                 sb->size += (size_t)n;
                 return;
             }
-            sb->size = mark; /* then int16, in one pass too */
+            sb->size = mark; /* then uint8 and int16, in one pass each */
+            hw_pack_array_head(pk, HW_DT_UINT8, a->ndim, a->shape, 0, (size_t)n);
+            if (narrow_u8(a->data, n, sb->data + sb->size)) {
+                sb->size += (size_t)n;
+                return;
+            }
+            sb->size = mark;
             sb_reserve(sb, 2 * (size_t)n + 96 + 10 * (size_t)a->ndim + tail);
             hw_pack_array_head(pk, HW_DT_INT16, a->ndim, a->shape, 0, 2 * (size_t)n);
             if (narrow16(a->data, n, sb->data + sb->size)) {

@@ -497,9 +497,10 @@ Test(lean, narrow_dtypes_carry_values_exactly) {
     srv s;
     hwc_client *c = srv_up(&s, 0, NULL, 0);
     json_t *cfg = json_pack("{s:i}", "dims", 2);
-    /* int8's and int16's edges each way: int8 points, int16 ones (narrowed in one pass), and
-     * wider ones (the int16 pass gives up, the narrowest dtype is found) */
-    static const int64_t vals[] = {-200, 300, 70000, -3000000000LL, -100, -128, 127, 128, -129, 32767, -32768, 32768, -32769};
+    /* int8's, uint8's and int16's edges each way: int8 points, uint8 ones (128-255, none
+     * negative), int16 ones (each narrowed in one pass), and wider ones (the int16 pass gives up,
+     * the narrowest dtype is found) */
+    static const int64_t vals[] = {-200, 300, 70000, -3000000000LL, -100, -128, 127, 128, 255, 256, -129, 32767, -32768, 32768, -32769};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
         for (int np = 2; np <= 20; np += 18) { /* 4 elements, and 40 (a vectorised block of 16 and more) */
             int64_t p[20][2];
