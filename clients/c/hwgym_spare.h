@@ -7,7 +7,8 @@
  * Only buffers of SPARE_MIN bytes up to SPARE_MAX are kept, SPARE_SLOTS of each kind (the
  * requests of a pipelined batch are up to 4 in flight: with one spare, the others faulted in
  * fresh pages, 190-650 faults a call of 1,000,000 diag-v0 points); a full kind drops its
- * smallest, and a kind keeps at most SPARE_MAX bytes in all. Thread-safe (the request's spare comes back from ZeroMQ's I/O thread). */
+ * smallest, and a kind keeps at most SPARE_MAX bytes in all. Thread-safe (the request's spare
+ * comes back from ZeroMQ's I/O thread). */
 #ifndef HWGYM_SPARE_H
 #define HWGYM_SPARE_H
 
