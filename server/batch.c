@@ -352,14 +352,26 @@ lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const jso
 
 void lean_set_slices(lean_batch *b, int n) {
     b->nslices = n;
-    b->serr = xcalloc((size_t)n, sizeof *b->serr);
+    b->serr = xcalloc((size_t)(n + LEAN_SLICE_BLOCK - 1) / LEAN_SLICE_BLOCK, sizeof *b->serr);
 }
+
+void lean_slice_cut(lean_batch *b, int slice) {
+    lean_errs **blk = &b->serr[slice / LEAN_SLICE_BLOCK];
+    if (!*blk) *blk = xcalloc(LEAN_SLICE_BLOCK, sizeof **blk);
+}
+
+/* slice s's error list (made by lean_slice_cut) */
+static lean_errs *slice_errs(const lean_batch *b, int s) { return &b->serr[s / LEAN_SLICE_BLOCK][s % LEAN_SLICE_BLOCK]; }
 
 void lean_free(lean_batch *b) {
     if (!b) return;
     for (int j = 0; j < b->nreq; j++) free(b->names ? b->names[j] : NULL);
     for (int64_t k = 0; b->rec && k < b->n; k++) free(b->rec[k]);
-    for (int s = 0; s < b->nslices; s++) errs_free(&b->serr[s]);
+    for (int s = 0; b->serr && s < b->nslices; s += LEAN_SLICE_BLOCK) {
+        lean_errs *blk = b->serr[s / LEAN_SLICE_BLOCK];
+        for (int i = 0; blk && i < LEAN_SLICE_BLOCK; i++) errs_free(&blk[i]);
+        free(blk);
+    }
     errs_free(&b->rerr);
     free(b->serr);
     free(b->names);
@@ -429,36 +441,33 @@ static void eval_generic(lean_batch *b, lean_errs *E, const hw_env_family *fam, 
     json_decref(m);
 }
 
-/* The per-slice state of the lean path: where a point's integers go, and the action space's
- * bounds when the point is an action of an integer space read from an integer wire array (then
- * a point is copied and range-checked in one tight loop; anything else, and any point that
- * fails, goes through hw_space_check_action for its exact error). */
-typedef struct lean_run {
+/* The per-slice state of the lean path, built once for all the chunks of a slice
+ * (lean_run_open): where a point's integers go, and the action space's bounds when the point is
+ * an action of an integer space read from an integer wire array (then a point is copied and
+ * range-checked in one tight loop; anything else, and any point that fails, goes through
+ * hw_space_check_action for its exact error); the family's prepared context. */
+struct lean_run {
     const hw_space *as;
     int64_t *ibuf, *lo, *hi;
-    double *fbuf, *lv;
+    double *fbuf, *lvbuf;
     int64_t *blo;    /* eval_many blocks: lo and hi - lo of each element of a block of points */
     uint64_t *bspan;
     int8_t *blo8, *bhi8; /* the same bounds as int8 (NULL when one does not fit), for int8 points */
     bool fast;       /* integer wire array, integer space (or raw points) */
+    bool many;       /* blocks of LEAN_BLOCK points through the family's eval_many */
     size_t esz;
-} lean_run;
+    int64_t *blk;    /* a block's points (widened or gathered) and results */
+    double *rw, *lvb;
+    uint8_t *fe;
+    void *ctx;       /* the family's prepare(env) */
+};
 
 static bool integer_grid(const lean_batch *b) {
     return !b->list && b->grid.dtype != HW_DT_FLOAT32 && b->grid.dtype != HW_DT_FLOAT64;
 }
 
 static void load_ints(const lean_batch *b, const lean_run *R, int64_t k) {
-    const char *src = (const char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz;
-    int64_t d = b->d, *o = R->ibuf;
-    switch (b->grid.dtype) {
-    case HW_DT_INT64: memcpy(o, src, (size_t)d * 8); break;
-    case HW_DT_INT32: for (int64_t j = 0; j < d; j++) { int32_t v; memcpy(&v, src + 4 * j, 4); o[j] = v; } break;
-    case HW_DT_INT16: for (int64_t j = 0; j < d; j++) { int16_t v; memcpy(&v, src + 2 * j, 2); o[j] = v; } break;
-    case HW_DT_INT8: for (int64_t j = 0; j < d; j++) o[j] = ((const int8_t *)src)[j]; break;
-    case HW_DT_BOOL: for (int64_t j = 0; j < d; j++) o[j] = ((const uint8_t *)src)[j] != 0; break;
-    default: for (int64_t j = 0; j < d; j++) o[j] = ((const uint8_t *)src)[j]; break;
-    }
+    lean_widen(b->grid.dtype, (const char *)b->grid.data + (size_t)k * (size_t)b->d * R->esz, (size_t)b->d, R->ibuf);
 }
 
 /* point k as an action (validated) or as raw integers; -1 with the point's error recorded */
@@ -554,47 +563,83 @@ static int run_block(lean_batch *b, lean_run *R, void *env, void *ctx, int64_t p
     return 0;
 }
 
-static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void *env, int64_t lo, int64_t hi) {
+/* n entries of x, each the element j % d of its first d: the first d copied forward */
+static void repeat_fill(void *x, size_t esz, int64_t d, int64_t n) {
+    for (int64_t have = d; have < n; have *= 2)
+        memcpy((char *)x + (size_t)have * esz, x, (size_t)(have <= n - have ? have : n - have) * esz);
+}
+
+lean_run *lean_run_open(const lean_batch *b, const hw_env_family *fam, void *env) {
     const hw_env_lean *L = b->lean;
-    lean_run R = {0};
-    R.as = L->raw_ndim ? NULL : fam->action_space(env);
-    int64_t numel = R.as ? hw_space_numel(R.as) : b->d, d = b->d;
+    if (!L || !env) return NULL;
+    lean_run *R = xcalloc(1, sizeof *R);
+    R->as = L->raw_ndim ? NULL : fam->action_space(env);
+    int64_t numel = R->as ? hw_space_numel(R->as) : b->d, d = b->d;
     size_t cap = (size_t)(d > numel ? d : numel) + 1;
-    R.ibuf = xcalloc(2 * cap, sizeof(int64_t));
-    R.fbuf = xcalloc(2 * cap, sizeof(double));
-    R.esz = b->list ? 0 : hw_dtype_size(b->grid.dtype);
-    R.fast = integer_grid(b) && (L->raw_ndim || (numel == d && hw_space_is_integer(R.as)));
-    if (R.fast && !L->raw_ndim) {
-        R.lo = xcalloc((size_t)d, sizeof(int64_t));
-        R.hi = xcalloc((size_t)d, sizeof(int64_t));
+    R->ibuf = xcalloc(2 * cap, sizeof(int64_t));
+    R->fbuf = xcalloc(2 * cap, sizeof(double));
+    R->lvbuf = xcalloc((size_t)L->nmetrics + 1, sizeof(double));
+    R->esz = b->list ? 0 : hw_dtype_size(b->grid.dtype);
+    R->fast = integer_grid(b) && (L->raw_ndim || (numel == d && hw_space_is_integer(R->as)));
+    if (R->fast && !L->raw_ndim) {
+        R->lo = xcalloc((size_t)d, sizeof(int64_t));
+        R->hi = xcalloc((size_t)d, sizeof(int64_t));
         for (int64_t j = 0; j < d; j++) {
-            R.lo[j] = R.as->type == HW_SPACE_DISCRETE ? R.as->start : 0;
-            R.hi[j] = R.lo[j] + hw_space_choices(R.as, j) - 1;
+            R->lo[j] = R->as->type == HW_SPACE_DISCRETE ? R->as->start : 0;
+            R->hi[j] = R->lo[j] + hw_space_choices(R->as, j) - 1;
         }
     }
-    double *lvbuf = xcalloc((size_t)L->nmetrics + 1, sizeof(double));
     /* blocks of LEAN_BLOCK points in one eval_many call when the family has one */
-    bool many = R.fast && !L->raw_ndim && L->eval_many && d > 0 && d <= 4096; /* blocks of at most 8 MiB */
-    int64_t *blk = many ? xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t)) : NULL;
-    if (many) {
-        R.blo = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(int64_t));
-        R.bspan = xmalloc((size_t)LEAN_BLOCK * (size_t)d * sizeof(uint64_t));
+    R->many = R->fast && !L->raw_ndim && L->eval_many && d > 0 && d <= 4096; /* blocks of at most 8 MiB */
+    if (R->many) {
+        int64_t nb = LEAN_BLOCK * d;
+        R->blk = xmalloc((size_t)nb * sizeof(int64_t));
+        R->blo = xmalloc((size_t)nb * sizeof(int64_t));
+        R->bspan = xmalloc((size_t)nb * sizeof(uint64_t));
         bool fit8 = true;
-        for (int64_t x = 0; x < LEAN_BLOCK * d; x++) {
-            R.blo[x] = R.lo[x % d];
-            R.bspan[x] = (uint64_t)(R.hi[x % d] - R.lo[x % d]);
-            fit8 &= R.lo[x % d] >= INT8_MIN && R.hi[x % d] <= INT8_MAX;
+        for (int64_t j = 0; j < d; j++) {
+            R->blo[j] = R->lo[j];
+            R->bspan[j] = (uint64_t)(R->hi[j] - R->lo[j]);
+            fit8 &= R->lo[j] >= INT8_MIN && R->hi[j] <= INT8_MAX;
         }
+        repeat_fill(R->blo, sizeof(int64_t), d, nb);
+        repeat_fill(R->bspan, sizeof(uint64_t), d, nb);
         if (fit8) {
-            R.blo8 = xmalloc((size_t)LEAN_BLOCK * (size_t)d);
-            R.bhi8 = xmalloc((size_t)LEAN_BLOCK * (size_t)d);
-            for (int64_t x = 0; x < LEAN_BLOCK * d; x++) R.blo8[x] = (int8_t)R.lo[x % d], R.bhi8[x] = (int8_t)R.hi[x % d];
+            R->blo8 = xmalloc((size_t)nb);
+            R->bhi8 = xmalloc((size_t)nb);
+            for (int64_t j = 0; j < d; j++) R->blo8[j] = (int8_t)R->lo[j], R->bhi8[j] = (int8_t)R->hi[j];
+            repeat_fill(R->blo8, 1, d, nb);
+            repeat_fill(R->bhi8, 1, d, nb);
         }
+        R->rw = xmalloc(LEAN_BLOCK * sizeof(double));
+        R->fe = xmalloc(LEAN_BLOCK);
+        R->lvb = xmalloc((size_t)LEAN_BLOCK * (size_t)(L->nmetrics + 1) * sizeof(double));
     }
-    double *rw = many ? xmalloc(LEAN_BLOCK * sizeof(double)) : NULL;
-    uint8_t *fe = many ? xmalloc(LEAN_BLOCK) : NULL;
-    double *lvb = many ? xmalloc((size_t)LEAN_BLOCK * (size_t)(L->nmetrics + 1) * sizeof(double)) : NULL;
-    void *ctx = L->prepare ? L->prepare(env) : NULL;
+    R->ctx = L->prepare ? L->prepare(env) : NULL;
+    return R;
+}
+
+void lean_run_close(const lean_batch *b, lean_run *R) {
+    if (!R) return;
+    if (b->lean->release) b->lean->release(R->ctx);
+    free(R->blk);
+    free(R->rw);
+    free(R->fe);
+    free(R->lvb);
+    free(R->lvbuf);
+    free(R->ibuf);
+    free(R->fbuf);
+    free(R->lo);
+    free(R->hi);
+    free(R->blo);
+    free(R->bspan);
+    free(R->blo8);
+    free(R->bhi8);
+    free(R);
+}
+
+static void run_lean(lean_batch *b, lean_errs *E, lean_run *R, void *env, int64_t lo, int64_t hi) {
+    const hw_env_lean *L = b->lean;
     for (int64_t p0 = lo; p0 < hi; p0 += LEAN_BLOCK) {
         int64_t p1 = hi - p0 < LEAN_BLOCK ? hi : p0 + LEAN_BLOCK;
         if (hw_deadline_passed()) { /* the request's deadline (--request-timeout): the rest is abandoned */
@@ -602,15 +647,15 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
                 add_err(b, E, todo_at(b, p), HW_E_TIMEOUT, "the request exceeded the server's time limit (--request-timeout) and was abandoned");
             break;
         }
-        if (many && run_block(b, &R, env, ctx, p0, p1 - p0, blk, rw, fe, lvb) == 0) continue;
+        if (R->many && run_block(b, R, env, R->ctx, p0, p1 - p0, R->blk, R->rw, R->fe, R->lvb) == 0) continue;
         for (int64_t p = p0; p < p1; p++) {
             int64_t k = todo_at(b, p);
             hw_act act;
-            if (load_point(b, E, &R, k, &act)) continue;
-            double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : lvbuf;
+            if (load_point(b, E, R, k, &act)) continue;
+            double r, *lv = b->lv ? b->lv + (size_t)k * (size_t)L->nmetrics : R->lvbuf;
             bool f;
             hw_err err = {HW_E_INTERNAL, ""}; /* an env that fails without a message sends no stack bytes */
-            if (L->eval(env, ctx, &act, &r, &f, lv, &err)) {
+            if (L->eval(env, R->ctx, &act, &r, &f, lv, &err)) {
                 add_errf(b, E, k, err.code, err.msg);
                 continue;
             }
@@ -619,30 +664,17 @@ static void run_lean(lean_batch *b, lean_errs *E, const hw_env_family *fam, void
             for (int j = 0; j < b->nreq; j++) b->vals[(size_t)j * (size_t)b->n + (size_t)k] = lv[b->lean_idx[j]];
         }
     }
-    if (L->release) L->release(ctx);
-    free(blk);
-    free(rw);
-    free(fe);
-    free(lvb);
-    free(lvbuf);
-    free(R.ibuf);
-    free(R.fbuf);
-    free(R.lo);
-    free(R.hi);
-    free(R.blo);
-    free(R.bspan);
-    free(R.blo8);
-    free(R.bhi8);
 }
 
-void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi) {
-    lean_errs *E = &b->serr[slice];
+void lean_run_slice(lean_batch *b, int slice, lean_run *R, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo,
+                    int64_t hi) {
+    lean_errs *E = slice_errs(b, slice);
     if (!env) {
         for (int64_t p = lo; p < hi; p++) add_err(b, E, todo_at(b, p), env_err->code, env_err->msg);
         return;
     }
     if (b->lean) {
-        run_lean(b, E, fam, env, lo, hi);
+        run_lean(b, E, R, env, lo, hi);
         return;
     }
     recbuf rb = {0};
@@ -687,7 +719,7 @@ static void merged_err(lean_batch *o, int64_t k, const lean_err *e) {
 void lean_slice_back(lean_batch *b, hw_cache *cache, int slice, int64_t lo, int64_t hi, void (*resolved)(void *ud, void *owner),
                      void *ud) {
     if (!cache || !b->cached) return;
-    const lean_errs *E = &b->serr[slice];
+    const lean_errs *E = slice_errs(b, slice);
     unsigned char pk[HW_CACHE_KEY];
     size_t ei = 0; /* the slice's errors are in todo order, as are its points */
     recbuf rb = {0};

@@ -28,6 +28,7 @@
 #include "hw_codec.h"
 
 #define LEAN_MAX_METRICS 256
+#define LEAN_SLICE_BLOCK 64 /* slices' error lists are made in blocks of this many, as slices are cut */
 
 /* a point's error: index, code, message (a batch reports them sparsely) */
 typedef struct lean_err {
@@ -62,7 +63,9 @@ typedef struct lean_batch {
     unsigned char **rec;            /* no lean entry, cached or "all": per-point metric records */
     size_t *reclen;
     int nslices;
-    lean_errs *serr;                /* per slice, written by its worker only */
+    lean_errs **serr;               /* per slice s: serr[s / LEAN_SLICE_BLOCK][s % LEAN_SLICE_BLOCK], each block made by
+                                     * the router when it cuts the block's first slice (lean_slice_cut); a slice's list is
+                                     * written by its worker only */
     lean_errs rerr;                 /* errors set on the router (merged points) */
     int64_t waiting;                /* points waiting for an identical in-flight point */
     void *owner;                    /* the router's batch record */
@@ -80,12 +83,24 @@ typedef struct lean_batch {
  * "reward" and "feasible" fields are laid out in it and written in place), or NULL. */
 lean_batch *lean_begin(const msgpack_object *root, const char *env_id, const json_t *config, hw_cache *cache,
                        size_t max_elems, void *owner, uint64_t peer, uint64_t client, msgpack_sbuffer *reply, hw_err *err);
-/* Router, before dispatching: the todo list is split into `n` slices (slice s gets an index). */
+/* Router, before dispatching: the todo list is split into at most `n` slices (slice s gets an
+ * index); lean_slice_cut before slice s goes to a worker (its error list is made then: a batch
+ * of 2 slices costs 2, not the 4,000 its bound allows). */
 void lean_set_slices(lean_batch *b, int n);
+void lean_slice_cut(lean_batch *b, int slice);
 void lean_free(lean_batch *b);
 
-/* Worker: scores todo[lo..hi) as slice `slice`. env NULL: every point gets `env_err`. */
-void lean_run_slice(lean_batch *b, int slice, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo, int64_t hi);
+/* Worker: the per-slice state of the lean path (the action space's bounds laid out for blocks
+ * of points, buffers, the family's prepare()d context), built once for all the chunks of a
+ * slice; NULL for a family without a lean entry or without an env. Closed with the batch it was
+ * opened for. */
+typedef struct lean_run lean_run;
+lean_run *lean_run_open(const lean_batch *b, const hw_env_family *fam, void *env);
+void lean_run_close(const lean_batch *b, lean_run *R);
+/* Worker: scores todo[lo..hi) as slice `slice`, with R from lean_run_open for a lean family.
+ * env NULL: every point gets `env_err`. */
+void lean_run_slice(lean_batch *b, int slice, lean_run *R, const hw_env_family *fam, void *env, const hw_err *env_err, int64_t lo,
+                    int64_t hi);
 
 /* Router: slice `slice` is back. Puts its scored points in the cache and copies them into the
  * batches waiting for them; for each waiting point, calls resolved(ud, owner) once. */

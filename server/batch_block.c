@@ -12,6 +12,20 @@
             for (size_t i = 0; i < 16; i++) o[j + i] = q[j + i];                                                      \
         for (; j < cnt; j++) o[j] = q[j];                                                                              \
     } while (0)
+#define WIDEN_UNALIGNED(T)                                                                                             \
+    do {                                                                                                               \
+        for (; j + 16 <= cnt; j += 16)                                                                                 \
+            for (size_t i = 0; i < 16; i++) {                                                                          \
+                T v;                                                                                                   \
+                memcpy(&v, src + sizeof(T) * (j + i), sizeof(T));                                                      \
+                o[j + i] = v;                                                                                          \
+            }                                                                                                          \
+        for (; j < cnt; j++) {                                                                                         \
+            T v;                                                                                                       \
+            memcpy(&v, src + sizeof(T) * j, sizeof(T));                                                                \
+            o[j] = v;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
 void lean_widen(hw_dtype dt, const char *restrict src, size_t cnt, int64_t *restrict o) {
     size_t j = 0;
     switch (dt) {
@@ -20,17 +34,18 @@ void lean_widen(hw_dtype dt, const char *restrict src, size_t cnt, int64_t *rest
     case HW_DT_UINT8: WIDEN(uint8_t); break;
     case HW_DT_INT16:
         if (((uintptr_t)src & 1) == 0) WIDEN(int16_t);
-        else for (; j < cnt; j++) { int16_t v; memcpy(&v, src + 2 * j, 2); o[j] = v; }
+        else WIDEN_UNALIGNED(int16_t); /* a wire array's data may start at any byte of the message */
         break;
     case HW_DT_INT32:
         if (((uintptr_t)src & 3) == 0) WIDEN(int32_t);
-        else for (; j < cnt; j++) { int32_t v; memcpy(&v, src + 4 * j, 4); o[j] = v; }
+        else WIDEN_UNALIGNED(int32_t);
         break;
     case HW_DT_BOOL: for (; j < cnt; j++) o[j] = ((const uint8_t *)src)[j] != 0; break;
     default: for (; j < cnt; j++) o[j] = hw_array_get_i64(&(hw_array){dt, 1, {(int64_t)cnt}, (void *)src}, (int64_t)j); break;
     }
 }
 #undef WIDEN
+#undef WIDEN_UNALIGNED
 
 /* every x[i] in [lo[i], lo[i] + span[i]] (span < 2^63): u = x - lo as unsigned is in range iff
  * neither u nor span - u has its top bit set. Two lanes at a time (GCC vector extension: SSE2),

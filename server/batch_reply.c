@@ -78,12 +78,16 @@ void lean_pack_reply(lean_batch *b, msgpack_packer *pk, msgpack_sbuffer *sb) {
         sb->alloc = need;
     }
     size_t ne = b->rerr.n;
-    for (int s = 0; s < b->nslices; s++) ne += b->serr[s].n;
+    for (int s = 0; s < b->nslices; s += LEAN_SLICE_BLOCK) /* the blocks of slices that were cut */
+        for (int x = 0; b->serr[s / LEAN_SLICE_BLOCK] && x < LEAN_SLICE_BLOCK; x++) ne += b->serr[s / LEAN_SLICE_BLOCK][x].n;
     const lean_err **ev = xcalloc(ne, sizeof *ev);
     size_t i = 0;
     for (size_t j = 0; j < b->rerr.n; j++) ev[i++] = &b->rerr.v[j];
-    for (int s = 0; s < b->nslices; s++)
-        for (size_t j = 0; j < b->serr[s].n; j++) ev[i++] = &b->serr[s].v[j];
+    for (int s = 0; s < b->nslices; s += LEAN_SLICE_BLOCK)
+        for (int x = 0; b->serr[s / LEAN_SLICE_BLOCK] && x < LEAN_SLICE_BLOCK; x++) {
+            const lean_errs *E = &b->serr[s / LEAN_SLICE_BLOCK][x];
+            for (size_t j = 0; j < E->n; j++) ev[i++] = &E->v[j];
+        }
     qsort(ev, ne, sizeof *ev, err_cmp);
     if (!b->inreply) { /* else already in place (reply_slots) */
         hw_pack_cstr(pk, "reward");

@@ -101,7 +101,7 @@ void route_batch(router *r, task *t) {
      * point at least, and the last nw + 1 have no time budget, so every range left fits */
     b->cost_s = -1;
     /* the client's last batch of this env and config tells the cost to start from */
-    b->work = task_bytes(t) <= 64 * 1024 ? peers_work_key(b->env_id, s ? s->token : NULL, s ? NULL : b->config_mp) : 0;
+    b->work = peers_work_key(b->env_id, s ? s->token : NULL, s ? NULL : b->config_mp); /* also for big batches: no probe slice */
     peers_cost_get(t->peer, b->work, &b->cost_s, &b->setup_s);
     b->max_slices = (b->n < 4096 ? (int)b->n : 4096) + r->nw + 1;
     if (b->lean) lean_set_slices(b->lean, b->max_slices);
@@ -265,6 +265,7 @@ static void cut_slice(router *r, batch *b, int w) {
     sl->op = OP_BATCH_SLICE;
     sl->b = b;
     sl->slice = b->cut++;
+    if (b->lean) lean_slice_cut(b->lean, sl->slice); /* its error list, before a worker writes it */
     sl->t0 = b->parent->t0;
     sl->budget_s = last || r->o->slice_ms <= 0 ? 0 : r->o->slice_ms * 1e-3;
     /* a lean slice's first chunk: half a budget's worth at the known cost, at most 4096 points

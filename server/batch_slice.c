@@ -21,13 +21,15 @@ static bool over_budget(const task *t, double t0) { return t->budget_s > 0 && !h
  * where it stopped. Past the deadline, one call answers the rest (TIMEOUT). */
 static int64_t lean_chunks(lean_batch *lb, const task *t, const hw_env_family *fam, void *env, const hw_err *err, double t0) {
     int64_t p = t->lo, c = t->chunk > 1 ? t->chunk : 1;
+    lean_run *R = lean_run_open(lb, fam, env); /* once for the slice's chunks */
     while (p < t->hi) {
         if (p > t->lo && over_budget(t, t0)) break;
         int64_t e = t->budget_s <= 0 || hw_deadline_passed() || t->hi - p <= c ? t->hi : p + c;
-        lean_run_slice(lb, t->slice, fam, env, err, p, e);
+        lean_run_slice(lb, t->slice, R, fam, env, err, p, e);
         p = e;
         if (c < ((int64_t)1 << 40)) c *= 2;
     }
+    lean_run_close(lb, R);
     return p;
 }
 

@@ -170,19 +170,33 @@ void peers_cost_put(peer *p, uint64_t key, double cost_s, double setup_s) {
     p->costs[i].setup_s = setup_s;
 }
 
+/* msgpack writer into a buffer of WORK_CFG_MAX bytes that fails (stopping the packer) past it */
+enum { WORK_CFG_MAX = 64 * 1024 };
+typedef struct cfg_buf {
+    char *p;
+    size_t len;
+} cfg_buf;
+
+static int cfg_write(void *data, const char *buf, size_t len) {
+    cfg_buf *c = data;
+    if (len > WORK_CFG_MAX - c->len) return -1;
+    memcpy(c->p + c->len, buf, len);
+    c->len += len;
+    return 0;
+}
+
 uint64_t peers_work_key(const char *env_id, const char *token, const void *config_mp) {
     uint64_t h = bytes_hash(env_id, strlen(env_id), 1469598103934665603ull);
     if (token) return bytes_hash(token, strlen(token), h) | 1;
     const msgpack_object *cfg = config_mp;
-    if (cfg) {
-        msgpack_sbuffer sb; /* the config's msgpack bytes, hashed as written (bounded) */
-        msgpack_sbuffer_init(&sb);
+    if (cfg) { /* the config's msgpack bytes, hashed as written; packing stops past 64 KiB */
+        cfg_buf cb = {malloc(WORK_CFG_MAX), 0};
+        if (!cb.p) abort();
         msgpack_packer pk;
-        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-        msgpack_pack_object(&pk, *cfg);
-        bool big = sb.size > 64 * 1024;
-        h = bytes_hash(sb.data ? sb.data : "", sb.size, h);
-        msgpack_sbuffer_destroy(&sb);
+        msgpack_packer_init(&pk, &cb, cfg_write);
+        bool big = msgpack_pack_object(&pk, *cfg) != 0;
+        h = bytes_hash(cb.p, cb.len, h);
+        free(cb.p);
         if (big) return 0;
     }
     return h | 1;

@@ -81,8 +81,8 @@ char peers_reclaimed(const peers *P, const char *token);
 bool peers_cost_get(const peer *p, uint64_t key, double *cost_s, double *setup_s);
 void peers_cost_put(peer *p, uint64_t key, double cost_s, double setup_s);
 /* A key for "this env with this config": env_id with a session's token, or with the bytes of a
- * session-less request's config (msgpack); 0 (not remembered) for a config over 64 KiB (call it
- * only for requests of a bounded size: the config is packed to be hashed). */
+ * session-less request's config (msgpack); 0 (not remembered) for a config over 64 KiB (packing
+ * it to be hashed stops there, so a request of any size costs at most 64 KiB of packing). */
 uint64_t peers_work_key(const char *env_id, const char *token, const void *config_mp);
 
 /* The fair queue. push appends t to its peer's FIFO (t->peer); pick takes the head task of the

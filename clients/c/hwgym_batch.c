@@ -13,8 +13,11 @@
 #include "hwgym_spare.h"
 
 /* The result arrays of a call live in one block (reward first, after a header holding the
- * block's size), kept as the spare for the next call when freed (hwgym_spare.h); vals is in the
- * block when the reply names as many metrics as requested, else allocated on its own. */
+ * block's size and `clean`), kept as the spare for the next call when freed (hwgym_spare.h);
+ * vals is in the block when the reply names as many metrics as requested, else allocated on its
+ * own. clean: the m (points + 1) of the layout whose error[] is known all NULL (hwc_lean_free
+ * leaves it so), 0 when unknown: a loop of equal batches does not zero 8 bytes a point per call
+ * (0.7 ns a point of diag-v0's 1,000,000, the in-process model's 4). */
 enum { RES_HDR = 16 };
 
 static bool in_block(const hwc_lean *b, const void *p) {
@@ -27,13 +30,17 @@ static bool in_block(const hwc_lean *b, const void *p) {
 void hwc_lean_free(hwc_lean *b) {
     if (!b) return;
     for (int j = 0; j < b->nmetrics; j++) free(b->names[j]);
-    for (size_t k = 0; b->error && b->nerrors && k < b->n; k++) free(b->error[k]); /* untouched when no point failed */
+    for (size_t k = 0; b->error && b->nerrors && k < b->n; k++) { /* untouched when no point failed */
+        free(b->error[k]);
+        b->error[k] = NULL;
+    }
     free(b->names);
     if (b->reward) {
         if (b->vals && !in_block(b, b->vals)) free(b->vals);
         char *base = (char *)b->reward - RES_HDR;
-        size_t cap;
+        size_t cap, clean = b->n + 1; /* error[] is all NULL again */
         memcpy(&cap, base, sizeof cap);
+        memcpy(base + sizeof cap, &clean, sizeof clean);
         spare_give(SPARE_RES, base, cap);
     }
     memset(b, 0, sizeof *b);
@@ -43,12 +50,16 @@ void hwc_lean_free(hwc_lean *b) {
 static void res_alloc(hwc_lean *out, size_t n, int nm) {
     size_t m = n + 1, nv = nm >= 0 ? (size_t)nm * n + 1 : 0;
     size_t need = RES_HDR + m * sizeof(double) + m * sizeof(char *) + nv * sizeof(double) + 2 * m, cap;
-    char *base = spare_take(SPARE_RES, need, &cap), *p = base + RES_HDR;
+    bool reused;
+    char *base = spare_take(SPARE_RES, need, &cap, &reused), *p = base + RES_HDR;
+    size_t clean = 0;
+    if (reused) memcpy(&clean, base + sizeof cap, sizeof clean);
     memcpy(base, &cap, sizeof cap);
+    memset(base + sizeof cap, 0, sizeof clean); /* unknown until freed */
     out->reward = (double *)(void *)p;
     p += m * sizeof(double);
     out->error = (char **)(void *)p;
-    memset(out->error, 0, m * sizeof(char *));
+    if (clean != m) memset(out->error, 0, m * sizeof(char *));
     p += m * sizeof(char *);
     if (nv) {
         out->vals = (double *)(void *)p;
@@ -97,7 +108,7 @@ static void sb_reserve(msgpack_sbuffer *sb, size_t extra) {
     size_t cap = sb->size + extra;
     char *p;
     if (cap >= SPARE_MIN) { /* a big request: sent without a copy, its buffer given back by send_req's free_sent */
-        p = spare_take(SPARE_REQ, cap, &cap);
+        p = spare_take(SPARE_REQ, cap, &cap, NULL);
         if (sb->size) memcpy(p, sb->data, sb->size);
         free(sb->data);
     } else if (!(p = realloc(sb->data, cap))) {
@@ -181,8 +192,49 @@ static bool narrow8(const int64_t *restrict p, int64_t n, char *restrict dst) {
     return a8 == 0;
 }
 
+/* n int64 values narrowed to uint8 at dst in one pass (non-negative values up to 255, e.g.
+ * sched-v0's loop factors of 128); false when one does not fit (dst then holds garbage). v fits
+ * iff v >> 8 is 0 as unsigned; the flags OR-ed into 16 lanes: vectorisable. */
+static bool narrow_u8(const int64_t *restrict p, int64_t n, char *restrict dst) {
+    uint64_t acc[16] = {0}, a = 0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) {
+            acc[j] |= (uint64_t)p[i + j] >> 8;
+            dst[i + j] = (char)(uint8_t)p[i + j];
+        }
+    for (; i < n; i++) {
+        a |= (uint64_t)p[i] >> 8;
+        dst[i] = (char)(uint8_t)p[i];
+    }
+    for (int j = 0; j < 16; j++) a |= acc[j];
+    return a == 0;
+}
+
+/* n int64 values narrowed to int16 at dst in one pass (the values that do not fit int8, e.g.
+ * sched-v0's loop factors); false when one does not fit int16 (dst then holds garbage). The
+ * flags OR-ed into 16 lanes, as in narrowest(): vectorisable, one read of the points. */
+static bool narrow16(const int64_t *restrict p, int64_t n, char *restrict dst) {
+    uint64_t acc[16] = {0}, a = 0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) {
+            acc[j] |= ((uint64_t)p[i + j] + 0x8000u) >> 16;
+            int16_t x = (int16_t)p[i + j];
+            memcpy(dst + 2 * (i + j), &x, 2);
+        }
+    for (; i < n; i++) {
+        a |= ((uint64_t)p[i] + 0x8000u) >> 16;
+        int16_t x = (int16_t)p[i];
+        memcpy(dst + 2 * i, &x, 2);
+    }
+    for (int j = 0; j < 16; j++) a |= acc[j];
+    return a == 0;
+}
+
 /* Points as a wire array. Integer points are sent in the narrowest integer dtype that holds
- * them (int8 for most action spaces): a fraction of the bytes to copy and send, converted
+ * them (int8 for most action spaces; uint8 for non-negative values up to 255, e.g. sched-v0's
+ * tables of loop factors; else int16, int32): a fraction of the bytes to copy and send, converted
  * straight into the request's buffer, reserved once with `tail` bytes to spare for the fields
  * that follow. */
 static void pack_points(msgpack_packer *pk, msgpack_sbuffer *sb, const hw_array *a, size_t tail) {
@@ -196,6 +248,19 @@ static void pack_points(msgpack_packer *pk, msgpack_sbuffer *sb, const hw_array 
             hw_pack_array_head(pk, HW_DT_INT8, a->ndim, a->shape, 0, (size_t)n);
             if (narrow8(a->data, n, sb->data + sb->size)) {
                 sb->size += (size_t)n;
+                return;
+            }
+            sb->size = mark; /* then uint8 and int16, in one pass each */
+            hw_pack_array_head(pk, HW_DT_UINT8, a->ndim, a->shape, 0, (size_t)n);
+            if (narrow_u8(a->data, n, sb->data + sb->size)) {
+                sb->size += (size_t)n;
+                return;
+            }
+            sb->size = mark;
+            sb_reserve(sb, 2 * (size_t)n + 96 + 10 * (size_t)a->ndim + tail);
+            hw_pack_array_head(pk, HW_DT_INT16, a->ndim, a->shape, 0, 2 * (size_t)n);
+            if (narrow16(a->data, n, sb->data + sb->size)) {
+                sb->size += 2 * (size_t)n;
                 return;
             }
             sb->size = mark;

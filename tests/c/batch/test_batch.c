@@ -18,6 +18,7 @@
 #include "registry.h"
 #include "hw_codec.h"
 #include "reply_slot.h"
+#include "batch_block.h"
 #include "server.h"
 #include "batch_srv.h"
 
@@ -496,8 +497,11 @@ Test(lean, narrow_dtypes_carry_values_exactly) {
     srv s;
     hwc_client *c = srv_up(&s, 0, NULL, 0);
     json_t *cfg = json_pack("{s:i}", "dims", 2);
-    static const int64_t vals[] = {-200, 300, 70000, -3000000000LL, -100, -128, 127};
-    for (int i = 0; i < 7; i++)
+    /* int8's, uint8's and int16's edges each way: int8 points, uint8 ones (128-255, none
+     * negative), int16 ones (each narrowed in one pass), and wider ones (the int16 pass gives up,
+     * the narrowest dtype is found) */
+    static const int64_t vals[] = {-200, 300, 70000, -3000000000LL, -100, -128, 127, 128, 255, 256, -129, 32767, -32768, 32768, -32769};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
         for (int np = 2; np <= 20; np += 18) { /* 4 elements, and 40 (a vectorised block of 16 and more) */
             int64_t p[20][2];
             for (int k = 0; k < np; k++) p[k][0] = k % 4, p[k][1] = (k + 1) % 4;
@@ -553,4 +557,66 @@ Test(lean, reply_slot_is_aligned_and_decodes) {
                 hw_msg_free(&m);
                 msgpack_sbuffer_destroy(&sb);
             }
+}
+
+/* lean_widen (the server's load of integer points, read in place from the request) gives every
+ * value exactly, whatever the data's alignment in the message and the count (blocks of 16 and a
+ * tail), for each integer dtype */
+Test(lean, widen_is_exact_at_any_alignment) {
+    static const hw_dtype dts[] = {HW_DT_INT8, HW_DT_UINT8, HW_DT_INT16, HW_DT_INT32, HW_DT_INT64, HW_DT_BOOL};
+    static const int64_t vals[] = {0, 1, -1, 127, -128, 255, 32767, -32768, 65535, 2147483647LL, -2147483647LL - 1, 4000000000LL};
+    char buf[8 * 40 + 16];
+    int64_t want[40], got[40];
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (int off = 0; off < 8; off++)
+            for (size_t cnt = 0; cnt <= 40; cnt += 13) {
+                hw_dtype dt = dts[t];
+                size_t es = hw_dtype_size(dt);
+                for (size_t j = 0; j < cnt; j++) {
+                    int64_t v = vals[(j * 7 + t) % (sizeof vals / sizeof vals[0])];
+                    switch (dt) {
+                    case HW_DT_INT8: { int8_t x = (int8_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_UINT8: { uint8_t x = (uint8_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_INT16: { int16_t x = (int16_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_INT32: { int32_t x = (int32_t)v; memcpy(buf + off + j * es, &x, es); want[j] = x; break; }
+                    case HW_DT_BOOL: { uint8_t x = (uint8_t)(v & 3); memcpy(buf + off + j * es, &x, es); want[j] = x != 0; break; }
+                    default: memcpy(buf + off + j * es, &v, es); want[j] = v; break;
+                    }
+                }
+                memset(got, 0x5a, sizeof got);
+                lean_widen(dt, buf + off, cnt, got);
+                for (size_t j = 0; j < cnt; j++)
+                    cr_assert_eq(got[j], want[j], "%s at offset %d, %zu values: [%zu] %lld, want %lld", hw_dtype_name(dt), off, cnt, j,
+                                 (long long)got[j], (long long)want[j]);
+            }
+}
+
+/* libhwgym reuses the result block of equal batches without zeroing error[] again (it is left
+ * all NULL when a result is freed): a batch after one with failed points has no stale errors,
+ * and its own failures land at their indices only */
+Test(lean, reused_result_block_has_no_stale_errors) {
+    srv s;
+    hwc_client *c = srv_up(&s, 0, NULL, 0);
+    json_t *cfg = json_pack("{s:i}", "dims", 2);
+    enum { N = 70000 }; /* over SPARE_MIN: the result block is kept for the next call */
+    int64_t (*p)[2] = malloc(sizeof(int64_t[2]) * N);
+    const int64_t bad[] = {5, -1, 69999, -1, 123}; /* -1: no failed point in that call */
+    for (int call = 0; call < 5; call++) {
+        for (int k = 0; k < N; k++) p[k][0] = k % 4, p[k][1] = (k + 1) % 4;
+        if (bad[call] >= 0) p[bad[call]][1] = 99;
+        hw_array a = {HW_DT_INT64, 2, {N, 2}, p};
+        hwc_lean b;
+        hw_err e;
+        cr_assert_eq(hwc_evaluate_lean(c, NULL, "diag-v0", cfg, &a, NULL, 0, &b, &e), 0, "%s", e.msg);
+        cr_assert_eq(b.nerrors, bad[call] >= 0 ? 1u : 0u, "call %d: %zu errors", call, b.nerrors);
+        for (int k = 0; k < N; k++) {
+            if (k == bad[call]) cr_assert(b.error[k] && strstr(b.error[k], "99 out of range"), "call %d: %s", call, b.error[k]);
+            else cr_assert_null(b.error[k], "call %d: a stale error at %d: %s", call, k, b.error[k]);
+            cr_assert_eq(isnan(b.reward[k]), k == bad[call]);
+        }
+        hwc_lean_free(&b);
+    }
+    free(p);
+    json_decref(cfg);
+    srv_down(&s, c);
 }

@@ -101,3 +101,43 @@ Test(peers, reclaimed_tokens_and_costs_are_remembered) {
     cr_assert_not(peers_cost_get(a, 0, &c, &su), "key 0 is never remembered");
     peers_free_all(&P);
 }
+
+/* a session-less batch's key hashes its config's msgpack: equal configs give equal keys, others
+ * differ, and a config of more than 64 KiB gives 0 (not remembered) after packing at most 64 KiB
+ * of it, so a batch of any size can be keyed (big batches start from the remembered cost) */
+static msgpack_object unpacked(msgpack_sbuffer *sb, msgpack_zone *z) {
+    msgpack_object o;
+    size_t off = 0;
+    cr_assert_eq(msgpack_unpack(sb->data, sb->size, &off, z, &o), MSGPACK_UNPACK_SUCCESS);
+    return o;
+}
+
+Test(peers, work_key_of_a_config_is_bounded) {
+    msgpack_sbuffer a, b, big;
+    msgpack_zone z;
+    msgpack_zone_init(&z, 1 << 16);
+    msgpack_sbuffer *sbs[] = {&a, &b, &big};
+    for (int i = 0; i < 3; i++) {
+        msgpack_sbuffer_init(sbs[i]);
+        msgpack_packer pk;
+        msgpack_packer_init(&pk, sbs[i], msgpack_sbuffer_write);
+        msgpack_pack_map(&pk, 1);
+        msgpack_pack_str(&pk, 4);
+        msgpack_pack_str_body(&pk, "dims", 4);
+        if (i < 2) msgpack_pack_int(&pk, 4 + i);
+        else { /* a list of 70,000 small numbers: ~70 KB of msgpack */
+            msgpack_pack_array(&pk, 70000);
+            for (int j = 0; j < 70000; j++) msgpack_pack_int(&pk, j & 63);
+        }
+    }
+    msgpack_object oa = unpacked(&a, &z), ob = unpacked(&b, &z), obig = unpacked(&big, &z);
+    uint64_t ka = peers_work_key("diag-v0", NULL, &oa), kb = peers_work_key("diag-v0", NULL, &ob);
+    cr_assert_neq(ka, 0);
+    cr_assert_eq(ka, peers_work_key("diag-v0", NULL, &oa), "the same config gives the same key");
+    cr_assert_neq(ka, kb);
+    cr_assert_neq(ka, peers_work_key("sched-v0", NULL, &oa), "the env is part of the key");
+    cr_assert_neq(peers_work_key("diag-v0", NULL, NULL), 0, "no config: the env's key");
+    cr_assert_eq(peers_work_key("diag-v0", NULL, &obig), 0, "a config over 64 KiB is not remembered");
+    for (int i = 0; i < 3; i++) msgpack_sbuffer_destroy(sbs[i]);
+    msgpack_zone_destroy(&z);
+}
