@@ -61,6 +61,17 @@ void hw_info_item_int(hw_info_out *l, int64_t v) {
     else if (l->obj) json_array_append_new(l->obj, json_integer((json_int_t)v));
 }
 
+void hw_info_list_u8(hw_info_out *o, const char *key, const uint8_t *v, size_t n) {
+    hw_info_out l = hw_info_list(o, key, n);
+    uint8_t any = 0;
+    for (size_t i = 0; i < n; i++) any |= v[i];
+    if (l.pk && any < 128) {
+        if (n) l.pk->callback(l.pk->data, (const char *)v, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) hw_info_item_int(&l, v[i]);
+}
+
 hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
     if (l->pk) {
         msgpack_pack_array(l->pk, n);

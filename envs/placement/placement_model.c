@@ -189,8 +189,8 @@ static int demote_one(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, 
  * a tensor only counts against its own bank and a demotion leaves `mem`, so the banks are
  * independent and this equals rectifying one bank after the other (tests/c/placement checks it
  * against a bank-by-bank oracle). out is updated in place; bits holds banks x nwords words. */
-static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem) {
-    const int n = m->n, nw = m->nwords, B = m->hw.mem[mem].banks;
+static inline __attribute__((always_inline)) void rectify_mem_b(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, const int B) {
+    const int n = m->n, nw = m->nwords;
     const int64_t cap = m->hw.mem[mem].capacity;
     int64_t W[PL_MAX_BANKS] = {0}, A[PL_MAX_BANKS];
     memset(bits, 0, sizeof(uint64_t) * (size_t)nw * (size_t)B);
@@ -203,7 +203,8 @@ static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem
         }
     }
     for (int t = 0; t < n; t++) {
-        memset(A, 0, sizeof A); /* fixed size: inlined, unlike a loop over B */
+        if (B == 1) A[0] = 0;
+        else memset(A, 0, sizeof A); /* fixed size: inlined, unlike a loop over B */
         for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) {
             int x = m->alive[p];
             if (out[x] == mem) A[B == 1 ? 0 : (x >> 1) % B] += m->bytes[x];
@@ -216,6 +217,13 @@ static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem
                 else A[b] -= m->bytes[x];
             }
     }
+}
+
+/* rectify_mem_b compiled twice: for a memory of one bank (the common case) and for any */
+static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem) {
+    const int B = m->hw.mem[mem].banks;
+    if (B == 1) rectify_mem_b(m, out, bits, mem, 1);
+    else rectify_mem_b(m, out, bits, mem, B);
 }
 
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
@@ -238,34 +246,37 @@ int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scrat
     return moved;
 }
 
-/* A node's transfers: one entry per channel (memory, bank) it touches. */
+/* A node's transfers: one entry per channel (memory, bank) it touches, key = memory *
+ * PL_MAX_BANKS + bank; a channel's seconds add up in the order the transfers come. */
 typedef struct {
     int n;
-    int mem[PL_MAX_IN + 2], bank[PL_MAX_IN + 2];
+    int key[PL_MAX_IN + 2];
     double t[PL_MAX_IN + 2];
 } chan_acc;
 
-static void chan_add(chan_acc *c, int k, int b, double sec) {
+static inline void chan_add(chan_acc *c, int k, int b, double sec) {
+    const int key = k * PL_MAX_BANKS + b;
     for (int j = 0; j < c->n; j++)
-        if (c->mem[j] == k && c->bank[j] == b) {
+        if (c->key[j] == key) {
             c->t[j] += sec;
             return;
         }
-    c->mem[c->n] = k;
-    c->bank[c->n] = b;
+    c->key[c->n] = key;
     c->t[c->n++] = sec;
 }
 
 double pl_node_time(const pl_model *m, const uint8_t *map, int i) { return pl_node_time_masked(m, map, i, ~0u); }
 
 double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask) {
-    chan_acc c = {0};
+    chan_acc c;
+    c.n = 0;
     if (m->w_read[i] > 0) {
         int k = map[2 * i];
         chan_add(&c, k, pl_bank(m, 2 * i, k), (double)m->w_read[i] * m->inv_rbw[k]);
     }
-    for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
-        if (!(in_mask & (1u << (p - m->in_off[i])))) continue;
+    const int p0 = m->in_off[i], p1 = m->in_off[i + 1];
+    for (int p = p0; p < p1; p++) {
+        if (!(in_mask & (1u << (p - p0)))) continue;
         int t = m->in_t[p];
         int k = t < 0 ? 0 : map[t];
         chan_add(&c, k, t < 0 ? 0 : pl_bank(m, t, k), (double)m->in_bytes[p] * m->inv_rbw[k]);
@@ -277,7 +288,8 @@ double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigne
     double tm = 0, lat = 0;
     for (int j = 0; j < c.n; j++) {
         if (c.t[j] > tm) tm = c.t[j];
-        if (m->lat[c.mem[j]] > lat) lat = m->lat[c.mem[j]];
+        double l = m->lat[c.key[j] / PL_MAX_BANKS];
+        if (l > lat) lat = l;
     }
     return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
 }
