@@ -6,6 +6,7 @@
 #include "common/config.h"
 #include "common/env_limits.h"
 #include "common/hw_files.h"
+#include "common/info_out.h"
 #include "env.h"
 #include "mmap.h"
 
@@ -31,6 +32,7 @@ typedef struct mm_env {
     int32_t mwords, last_t, vlo, vhi; /* cache entries are trusted only inside [vlo, vhi] */
     uint32_t last_plog;
     bool sync_ok;
+    int last_illegal; /* the action of the last step when it was illegal (its info says so), else -1 */
     /* the memory map's rows as last written: row c is the expansion of map_prev[c] (mwords words,
      * bit j -> byte j); a row whose words did not change is not written again. map_rows_ok is
      * false until every row has been written (create; and reset and restore rewrite every row,
@@ -403,39 +405,56 @@ static void fill_obs(mm_env *e, hw_obs *obs) {
     obs->n = n;
 }
 
-/* Final metrics of a finished game into obj. */
-static void add_metrics(const mm_env *e, const mm_game *g, bool illegal, json_t *obj) {
+/* Final metrics of a finished game (metrics_keys of them) into o. */
+static size_t metrics_keys(const mm_game *g, bool illegal) { return 9 + (g->done && !g->lost && !illegal ? 3 : 1); }
+static void add_metrics(const mm_env *e, const mm_game *g, bool illegal, hw_info_out *o) {
     const mm_problem *p = e->p;
     bool ok = g->done && !g->lost && !illegal;
-    json_object_set_new(obj, "feasible", json_boolean(ok));
-    json_object_set_new(obj, "lost", json_boolean(!ok));
-    json_object_set_new(obj, "return", json_real(illegal ? 0 : mm_game_return(g)));
-    json_object_set_new(obj, "latency_all_hbm", json_real(p->lat_hbm));
-    json_object_set_new(obj, "latency_heuristic", json_real(e->heur_latency));
-    json_object_set_new(obj, "copies", json_integer(g->ncopy));
-    json_object_set_new(obj, "nocopies", json_integer(g->nnocopy));
-    json_object_set_new(obj, "drops", json_integer(g->ndrop));
-    json_object_set_new(obj, "steps", json_integer(g->t));
+    hw_info_bool(o, "feasible", ok);
+    hw_info_bool(o, "lost", !ok);
+    hw_info_real(o, "return", illegal ? 0 : mm_game_return(g));
+    hw_info_real(o, "latency_all_hbm", p->lat_hbm);
+    hw_info_real(o, "latency_heuristic", e->heur_latency);
+    hw_info_int(o, "copies", g->ncopy);
+    hw_info_int(o, "nocopies", g->nnocopy);
+    hw_info_int(o, "drops", g->ndrop);
+    hw_info_int(o, "steps", g->t);
     if (ok) {
         double L = mm_game_latency(g);
-        json_object_set_new(obj, "program_latency", json_real(L));
-        json_object_set_new(obj, "speedup_over_hbm", json_real(p->lat_hbm / L));
-        json_object_set_new(obj, "speedup_over_heuristic", json_real(e->heur_latency / L));
+        hw_info_real(o, "program_latency", L);
+        hw_info_real(o, "speedup_over_hbm", p->lat_hbm / L);
+        hw_info_real(o, "speedup_over_heuristic", e->heur_latency / L);
     } else {
-        json_object_set_new(obj, "reason", json_string(illegal ? "illegal action: the game is lost"
-                                                                : "no legal action (alias group cannot be completed): the game is lost"));
+        hw_info_str(o, "reason", illegal ? "illegal action: the game is lost" : "no legal action (alias group cannot be completed): the game is lost");
     }
 }
 
+/* The info of the last reset/step (info_keys of them): the illegal action of a losing step, the
+ * action mask and position, and the final metrics once the game is over. */
+static size_t info_keys(const mm_env *e) {
+    bool over = e->g->done || e->illegal_end;
+    return (e->last_illegal >= 0) + 4 + (over ? metrics_keys(e->g, e->illegal_end) : 0);
+}
+static void put_info(const mm_env *e, hw_info_out *o) {
+    if (e->last_illegal >= 0) hw_info_str(o, "illegal_action", mm_action_names[e->last_illegal]);
+    uint8_t mask[MM_NACT];
+    for (int a = 0; a < MM_NACT; a++) mask[a] = (uint8_t)(!e->illegal_end && mm_game_legal(e->g, a));
+    hw_info_list_u8(o, "action_mask", mask, MM_NACT);
+    hw_info_bool(o, "backup_safe", mm_game_backup_safe(e->g));
+    hw_info_int(o, "buffer", e->g->t);
+    hw_info_int(o, "num_buffers", e->p->nbuf);
+    if (e->g->done || e->illegal_end) add_metrics(e, e->g, e->illegal_end, o);
+}
+
 static void add_info(const mm_env *e, json_t *info) {
-    if (!info) return;
-    json_t *m = json_array();
-    for (int a = 0; a < MM_NACT; a++) json_array_append_new(m, json_integer(!e->illegal_end && mm_game_legal(e->g, a)));
-    json_object_set_new(info, "action_mask", m);
-    json_object_set_new(info, "backup_safe", json_boolean(mm_game_backup_safe(e->g)));
-    json_object_set_new(info, "buffer", json_integer(e->g->t));
-    json_object_set_new(info, "num_buffers", json_integer(e->p->nbuf));
-    if (e->g->done || e->illegal_end) add_metrics(e, e->g, e->illegal_end, info);
+    hw_info_out o = hw_info_json(info);
+    if (info) put_info(e, &o);
+}
+
+static void mm_env_info_pack(const void *pv, struct msgpack_packer *pk) {
+    const mm_env *e = pv;
+    hw_info_out o = hw_info_packer(pk, info_keys(e));
+    put_info(e, &o);
 }
 
 static int mm_env_reset(void *pv, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
@@ -448,6 +467,7 @@ static int mm_env_reset(void *pv, const uint64_t *seed, const json_t *options, h
     e->map_rows_ok = false;
     e->started = true;
     e->illegal_end = false;
+    e->last_illegal = -1;
     fill_obs(e, obs);
     add_info(e, info);
     return 0;
@@ -459,12 +479,13 @@ static int mm_env_step(void *pv, const hw_act *act, hw_step_out *out, json_t *in
     if (e->g->done || e->illegal_end) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
     int a = (int)act->i[0];
     out->truncated = false;
+    e->last_illegal = -1;
     if (!mm_game_legal(e->g, a)) {
         /* the paper: choosing an invalid action loses the game (return brought to 0) */
         e->illegal_end = true;
+        e->last_illegal = a;
         out->reward = -mm_game_return(e->g);
         out->terminated = true;
-        if (info) json_object_set_new(info, "illegal_action", json_string(mm_action_names[a]));
     } else {
         out->reward = mm_game_step(e->g, a);
         out->terminated = e->g->done;
@@ -495,6 +516,7 @@ static int mm_env_restore(void *pv, const void *sv, hw_err *err) {
     if (mm_game_goto(e->g, s->acts, s->n)) return hw_fail(err, HW_E_BAD_STATE, "snapshot does not replay on this problem");
     e->started = s->started;
     e->illegal_end = s->illegal_end;
+    e->last_illegal = -1;
     e->sync_ok = false;
     return 0;
 }
@@ -590,7 +612,8 @@ static int mm_env_evaluate(void *pv, const json_t *point, double *reward, json_t
     if (mm_env_play_point(e->p, e->scratch, point, &illegal, err)) return -1;
     *reward = illegal ? 0 : mm_game_return(e->scratch);
     if (metrics) {
-        add_metrics(e, e->scratch, illegal, metrics);
+        hw_info_out o = hw_info_json(metrics);
+        add_metrics(e, e->scratch, illegal, &o);
         char *s = malloc((size_t)e->scratch->t + 1);
         if (!s) abort();
         for (int32_t i = 0; i < e->scratch->t; i++) s[i] = (char)('0' + e->scratch->act[i]);
@@ -622,4 +645,5 @@ const hw_env_family hw_family_mmap = {
     .id = "mmap-v0",
     .summary = "MMapGame (MMap-MuZero): map a program's buffers to fast CMEM with Copy/NoCopy/Drop (Appendix A rules)",
     HW_ENV_OPS(mm_env),
+    .info_pack = mm_env_info_pack,
 };
