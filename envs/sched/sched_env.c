@@ -318,7 +318,7 @@ static void put_table(hw_info_out *o, const char *key, const sched_table *t) {
     hw_info_out rows = hw_info_list(o, key, SCHED_NROW);
     for (int r = 0; r < SCHED_NROW; r++) {
         hw_info_out row = hw_info_item_list(&rows, SCHED_NDIM);
-        for (int d = 0; d < SCHED_NDIM; d++) hw_info_item_int(&row, t->f[r][d]);
+        hw_info_item_ints(&row, t->f[r], SCHED_NDIM);
     }
 }
 
