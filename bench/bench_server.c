@@ -5,7 +5,8 @@
  *  2. vector step of 256 envs: env-steps/s, and the server's own overhead per env-step
  *     (round trip - raw echo of the same sizes - env compute) / 256: target < 1 us
  *  3. 1000 open sessions: server RSS, target < 100 MB
- * Usage: bench_server [--rounds N] [--iters N]   (the server binary is BUILD/bin/hwgym-server) */
+ * Usage: bench_server [--rounds N] [--iters N] [--families-only | --only ENV] [--server PATH]
+ * (the server binary is BUILD/bin/hwgym-server by default) */
 #include <fcntl.h>
 #include <glob.h>
 #include <libgen.h>
@@ -360,10 +361,13 @@ static char *make_session(void *s, const fam_case *f) {
 
 /* `sj`: a second server, started with --info-json, for the families that pack their info
  * (env.h info_pack): their step through it, alternating with the packed one, is the JSON path's. */
+static const char *only_family; /* --only: measure this family alone */
+
 static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int rounds, int iters, double budget_s) {
     printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15):\n");
     double worst = 0, worst_env = 0;
     for (int f = 0; f < NFAMS; f++) {
+        if (only_family && strcmp(only_family, FAMS[f].id)) continue;
         policy p;
         int k = 0;
         double bare_us = 0, env_us = family_in_process(&FAMS[f], &p, iters, budget_s, &k, &bare_us);
@@ -483,13 +487,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atof(argv[++i]);
         else if (!strcmp(argv[i], "--families-only")) families_only = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_family = argv[++i], families_only = 1;
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
         else {
             printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only] [--server PATH]\n"
                    "  --server PATH    the hwgym-server binary to measure (default: BUILD/bin/hwgym-server beside this bench)\n"
                    "  --iters N        round trips per measurement (per env family: at most N steps)\n"
                    "  --budget S       per env family, the steps of one pass fit S CPU seconds of the env in process (default 0.25)\n"
-                   "  --families-only  measure only the step round trip of every env family\n");
+                   "  --families-only  measure only the step round trip of every env family\n"
+                   "  --only ENV       measure only the step round trip of that env family (e.g. dram-v0)\n");
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }

@@ -109,6 +109,19 @@ int64_t pl_occupancy_bank(const pl_model *m, const uint8_t *map, int mem, int ba
 static void occupancy_stats(const pl_model *m, const uint8_t *map, int64_t *peak, int64_t *win) {
     enum { NCH = PL_MAX_MEMS * PL_MAX_BANKS };
     const int M = m->hw.n_mem;
+    if (m->one_bank) { /* a channel is a memory: the same sums and maxima without the bank index */
+        int64_t pb[PL_MAX_MEMS] = {0}, a[PL_MAX_MEMS];
+        for (int k = 0; k < M; k++) win[k] = 0;
+        for (int i = 0; i < m->n; i++) win[map[2 * i]] += m->bytes[2 * i];
+        for (int t = 0; t < m->n; t++) {
+            for (int k = 0; k < M; k++) a[k] = 0;
+            for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) a[map[m->alive[p]]] += m->bytes[m->alive[p]];
+            for (int k = 0; k < M; k++)
+                if (a[k] > pb[k]) pb[k] = a[k];
+        }
+        for (int k = 0; k < M; k++) peak[k] = pb[k] + win[k];
+        return;
+    }
     int coff[PL_MAX_MEMS + 1];
     coff[0] = 0;
     for (int k = 0; k < M; k++) coff[k + 1] = coff[k] + m->hw.mem[k].banks;
@@ -265,7 +278,45 @@ static inline void chan_add(chan_acc *c, int k, int b, double sec) {
     c->t[c->n++] = sec;
 }
 
-double pl_node_time(const pl_model *m, const uint8_t *map, int i) { return pl_node_time_masked(m, map, i, ~0u); }
+/* pl_node_time_masked with every input, when every memory has one bank: a channel is a memory,
+ * its seconds add up in t[memory] in the same order, and the maxima over the channels touched
+ * are the same numbers (tests/c/placement checks it bit for bit against the general path). */
+static double node_time_one_bank(const pl_model *m, const uint8_t *map, int i) {
+    double t[PL_MAX_MEMS];
+    unsigned touched = 0;
+#define PL_ADD(k, sec)                                                                                                  \
+    do {                                                                                                               \
+        int k_ = (k);                                                                                                  \
+        double s_ = (sec);                                                                                             \
+        if (touched >> k_ & 1) t[k_] += s_;                                                                            \
+        else t[k_] = s_, touched |= 1u << k_;                                                                          \
+    } while (0)
+    if (m->w_read[i] > 0) {
+        int k = map[2 * i];
+        PL_ADD(k, (double)m->w_read[i] * m->inv_rbw[k]);
+    }
+    for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
+        int x = m->in_t[p];
+        int k = x < 0 ? 0 : map[x];
+        PL_ADD(k, (double)m->in_bytes[p] * m->inv_rbw[k]);
+    }
+    if (m->bytes[2 * i + 1] > 0) {
+        int k = map[2 * i + 1];
+        PL_ADD(k, (double)m->bytes[2 * i + 1] * m->inv_wbw[k]);
+    }
+#undef PL_ADD
+    double tm = 0, lat = 0;
+    for (unsigned u = touched; u; u &= u - 1) {
+        int k = __builtin_ctz(u);
+        if (t[k] > tm) tm = t[k];
+        if (m->lat[k] > lat) lat = m->lat[k];
+    }
+    return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+}
+
+double pl_node_time(const pl_model *m, const uint8_t *map, int i) {
+    return m->one_bank ? node_time_one_bank(m, map, i) : pl_node_time_masked(m, map, i, ~0u);
+}
 
 double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask) {
     chan_acc c;
@@ -391,8 +442,11 @@ pl_model *pl_model_build(pl_graph *g, const pl_hw *hw, int features, hw_err *err
     if (!g || g->n <= 0) return hw_fail(err, HW_E_BAD_CONFIG, "graph: no nodes"), NULL;
     pl_model *m = xcalloc(1, sizeof *m);
     m->hw = *hw;
-    for (int k = 0; k < m->hw.n_mem; k++)
+    m->one_bank = 1;
+    for (int k = 0; k < m->hw.n_mem; k++) {
         if (m->hw.mem[k].banks < 1 || m->hw.mem[k].banks > PL_MAX_BANKS) m->hw.mem[k].banks = 1;
+        m->one_bank &= m->hw.mem[k].banks == 1;
+    }
     m->g = *g;
     g->nodes = NULL;
     g->n = 0;
