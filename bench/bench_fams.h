@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "hw_codec.h"
+#include "registry.h"
 
 typedef struct {
     const char *id, *config;
@@ -47,6 +48,20 @@ static inline void choose(policy *p, const uint8_t *mask, int nmask, int64_t *a)
             }
     }
     for (int64_t i = 0; i < p->n; i++) a[i] = p->start + prand(p, p->choices[i]);
+}
+
+/* The family's env of this case and, in *p, the policy's action shape (its rng is set per pass);
+ * NULL with *err when the env cannot be made. */
+static inline void *fam_env(const fam_case *f, const hw_env_family **fam, policy *p, hw_err *err) {
+    json_t *cfg = json_loads(f->config, 0, NULL);
+    void *env = hw_env_create(f->id, cfg, fam, err);
+    json_decref(cfg);
+    if (!env) return NULL;
+    const hw_space *as = (*fam)->action_space(env);
+    p->n = hw_space_numel(as);
+    p->start = as->type == HW_SPACE_DISCRETE ? as->start : 0;
+    for (int64_t i = 0; i < p->n && i < MAXA; i++) p->choices[i] = hw_space_choices(as, i);
+    return env;
 }
 
 /* done (terminated or truncated) and the action mask of a packed reset/step reply of n bytes

@@ -262,19 +262,13 @@ static double run_seq(const hw_env_family *fam, void *env, policy *p, int kmax, 
  * then the same steps again, warm (caches filled, as the server's env is after its warm-up
  * pass): CPU us per step with the info as JSON, and in *bare_us without an info object. */
 static double family_in_process(const fam_case *f, policy *p, int kmax, double budget_s, int *k, double *bare_us) {
-    json_t *cfg = json_loads(f->config, 0, NULL);
     const hw_env_family *fam;
     hw_err err;
-    void *env = hw_env_create(f->id, cfg, &fam, &err);
-    json_decref(cfg);
+    void *env = fam_env(f, &fam, p, &err);
     if (!env) {
         printf("%s: %s\n", f->id, err.msg);
         return -1;
     }
-    const hw_space *as = fam->action_space(env);
-    p->n = hw_space_numel(as);
-    p->start = as->type == HW_SPACE_DISCRETE ? as->start : 0;
-    for (int64_t i = 0; i < p->n && i < MAXA; i++) p->choices[i] = hw_space_choices(as, i);
     int k2;
     run_seq(fam, env, p, kmax, budget_s, true, k);
     double us = run_seq(fam, env, p, *k, 1e9, true, &k2) * 1e6 / (*k ? *k : 1);

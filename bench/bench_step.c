@@ -17,6 +17,7 @@
 
 #include "bench_fams.h"
 #include "registry.h"
+#include "worker_int.h"
 
 static FILE *dump; /* --dump: every reply */
 
@@ -48,16 +49,7 @@ __attribute__((noipa)) static int server_step(const hw_env_family *fam, void *en
     msgpack_pack_map(&pk, act ? 6 : 3);
     hw_pack_cstr(&pk, "ok");
     hw_pack_bool(&pk, true);
-    hw_pack_cstr(&pk, "obs");
-    hw_pack_obs(&pk, &out.obs);
-    if (act) {
-        hw_pack_cstr(&pk, "reward");
-        msgpack_pack_double(&pk, out.reward);
-        hw_pack_cstr(&pk, "terminated");
-        hw_pack_bool(&pk, out.terminated);
-        hw_pack_cstr(&pk, "truncated");
-        hw_pack_bool(&pk, out.truncated);
-    }
+    pack_step_out(&pk, &out, act != NULL);
     hw_pack_cstr(&pk, "info");
     if (info) hw_pack_json(&pk, info);
     else fam->info_pack(env, &pk);
@@ -103,20 +95,14 @@ static int run_pass(const hw_env_family *fam, void *env, policy *p, int steps, m
 }
 
 static void bench_family(const fam_case *f, int steps) {
-    json_t *cfg = json_loads(f->config, 0, NULL);
     const hw_env_family *fam;
     hw_err err;
-    void *env = hw_env_create(f->id, cfg, &fam, &err);
-    json_decref(cfg);
+    policy p;
+    void *env = fam_env(f, &fam, &p, &err);
     if (!env) {
         printf("  %-13s %s\n", f->id, err.msg);
         return;
     }
-    policy p;
-    const hw_space *as = fam->action_space(env);
-    p.n = hw_space_numel(as);
-    p.start = as->type == HW_SPACE_DISCRETE ? as->start : 0;
-    for (int64_t i = 0; i < p.n && i < MAXA; i++) p.choices[i] = hw_space_choices(as, i);
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
     double *us = calloc((size_t)steps, sizeof *us), bytes = 0;

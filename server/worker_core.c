@@ -112,6 +112,18 @@ int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *wh
     return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an integer seed", what);
 }
 
+void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
+    hw_pack_cstr(pk, "obs");
+    hw_pack_obs(pk, &out->obs);
+    if (!step) return;
+    hw_pack_cstr(pk, "reward");
+    msgpack_pack_double(pk, out->reward);
+    hw_pack_cstr(pk, "terminated");
+    hw_pack_bool(pk, out->terminated);
+    hw_pack_cstr(pk, "truncated");
+    hw_pack_bool(pk, out->truncated);
+}
+
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
 int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets,
                       int ntargets, hw_err *err) {
@@ -131,16 +143,7 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
         task *t = targets[k];
         bool joint = s->kind == SK_MULTI && act;
         msgpack_packer pk = reply_begin(t, act ? 5 + joint : 2);
-        hw_pack_cstr(&pk, "obs");
-        hw_pack_obs(&pk, &out.obs);
-        if (act) {
-            hw_pack_cstr(&pk, "reward");
-            msgpack_pack_double(&pk, out.reward);
-            hw_pack_cstr(&pk, "terminated");
-            hw_pack_bool(&pk, out.terminated);
-            hw_pack_cstr(&pk, "truncated");
-            hw_pack_bool(&pk, out.truncated);
-        }
+        pack_step_out(&pk, &out, act != NULL);
         hw_pack_cstr(&pk, "info");
         pack_env_info(&pk, s, 0, info);
         if (joint) {
