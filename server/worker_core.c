@@ -142,7 +142,7 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
     for (int k = 0; k < ntargets; k++) {
         task *t = targets[k];
         bool joint = s->kind == SK_MULTI && act;
-        msgpack_packer pk = reply_begin(t, act ? 5 + joint : 2);
+        msgpack_packer pk = reply_begin_sized(t, act ? 5 + joint : 2, s->reply_hint);
         pack_step_out(&pk, &out, act != NULL);
         hw_pack_cstr(&pk, "info");
         pack_env_info(&pk, s, 0, info);
@@ -152,6 +152,7 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
             for (size_t i = 0; i < act->n; i++) msgpack_pack_int64(&pk, act->i[i]);
         }
     }
+    if (ntargets > 0) s->reply_hint = targets[0]->reply.size + targets[0]->reply.size / 8 + 64;
     /* inline, the router thread frees the info only after sending the reply (task_free), which
      * takes a maestro-v0 step's info (19 keys, 5 nested; ~7% of the step's instructions on the router
      * thread) off the round trip; a worker frees it here, where it costs the router nothing */

@@ -1,11 +1,14 @@
-/* envs/common/info_out.h's packed writers that gather bytes (issue 29): a list of bytes and a row
- * of ints pack exactly what hw_pack_json packs of the JSON the same calls build, for values on
- * both sides of every msgpack integer width, and for keys and strings of 31 and 32 bytes. */
+/* Packing shortcuts of issue 29. envs/common/info_out.h's packed writers that gather bytes: a list
+ * of bytes and a row of ints pack exactly what hw_pack_json packs of the JSON the same calls
+ * build, for values on both sides of every msgpack integer width, and for keys and strings of 31
+ * and 32 bytes. server/reply.h's reply_begin_sized: a reply begun with room reserved packs the
+ * same bytes as one begun without, in one allocation when the hint covers it. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "common/info_out.h"
 #include "hw_codec.h"
+#include "reply.h"
 
 /* the same info written through a JSON sink and through a packer: the packed bytes must be those
  * of hw_pack_json(JSON) */
@@ -66,3 +69,35 @@ static void write_bytes(hw_info_out *o, const void *arg) {
 Test(info_out, int_rows_pack_what_the_json_path_packs) { same_bytes(write_rows, 1, NULL); }
 
 Test(info_out, byte_lists_and_strings_pack_what_the_json_path_packs) { same_bytes(write_bytes, 6, NULL); }
+
+static void pack_big_reply(task *t, size_t hint, bool fits) {
+    msgpack_packer pk = reply_begin_sized(t, 1, hint);
+    size_t alloc0 = t->reply.alloc;
+    hw_pack_cstr(&pk, "blob");
+    char blob[20000];
+    for (size_t i = 0; i < sizeof blob; i++) blob[i] = (char)(i * 7);
+    msgpack_pack_bin(&pk, sizeof blob);
+    msgpack_pack_bin_body(&pk, blob, sizeof blob);
+    if (fits) cr_assert_eq(t->reply.alloc, alloc0, "a reply within its hint was reallocated");
+}
+
+Test(info_out, sized_reply_packs_the_same_bytes) {
+    task a, b, c;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&c, 0, sizeof c);
+    msgpack_sbuffer_init(&a.reply);
+    msgpack_sbuffer_init(&b.reply);
+    msgpack_sbuffer_init(&c.reply);
+    pack_big_reply(&a, 0, false);
+    pack_big_reply(&b, 22000, true);
+    pack_big_reply(&c, (size_t)1 << 40, false); /* out of reason: ignored */
+    cr_assert_eq(b.reply.alloc, 22000);
+    cr_assert_eq(a.reply.size, b.reply.size);
+    cr_assert_eq(memcmp(a.reply.data, b.reply.data, a.reply.size), 0);
+    cr_assert_eq(c.reply.size, a.reply.size);
+    cr_assert_eq(memcmp(a.reply.data, c.reply.data, a.reply.size), 0);
+    msgpack_sbuffer_destroy(&a.reply);
+    msgpack_sbuffer_destroy(&b.reply);
+    msgpack_sbuffer_destroy(&c.reply);
+}
