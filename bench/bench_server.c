@@ -484,7 +484,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_family = argv[++i], families_only = 1;
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
         else {
-            printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only] [--server PATH]\n"
+            printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only | --only ENV] [--server PATH]\n"
                    "  --server PATH    the hwgym-server binary to measure (default: BUILD/bin/hwgym-server beside this bench)\n"
                    "  --iters N        round trips per measurement (per env family: at most N steps)\n"
                    "  --budget S       per env family, the steps of one pass fit S CPU seconds of the env in process (default 0.25)\n"
