@@ -5,7 +5,8 @@
  *  2. vector step of 256 envs: env-steps/s, and the server's own overhead per env-step
  *     (round trip - raw echo of the same sizes - env compute) / 256: target < 1 us
  *  3. 1000 open sessions: server RSS, target < 100 MB
- * Usage: bench_server [--rounds N] [--iters N]   (the server binary is BUILD/bin/hwgym-server) */
+ * Usage: bench_server [--rounds N] [--iters N] [--families-only | --only ENV] [--server PATH]
+ * (the server binary is BUILD/bin/hwgym-server by default) */
 #include <fcntl.h>
 #include <glob.h>
 #include <libgen.h>
@@ -21,6 +22,7 @@
 
 #include "hw_codec.h"
 #include "registry.h"
+#include "bench_fams.h"
 
 extern char **environ;
 
@@ -198,45 +200,6 @@ static double measure(void *s, const void *req, size_t n, int iters) {
  * answers the same request and reply sizes, step by step. Ratio: median step round trip over the
  * median echo, per round, median over rounds; beside it the ratio to echo + env cost, the part of
  * the round trip that is the server's. */
-typedef struct {
-    const char *id, *config;
-} fam_case;
-
-static const fam_case FAMS[] = {
-    {"diag-v0", "{\"dims\":4,\"episode_length\":1000000}"},
-    {"maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}"},
-    {"dram-v0", "{\"count\":2000,\"episode_length\":1000000}"},
-    {"mmap-v0", "{}"},
-    {"placement-v0", "{\"episode_steps\":1000000000}"},
-    {"sched-v0", "{}"},
-};
-enum { NFAMS = sizeof FAMS / sizeof FAMS[0], MAXA = 512 };
-
-typedef struct {
-    int64_t n, choices[MAXA], start;
-    uint64_t rng;
-} policy;
-
-static int64_t prand(policy *p, int64_t n) {
-    p->rng ^= p->rng << 13, p->rng ^= p->rng >> 7, p->rng ^= p->rng << 17;
-    return (int64_t)(p->rng % (uint64_t)n);
-}
-
-/* a random action; with a mask (Discrete), a random legal one */
-static void choose(policy *p, const uint8_t *mask, int nmask, int64_t *a) {
-    if (mask && p->n == 1 && nmask == p->choices[0]) {
-        int legal = 0;
-        for (int i = 0; i < nmask; i++) legal += mask[i] != 0;
-        int64_t k = legal ? prand(p, legal) : 0;
-        for (int i = 0; i < nmask; i++)
-            if (mask[i] && k-- == 0) {
-                a[0] = p->start + i;
-                return;
-            }
-    }
-    for (int64_t i = 0; i < p->n; i++) a[i] = p->start + prand(p, p->choices[i]);
-}
-
 static int mask_from_json(const json_t *info, uint8_t *m) {
     json_t *a = json_object_get(info, "action_mask");
     size_t i;
@@ -244,26 +207,6 @@ static int mask_from_json(const json_t *info, uint8_t *m) {
     if (!json_is_array(a) || json_array_size(a) > MAXA) return 0;
     json_array_foreach(a, i, v) m[i] = json_integer_value(v) != 0;
     return (int)json_array_size(a);
-}
-
-/* done (terminated or truncated) and the action mask of a packed reset/step reply */
-static bool reply_state(int n, uint8_t *m, int *nmask) {
-    hw_msg msg;
-    hw_err err;
-    bool done = true;
-    *nmask = 0;
-    if (n > 0 && hw_msg_decode(&msg, rbuf, (size_t)n, NULL, &err) == 0) {
-        const msgpack_object *te = hw_mp_get(msg.root, "terminated"), *tr = hw_mp_get(msg.root, "truncated");
-        const msgpack_object *info = hw_mp_get(msg.root, "info"), *am = info ? hw_mp_get(info, "action_mask") : NULL;
-        done = (te && te->type == MSGPACK_OBJECT_BOOLEAN && te->via.boolean) || (tr && tr->type == MSGPACK_OBJECT_BOOLEAN && tr->via.boolean);
-        if (am && am->type == MSGPACK_OBJECT_ARRAY && am->via.array.size <= MAXA) {
-            for (uint32_t i = 0; i < am->via.array.size; i++) m[i] = am->via.array.ptr[i].via.u64 != 0;
-            *nmask = (int)am->via.array.size;
-        }
-        if (!hw_mp_get(msg.root, "ok")) done = true;
-    }
-    hw_msg_free(&msg);
-    return done;
 }
 
 static double thread_cpu(void) {
@@ -319,19 +262,13 @@ static double run_seq(const hw_env_family *fam, void *env, policy *p, int kmax, 
  * then the same steps again, warm (caches filled, as the server's env is after its warm-up
  * pass): CPU us per step with the info as JSON, and in *bare_us without an info object. */
 static double family_in_process(const fam_case *f, policy *p, int kmax, double budget_s, int *k, double *bare_us) {
-    json_t *cfg = json_loads(f->config, 0, NULL);
     const hw_env_family *fam;
     hw_err err;
-    void *env = hw_env_create(f->id, cfg, &fam, &err);
-    json_decref(cfg);
+    void *env = fam_env(f, &fam, p, &err);
     if (!env) {
         printf("%s: %s\n", f->id, err.msg);
         return -1;
     }
-    const hw_space *as = fam->action_space(env);
-    p->n = hw_space_numel(as);
-    p->start = as->type == HW_SPACE_DISCRETE ? as->start : 0;
-    for (int64_t i = 0; i < p->n && i < MAXA; i++) p->choices[i] = hw_space_choices(as, i);
     int k2;
     run_seq(fam, env, p, kmax, budget_s, true, k);
     double us = run_seq(fam, env, p, *k, 1e9, true, &k2) * 1e6 / (*k ? *k : 1);
@@ -376,7 +313,7 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
     static char ereq[1 << 16];
     uint8_t mask[MAXA];
     int nmask = 0;
-    reply_state(reset_lanes(ln, nl, true), mask, &nmask);
+    reply_state(rbuf, reset_lanes(ln, nl, true), mask, &nmask);
     p->rng = 0x2545f4914f6cdd1du;
     double *v = malloc(sizeof(double) * (size_t)k * (size_t)(nl + 1));
     int64_t a[MAXA];
@@ -399,7 +336,7 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
             if (!e && l == 0) req_n[i] = sb.size, rep_n[i] = n;
             msgpack_sbuffer_destroy(&sb);
         }
-        if (reply_state(n, mask, &nmask)) reply_state(reset_lanes(ln, nl, false), mask, &nmask);
+        if (reply_state(rbuf, n, mask, &nmask)) reply_state(rbuf, reset_lanes(ln, nl, false), mask, &nmask);
     }
     for (int l = e ? 0 : 1; l <= nl; l++) med[l] = median(v + (size_t)l * (size_t)k, k);
     free(v);
@@ -418,10 +355,13 @@ static char *make_session(void *s, const fam_case *f) {
 
 /* `sj`: a second server, started with --info-json, for the families that pack their info
  * (env.h info_pack): their step through it, alternating with the packed one, is the JSON path's. */
+static const char *only_family; /* --only: measure this family alone */
+
 static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int rounds, int iters, double budget_s) {
     printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15):\n");
     double worst = 0, worst_env = 0;
     for (int f = 0; f < NFAMS; f++) {
+        if (only_family && strcmp(only_family, FAMS[f].id)) continue;
         policy p;
         int k = 0;
         double bare_us = 0, env_us = family_in_process(&FAMS[f], &p, iters, budget_s, &k, &bare_us);
@@ -541,13 +481,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atof(argv[++i]);
         else if (!strcmp(argv[i], "--families-only")) families_only = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_family = argv[++i], families_only = 1;
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
         else {
-            printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only] [--server PATH]\n"
+            printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only | --only ENV] [--server PATH]\n"
                    "  --server PATH    the hwgym-server binary to measure (default: BUILD/bin/hwgym-server beside this bench)\n"
                    "  --iters N        round trips per measurement (per env family: at most N steps)\n"
                    "  --budget S       per env family, the steps of one pass fit S CPU seconds of the env in process (default 0.25)\n"
-                   "  --families-only  measure only the step round trip of every env family\n");
+                   "  --families-only  measure only the step round trip of every env family\n"
+                   "  --only ENV       measure only the step round trip of that env family (e.g. dram-v0)\n");
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }

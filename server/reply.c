@@ -3,10 +3,15 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-msgpack_packer reply_begin(task *t, size_t nfields) {
+msgpack_packer reply_begin(task *t, size_t nfields) { return reply_begin_sized(t, nfields, 0); }
+
+msgpack_packer reply_begin_sized(task *t, size_t nfields, size_t bytes) {
     msgpack_sbuffer_destroy(&t->reply);
     msgpack_sbuffer_init(&t->reply);
+    /* below 8 KiB the packer's first allocation is enough; a hint is not a promise */
+    if (bytes > MSGPACK_SBUFFER_INIT_SIZE && bytes <= ((size_t)64 << 20) && (t->reply.data = malloc(bytes))) t->reply.alloc = bytes;
     msgpack_packer pk;
     msgpack_packer_init(&pk, &t->reply, msgpack_sbuffer_write);
     msgpack_pack_map(&pk, nfields + 2);

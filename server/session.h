@@ -85,6 +85,7 @@ typedef struct session {
     atomic_llong *snap_ctr; /* the worker's snapshot count (stats), set at make */
     atomic_llong *mem_ctr;  /* the server's reserved env bytes this session holds mem_est of (make) */
     size_t max_values;      /* bound on JSON values converted per request (options) */
+    size_t reply_hint;      /* bytes of its last single reset/step reply: run_single reserves them */
 } session;
 
 /* The inline fast path's rule (router.c): op `op` of `s` may run on the router thread when its

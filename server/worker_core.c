@@ -112,6 +112,18 @@ int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *wh
     return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an integer seed", what);
 }
 
+void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
+    hw_pack_cstr(pk, "obs");
+    hw_pack_obs(pk, &out->obs);
+    if (!step) return;
+    hw_pack_cstr(pk, "reward");
+    msgpack_pack_double(pk, out->reward);
+    hw_pack_cstr(pk, "terminated");
+    hw_pack_bool(pk, out->terminated);
+    hw_pack_cstr(pk, "truncated");
+    hw_pack_bool(pk, out->truncated);
+}
+
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
 int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets,
                       int ntargets, hw_err *err) {
@@ -130,17 +142,8 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
     for (int k = 0; k < ntargets; k++) {
         task *t = targets[k];
         bool joint = s->kind == SK_MULTI && act;
-        msgpack_packer pk = reply_begin(t, act ? 5 + joint : 2);
-        hw_pack_cstr(&pk, "obs");
-        hw_pack_obs(&pk, &out.obs);
-        if (act) {
-            hw_pack_cstr(&pk, "reward");
-            msgpack_pack_double(&pk, out.reward);
-            hw_pack_cstr(&pk, "terminated");
-            hw_pack_bool(&pk, out.terminated);
-            hw_pack_cstr(&pk, "truncated");
-            hw_pack_bool(&pk, out.truncated);
-        }
+        msgpack_packer pk = reply_begin_sized(t, act ? 5 + joint : 2, s->reply_hint);
+        pack_step_out(&pk, &out, act != NULL);
         hw_pack_cstr(&pk, "info");
         pack_env_info(&pk, s, 0, info);
         if (joint) {
@@ -149,6 +152,7 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
             for (size_t i = 0; i < act->n; i++) msgpack_pack_int64(&pk, act->i[i]);
         }
     }
+    if (ntargets > 0) s->reply_hint = targets[0]->reply.size + targets[0]->reply.size / 8 + 64;
     /* inline, the router thread frees the info only after sending the reply (task_free), which
      * takes a maestro-v0 step's info (19 keys, 5 nested; ~7% of the step's instructions on the router
      * thread) off the round trip; a worker frees it here, where it costs the router nothing */

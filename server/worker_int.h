@@ -28,6 +28,9 @@ int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *wh
  * from above and is recorded; over it, it is not recorded and sets cost_check[op], so the next
  * such op is timed in CPU time (session_time_on_cpu, session.h), which clears it. */
 void session_cost_record(session *s, int op, double us, bool wall, double inline_us);
+/* A single reset's or step's reply fields: "obs" and, for a step, "reward", "terminated" and
+ * "truncated" (1 or 4 keys; run_single, and bench/bench_step.c, which packs replies as the server does) */
+void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step);
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
 int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, const json_t *opts, task **targets, int ntargets,
                hw_err *err);

@@ -2,6 +2,8 @@
  * packs it, the packed bytes being those hw_pack_json packs of the JSON value. */
 #include "common/info_out.h"
 
+#include <string.h>
+
 #include "hw_codec.h"
 
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
@@ -9,9 +11,23 @@ hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     return (hw_info_out){NULL, pk};
 }
 
+/* hw_pack_cstr's bytes in one write: a string under 32 bytes is msgpack's fixstr, its header byte
+ * 0xa0 | length then the bytes (an info's keys and names; msgpack_pack_str packs the same) */
+static void pack_cstr(msgpack_packer *pk, const char *s) {
+    size_t n = strlen(s);
+    if (n >= 32) {
+        hw_pack_cstr(pk, s);
+        return;
+    }
+    char b[32];
+    b[0] = (char)(0xa0 | n);
+    memcpy(b + 1, s, n);
+    pk->callback(pk->data, b, n + 1);
+}
+
 /* packs `key` when the sink packs (true), else the caller sets the JSON value */
 static bool packed_key(hw_info_out *o, const char *key) {
-    if (o->pk) hw_pack_cstr(o->pk, key);
+    if (o->pk) pack_cstr(o->pk, key);
     return o->pk != NULL;
 }
 
@@ -31,7 +47,7 @@ void hw_info_bool(hw_info_out *o, const char *key, bool v) {
 }
 
 void hw_info_str(hw_info_out *o, const char *key, const char *s) {
-    if (packed_key(o, key)) hw_pack_cstr(o->pk, s);
+    if (packed_key(o, key)) pack_cstr(o->pk, s);
     else if (o->obj) json_object_set_new(o->obj, key, json_string(s));
 }
 
@@ -61,6 +77,43 @@ void hw_info_item_int(hw_info_out *l, int64_t v) {
     else if (l->obj) json_array_append_new(l->obj, json_integer((json_int_t)v));
 }
 
+void hw_info_list_u8(hw_info_out *o, const char *key, const uint8_t *v, size_t n) {
+    hw_info_out l = hw_info_list(o, key, n);
+    uint8_t any = 0;
+    for (size_t i = 0; i < n; i++) any |= v[i];
+    if (l.pk && any < 128) {
+        if (n) l.pk->callback(l.pk->data, (const char *)v, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) hw_info_item_int(&l, v[i]);
+}
+
+void hw_info_item_ints(hw_info_out *l, const int *v, size_t n) {
+    if (!l->pk) {
+        for (size_t i = 0; i < n; i++) hw_info_item_int(l, v[i]);
+        return;
+    }
+    /* msgpack_pack_int64's bytes for 0..65535 (fixint, uint8, uint16 big-endian), gathered and
+     * written at once; any other value flushes and goes through msgpack_pack_int64 itself */
+    unsigned char b[3 * 32];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int x = v[i];
+        if (k + 3 > sizeof b || x < 0 || x > 65535) {
+            if (k) l->pk->callback(l->pk->data, (const char *)b, k);
+            k = 0;
+            if (x < 0 || x > 65535) {
+                msgpack_pack_int64(l->pk, x);
+                continue;
+            }
+        }
+        if (x < 128) b[k++] = (unsigned char)x;
+        else if (x < 256) b[k++] = 0xcc, b[k++] = (unsigned char)x;
+        else b[k++] = 0xcd, b[k++] = (unsigned char)(x >> 8), b[k++] = (unsigned char)x;
+    }
+    if (k) l->pk->callback(l->pk->data, (const char *)b, k);
+}
+
 hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
     if (l->pk) {
         msgpack_pack_array(l->pk, n);
@@ -73,6 +126,6 @@ hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
 }
 
 void hw_info_item_str(hw_info_out *l, const char *s) {
-    if (l->pk) hw_pack_cstr(l->pk, s);
+    if (l->pk) pack_cstr(l->pk, s);
     else if (l->obj) json_array_append_new(l->obj, json_string(s));
 }

@@ -36,6 +36,12 @@ hw_info_out hw_info_map(hw_info_out *o, const char *key, size_t nkeys);
 /* A list of `n` items under `key`; append exactly n items to the returned sink. */
 hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n);
 void hw_info_item_int(hw_info_out *list, int64_t v);
+/* A list of `n` integers under `key`, each the byte v[i] (a mask, memory indices). Packed, a value
+ * below 128 is one byte (msgpack's positive fixint, what msgpack_pack_int64 packs of it), so a list
+ * of such values is its header and the bytes themselves, written at once. */
+void hw_info_list_u8(hw_info_out *o, const char *key, const uint8_t *v, size_t n);
+/* n integers appended to `list` (a row of a table), packed in one write where they are small. */
+void hw_info_item_ints(hw_info_out *list, const int *v, size_t n);
 /* A list of `n` items as the next item of `list` (a table's row); append n items to the result. */
 hw_info_out hw_info_item_list(hw_info_out *list, size_t n);
 void hw_info_item_str(hw_info_out *list, const char *s);

@@ -6,6 +6,7 @@
 #include "common/config.h"
 #include "common/env_limits.h"
 #include "common/hw_files.h"
+#include "common/info_out.h"
 #include "env.h"
 #include "mmap.h"
 
@@ -31,7 +32,14 @@ typedef struct mm_env {
     int32_t mwords, last_t, vlo, vhi; /* cache entries are trusted only inside [vlo, vhi] */
     uint32_t last_plog;
     bool sync_ok;
-    uint64_t expand[256]; /* byte b -> 8 bytes of 0/1 (bit k -> byte k) */
+    int last_illegal; /* the action of the last step when it was illegal (its info says so), else -1 */
+    /* the memory map's rows as last written: row c is the expansion of map_prev[c] (mwords words,
+     * bit j -> byte j); a row whose words did not change is not written again. map_rows_ok is
+     * false until every row has been written (create; and reset and restore rewrite every row,
+     * though map_prev and the rows agree whatever the game's state) */
+    uint64_t *map_prev;
+    bool map_rows_ok;
+    int32_t *col_lo, *col_hi; /* [map] row c covers time steps t0 + col_lo[c] .. t0 + col_hi[c] */
 } mm_env;
 
 typedef struct mm_snap {
@@ -55,6 +63,9 @@ static void mm_env_destroy(void *pv) {
     free(e->occ);
     free(e->colcache);
     free(e->colvalid);
+    free(e->map_prev);
+    free(e->col_lo);
+    free(e->col_hi);
     free(e);
 }
 
@@ -123,20 +134,24 @@ static void *mm_env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err 
     e->obs_buf = calloc((size_t)rows * NF, sizeof(float));
     e->obs_sup = calloc((size_t)e->supply_window, sizeof(float));
     e->obs_map = calloc((size_t)e->map * (size_t)e->map + 64, 1);
-    for (int v = 0; v < 256; v++) {
-        uint8_t bytes[8];
-        for (int k = 0; k < 8; k++) bytes[k] = (uint8_t)(v >> k & 1);
-        memcpy(&e->expand[v], bytes, 8);
-    }
     e->obs_prof = calloc((size_t)e->profile_len, 1);
     e->occ = calloc((size_t)e->g->words, sizeof(uint64_t));
     e->mwords = (e->map + 63) / 64;
     e->colcache = calloc((size_t)p->T * (size_t)e->mwords, sizeof(uint64_t));
     e->colvalid = calloc((size_t)p->T, sizeof(uint32_t));
+    e->map_prev = calloc((size_t)e->map * (size_t)e->mwords, sizeof(uint64_t));
+    e->col_lo = calloc((size_t)e->map, sizeof(int32_t));
+    e->col_hi = calloc((size_t)e->map, sizeof(int32_t));
+    if (!e->col_lo || !e->col_hi) abort();
+    for (int c = 0; c < e->map; c++) { /* time bin c of the map's window (fill_obs) */
+        int32_t a = (int32_t)((int64_t)c * e->window / e->map), z = (int32_t)((int64_t)(c + 1) * e->window / e->map) - 1;
+        e->col_lo[c] = a;
+        e->col_hi[c] = z < a ? a : z;
+    }
     e->epoch = 1;
     e->vlo = 0;
     e->vhi = -1;
-    if (!e->colcache || !e->colvalid) abort();
+    if (!e->colcache || !e->colvalid || !e->map_prev) abort();
     if (!e->obs_buf || !e->obs_sup || !e->obs_map || !e->obs_prof || !e->occ) abort();
     e->aspace = hw_space_discrete(MM_NACT);
     hw_space_set_name(e->aspace, 0, "action");
@@ -236,6 +251,29 @@ static void set_bits(uint64_t *w, int32_t a, int32_t b) { /* bits [a, b) */
         BODY;                                                                                \
     }
 
+/* The 8 bits of byte x as 8 bytes of 0/1 (bit k -> byte k, in memory order). */
+static inline uint64_t spread_byte(uint64_t x) {
+    uint64_t r = (x * 0x0101010101010101ULL) & 0x8040201008040201ULL; /* byte k keeps bit k */
+    r = ((r + 0x7f7f7f7f7f7f7f7fULL) >> 7) & 0x0101010101010101ULL;   /* non-zero byte -> 1 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    r = __builtin_bswap64(r);
+#endif
+    return r;
+}
+
+/* Row of M bytes from its bits w (bit j -> byte j); writes exactly M bytes. */
+static void expand_row(uint8_t *row, const uint64_t *w, int M) {
+    int j = 0;
+    for (; j + 8 <= M; j += 8) {
+        uint64_t v = spread_byte(w[j >> 6] >> (j & 63) & 0xff);
+        memcpy(row + j, &v, 8);
+    }
+    if (j < M) {
+        uint64_t v = spread_byte(w[j >> 6] >> (j & 63) & 0xff);
+        memcpy(row + j, &v, (size_t)(M - j));
+    }
+}
+
 /* Map rows occupied at time t (cached). */
 static const uint64_t *map_col(mm_env *e, int32_t t) {
     uint64_t *c = e->colcache + (size_t)t * (size_t)e->mwords;
@@ -266,6 +304,31 @@ static void map_sync(mm_env *e) {
     e->sync_ok = true;
     e->last_t = g->t;
     e->last_plog = g->plog_n;
+}
+
+/* Rows of the memory map from the cached columns: row c ORs the time steps of its bin (col_lo,
+ * col_hi from t0); rows whose bits did not change are left as they are. Inlined per word count. */
+static inline __attribute__((always_inline)) void map_rows(mm_env *e, int32_t t0, const int mw) {
+    const int M = e->map;
+    const int32_t T = e->p->T;
+    for (int c = 0; c < M; c++) {
+        int32_t a = t0 + e->col_lo[c], z = t0 + e->col_hi[c];
+        if (a < 0) a = 0;
+        if (z >= T) z = T - 1;
+        uint64_t colw[8];
+        for (int w = 0; w < mw; w++) colw[w] = 0;
+        for (int32_t t = a; t <= z; t++) {
+            const uint64_t *cc = map_col(e, t);
+            for (int w = 0; w < mw; w++) colw[w] |= cc[w];
+        }
+        /* row c of the map = time bin c; byte j = offset bin j */
+        uint64_t *prev = e->map_prev + (size_t)c * (size_t)mw;
+        uint64_t diff = !e->map_rows_ok;
+        for (int w = 0; w < mw; w++) diff |= prev[w] ^ colw[w];
+        if (!diff) continue;
+        for (int w = 0; w < mw; w++) prev[w] = colw[w];
+        expand_row(e->obs_map + (size_t)c * (size_t)M, colw, M);
+    }
 }
 
 static void fill_obs(mm_env *e, hw_obs *obs) {
@@ -301,7 +364,6 @@ static void fill_obs(mm_env *e, hw_obs *obs) {
     /* memory map: window of map_window steps centred on target_time, map x map cells:
      * memory_map[i][j] = 1 when offset bin j is occupied at some step of time bin i */
     if (e->use_map) {
-        int M = e->map;
         int32_t t0 = tt - e->window / 2;
         map_sync(e);
         /* entries entering the trusted range may be stale: recompute them */
@@ -310,22 +372,11 @@ static void fill_obs(mm_env *e, hw_obs *obs) {
             if (t < e->vlo || t > e->vhi) e->colvalid[t] = 0;
         e->vlo = nlo;
         e->vhi = nhi;
-        uint64_t colw[8];
-        int nbytes = (M + 7) / 8;
-        for (int c = 0; c < M; c++) {
-            int32_t a = t0 + (int32_t)((int64_t)c * e->window / M), z = t0 + (int32_t)((int64_t)(c + 1) * e->window / M) - 1;
-            if (z < a) z = a;
-            if (a < 0) a = 0;
-            if (z >= p->T) z = p->T - 1;
-            memset(colw, 0, sizeof colw);
-            for (int32_t t = a; t <= z; t++) {
-                const uint64_t *cc = map_col(e, t);
-                for (int w = 0; w < e->mwords; w++) colw[w] |= cc[w];
-            }
-            /* row c of the map = time bin c; byte j = offset bin j */
-            uint8_t *row = e->obs_map + (size_t)c * (size_t)M;
-            for (int k = 0; k < nbytes; k++) memcpy(row + 8 * k, &e->expand[colw[k >> 3] >> (8 * (k & 7)) & 0xff], 8);
-        }
+        int mw = e->mwords;
+        if (mw == 2) map_rows(e, t0, 2); /* map_size 65..128 (the default 128): constant word counts */
+        else if (mw == 1) map_rows(e, t0, 1);
+        else map_rows(e, t0, mw);
+        e->map_rows_ok = true;
     }
     mm_game_occupancy(g, tt, tt, e->occ);
     memset(e->obs_prof, 0, (size_t)e->profile_len);
@@ -354,39 +405,56 @@ static void fill_obs(mm_env *e, hw_obs *obs) {
     obs->n = n;
 }
 
-/* Final metrics of a finished game into obj. */
-static void add_metrics(const mm_env *e, const mm_game *g, bool illegal, json_t *obj) {
+/* Final metrics of a finished game (metrics_keys of them) into o. */
+static size_t metrics_keys(const mm_game *g, bool illegal) { return 9 + (g->done && !g->lost && !illegal ? 3 : 1); }
+static void add_metrics(const mm_env *e, const mm_game *g, bool illegal, hw_info_out *o) {
     const mm_problem *p = e->p;
     bool ok = g->done && !g->lost && !illegal;
-    json_object_set_new(obj, "feasible", json_boolean(ok));
-    json_object_set_new(obj, "lost", json_boolean(!ok));
-    json_object_set_new(obj, "return", json_real(illegal ? 0 : mm_game_return(g)));
-    json_object_set_new(obj, "latency_all_hbm", json_real(p->lat_hbm));
-    json_object_set_new(obj, "latency_heuristic", json_real(e->heur_latency));
-    json_object_set_new(obj, "copies", json_integer(g->ncopy));
-    json_object_set_new(obj, "nocopies", json_integer(g->nnocopy));
-    json_object_set_new(obj, "drops", json_integer(g->ndrop));
-    json_object_set_new(obj, "steps", json_integer(g->t));
+    hw_info_bool(o, "feasible", ok);
+    hw_info_bool(o, "lost", !ok);
+    hw_info_real(o, "return", illegal ? 0 : mm_game_return(g));
+    hw_info_real(o, "latency_all_hbm", p->lat_hbm);
+    hw_info_real(o, "latency_heuristic", e->heur_latency);
+    hw_info_int(o, "copies", g->ncopy);
+    hw_info_int(o, "nocopies", g->nnocopy);
+    hw_info_int(o, "drops", g->ndrop);
+    hw_info_int(o, "steps", g->t);
     if (ok) {
         double L = mm_game_latency(g);
-        json_object_set_new(obj, "program_latency", json_real(L));
-        json_object_set_new(obj, "speedup_over_hbm", json_real(p->lat_hbm / L));
-        json_object_set_new(obj, "speedup_over_heuristic", json_real(e->heur_latency / L));
+        hw_info_real(o, "program_latency", L);
+        hw_info_real(o, "speedup_over_hbm", p->lat_hbm / L);
+        hw_info_real(o, "speedup_over_heuristic", e->heur_latency / L);
     } else {
-        json_object_set_new(obj, "reason", json_string(illegal ? "illegal action: the game is lost"
-                                                                : "no legal action (alias group cannot be completed): the game is lost"));
+        hw_info_str(o, "reason", illegal ? "illegal action: the game is lost" : "no legal action (alias group cannot be completed): the game is lost");
     }
 }
 
+/* The info of the last reset/step (info_keys of them): the illegal action of a losing step, the
+ * action mask and position, and the final metrics once the game is over. */
+static size_t info_keys(const mm_env *e) {
+    bool over = e->g->done || e->illegal_end;
+    return (e->last_illegal >= 0) + 4 + (over ? metrics_keys(e->g, e->illegal_end) : 0);
+}
+static void put_info(const mm_env *e, hw_info_out *o) {
+    if (e->last_illegal >= 0) hw_info_str(o, "illegal_action", mm_action_names[e->last_illegal]);
+    uint8_t mask[MM_NACT];
+    for (int a = 0; a < MM_NACT; a++) mask[a] = (uint8_t)(!e->illegal_end && mm_game_legal(e->g, a));
+    hw_info_list_u8(o, "action_mask", mask, MM_NACT);
+    hw_info_bool(o, "backup_safe", mm_game_backup_safe(e->g));
+    hw_info_int(o, "buffer", e->g->t);
+    hw_info_int(o, "num_buffers", e->p->nbuf);
+    if (e->g->done || e->illegal_end) add_metrics(e, e->g, e->illegal_end, o);
+}
+
 static void add_info(const mm_env *e, json_t *info) {
-    if (!info) return;
-    json_t *m = json_array();
-    for (int a = 0; a < MM_NACT; a++) json_array_append_new(m, json_integer(!e->illegal_end && mm_game_legal(e->g, a)));
-    json_object_set_new(info, "action_mask", m);
-    json_object_set_new(info, "backup_safe", json_boolean(mm_game_backup_safe(e->g)));
-    json_object_set_new(info, "buffer", json_integer(e->g->t));
-    json_object_set_new(info, "num_buffers", json_integer(e->p->nbuf));
-    if (e->g->done || e->illegal_end) add_metrics(e, e->g, e->illegal_end, info);
+    hw_info_out o = hw_info_json(info);
+    if (info) put_info(e, &o);
+}
+
+static void mm_env_info_pack(const void *pv, struct msgpack_packer *pk) {
+    const mm_env *e = pv;
+    hw_info_out o = hw_info_packer(pk, info_keys(e));
+    put_info(e, &o);
 }
 
 static int mm_env_reset(void *pv, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
@@ -396,8 +464,10 @@ static int mm_env_reset(void *pv, const uint64_t *seed, const json_t *options, h
     mm_env *e = pv;
     mm_game_reset(e->g);
     e->sync_ok = false;
+    e->map_rows_ok = false;
     e->started = true;
     e->illegal_end = false;
+    e->last_illegal = -1;
     fill_obs(e, obs);
     add_info(e, info);
     return 0;
@@ -409,12 +479,13 @@ static int mm_env_step(void *pv, const hw_act *act, hw_step_out *out, json_t *in
     if (e->g->done || e->illegal_end) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
     int a = (int)act->i[0];
     out->truncated = false;
+    e->last_illegal = -1;
     if (!mm_game_legal(e->g, a)) {
         /* the paper: choosing an invalid action loses the game (return brought to 0) */
         e->illegal_end = true;
+        e->last_illegal = a;
         out->reward = -mm_game_return(e->g);
         out->terminated = true;
-        if (info) json_object_set_new(info, "illegal_action", json_string(mm_action_names[a]));
     } else {
         out->reward = mm_game_step(e->g, a);
         out->terminated = e->g->done;
@@ -441,9 +512,11 @@ static int mm_env_restore(void *pv, const void *sv, hw_err *err) {
     const mm_snap *s = sv;
     if (s->n > e->p->nbuf) return hw_fail(err, HW_E_BAD_STATE, "snapshot does not belong to this problem");
     e->sync_ok = false;
+    e->map_rows_ok = false;
     if (mm_game_goto(e->g, s->acts, s->n)) return hw_fail(err, HW_E_BAD_STATE, "snapshot does not replay on this problem");
     e->started = s->started;
     e->illegal_end = s->illegal_end;
+    e->last_illegal = -1;
     e->sync_ok = false;
     return 0;
 }
@@ -539,7 +612,8 @@ static int mm_env_evaluate(void *pv, const json_t *point, double *reward, json_t
     if (mm_env_play_point(e->p, e->scratch, point, &illegal, err)) return -1;
     *reward = illegal ? 0 : mm_game_return(e->scratch);
     if (metrics) {
-        add_metrics(e, e->scratch, illegal, metrics);
+        hw_info_out o = hw_info_json(metrics);
+        add_metrics(e, e->scratch, illegal, &o);
         char *s = malloc((size_t)e->scratch->t + 1);
         if (!s) abort();
         for (int32_t i = 0; i < e->scratch->t; i++) s[i] = (char)('0' + e->scratch->act[i]);
@@ -563,11 +637,13 @@ static size_t mm_env_mem_bytes(const void *p) {
     return sizeof *e + mm_problem_bytes(e->p) + mm_game_bytes(e->g) + mm_game_bytes(e->scratch) +
            (size_t)rows * NF * sizeof(float) + (size_t)e->supply_window * sizeof(float) + (size_t)e->map * (size_t)e->map + 64 +
            (size_t)e->profile_len + (size_t)e->g->words * sizeof(uint64_t) +
-           (size_t)e->p->T * ((size_t)e->mwords * sizeof(uint64_t) + sizeof(uint32_t));
+           (size_t)e->p->T * ((size_t)e->mwords * sizeof(uint64_t) + sizeof(uint32_t)) +
+           (size_t)e->map * ((size_t)e->mwords * sizeof(uint64_t) + 2 * sizeof(int32_t));
 }
 
 const hw_env_family hw_family_mmap = {
     .id = "mmap-v0",
     .summary = "MMapGame (MMap-MuZero): map a program's buffers to fast CMEM with Copy/NoCopy/Drop (Appendix A rules)",
     HW_ENV_OPS(mm_env),
+    .info_pack = mm_env_info_pack,
 };

@@ -89,6 +89,7 @@ typedef struct pl_model {
     int64_t *rank_bytes;     /* [nt] bytes in rank order */
     int nwords;              /* bitset words over ranks */
     double inv_rbw[PL_MAX_MEMS], inv_wbw[PL_MAX_MEMS], lat[PL_MAX_MEMS];
+    int one_bank;            /* every memory has one bank: a channel is its memory (faster paths) */
     /* observation */
     float *feat;             /* [n * PL_NFEAT] */
     int64_t *edges;          /* [ne * 2] (producer, consumer) */

@@ -271,15 +271,16 @@ static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     hw_info_int(j, "reassigned_bytes", r->reassigned_bytes);
     hw_info_int(j, "reassigned_tensors", r->n_reassigned);
     hw_info_int(j, "total_bytes", m->total_bytes);
-    hw_info_out rect = hw_info_list(j, "rectified", (size_t)m->nt);
-    for (int t = 0; t < m->nt; t++) hw_info_item_int(&rect, r->rectified[t]);
+    hw_info_list_u8(j, "rectified", r->rectified, (size_t)m->nt);
     hw_info_out occ = hw_info_map(j, "occupancy", (size_t)m->hw.n_mem);
+    /* non-empty weight and activation tensors per memory, in one pass */
+    int nwk[PL_MAX_MEMS] = {0}, nak[PL_MAX_MEMS] = {0};
+    for (int i = 0; i < m->n; i++) {
+        nwk[r->rectified[2 * i]] += m->bytes[2 * i] > 0;
+        nak[r->rectified[2 * i + 1]] += m->bytes[2 * i + 1] > 0;
+    }
     for (int k = 0; k < m->hw.n_mem; k++) {
-        int nw = 0, na = 0;
-        for (int i = 0; i < m->n; i++) {
-            nw += r->rectified[2 * i] == k && m->bytes[2 * i] > 0;
-            na += r->rectified[2 * i + 1] == k && m->bytes[2 * i + 1] > 0;
-        }
+        int nw = nwk[k], na = nak[k];
         hw_info_out o = hw_info_map(&occ, m->hw.mem[k].name, 7);
         hw_info_int(&o, "peak_bytes", r->peak[k]);
         hw_info_int(&o, "capacity_bytes", (int64_t)m->hw.mem[k].capacity);

@@ -109,6 +109,19 @@ int64_t pl_occupancy_bank(const pl_model *m, const uint8_t *map, int mem, int ba
 static void occupancy_stats(const pl_model *m, const uint8_t *map, int64_t *peak, int64_t *win) {
     enum { NCH = PL_MAX_MEMS * PL_MAX_BANKS };
     const int M = m->hw.n_mem;
+    if (m->one_bank) { /* a channel is a memory: the same sums and maxima without the bank index */
+        int64_t pb[PL_MAX_MEMS] = {0}, a[PL_MAX_MEMS];
+        for (int k = 0; k < M; k++) win[k] = 0;
+        for (int i = 0; i < m->n; i++) win[map[2 * i]] += m->bytes[2 * i];
+        for (int t = 0; t < m->n; t++) {
+            for (int k = 0; k < M; k++) a[k] = 0;
+            for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) a[map[m->alive[p]]] += m->bytes[m->alive[p]];
+            for (int k = 0; k < M; k++)
+                if (a[k] > pb[k]) pb[k] = a[k];
+        }
+        for (int k = 0; k < M; k++) peak[k] = pb[k] + win[k];
+        return;
+    }
     int coff[PL_MAX_MEMS + 1];
     coff[0] = 0;
     for (int k = 0; k < M; k++) coff[k + 1] = coff[k] + m->hw.mem[k].banks;
@@ -189,8 +202,8 @@ static int demote_one(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, 
  * a tensor only counts against its own bank and a demotion leaves `mem`, so the banks are
  * independent and this equals rectifying one bank after the other (tests/c/placement checks it
  * against a bank-by-bank oracle). out is updated in place; bits holds banks x nwords words. */
-static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem) {
-    const int n = m->n, nw = m->nwords, B = m->hw.mem[mem].banks;
+static inline __attribute__((always_inline)) void rectify_mem_b(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, const int B) {
+    const int n = m->n, nw = m->nwords;
     const int64_t cap = m->hw.mem[mem].capacity;
     int64_t W[PL_MAX_BANKS] = {0}, A[PL_MAX_BANKS];
     memset(bits, 0, sizeof(uint64_t) * (size_t)nw * (size_t)B);
@@ -203,7 +216,8 @@ static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem
         }
     }
     for (int t = 0; t < n; t++) {
-        memset(A, 0, sizeof A); /* fixed size: inlined, unlike a loop over B */
+        if (B == 1) A[0] = 0;
+        else memset(A, 0, sizeof A); /* fixed size: inlined, unlike a loop over B */
         for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) {
             int x = m->alive[p];
             if (out[x] == mem) A[B == 1 ? 0 : (x >> 1) % B] += m->bytes[x];
@@ -216,6 +230,13 @@ static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem
                 else A[b] -= m->bytes[x];
             }
     }
+}
+
+/* rectify_mem_b compiled twice: for a memory of one bank (the common case) and for any */
+static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem) {
+    const int B = m->hw.mem[mem].banks;
+    if (B == 1) rectify_mem_b(m, out, bits, mem, 1);
+    else rectify_mem_b(m, out, bits, mem, B);
 }
 
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
@@ -238,34 +259,75 @@ int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scrat
     return moved;
 }
 
-/* A node's transfers: one entry per channel (memory, bank) it touches. */
+/* A node's transfers: one entry per channel (memory, bank) it touches, key = memory *
+ * PL_MAX_BANKS + bank; a channel's seconds add up in the order the transfers come. */
 typedef struct {
     int n;
-    int mem[PL_MAX_IN + 2], bank[PL_MAX_IN + 2];
+    int key[PL_MAX_IN + 2];
     double t[PL_MAX_IN + 2];
 } chan_acc;
 
-static void chan_add(chan_acc *c, int k, int b, double sec) {
+static inline void chan_add(chan_acc *c, int k, int b, double sec) {
+    const int key = k * PL_MAX_BANKS + b;
     for (int j = 0; j < c->n; j++)
-        if (c->mem[j] == k && c->bank[j] == b) {
+        if (c->key[j] == key) {
             c->t[j] += sec;
             return;
         }
-    c->mem[c->n] = k;
-    c->bank[c->n] = b;
+    c->key[c->n] = key;
     c->t[c->n++] = sec;
 }
 
-double pl_node_time(const pl_model *m, const uint8_t *map, int i) { return pl_node_time_masked(m, map, i, ~0u); }
+/* pl_node_time_masked with every input, when every memory has one bank: a channel is a memory,
+ * its seconds add up in t[memory] in the same order, and the maxima over the channels touched
+ * are the same numbers (tests/c/placement checks it bit for bit against the general path). */
+static double node_time_one_bank(const pl_model *m, const uint8_t *map, int i) {
+    double t[PL_MAX_MEMS];
+    unsigned touched = 0;
+#define PL_ADD(k, sec)                                                                                                  \
+    do {                                                                                                               \
+        int k_ = (k);                                                                                                  \
+        double s_ = (sec);                                                                                             \
+        if (touched >> k_ & 1) t[k_] += s_;                                                                            \
+        else t[k_] = s_, touched |= 1u << k_;                                                                          \
+    } while (0)
+    if (m->w_read[i] > 0) {
+        int k = map[2 * i];
+        PL_ADD(k, (double)m->w_read[i] * m->inv_rbw[k]);
+    }
+    for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
+        int x = m->in_t[p];
+        int k = x < 0 ? 0 : map[x];
+        PL_ADD(k, (double)m->in_bytes[p] * m->inv_rbw[k]);
+    }
+    if (m->bytes[2 * i + 1] > 0) {
+        int k = map[2 * i + 1];
+        PL_ADD(k, (double)m->bytes[2 * i + 1] * m->inv_wbw[k]);
+    }
+#undef PL_ADD
+    double tm = 0, lat = 0;
+    for (unsigned u = touched; u; u &= u - 1) {
+        int k = __builtin_ctz(u);
+        if (t[k] > tm) tm = t[k];
+        if (m->lat[k] > lat) lat = m->lat[k];
+    }
+    return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+}
+
+double pl_node_time(const pl_model *m, const uint8_t *map, int i) {
+    return m->one_bank ? node_time_one_bank(m, map, i) : pl_node_time_masked(m, map, i, ~0u);
+}
 
 double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask) {
-    chan_acc c = {0};
+    chan_acc c;
+    c.n = 0;
     if (m->w_read[i] > 0) {
         int k = map[2 * i];
         chan_add(&c, k, pl_bank(m, 2 * i, k), (double)m->w_read[i] * m->inv_rbw[k]);
     }
-    for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
-        if (!(in_mask & (1u << (p - m->in_off[i])))) continue;
+    const int p0 = m->in_off[i], p1 = m->in_off[i + 1];
+    for (int p = p0; p < p1; p++) {
+        if (!(in_mask & (1u << (p - p0)))) continue;
         int t = m->in_t[p];
         int k = t < 0 ? 0 : map[t];
         chan_add(&c, k, t < 0 ? 0 : pl_bank(m, t, k), (double)m->in_bytes[p] * m->inv_rbw[k]);
@@ -277,7 +339,8 @@ double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigne
     double tm = 0, lat = 0;
     for (int j = 0; j < c.n; j++) {
         if (c.t[j] > tm) tm = c.t[j];
-        if (m->lat[c.mem[j]] > lat) lat = m->lat[c.mem[j]];
+        double l = m->lat[c.key[j] / PL_MAX_BANKS];
+        if (l > lat) lat = l;
     }
     return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
 }
@@ -379,8 +442,11 @@ pl_model *pl_model_build(pl_graph *g, const pl_hw *hw, int features, hw_err *err
     if (!g || g->n <= 0) return hw_fail(err, HW_E_BAD_CONFIG, "graph: no nodes"), NULL;
     pl_model *m = xcalloc(1, sizeof *m);
     m->hw = *hw;
-    for (int k = 0; k < m->hw.n_mem; k++)
+    m->one_bank = 1;
+    for (int k = 0; k < m->hw.n_mem; k++) {
         if (m->hw.mem[k].banks < 1 || m->hw.mem[k].banks > PL_MAX_BANKS) m->hw.mem[k].banks = 1;
+        m->one_bank &= m->hw.mem[k].banks == 1;
+    }
     m->g = *g;
     g->nodes = NULL;
     g->n = 0;

@@ -14,7 +14,7 @@ typedef struct bf_key {
 } bf_key;
 
 typedef struct bf_slot {
-    int used;
+    long long used; /* 0: empty; else the lookup count when it was last stored or hit */
     bf_key k;
     int f[SCHED_NROW][SCHED_NDIM]; /* the brute force's result (the loop orders are not changed) */
 } bf_slot;
@@ -71,9 +71,14 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
     k.sec = sec;
     memcpy(k.f, t->f, sizeof k.f);
     memcpy(k.ord, t->ord, sizeof k.ord);
-    bf_slot *s = &c->slot[key_hash(&k) & c->mask];
+    /* two ways: the key's slot and its neighbour (index ^ 1); a new entry takes an empty one or
+     * the one used least recently, so two keys of one slot no longer evict each other */
+    size_t i0 = key_hash(&k) & c->mask;
+    bf_slot *s = &c->slot[i0], *s1 = &c->slot[i0 ^ 1];
     c->lookups++;
+    if (!(s->used && !memcmp(&s->k, &k, sizeof k)) && s1->used && !memcmp(&s1->k, &k, sizeof k)) s = s1;
     if (s->used && !memcmp(&s->k, &k, sizeof k)) {
+        s->used = c->lookups;
         c->hits++;
         memcpy(t->f, s->f, sizeof t->f);
         if (best) sched_cost_eval(a, l, t, best);
@@ -85,7 +90,8 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
     }
     int rc = sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
     if (rc == 0 && !hw_deadline_passed()) {
-        s->used = 1;
+        if (s->used && (!s1->used || s1->used < s->used)) s = s1;
+        s->used = c->lookups;
         s->k = k;
         memcpy(s->f, t->f, sizeof s->f);
     }

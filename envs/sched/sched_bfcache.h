@@ -1,11 +1,12 @@
 /* sched_bfcache.h - a bounded memo of sched-v0's brute-force steps (docs/sched.md "Speed").
  *
- * Owns: a direct-mapped table from (layer shape and stride, table, selected rows, objective,
+ * Owns: a two-way set-associative table from (layer shape and stride, table, selected rows, objective,
  * secondary objective) to the table the brute force returns, for one accelerator. The brute force
  * is a pure function of those, so a hit returns exactly what sched_bruteforce would; layers with
  * the same shape (ResNet-50's repeated blocks) and later training episodes reaching the same
  * table reuse the search. Memory is bounded by the slot count (about 800 bytes a slot, touched
- * lazily); a colliding entry replaces the older one. A search cut short by the server's request
+ * lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
+ * empty one of the two or replaces the one used less recently. A search cut short by the server's request
  * deadline is not stored. Not thread-safe: one per env instance. */
 #ifndef HW_SCHED_BFCACHE_H
 #define HW_SCHED_BFCACHE_H

@@ -50,7 +50,12 @@ typedef struct sched_env {
     sched_bfcache *cache; /* memo of brute-force steps (config.step_cache slots; NULL: off) */
     sched_state st;
     float obs[OBS_N];
+    int obs_li;             /* the layer whose part of obs (and logd) is filled; -1: none */
+    double logd[SCHED_NDIM]; /* log of that layer's dimensions (fill_obs) */
     sched_last last;
+    /* sched_action_valid(&acc, a, r) for every row and action, filled at create (the accelerator
+     * does not change afterwards): the step's check and the info's action_mask */
+    uint8_t valid[SCHED_NROW][SCHED_NACT];
 } sched_env;
 
 static void env_destroy(void *p) {
@@ -201,6 +206,9 @@ static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *er
             return NULL;
         }
     }
+    for (int r = 0; r < SCHED_NROW; r++)
+        for (int a = 0; a < SCHED_NACT; a++) e->valid[r][a] = (uint8_t)sched_action_valid(&e->acc, a, r);
+    e->obs_li = -1;
     if (cache_slots > 0 && !(e->cache = sched_bfcache_new((long)cache_slots))) {
         hw_fail(err, HW_E_LIMIT, "config.step_cache: out of memory for %lld slots", (long long)cache_slots);
         env_destroy(e);
@@ -259,12 +267,21 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
     const sched_state *s = &e->st;
     const sched_layer *l = &e->layers[s->li];
     float *o = e->obs;
+    if (e->obs_li != s->li) { /* the layer's own part, once per layer */
+        for (int d = 0; d < SCHED_NDIM; d++) {
+            e->logd[d] = log((double)l->d[d]);
+            o[OBS_TABLE + SCHED_NROW + d] = (float)(log2((double)l->d[d]) / 16.0);
+        }
+        o[OBS_TABLE + SCHED_NROW + SCHED_NDIM] = (float)(l->stride / 64.0);
+        e->obs_li = s->li;
+    }
+    /* log(1) is 0 exactly: most factors are 1, and 0 / log(d) = 0 */
     for (int r = 0; r < SCHED_NROW; r++)
-        for (int d = 0; d < SCHED_NDIM; d++)
-            o[r * SCHED_NDIM + d] = l->d[d] > 1 ? (float)(log((double)s->tab.f[r][d]) / log((double)l->d[d])) : 0.0f;
+        for (int d = 0; d < SCHED_NDIM; d++) {
+            int f = s->tab.f[r][d];
+            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log((double)f) / e->logd[d]) : 0.0f;
+        }
     for (int r = 0; r < SCHED_NROW; r++) o[OBS_TABLE + r] = r == s->r ? 1.0f : 0.0f;
-    for (int d = 0; d < SCHED_NDIM; d++) o[OBS_TABLE + SCHED_NROW + d] = (float)(log2((double)l->d[d]) / 16.0);
-    o[OBS_TABLE + SCHED_NROW + SCHED_NDIM] = (float)(l->stride / 64.0);
     o[OBS_N - 2] = (float)(s->cost.energy_pj / s->init_energy);
     o[OBS_N - 1] = (float)(s->cost.cycles / s->init_cycles);
     memset(obs, 0, sizeof *obs);
@@ -301,7 +318,7 @@ static void put_table(hw_info_out *o, const char *key, const sched_table *t) {
     hw_info_out rows = hw_info_list(o, key, SCHED_NROW);
     for (int r = 0; r < SCHED_NROW; r++) {
         hw_info_out row = hw_info_item_list(&rows, SCHED_NDIM);
-        for (int d = 0; d < SCHED_NDIM; d++) hw_info_item_int(&row, t->f[r][d]);
+        hw_info_item_ints(&row, t->f[r], SCHED_NDIM);
     }
 }
 
@@ -309,8 +326,7 @@ static void put_table(hw_info_out *o, const char *key, const sched_table *t) {
 static size_t state_keys(const sched_env *e) { return 9 + 2 * (e->mode == MODE_NETWORK); }
 static void put_state(const sched_env *e, hw_info_out *info) {
     const sched_state *s = &e->st;
-    hw_info_out m = hw_info_list(info, "action_mask", SCHED_NACT);
-    for (int a = 0; a < SCHED_NACT; a++) hw_info_item_int(&m, sched_action_valid(&e->acc, a, s->r));
+    hw_info_list_u8(info, "action_mask", e->valid[s->r], SCHED_NACT);
     hw_info_real(info, "energy_pj", s->cost.energy_pj);
     hw_info_real(info, "cycles", s->cost.cycles);
     hw_info_real(info, "edp", s->cost.edp);
@@ -379,7 +395,7 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     int a = (int)act->i[0];
     const sched_layer *l = &e->layers[s->li];
     double reward;
-    int invalid = !sched_action_valid(&e->acc, a, s->r);
+    int invalid = a < 0 || a >= SCHED_NACT || !e->valid[s->r][a];
     sched_last *last = &e->last;
     last->step = 1, last->finished = 0;
     sched_bf_stats bs = {0, 0, 0, 0, 0};

@@ -115,3 +115,47 @@ Test(placement_rectify, one_pass_equals_bank_by_bank_with_two_banked_memories, .
     check_against_oracle("{\"workload\":\"resnet101\",\"hw\":" HW_TWO_BANKED "}", 4);
     check_against_oracle("{\"workload\":\"bert_base\",\"hw\":" HW_TWO_BANKED "}", 3);
 }
+
+/* With one bank per memory (the default chip) the latency and the occupancy take faster paths
+ * (placement_model.c one_bank): the same random maps scored with them and with the general
+ * per-(memory, bank) paths give the same latency, per-node times, peaks and resident weights,
+ * bit for bit. */
+static void check_one_bank_paths(const char *cfg) {
+    const hw_env_family *f;
+    void *env = pl_test_env(cfg, &f);
+    pl_model *m = (pl_model *)pl_env_model(env); /* the test flips the path switch */
+    cr_assert(m->one_bank, "%s: expected one bank per memory", cfg);
+    pl_scratch *s1 = pl_scratch_new(m), *s0 = pl_scratch_new(m);
+    uint8_t *map = malloc((size_t)m->nt);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 41);
+    for (int kind = 0; kind < 4; kind++)
+        for (int k = 0; k < 25; k++) {
+            random_map(m, rng, kind, map);
+            pl_result r1, r0;
+            m->one_bank = 1;
+            pl_evaluate(m, map, s1, &r1);
+            m->one_bank = 0;
+            pl_evaluate(m, map, s0, &r0);
+            m->one_bank = 1;
+            cr_assert_eq(memcmp(&r1.latency, &r0.latency, sizeof r1.latency), 0, "%s: kind %d map %d: latency %.17g against %.17g", cfg,
+                         kind, k, r1.latency, r0.latency);
+            cr_assert_eq(memcmp(s1->node_time, s0->node_time, sizeof(double) * (size_t)m->n), 0, "%s: per-node times", cfg);
+            cr_assert_eq(memcmp(r1.peak, r0.peak, sizeof(int64_t) * (size_t)m->hw.n_mem), 0, "%s: peaks", cfg);
+            cr_assert_eq(memcmp(r1.weights_in, r0.weights_in, sizeof(int64_t) * (size_t)m->hw.n_mem), 0, "%s: resident weights", cfg);
+            for (int i = 0; i < m->n; i++) {
+                double a = pl_node_time(m, r1.rectified, i), b = pl_node_time_masked(m, r1.rectified, i, ~0u);
+                cr_assert_eq(memcmp(&a, &b, sizeof a), 0, "%s: node %d time", cfg, i);
+            }
+        }
+    gsl_rng_free(rng);
+    free(map);
+    pl_scratch_free(s1);
+    pl_scratch_free(s0);
+    f->destroy(env);
+}
+
+Test(placement_rectify, one_bank_paths_equal_the_general_paths) {
+    check_one_bank_paths("{\"workload\":\"resnet50\"}");
+    check_one_bank_paths("{\"workload\":\"bert_base\"}");
+}

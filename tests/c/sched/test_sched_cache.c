@@ -78,7 +78,7 @@ Test(sched_cache, cached_steps_equal_uncached_and_reuse_same_shapes, .timeout = 
             json_decref(i1);
         }
         /* layer a2 has layer a's shape: its 6 steps (same actions) come from the memo; the second
-         * episode repeats the first (a direct-mapped collision could evict an entry: allow one) */
+         * episode repeats the first (three keys of one two-way set could evict an entry: allow one) */
         cr_assert_geq(hits[0], 6, "%s: %d hits in episode 1", accs[ai], hits[0]);
         cr_assert_geq(hits[1], steps - 1, "%s: %d of %d hits in episode 2", accs[ai], hits[1], steps);
         f->destroy(e0);
@@ -124,4 +124,49 @@ Test(sched_cache, counts_and_bad_config) {
     json_decref(cfg);
     cr_assert_null(env);
     cr_assert(strstr(err.msg, "config.step_cache"), "%s", err.msg);
+}
+
+/* Two ways: two keys stored in a fresh 16-slot memo are both found again, whatever slots they hash
+ * to (direct-mapped, about 1 pair in 16 shared a slot and the second evicted the first); a third
+ * lookup of the first key after both still hits, and the stored tables are what the uncached
+ * search returns. */
+Test(sched_cache, two_way_keeps_pairs_of_one_slot) {
+    sched_accel a;
+    hw_err err;
+    json_t *nm = json_string("eyeriss_v1");
+    cr_assert_eq(sched_accel_resolve(nm, "a", &a, &err), 0);
+    json_decref(nm);
+    int rows[2] = {SR_GB, SR_DRAM};
+    for (int i = 0; i < 48; i++) {
+        sched_bfcache *c = sched_bfcache_new(16);
+        sched_layer l[2];
+        for (int j = 0; j < 2; j++) {
+            char txt[128];
+            snprintf(txt, sizeof txt, "{\"C\":%d,\"K\":%d,\"P\":7,\"Q\":7}", 4 + 4 * i, 8 + 8 * j);
+            json_t *lj = json_loads(txt, 0, NULL);
+            cr_assert_eq(sched_layer_from_json(lj, "l", &l[j], &err), 0, "%s", err.msg);
+            json_decref(lj);
+        }
+        sched_table want[2];
+        for (int k = 0; k < 5; k++) {
+            int j = k % 2 == 0 ? 0 : 1;
+            if (k == 4) j = 0;
+            sched_table t;
+            sched_table_init(&l[j], &t);
+            sched_bf_stats st;
+            cr_assert_eq(sched_bruteforce_cached(c, &a, &l[j], &t, 2, rows, SOBJ_ENERGY, -1, NULL, &st), 0);
+            if (k < 2) {
+                cr_assert_eq(st.cache_hits, 0, "pair %d lookup %d: a hit on a fresh key", i, k);
+                sched_table u;
+                sched_table_init(&l[j], &u);
+                cr_assert_eq(sched_bruteforce(&a, &l[j], &u, 2, rows, SOBJ_ENERGY, -1, NULL, NULL), 0);
+                cr_assert_eq(memcmp(t.f, u.f, sizeof t.f), 0);
+                want[j] = t;
+            } else {
+                cr_assert_eq(st.cache_hits, 1, "pair %d lookup %d (key %d): evicted", i, k, j);
+                cr_assert_eq(memcmp(t.f, want[j].f, sizeof t.f), 0);
+            }
+        }
+        sched_bfcache_free(c);
+    }
 }

@@ -351,3 +351,43 @@ Test(info_pack, vector_and_multi_agent_replies_answer_the_json_paths_bytes, .tim
     json_decref(nvec);
     stop3();
 }
+
+/* mmap-v0 (issue 29, its info packed too): steps choose a legal action from the reply's mask, and
+ * now and then an illegal one, which loses the game (its info names the action and carries the
+ * final metrics); games played to their end carry the metrics of a won or lost game. */
+Test(info_pack, mmap_steps_answer_the_json_paths_bytes, .timeout = 180) {
+    start3();
+    char tok[NS][64];
+    make_all(clients, "{\"op\":\"make\",\"v\":1,\"env\":\"mmap-v0\",\"config\":{\"problem\":\"rnn_2\"}}", tok);
+    int ends = 0, illegal = 0, steps = 0, episode = 0;
+    json_t *r = req_all(clients, tok, json_pack("{s:s,s:i,s:i}", "op", "reset", "v", 1, "seed", 0), "mmap-v0 reset");
+    while (ends < 4 && steps < 20000) {
+        json_t *m = json_object_get(json_object_get(r, "info"), "action_mask");
+        int legal[3], nl = 0, bad[3], nb = 0;
+        for (int a = 0; a < 3; a++) {
+            if (json_integer_value(json_array_get(m, (size_t)a))) legal[nl++] = a;
+            else bad[nb++] = a;
+        }
+        cr_assert_gt(nl, 0, "no legal action at step %d", steps);
+        /* an illegal action once in the second game */
+        int64_t a = episode == 1 && nb && !illegal ? bad[0] : legal[rnd(nl)];
+        json_decref(r);
+        char what[128];
+        snprintf(what, sizeof what, "mmap-v0 step %d (game %d), action %lld", steps, episode, (long long)a);
+        r = req_all(clients, tok, json_pack("{s:s,s:i,s:[I]}", "op", "step", "v", 1, "action", (json_int_t)a), what);
+        cr_assert_null(err_code(r), "%s: %s", what, err_msg(r));
+        steps++;
+        json_t *info = json_object_get(r, "info");
+        illegal += json_object_get(info, "illegal_action") != NULL;
+        if (json_is_true(json_object_get(r, "terminated"))) {
+            cr_assert(json_object_get(info, "feasible"), "%s: a finished game's info has no metrics", what);
+            ends++, episode++;
+            json_decref(r);
+            r = req_all(clients, tok, json_pack("{s:s,s:i}", "op", "reset", "v", 1), "mmap-v0 reset");
+        }
+    }
+    json_decref(r);
+    cr_assert_eq(ends, 4, "%d games finished in %d steps", ends, steps);
+    cr_assert_eq(illegal, 1);
+    stop3();
+}
