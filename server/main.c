@@ -36,6 +36,10 @@ static void usage(FILE *f) {
 "  --inline-us US       run ops of sessions whose measured cost is below US microseconds\n"
             "                       on the I/O thread when their worker holds nothing for them\n"
             "                       (saves two thread hand-offs; 0 disables; default 25)\n"
+            "  --inline-alone-us US ... and ops below US microseconds while their client is alone:\n"
+            "                       nothing at a worker or queued, no other client's request since\n"
+            "                       its last one (another client waits one such op at most;\n"
+            "                       0 disables; so does --inline-us 0; default 2000)\n"
             "  --info-json          build every step's info as a JSON object, also for envs that pack\n"
             "                       it straight into the reply (the same bytes, slower: for comparison)\n"
             "  --cache-mb MB        evaluation cache for lean evaluate_batch: keep results in up to MB\n"
@@ -134,7 +138,7 @@ int main(int argc, char **argv) {
         {"max-msg", required_argument, 0, 'm'}, {"max-sessions-per-client", required_argument, 0, 'c'},     {"max-envs", required_argument, 0, 'e'},
         {"max-snapshots", required_argument, 0, 'n'}, {"max-batch", required_argument, 0, 'B'},
         {"list-envs", no_argument, 0, 'l'}, {"curve-secret", required_argument, 0, 'S'},
-        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"curve-allow-any", no_argument, 0, 1003}, {"inline-us", required_argument, 0, 'i'}, {"cache", required_argument, 0, 1001}, {"cache-mb", required_argument, 0, 1002}, {"cache-shared", no_argument, 0, 1004},         {"verbose", no_argument, 0, 'v'},
+        {"curve-allow", required_argument, 0, 'A'}, {"curve-keygen", no_argument, 0, 'K'}, {"curve-allow-any", no_argument, 0, 1003}, {"inline-us", required_argument, 0, 'i'}, {"inline-alone-us", required_argument, 0, 1005}, {"cache", required_argument, 0, 1001}, {"cache-mb", required_argument, 0, 1002}, {"cache-shared", no_argument, 0, 1004},         {"verbose", no_argument, 0, 'v'},
         {"version", no_argument, 0, 'V'},           {"help", no_argument, 0, 'h'},
         {"data-dir", required_argument, 0, 'D'},    {"env-limit", required_argument, 0, 'L'},
         {"request-timeout", required_argument, 0, 'T'}, {"drain-timeout", required_argument, 0, 'G'},
@@ -164,6 +168,7 @@ int main(int argc, char **argv) {
         case 'n': if (parse_num("--max-snapshots", optarg, 1, 1 << 20, &x)) return 2; o.max_snapshots = (int)x; break;
         case 'B': if (parse_num("--max-batch", optarg, 1, 1e7, &x)) return 2; o.max_batch = (int)x; break;
         case 'i': if (parse_num("--inline-us", optarg, 0, 1e6, &x)) return 2; o.inline_us = x; break;
+        case 1005: if (parse_num("--inline-alone-us", optarg, 0, 1e6, &x)) return 2; o.inline_alone_us = x; break;
         case 'D': if (hw_policy_add_data_dir(&o, optarg)) return 2; break;
         case 'L': if (hw_policy_add_env_limit(&o, optarg)) return 2; break;
         case 'T': if (parse_num("--request-timeout", optarg, 0, 1e7, &x)) return 2; o.request_timeout_s = x; break;

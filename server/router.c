@@ -39,6 +39,7 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->max_snapshots = 1024;
     o->max_batch = 100000;
     o->inline_us = 25;
+    o->inline_alone_us = 2000;
     o->request_timeout_s = 60;
     o->drain_timeout_s = 30;
     o->session_mem = (size_t)4 << 30;
@@ -206,12 +207,15 @@ static void route_make(router *r, task *t) {
 }
 
 static bool try_inline(router *r, task *t);
+static bool fair_idle(router *r);
 
 /* Decodes and routes one request. Replies at once when the router can answer. */
 static void on_request(router *r, task *t, bool draining) {
     hw_err err;
     size_t len = zmq_msg_size(&t->body);
     r->requests++;
+    memcpy(r->prev_tok, r->cur_tok, sizeof r->prev_tok);
+    r->cur_tok[0] = 0;
     t->op = -1;
     if (len > r->o->max_msg) {
         reply_fail(t, HW_E_LIMIT, "message of %zu bytes exceeds the limit of %zu (--max-msg)", len, r->o->max_msg);
@@ -358,13 +362,33 @@ static void on_reply(router *r, task *t) {
  * the worker, which measures it), runs right here on the router thread. This
  * saves two thread hand-offs per request; the session stays pinned to its worker for anything
  * expensive or queued, and ops still run one at a time in arrival order. */
+/* The client is alone: nothing is out at a worker or queued for one, no request is waiting on the
+ * socket, and the previous request was this session's own. An op over --inline-us but under
+ * --inline-alone-us then runs inline too (dram-v0's whole-trace step: two thread hand-offs saved),
+ * since no one waits behind it; another client's request delays it by one such op at most, after
+ * which that client's turn breaks the run (prev_tok). */
+static bool client_alone(router *r, const session *s, int op) {
+    if (!(r->o->inline_us > 0) || !(r->o->inline_alone_us > 0) || !(s->cost_us[op] < r->o->inline_alone_us) || r->inflight || !fair_idle(r) ||
+        strcmp(r->prev_tok, s->token))
+        return false;
+    int ev = 0;
+    size_t sz = sizeof ev;
+    return zmq_getsockopt(r->sock, ZMQ_EVENTS, &ev, &sz) == 0 && !(ev & ZMQ_POLLIN);
+}
+
 static bool try_inline(router *r, task *t) {
     session *s = t->s;
-    if (!s || s->inflight || s->dead || s->kind == SK_MULTI || !session_inline_ok(s, t->op, r->o->inline_us)) return false;
+    if (!s) return false;
+    memcpy(r->cur_tok, s->token, sizeof r->cur_tok);
+    if (s->inflight || s->dead || s->kind == SK_MULTI) return false;
     if (t->op != OP_STEP && t->op != OP_RESET && t->op != OP_SPACES && t->op != OP_EVALUATE && t->op != OP_SNAPSHOT &&
         t->op != OP_RESTORE && t->op != OP_DROP_SNAPSHOT)
         return false;
+    bool cheap = session_inline_ok(s, t->op, r->o->inline_us);
+    if (!cheap && !client_alone(r, s, t->op)) return false;
     r->inlined++;
+    r->inlined_alone += !cheap;
+    t->inline_alone = !cheap;
     t->inline_run = true;
     worker_handle_inline(&r->w[s->worker], t);
     after_op(r, t);

@@ -44,6 +44,9 @@ typedef struct router {
     int *wout;                /* tasks out at each worker */
     int *wsl;                 /* session-less (fair) tasks out at each worker: at most one */
     uint64_t inlined;         /* ops run on the router thread (the inline fast path) */
+    uint64_t inlined_alone;   /* of which over --inline-us, run because their client was alone */
+    char prev_tok[33];        /* the session token of the previous request ("" if it had none) */
+    char cur_tok[33];         /* ... and of the request being handled */
     uint64_t reclaimed;       /* idle sessions reclaimed for a make (a full table or a peer at its cap) */
     hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
 } router;

@@ -60,6 +60,8 @@ typedef struct task {
     /* the inline fast path (router.c): the op runs on the router thread, which frees what the
      * reply no longer needs (the step's info object) only after the reply is sent */
     bool inline_run;
+    bool inline_alone;                 /* over --inline-us, run inline because its client was alone:
+                                          timed on the CPU clock (worker_handle_timed) */
     json_t *info_hold;                 /* freed by task_free */
 } task;
 

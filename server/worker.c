@@ -590,7 +590,7 @@ static bool worker_handle_timed(worker *w, task *t, bool on_router) {
      * the router owns them: touch neither afterwards. Those sessions never run inline anyway. */
     if (!s || s->dead || s->kind == SK_MULTI || t->op < 0 || t->op >= OP_COUNT || t->op == OP_CLOSE) return handle_op(w, t);
     int op = t->op;
-    bool cpu = session_time_on_cpu(s, op, on_router);
+    bool cpu = session_time_on_cpu(s, op, on_router) || t->inline_alone;
     double t0 = cpu ? thread_cpu_s() : hw_now();
     bool held = handle_op(w, t);
     double us = ((cpu ? thread_cpu_s() : hw_now()) - t0) * 1e6;

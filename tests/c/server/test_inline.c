@@ -10,7 +10,7 @@
 #include "session.h"
 #include "worker_int.h"
 
-static srv *start(double inline_us) {
+static srv *start_alone(double inline_us, double alone_us) {
     static srv S[4];
     static int n;
     srv *s = &S[n++ % 4];
@@ -18,9 +18,12 @@ static srv *start(double inline_us) {
     hw_server_default_opts(&o);
     o.workers = 2;
     o.inline_us = inline_us;
+    o.inline_alone_us = alone_us;
     srv_start_opts(s, &o);
     return s;
 }
+
+static srv *start(double inline_us) { return start_alone(inline_us, 0); }
 
 static char *make_diag(void *c, const char *cfg) {
     json_t *r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"config\":%s}", cfg);
@@ -191,4 +194,41 @@ Test(inline, cost_rule_records_cpu_time_and_distrusts_long_wall_times) {
     cr_assert_float_eq(s.cost_us[OP_STEP], 0.8 * before + 0.2 * 400.0, 1e-9);
     cr_assert_not(s.cost_check[OP_STEP]);
     cr_assert_not(session_inline_ok(&s, OP_STEP, 25), "an op that really costs 400 us leaves the inline path");
+}
+
+/* --inline-alone-us: an op over --inline-us but under it runs inline while its client is alone
+ * (nothing at a worker, nothing queued or waiting on the socket, the previous request its own);
+ * a second client stepping in turn breaks the run, and 0 turns it off */
+Test(inline, ops_of_a_client_alone_run_inline_up_to_inline_alone_us, .timeout = 60) {
+    srv *on = start_alone(25, 20000), *off = start_alone(25, 0);
+    void *c = cli_new(on->ep), *c0 = cli_new(off->ep);
+    const char *cfg = "{\"step_us\":500,\"episode_length\":100000}"; /* 0.5 ms a step: over 25 us */
+    char *t = make_diag(c, cfg), *t0 = make_diag(c0, cfg);
+    json_int_t before = stat_int(c, "inline_alone_ops"), before0 = stat_int(c0, "inline_ops");
+    char *r = run_steps(c, t, 20), *r0 = run_steps(c0, t0, 20);
+    cr_assert_str_eq(r, r0, "replies of ops run inline while alone differ from the workers'");
+    /* the first step is measured at a worker; the stats request between two runs is the same
+     * client's but session-less, so the step after it waits for the next step */
+    cr_assert_geq(stat_int(c, "inline_alone_ops") - before, 17);
+    cr_assert_eq(stat_int(c0, "inline_ops"), before0, "--inline-alone-us 0 ran a 0.5 ms step inline");
+    free(r);
+    free(r0);
+    /* two clients of one server stepping in turn: never alone */
+    void *d = cli_new(on->ep);
+    char *u = make_diag(d, cfg);
+    free(run_steps(d, u, 2)); /* its first step is measured at a worker */
+    before = stat_int(c, "inline_alone_ops");
+    for (int i = 0; i < 10; i++) {
+        json_decref(call(c, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[1,2,3,4]}", t));
+        json_decref(call(d, "{\"op\":\"step\",\"v\":1,\"session\":\"%s\",\"action\":[1,2,3,4]}", u));
+    }
+    cr_assert_eq(stat_int(c, "inline_alone_ops"), before, "steps of two clients in turn ran inline as if alone");
+    free(t);
+    free(t0);
+    free(u);
+    cli_close(c);
+    cli_close(c0);
+    cli_close(d);
+    cr_assert_eq(srv_stop(on), 0);
+    cr_assert_eq(srv_stop(off), 0);
 }
