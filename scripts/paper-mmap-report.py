@@ -404,6 +404,51 @@ if any(load(f"dev-adv-{p}-s1") for p in DEVP):
     L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v, _ in DV) + " |")
     L.append("")
 
+# ---------------- dev set: variants, each against its own untrained control (scripts/paper-mmap.sh's dev part)
+DEVV_TEXT = {"hp50": "`--heuristic-prior 0.5` (the root floor of the search's Q normalisation as Table 3's, 100 / buffers)",
+             "hp50f1": "`--heuristic-prior 0.5 --minmax-floor 1`",
+             "hp50f2": "`--heuristic-prior 0.5 --minmax-floor 2`"}
+
+
+def devvariants():
+    """dev-<v>-untrained-<program>-s1.json present: variant v (with its own control), in DEVV_TEXT's order, then by name"""
+    names = sorted({os.path.basename(f)[4:-len("-untrained-") - len(DEVP[0]) - 8]
+                    for f in glob.glob(os.path.join(D, f"dev-*-untrained-{DEVP[0]}-s1.json"))})
+    return [v for v in DEVV_TEXT if v in names] + [v for v in names if v not in DEVV_TEXT]
+
+
+DEVV = devvariants()
+if DEVV:
+    DS = ["1", "2", "3"]
+    L.append(f"## Dev set: the heuristic's move as a prior, each variant against its own untrained control (seeds {', '.join(DS)})\n")
+    L.append("The same dev set, programs and budgets (MuZero-prod, Table 3's settings). Each variant adds its options to "
+             "Table 3's; its untrained control adds the same options and `--train-every 1000000000` (no training step). "
+             "`--heuristic-prior W` mixes a one-hot of the env heuristic's move at the game's state into the search's root "
+             "prior, P <- (1 - W) P + W onehot; `--minmax-floor F` is the floor of the per-node Q normalisation in scaled units "
+             "(the heuristic's whole game is 100; Table 3's floor is 100 / buffers, 0.04-0.1 here), so a learned Q difference "
+             "must be of the order of F to outweigh the prior. Cell: speedup over the heuristic per seed, then the mean. "
+             "\"pairs\": program-seed pairs where the trained agent is above / below its control (by more than 0.0005).\n")
+    for v in DEVV:
+        L.append(f"- `{v}`: {DEVV_TEXT.get(v, v)}")
+    L.append("")
+    L.append("| variant | program | CPU s | trained | untrained control | pairs above / below |")
+    L.append("|---|---|---|---|---|---|")
+    for v in DEVV:
+        tt, tu, up, dn = [], [], 0, 0
+        for p in DEVP:
+            st = [speedup(j) for j in runs(f"dev-{v}-{p}", DS, budget(T3S, p))]
+            su = [speedup(j) for j in runs(f"dev-{v}-untrained-{p}", DS, budget(T3S, p))]
+            tt += st
+            tu += su
+            for a, b in zip(st, su):
+                if a is not None and b is not None:
+                    up += a > b + 5e-4
+                    dn += a < b - 5e-4
+            c = lambda xs: " ".join(fmt(x) for x in xs) + f"; **{fmt(mean(xs))}**"
+            L.append(f"| {v} | {p} | {budget(T3S, p):g} | {c(st)} | {c(su)} | |")
+        L.append(f"| {v} | mean of the {len(tt)} runs | | **{fmt(mean(tt))}** | **{fmt(mean(tu))}** | {up} / {dn} |")
+    L.append("")
+
 # ---------------- speedup against CPU budget
 BAGENTS = (("muzero", "MuZero"), ("untrained", "untrained control"), ("az", "AlphaZero mode"))
 
