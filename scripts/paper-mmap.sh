@@ -131,6 +131,7 @@ merge() { # old new -> old's lines whose first word new lacks, then new's (new's
     rm -f "$2"
 }
 merge "$SIZES" "$NEWSIZES"
+sort -o "$SIZES" "$SIZES"
 budget() { # spec program -> seconds
     "$PY" -c 'import sys
 base, per = (float(x) for x in sys.argv[1].split("+"))
