@@ -405,7 +405,7 @@ if any(load(f"dev-adv-{p}-s1") for p in DEVP):
     L.append("")
 
 # ---------------- dev set: variants, each against its own untrained control (scripts/paper-mmap.sh's dev part)
-DEVV_TEXT = {"hp50": "`--heuristic-prior 0.5` (the root floor of the search's Q normalisation as Table 3's, 100 / buffers)",
+DEVV_TEXT = {"hp50": "`--heuristic-prior 0.5` (the Q normalisation's floor as in Table 3, 100 / buffers)",
              "hp50f1": "`--heuristic-prior 0.5 --minmax-floor 1`",
              "hp50f2": "`--heuristic-prior 0.5 --minmax-floor 2`",
              "azhp50f1": "`--heuristic-prior 0.5 --minmax-floor 1 --model true` (AlphaZero mode with the prior)"}
