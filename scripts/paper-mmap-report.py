@@ -364,9 +364,9 @@ if any(any(runs(f"t3-{p}-prod", T3SEEDS)) for p in T3P):
         L.append(f"| AlphaZero mode (run on {azrun} of the {len(ag)} programs, a complete game on {len(azv)}; mean, max, min over those) | "
                  f"{sum(azv) / len(azv):.4f} | {max(azv):.4f} | {min(azv):.4f} | {sum(1 for x in azv if x > 1)}/{azrun} | — |")
         L.append("")
-        L.append(f"MuZero over the same {azrun} programs: mean "
+        L.append(f"MuZero over the same {len(azv)} programs (those where AlphaZero mode completed a game): mean "
                  f"{sum(x for x, y in zip(ag, az) if y is not None and x is not None) / max(1, sum(1 for x, y in zip(ag, az) if y is not None and x is not None)):.4f}, "
-                 f"{sum(1 for x, y in zip(ag, az) if y is not None and x is not None and x > 1)}/{azrun} improved.")
+                 f"{sum(1 for x, y in zip(ag, az) if y is not None and x is not None and x > 1)}/{len(azv)} improved.")
     L.append("")
 
 # ---------------- dev set: value target and the untrained control at Table 3's budget
@@ -403,6 +403,130 @@ if any(load(f"dev-adv-{p}-s1") for p in DEVP):
         L.append(f"| {p} | {budget(T3S, p):g} | " + " | ".join(cells) + " |")
     L.append("| mean of the 12 runs | | " + " | ".join(f"**{fmt(mean(tot[v]))}**" for v, _ in DV) + " |")
     L.append("")
+
+# ---------------- dev set: variants, each against its own untrained control (scripts/paper-mmap.sh's dev part)
+DEVV_TEXT = {"hp50": "`--heuristic-prior 0.5` (the Q normalisation's floor as in Table 3, 100 / buffers)",
+             "hp50f1": "`--heuristic-prior 0.5 --minmax-floor 1`",
+             "hp50f2": "`--heuristic-prior 0.5 --minmax-floor 2`",
+             "azhp50f1": "`--heuristic-prior 0.5 --minmax-floor 1 --model true` (AlphaZero mode with the prior)"}
+
+
+def devvariants():
+    """dev-<v>-untrained-<program>-s1.json present: variant v (with its own control), in DEVV_TEXT's order, then by name"""
+    names = sorted({os.path.basename(f)[4:-len("-untrained-") - len(DEVP[0]) - 8]
+                    for f in glob.glob(os.path.join(D, f"dev-*-untrained-{DEVP[0]}-s1.json"))})
+    return [v for v in DEVV_TEXT if v in names] + [v for v in names if v not in DEVV_TEXT]
+
+
+DEVV = devvariants()
+if DEVV:
+    DS = ["1", "2", "3"]
+    L.append(f"## Dev set: the heuristic's move as a prior, each variant against its own untrained control (seeds {', '.join(DS)})\n")
+    L.append("The same dev set, programs and budgets (MuZero-prod, Table 3's settings). Each variant adds its options to "
+             "Table 3's; its untrained control adds the same options and `--train-every 1000000000` (no training step). "
+             "`--heuristic-prior W` mixes a one-hot of the env heuristic's move at the game's state into the search's root "
+             "prior, P <- (1 - W) P + W onehot; `--minmax-floor F` is the floor of the per-node Q normalisation in scaled units "
+             "(the heuristic's whole game is 100; Table 3's floor is 100 / buffers, 0.04-0.1 here), so a learned Q difference "
+             "must be of the order of F to outweigh the prior. Cell: speedup over the heuristic per seed, then the mean. "
+             "\"pairs\": program-seed pairs where the trained agent is above / below its control (by more than 0.0005).\n")
+    for v in DEVV:
+        L.append(f"- `{v}`: {DEVV_TEXT.get(v, v)}")
+    L.append("")
+    L.append("| variant | program | CPU s | trained | untrained control | pairs above / below |")
+    L.append("|---|---|---|---|---|---|")
+    for v in DEVV:
+        tt, tu, up, dn = [], [], 0, 0
+        for p in DEVP:
+            st = [speedup(j) for j in runs(f"dev-{v}-{p}", DS, budget(T3S, p))]
+            su = [speedup(j) for j in runs(f"dev-{v}-untrained-{p}", DS, budget(T3S, p))]
+            tt += st
+            tu += su
+            for a, b in zip(st, su):
+                if a is not None and b is not None:
+                    up += a > b + 5e-4
+                    dn += a < b - 5e-4
+            c = lambda xs: " ".join(fmt(x) for x in xs) + f"; **{fmt(mean(xs))}**"
+            L.append(f"| {v} | {p} | {budget(T3S, p):g} | {c(st)} | {c(su)} | |")
+        L.append(f"| {v} | mean of the {len(tt)} runs | | **{fmt(mean(tt))}** | **{fmt(mean(tu))}** | {up} / {dn} |")
+    L.append("")
+
+# ---------------- Table 3 and Table 2 with a variant (the t3v / t2v parts), each against its own untrained control
+def variants(prefix, prog):
+    """variant names v with <prefix>-<prog>-v-untrained-s*.json present"""
+    fs = glob.glob(os.path.join(D, f"{prefix}-{prog}-*-untrained-s*.json"))
+    return sorted({os.path.basename(f)[len(prefix) + len(prog) + 2:].rsplit("-untrained-s", 1)[0] for f in fs})
+
+
+def vseeds(prefix, progs, v, seeds):
+    """the seeds with a run of the variant and of its control on every program"""
+    return [sd for sd in seeds if all(load(f"{prefix}-{p}-{v}-s{sd}") and load(f"{prefix}-{p}-{v}-untrained-s{sd}") for p in progs)]
+
+
+def summary_row(label, xs):
+    v = [x for x in xs if x is not None]
+    if not v:
+        return f"| {label} | — | — | — | 0/{len(xs)} | 0/{len(xs)} |"
+    return (f"| {label} | {sum(v) / len(v):.4f} | {max(v):.4f} | {min(v):.4f} | {sum(1 for x in v if x > 1)}/{len(xs)} | "
+            f"{sum(1 for x in v if x > 1.005)}/{len(xs)} |")
+
+
+for v in variants("t3", T3P[0]):
+    VS = vseeds("t3", T3P, v, T3SEEDS)
+    if not VS:
+        continue
+    L.append(f"## Table 3 with `{v}` ({DEVV_TEXT.get(v, v)}), against its own untrained control (seeds {', '.join(VS)})\n")
+    L.append(f"The same programs, settings and CPU budgets as Table 3 (MuZero-prod runs; the speedup is the agent's own best game's, "
+             f"as in Table 3's MuZero column), with the variant's options; its untrained control adds the same options and "
+             f"`--train-every 1000000000`. The last column is Table 3's MuZero (no prior) over the same seeds. \"pairs\": seeds where "
+             f"the trained agent is above / below its control (by more than 0.0005).\n")
+    L.append(f"| program | CPU s | {v} games per seed | {v} speedup | untrained control speedup | pairs above / below | MuZero (Table 3) |")
+    L.append("|---|---|---|---|---|---|---|")
+    at, au, am, up, dn = [], [], [], 0, 0
+    for p in T3P:
+        t = budget(T3S, p)
+        jt, ju = runs(f"t3-{p}-{v}", VS, t), runs(f"t3-{p}-{v}-untrained", VS, t)
+        st, su = [speedup(j) for j in jt], [speedup(j) for j in ju]
+        sm = [speedup(j) for j in runs(f"t3-{p}-prod", VS, t)]
+        u = sum(1 for a, b in zip(st, su) if a is not None and b is not None and a > b + 5e-4)
+        d = sum(1 for a, b in zip(st, su) if a is not None and b is not None and a < b - 5e-4)
+        up, dn = up + u, dn + d
+        at.append(mean(st))
+        au.append(mean(su))
+        am.append(mean(sm))
+        g = "+".join(str(j["games_completed"]) if j else "—" for j in jt)
+        L.append(f"| {p} | {t:g} | {g} | {msd(st, 4)} | {msd(su, 4)} | {u} / {d} | {fmt(mean(sm), 4)} |")
+    L.append("")
+    L.append("| agent | mean | max | min | programs improved (mean speedup > 1) | by more than 0.5% (> 1.005) |")
+    L.append("|---|---|---|---|---|---|")
+    L.append(summary_row(f"MuZero with `{v}`", at))
+    L.append(summary_row(f"its untrained control", au))
+    L.append(summary_row(f"MuZero (Table 3, same seeds)", am))
+    L.append(f"\nPairs (program, seed) where the trained agent is above / below its control: {up} / {dn} of {len(T3P) * len(VS)}. "
+             f"Issue 25's target: at least 8 of 14 programs improved and a mean speedup of at least 1.0.\n")
+
+T2V = sorted({v for p in T2P for v in variants("t2", p)})
+for v in T2V:
+    VS = vseeds("t2", T2P, v, SEEDS)
+    if not VS:
+        continue
+    L.append(f"## Table 2 with `{v}` ({DEVV_TEXT.get(v, v)}), against its own untrained control, ES and random (seeds {', '.join(VS)})\n")
+    L.append("Table 2's programs, settings and CPU budgets (best return / heuristic return); ES, random and MuZero without the prior "
+             "are Table 2's own runs of the same seeds. Issue 25's target: MuZero >= ES and > random (means over the seeds).\n")
+    L.append(f"| program | CPU s | {v} | its untrained control | seeds above / below the control | MuZero (Table 2) | ES | random | "
+             f"{v} >= ES and > random |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
+    met = 0
+    for p in T2P:
+        t = budget(T2S, p)
+        cols = [[rel(j) for j in runs(nm, VS, t)] for nm in (f"t2-{p}-{v}", f"t2-{p}-{v}-untrained", f"t2-{p}-muzero", f"t2-{p}-es", f"t2-{p}-random")]
+        m = [mean(c) for c in cols]
+        ok = None not in (m[0], m[3], m[4]) and m[0] >= m[3] and m[0] > m[4]
+        met += ok
+        u = sum(1 for a, b in zip(cols[0], cols[1]) if a is not None and b is not None and a > b + 5e-4)
+        d = sum(1 for a, b in zip(cols[0], cols[1]) if a is not None and b is not None and a < b - 5e-4)
+        L.append(f"| {p} | {t:g} | {msd(cols[0])} | {msd(cols[1])} | {u} / {d} | " + " | ".join(msd(c) for c in cols[2:]) +
+                 f" | {'yes' if ok else 'no'} |")
+    L.append(f"\nMet on {met} of {len(T2P)} programs (target: 3 of 4).\n")
 
 # ---------------- speedup against CPU budget
 BAGENTS = (("muzero", "MuZero"), ("untrained", "untrained control"), ("az", "AlphaZero mode"))

@@ -16,6 +16,12 @@
 #   budget:   speedup against CPU budget: MuZero(-prod), its untrained control and AlphaZero mode
 #             on a few Table 3 programs at multiples of Table 3's budget (the x1 MuZero and
 #             AlphaZero-mode runs are Table 3's own)
+#   dev:      one variant of MuZero-prod (MMAP_DEV_ARGS) and its own untrained control (the same
+#             options plus --train-every 1000000000) on the dev set at Table 3's settings and
+#             budgets: dev-NAME-P-sS and dev-NAME-untrained-P-sS
+#   t3v, t2v: Table 3 (MuZero-prod) and Table 2 (MuZero) with a variant's options (MMAP_DEV_ARGS),
+#             each with its own untrained control: t3-P-NAME-sS / t3-P-NAME-untrained-sS and
+#             t2-P-NAME-sS / t2-P-NAME-untrained-sS (ES and random are Table 2's own runs)
 # Knobs (environment):
 #   MMAP_PARTS     parts to run ("collapse t2 t3 f7"); the report covers the data present
 #   MMAP_T2        "BASE+PER_KBUF" CPU seconds per Table 2 run ("4+4": 5.2 s on alexnet, 44 s on
@@ -40,7 +46,13 @@
 #   MMAP_DEADLINE  wall-clock deadline (Unix seconds) for all runs: runs are cut there and later
 #                  runs skipped, so the report is written in time (unset: none)
 #   MMAP_KEEP      1: keep the data of earlier runs (a run whose summary exists is skipped), so
-#                  parts can be added one invocation at a time
+#                  parts can be added one invocation at a time; data/runs.txt and data/sizes.txt
+#                  then keep the earlier invocations' lines and gain this one's
+#   MMAP_DEV_NAME  the variant's name in the dev, t3v and t2v parts (e.g. hp50)
+#   MMAP_DEV_ARGS  its options on top of the MuZero settings (e.g. "--heuristic-prior 0.5")
+#   MMAP_DEV_PROGS the dev set (mobilenet_v2_train_batch_128 resnet50_train_batch_32
+#                  wavenet_coherent_batch32 tensor2tensor_transformer_bf16)
+#   MMAP_DEV_SEEDS its seeds ("1 2 3")
 #   MMAP_MZ_ARGS     MuZero settings for every part but Table 3
 #   MMAP_T3_MZ_ARGS  MuZero settings for Table 3 (MMAP_MZ_ARGS)
 #   MMAP_ENDPOINT    local (default) or a server endpoint
@@ -92,19 +104,34 @@ BP=${MMAP_BUDGET_PROGS:-mobilenet_v2_train_batch_128 resnet50_train_batch_32 wav
 BM=${MMAP_BUDGET_MULTS:-1 3 9}
 BSEEDS=${MMAP_BUDGET_SEEDS:-1 2 3}
 BAG=${MMAP_BUDGET_AGENTS:-muzero untrained az}
+DEVN=${MMAP_DEV_NAME:-dev}
+DEVA=${MMAP_DEV_ARGS:-}
+DEVP=${MMAP_DEV_PROGS:-mobilenet_v2_train_batch_128 resnet50_train_batch_32 wavenet_coherent_batch32 tensor2tensor_transformer_bf16}
+DEVS=${MMAP_DEV_SEEDS:-1 2 3}
 T3P=${MMAP_T3P:-mlp_train_batch_16 alexnet_train_batch_32 inference_resnet inference_lstm rnn_2 mobilenet_v2_train_batch_128 wavenet_coherent_batch32 rnn_6 resnet50_train_batch_32 mlperf_nmt_1_shard_batch_64 alphatensor_like tensor2tensor_transformer_bf16 bert_base_train_batch_16 transformer_big_train}
 mkdir -p "$D"
 [ "${MMAP_KEEP:-0}" = 1 ] || rm -f "$D"/*.json "$D"/*.csv.gz
 [ -x "$BIN" ] && [ -x "$CLI" ] || { echo "paper-mmap: $BIN or $CLI is not built (make all)" >&2; exit 1; }
 T0=$(date +%s)
 # buffers per program (the heuristic's game has one step per buffer)
+# (with MMAP_KEEP=1 the earlier invocations' lines stay: this one's are merged in, by program)
 SIZES=$D/sizes.txt
-: > "$SIZES"
-for p in $(echo "$T3P $T2P mlp_train_batch_16 inference_resnet" | tr ' ' '\n' | sort -u); do
+NEWSIZES=$D/sizes.new
+: > "$NEWSIZES"
+for p in $(echo "$T3P $T2P $DEVP mlp_train_batch_16 inference_resnet" | tr ' ' '\n' | sort -u); do
     n=$("$CLI" eval mmap-v0 --config "{\"problem\":\"$p\"}" --action '{"policy":"heuristic"}' |
         "$PY" -c 'import json, sys; print(json.load(sys.stdin)["metrics"]["steps"])')
-    echo "$p $n" >> "$SIZES"
+    echo "$p $n" >> "$NEWSIZES"
 done
+merge() { # old new -> old's lines whose first word new lacks, then new's (new's order)
+    [ "${MMAP_KEEP:-0}" = 1 ] && [ -f "$1" ] || { mv "$2" "$1"; return; }
+    awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen)' "$2" "$1" > "$1.tmp"
+    cat "$2" >> "$1.tmp"
+    mv "$1.tmp" "$1"
+    rm -f "$2"
+}
+merge "$SIZES" "$NEWSIZES"
+sort -o "$SIZES" "$SIZES"
 budget() { # spec program -> seconds
     "$PY" -c 'import sys
 base, per = (float(x) for x in sys.argv[1].split("+"))
@@ -112,7 +139,8 @@ n = dict(l.split() for l in open(sys.argv[3]))[sys.argv[2]]
 print(round(base + per * int(n) / 1000, 1))' "$1" "$2" "$SIZES"
 }
 # the run list: one line per run
-LIST=$D/runs.txt
+RUNS=$D/runs.txt
+LIST=$D/runs.new
 : > "$LIST"
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 if has collapse; then
@@ -170,8 +198,28 @@ if has budget; then # cheapest first: every seed of the smaller multiples before
         done
     done >> "$LIST"
 fi
+pair() { # trained-name untrained-name mode seconds program seed args: a variant's run and its untrained control
+    echo "$1-s$6 $3 $4 $5 --seed $6 $7"
+    echo "$2-s$6 $3 $4 $5 --seed $6 $7 --train-every 1000000000"
+}
+for s in $DEVS; do
+    for p in $DEVP; do
+        ! has dev || pair "dev-$DEVN-$p" "dev-$DEVN-untrained-$p" prod "$(budget "$T3" "$p")" "$p" "$s" "$MZ3 $DEVA"
+    done
+done >> "$LIST"
+for s in $T3SEEDS; do
+    for p in $T3P; do
+        ! has t3v || pair "t3-$p-$DEVN" "t3-$p-$DEVN-untrained" prod "$(budget "$T3" "$p")" "$p" "$s" "$MZ3 $DEVA"
+    done
+done >> "$LIST"
+for s in $SEEDS; do
+    for p in $T2P; do
+        ! has t2v || pair "t2-$p-$DEVN" "t2-$p-$DEVN-untrained" muzero "$(budget "$T2" "$p")" "$p" "$s" "$MZ $DEVA"
+    done
+done >> "$LIST"
 export BUILD="${BUILD:-build}" PYTHON="$PY" MMAP_ENDPOINT="$EP" MMAP_OUT="$OUT"
 xargs -P "$JOBS" -L 1 "$SELF" --one < "$LIST" || echo "paper-mmap: some runs failed (their summaries are missing or empty)" >&2
+merge "$RUNS" "$LIST"
 echo "paper-mmap: runs took $(( $(date +%s) - T0 )) s" >&2
 "$PY" scripts/paper-mmap-report.py "$OUT" "$T2" "$T3" "$MZ" "$(( $(date +%s) - T0 ))" "$SEEDS" "$T7" "$MZ3" "$JOBS" "$TC" "$CSEEDS" "$T2P" "$T3P" "$T3SEEDS" "$BP" "$BM" "$BSEEDS" "${MMAP_F7_SEEDS:-$SEEDS}"
 echo "paper-mmap: wrote $OUT/../mmap.md" >&2

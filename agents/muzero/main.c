@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
     double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, cpul = 0, lr = o->train.lr, wd = o->train.weight_decay,
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
-           root_mix = o->mcts.root_mix, sil = 0.25;
+           root_mix = o->mcts.root_mix, sil = 0.25, hprior = 0;
     const char *qnorm = "node", *vtarget = "td", *model = "learned";
     bool gumbel = false, no_demo = false, no_backup = false, no_fit = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
         {"minmax-floor", AG_OPT_DOUBLE, &floor_, "floor on the min-max value range, scaled units (-1: auto, 100 / buffers = the heuristic's mean reward per buffer)"},
         {"q-norm", AG_OPT_STRING, &qnorm, "Q normalisation in the search: node (per node over parent and siblings, unvisited children completed with the parent's value; Gumbel: mctx's completed Q) | tree (tree-wide min-max, unvisited 0: the previous behaviour) (node)"},
         {"root-mix", AG_OPT_DOUBLE, &root_mix, "uniform mix into the root prior over legal actions, a floor against collapse (0)"},
+        {"heuristic-prior", AG_OPT_DOUBLE, &hprior, "muzero/prod: weight W of the heuristic's move (mm_policy_heuristic at the game's state, from an in-process copy of the program) mixed into the search's root prior, P <- (1 - W) P + W onehot, for acting (not Reanalyse); in [0, 1) (0: off)"},
         {"model", AG_OPT_STRING, &model, "muzero/prod: the search's model: learned (MuZero: dynamics, reward and value networks) | true (AlphaZero mode: the true game stepped in in-process sessions, exact rewards and legal moves, the learned prior and value; no Reanalyse; every session without the memory map) (learned)"},
         {"self-imitation", AG_OPT_DOUBLE, &sil, "fraction of each training batch from a small replay of the heuristic's and the agent's best game, one-hot on their moves, Monte Carlo values (0.25; 0: off)"},
         {"greedy-games", AG_OPT_INT, &greedy, "games in flight played greedily as evaluation games: no root noise, argmax move (-1: 1 when --games > 1, else 0)"},
@@ -112,6 +113,8 @@ int main(int argc, char **argv) {
         bad = "--value-target: expected td, mc, adv or adv-mc";
     else if (root_mix < 0 || root_mix > 1) bad = "--root-mix: must be in [0, 1]";
     else if (sil < 0 || sil > 1) bad = "--self-imitation: must be in [0, 1]";
+    else if (!(hprior >= 0 && hprior < 1)) bad = "--heuristic-prior: must be in [0, 1)";
+    else if (hprior > 0 && m != MODE_MUZERO && m != MODE_PROD) bad = "--heuristic-prior: only with --mode muzero or prod (the searches that take a prior)";
     else if (greedy < -1 || greedy > games) bad = "--greedy-games: must be in [-1, --games]";
     else if (log_games < 1) bad = "--log-games: must be >= 1";
     else if (strcmp(model, "learned") && strcmp(model, "true")) bad = "--model: expected learned or true";
@@ -137,6 +140,7 @@ int main(int argc, char **argv) {
     o->greedy_games = (int)(greedy >= 0 ? greedy : games > 1 ? 1 : 0);
     o->log_games = (int)log_games;
     o->sil = sil;
+    o->heur_prior = hprior;
     o->model_true = !strcmp(model, "true") && (o->mode == MODE_MUZERO || o->mode == MODE_PROD);
     o->train.value_target = strcmp(vtarget, "mc") && strcmp(vtarget, "adv-mc") ? MZ_VT_TD : MZ_VT_MC;
     bool advantage = !strncmp(vtarget, "adv", 3);
@@ -186,7 +190,7 @@ int main(int argc, char **argv) {
     if (mz_agent_init(&A, &err)) goto out;
     bool learning = o->mode == MODE_MUZERO || o->mode == MODE_PROD || o->mode == MODE_LEARN;
     if (learning) {
-        if (mz_setup_learning(&A, &err) || (advantage && mz_value_baseline(&A, &err))) goto out;
+        if (mz_setup_learning(&A, &err) || (advantage && mz_value_baseline(&A, &err)) || mz_heur_setup(&A, &err)) goto out;
         A.decide = o->mode == MODE_LEARN ? mz_decide_learn : o->model_true ? mz_decide_az : mz_decide_muzero;
         if (o->demo && !ctl.resume && mz_play_demo(&A, &err)) goto out;
         if (mz_elite_setup(&A, &err)) goto out;
@@ -227,6 +231,7 @@ out:
         json_object_set_new(x, "heuristic_latency", json_real(A.heur_latency));
         json_object_set_new(x, "best_over_heuristic", have && A.heur_return > 0 ? json_real(agent_best / A.heur_return) : json_null());
         json_object_set_new(x, "minmax_floor", json_real(o->mcts.minmax_floor));
+        json_object_set_new(x, "heuristic_prior", json_real(o->heur_prior));
         {
             double nc = (double)(A.choice_all[0] + A.choice_all[1] + A.choice_all[2]);
             json_t *w = json_pack("{sfsfsf}", "copy", nc > 0 ? (double)A.choice_all[0] / nc : 0.0, "nocopy",
@@ -265,6 +270,7 @@ out:
     else if (A.o.mode == MODE_ES) mz_free_es(&A);
     else if (A.net) mz_free_learning(&A);
     mz_elite_free(&A);
+    mz_heur_free(&A);
     mz_agent_free(&A);
     if (A.rng) gsl_rng_free(A.rng);
     json_decref(acfg);

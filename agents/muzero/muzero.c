@@ -85,8 +85,8 @@ void mz_free_learning(mz_agent *A) {
 
 /* Root inference for n feature rows (deciding buffers rootb), MCTS with the learned model, policy
  * targets and values. The first ngreedy trees are evaluation searches: no root noise, argmax move. */
-static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *feat, const uint8_t *mask, const int *rootb, int sims,
-                           bool noise, int ngreedy, double temp, mcts_eval_fn fn, void *ctx, int *act, double *pol, double *val) {
+static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *feat, const uint8_t *mask, const int *rootb, const int *hmove,
+                           int sims, bool noise, int ngreedy, double temp, mcts_eval_fn fn, void *ctx, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     int E = s->lm.E;
     mz_net_initial(A->net, feat, n, s->emb, s->logit, s->val);
@@ -105,6 +105,7 @@ static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *
                 if ((mask[i] >> a & 1) && p[a] > 0 && z > 0) h -= p[a] / z * log(p[a] / z);
             if (__builtin_popcount(mask[i] & 7) >= 2) A->ent_sum += h, A->ent_n++;
         }
+        if (hmove) mz_heur_mix(A->o.heur_prior, hmove[i], p);
         double v = s->val[i] + mz_vbase(A->vbase, A->nbuf + 1, rootb[i]);
         mcts_root(trees[i], i < ngreedy ? &cg : &c, p, v, mask[i], A->rng);
         memcpy(lm_emb(&s->lm, i, 0), s->emb + (size_t)i * (size_t)E, sizeof(double) * (size_t)E);
@@ -121,21 +122,22 @@ static void search_learned(mz_agent *A, mcts_tree **trees, int n, const double *
 void mz_decide_muzero(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     uint8_t mask[1024];
-    int rootb[1024];
+    int rootb[1024], h[1024];
     for (int i = 0; i < n; i++) {
         memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
         mask[i] = g[i]->env->st.mask;
         rootb[i] = g[i]->env->st.buffer;
     }
-    search_learned(A, s->trees, n, s->feat, mask, rootb, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), NULL, NULL, act, pol,
-                   val);
+    mz_heur_moves(A, g, n, h);
+    search_learned(A, s->trees, n, s->feat, mask, rootb, h, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), NULL, NULL, act,
+                   pol, val);
 }
 
 /* AlphaZero mode: the same search over the true game (az_eval) from each game's state. */
 void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double *val) {
     learn_state *s = A->mode_state;
     uint8_t mask[1024];
-    int rootb[1024];
+    int rootb[1024], h[1024];
     for (int i = 0; i < n; i++) {
         rootb[i] = g[i]->env->st.buffer;
         if (az_root(s->az, i, g[i]->prefix, g[i]->env->st.buffer, &A->fatal)) {
@@ -145,8 +147,9 @@ void mz_decide_az(mz_agent *A, mz_game **g, int n, int *act, double *pol, double
         memcpy(s->feat + (size_t)i * (size_t)A->F, g[i]->cur_feat, sizeof(double) * (size_t)A->F);
         mask[i] = g[i]->env->st.mask;
     }
-    search_learned(A, s->trees, n, s->feat, mask, rootb, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), az_eval, s->az, act,
-                   pol, val);
+    mz_heur_moves(A, g, n, h);
+    search_learned(A, s->trees, n, s->feat, mask, rootb, h, A->o.mcts.sims, true, A->o.greedy_games, mz_agent_temperature(A), az_eval, s->az,
+                   act, pol, val);
     if (s->az->failed) {
         A->fatal = s->az->err;
         A->failed = true;
@@ -199,7 +202,7 @@ static void train_step(mz_agent *A) {
             mask[i] = rb->mask[j];
         }
         double *pol = malloc(sizeof(double) * (size_t)nr * MZ_NACT), *val = malloc(sizeof(double) * (size_t)nr);
-        search_learned(A, s->rtrees, nr, s->feat, mask, rootb, A->o.reanalyse_sims, false, 0, 1.0, NULL, NULL, NULL, pol, val);
+        search_learned(A, s->rtrees, nr, s->feat, mask, rootb, NULL, A->o.reanalyse_sims, false, 0, 1.0, NULL, NULL, NULL, pol, val);
         for (int i = 0; i < nr; i++) {
             int j = s->idx[i];
             if (rb->demo[j] || rb->pw[j] == 0) continue; /* demonstrations and forced Drops keep their targets */
@@ -313,12 +316,8 @@ typedef struct search_state {
 int mz_setup_search(mz_agent *A, hw_err *err) {
     search_state *s = calloc(1, sizeof *s);
     A->mode_state = s;
-    const char *prob = json_string_value(json_object_get(A->ao->config, "problem"));
-    json_t *sd = json_object_get(A->ao->config, "seed");
-    s->p = mm_problem_open(prob ? prob : "alexnet_train_batch_32", json_is_integer(sd) ? (uint64_t)json_integer_value(sd) : 0, err);
+    s->p = mz_local_problem(A, "search mode", err);
     if (!s->p) return -1;
-    if (s->p->nbuf != A->nbuf)
-        return hw_fail(err, HW_E_BAD_CONFIG, "search mode: the local copy of the problem has %d buffers, the env %d", s->p->nbuf, A->nbuf);
     s->ts = ts_new(s->p, A->G, A->o.mcts.sims + 2, A->o.rollout, A->rscale, A->rng);
     return 0;
 }

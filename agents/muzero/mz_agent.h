@@ -6,6 +6,8 @@
  *   baselines.c ES (Salimans et al. 2017) over action preferences, random legal play
  *   elite.c     self-imitation: the heuristic's and the best game in a small replay sampled with
  *               every batch
+ *   heur.c      the heuristic's move as a root prior (--heuristic-prior), from an in-process copy
+ *               of the program (shared with search-only mode)
  *   ckpt.c      checkpoint and --resume (checkpoint.h's rule): the whole agent state, and the
  *               games in flight rebuilt by replaying their action prefixes into fresh sessions
  *   main.c      command line and summary */
@@ -38,6 +40,7 @@ typedef struct mz_opts {
     int reanalyse_sims;
     int train_every;      /* env steps per training step */
     double sil;           /* fraction of each batch from the self-imitation replay (0: off) */
+    double heur_prior;    /* weight of the heuristic's move mixed into the search's root prior (0: off) */
     bool model_true;      /* AlphaZero mode: search the true game with the learned prior/value */
     int greedy_games;     /* games in flight played greedily (no noise, argmax): evaluation games */
     int log_games;        /* complete games per window of the collapse watch */
@@ -154,6 +157,7 @@ struct mz_agent {
     bool lean;            /* the mode reads no observation features (ES, random, search only):
                            * the env is opened without its memory map, states are not encoded */
     void *mode_state;
+    void *heur;           /* --heuristic-prior's in-process games (heur.c; NULL: off) */
     json_t *ecfg;         /* the env config of every session (the acting games', the searches') */
     bool failed;          /* a mode hook failed: fatal holds the error */
     hw_err fatal;
@@ -220,6 +224,20 @@ int mz_elite_rebuild(mz_agent *A, hw_err *err);
 int mz_elite_fill(mz_agent *A, hw_err *err);
 /* Rebuilds it when the best improved and a program's worth of env steps went by. */
 int mz_elite_maybe(mz_agent *A, hw_err *err);
+
+/* heur.c */
+struct mm_problem;
+/* The env's program loaded in this process (the config's "problem" and "seed"); fails when its
+ * buffer count differs from the env's. who names the caller in the error. */
+struct mm_problem *mz_local_problem(const mz_agent *A, const char *who, hw_err *err);
+/* Sets up --heuristic-prior (nothing when it is 0). */
+int mz_heur_setup(mz_agent *A, hw_err *err);
+void mz_heur_free(mz_agent *A);
+/* h[i]: the heuristic's move at game g[i]'s current state (-1: none, e.g. the option is off or
+ * the env does not allow that move). */
+void mz_heur_moves(mz_agent *A, mz_game **g, int n, int *h);
+/* p <- (1 - w) p + w onehot(h) (nothing when w <= 0 or h < 0). */
+void mz_heur_mix(double w, int h, double p[MZ_NACT]);
 
 /* ckpt.c */
 /* Writes a checkpoint when one is due (top of the play loop: no step in flight). */

@@ -216,3 +216,69 @@ Test(muzero_agent, alphazero_mode_and_collapse_watch) {
     cr_assert(strstr(err, "--q-norm"), "%s", err);
     free(err);
 }
+
+/* --heuristic-prior W: the heuristic's move mixed into the root prior. With untrained networks
+ * (zero heads: equal values, uniform prior) the greedy evaluation game then plays the heuristic's
+ * game move for move (inference_resnet: no Drop-backup loss on that path), through a server as
+ * well as in-process (the agent reads the move from its own copy of the program); without the
+ * option the same untrained game is the Copy-first one, a different mapping. Usage errors name
+ * the option. */
+/* The heuristic's mapping of a program as a digit string, from `hwgym eval`. */
+static void heuristic_actions(const char *cfg, char *heur, size_t cap) {
+    char cli[512];
+    need("hwgym", cli, sizeof cli);
+    char *out = NULL, *err = NULL;
+    const char *ev[] = {cli, "eval", "mmap-v0", "--config", cfg, "--action", "{\"policy\":\"heuristic\"}", NULL};
+    cr_assert_eq(hwtest_run(ev, &out, &err), 0, "%s", err);
+    json_t *hj = json_loads(out, 0, NULL);
+    cr_assert(hj, "%s", out);
+    snprintf(heur, cap, "%s", json_string_value(json_object_get(json_object_get(hj, "metrics"), "actions")));
+    json_decref(hj);
+    free(out);
+    free(err);
+}
+
+Test(muzero_agent, heuristic_prior_untrained_plays_the_heuristic) {
+    const char *cfg = "{\"problem\":\"inference_resnet\"}";
+    char bin[512], heur[4096];
+    need("hwgym-muzero", bin, sizeof bin);
+    heuristic_actions(cfg, heur, sizeof heur);
+    cr_assert(strlen(heur) == 324, "inference_resnet has 324 buffers: %s", heur);
+    char *out = NULL, *err = NULL;
+    hwtest_server srv;
+    int src = hwtest_server_start(&srv, NULL);
+    if (src == -1) cr_skip_test("hwgym-server is not built");
+    cr_assert_eq(src, 0);
+    const char *eps[] = {"local", srv.endpoint, "local"};
+    const char *hp[] = {"0.5", "0.5", "0"};
+    for (int k = 0; k < 3; k++) {
+        const char *a[] = {bin, "--endpoint", eps[k], "--config", cfg, "--games", "1", "--greedy-games", "1", "--max-games", "1",
+                           "--simulations", "8", "--gumbel", "--train-every", "1000000000", "--heuristic-prior", hp[k], "--seed", "3",
+                           "--quiet", NULL};
+        cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
+        json_t *j = summary(out);
+        cr_assert_eq(json_integer_value(json_object_get(j, "games_completed")), 1, "%s", out);
+        cr_assert_eq(json_integer_value(json_object_get(j, "train_steps")), 0, "%s", out);
+        cr_assert(fabs(json_number_value(json_object_get(j, "heuristic_prior")) - atof(hp[k])) < 1e-12, "%s", out);
+        const char *best = json_string_value(json_object_get(j, "best_action"));
+        double ratio = json_number_value(json_object_get(j, "best_over_heuristic"));
+        if (k < 2) {
+            cr_assert_str_eq(best, heur, "W 0.5, untrained: the heuristic's game (endpoint %s)", eps[k]);
+            cr_assert(fabs(ratio - 1) < 1e-9, "%s", out);
+        } else {
+            cr_assert_str_neq(best, heur, "W 0: the Copy-first game, not the heuristic's");
+        }
+        json_decref(j);
+        free(out);
+        free(err);
+    }
+    cr_assert_eq(hwtest_server_stop(&srv), 0);
+    const char *b1[] = {bin, "--endpoint", "local", "--heuristic-prior", "1", NULL};
+    cr_assert_eq(hwtest_run(b1, NULL, &err), 2);
+    cr_assert(strstr(err, "--heuristic-prior"), "%s", err);
+    free(err);
+    const char *b2[] = {bin, "--endpoint", "local", "--mode", "es", "--heuristic-prior", "0.5", NULL};
+    cr_assert_eq(hwtest_run(b2, NULL, &err), 2);
+    cr_assert(strstr(err, "--heuristic-prior") && strstr(err, "--mode"), "%s", err);
+    free(err);
+}
