@@ -22,8 +22,10 @@
 #   t3v, t2v: Table 3 (MuZero-prod) and Table 2 (MuZero) with a variant's options (MMAP_DEV_ARGS),
 #             each with its own untrained control: t3-P-NAME-sS / t3-P-NAME-untrained-sS and
 #             t2-P-NAME-sS / t2-P-NAME-untrained-sS (ES and random are Table 2's own runs)
+#   cv:       the collapse check with a variant's options (MMAP_DEV_ARGS): c-P-NAME-sS
 # Knobs (environment):
-#   MMAP_PARTS     parts to run ("collapse t2 t3 f7"); the report covers the data present
+#   MMAP_PARTS     parts to run ("collapse t2 t3 f7"; also budget, t3az, dev, t3v, t2v, cv); the report
+#                  covers the data present
 #   MMAP_T2        "BASE+PER_KBUF" CPU seconds per Table 2 run ("4+4": 5.2 s on alexnet, 44 s on
 #                  tensor2tensor)
 #   MMAP_T2P       Table 2 programs (the paper's four)
@@ -48,7 +50,7 @@
 #   MMAP_KEEP      1: keep the data of earlier runs (a run whose summary exists is skipped), so
 #                  parts can be added one invocation at a time; data/runs.txt and data/sizes.txt
 #                  then keep the earlier invocations' lines and gain this one's
-#   MMAP_DEV_NAME  the variant's name in the dev, t3v and t2v parts (e.g. hp50)
+#   MMAP_DEV_NAME  the variant's name in the dev, t3v, t2v and cv parts (e.g. hp50)
 #   MMAP_DEV_ARGS  its options on top of the MuZero settings (e.g. "--heuristic-prior 0.5")
 #   MMAP_DEV_PROGS the dev set (mobilenet_v2_train_batch_128 resnet50_train_batch_32
 #                  wavenet_coherent_batch32 tensor2tensor_transformer_bf16)
@@ -97,7 +99,9 @@ CSEEDS=${MMAP_COLLAPSE_SEEDS:-1 2 3 4 5}
 SEEDS=${MMAP_SEEDS:-1 2 3}
 T3SEEDS=${MMAP_T3_SEEDS:-$SEEDS}
 JOBS=${MMAP_JOBS:-1}
-MZ=${MMAP_MZ_ARGS:---simulations 25 --gumbel --games 8 --train-every 32 --batch 64 --reanalyse-simulations 10}
+# --heuristic-prior 0: the paper's MuZero, as the committed Table 2/3, Figure 7 and collapse runs
+# (they ran before the binary's default became the prior); the variant parts add theirs on top
+MZ=${MMAP_MZ_ARGS:---simulations 25 --gumbel --games 8 --train-every 32 --batch 64 --reanalyse-simulations 10 --heuristic-prior 0}
 MZ3=${MMAP_T3_MZ_ARGS:-$MZ}
 T2P=${MMAP_T2P:-alexnet_train_batch_32 wavenet_coherent_batch32 alphatensor_like tensor2tensor_transformer_bf16}
 BP=${MMAP_BUDGET_PROGS:-mobilenet_v2_train_batch_128 resnet50_train_batch_32 wavenet_coherent_batch32}
@@ -202,6 +206,11 @@ pair() { # trained-name untrained-name mode seconds program seed args: a variant
     echo "$1-s$6 $3 $4 $5 --seed $6 $7"
     echo "$2-s$6 $3 $4 $5 --seed $6 $7 --train-every 1000000000"
 }
+if has cv; then # the collapse check of the variant (MMAP_DEV_NAME / MMAP_DEV_ARGS)
+    for p in mlp_train_batch_16 inference_resnet; do
+        for s in $CSEEDS; do echo "c-$p-$DEVN-s$s muzero $TC $p --seed $s $MZ $DEVA" >> "$LIST"; done
+    done
+fi
 for s in $DEVS; do
     for p in $DEVP; do
         ! has dev || pair "dev-$DEVN-$p" "dev-$DEVN-untrained-$p" prod "$(budget "$T3" "$p")" "$p" "$s" "$MZ3 $DEVA"

@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
     double reanalyse = 0.5, t0 = 1.0, t1 = 0.2, tl = 0, cpul = 0, lr = o->train.lr, wd = o->train.weight_decay,
            gamma = o->train.gamma, gscale = o->train.grad_scale, c1 = o->mcts.c1, c2 = o->mcts.c2,
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
-           root_mix = o->mcts.root_mix, sil = 0.25, hprior = 0;
+           root_mix = o->mcts.root_mix, sil = 0.25, hprior = -1;
     const char *qnorm = "node", *vtarget = "td", *model = "learned";
     bool gumbel = false, no_demo = false, no_backup = false, no_fit = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
@@ -40,10 +40,10 @@ int main(int argc, char **argv) {
         {"c2", AG_OPT_DOUBLE, &c2, "PUCT c2 (19652)"},
         {"dirichlet-alpha", AG_OPT_DOUBLE, &alpha, "root noise alpha (0.03)"},
         {"noise-fraction", AG_OPT_DOUBLE, &frac, "root noise fraction (0.25)"},
-        {"minmax-floor", AG_OPT_DOUBLE, &floor_, "floor on the min-max value range, scaled units (-1: auto, 100 / buffers = the heuristic's mean reward per buffer)"},
+        {"minmax-floor", AG_OPT_DOUBLE, &floor_, "floor on the min-max value range, scaled units (-1: auto: 1 with the heuristic prior, else 100 / buffers = the heuristic's mean reward per buffer)"},
         {"q-norm", AG_OPT_STRING, &qnorm, "Q normalisation in the search: node (per node over parent and siblings, unvisited children completed with the parent's value; Gumbel: mctx's completed Q) | tree (tree-wide min-max, unvisited 0: the previous behaviour) (node)"},
         {"root-mix", AG_OPT_DOUBLE, &root_mix, "uniform mix into the root prior over legal actions, a floor against collapse (0)"},
-        {"heuristic-prior", AG_OPT_DOUBLE, &hprior, "muzero/prod: weight W of the heuristic's move (mm_policy_heuristic at the game's state, from an in-process copy of the program) mixed into the search's root prior, P <- (1 - W) P + W onehot, for acting (not Reanalyse); in [0, 1) (0: off)"},
+        {"heuristic-prior", AG_OPT_DOUBLE, &hprior, "muzero/prod: weight W of the heuristic's move (mm_policy_heuristic at the game's state, from an in-process copy of the program) mixed into the search's root prior, P <- (1 - W) P + W onehot, for acting (not Reanalyse); in [0, 1) (0: off, the paper's MuZero; -1: auto, 0.5 in muzero/prod, else 0)"},
         {"model", AG_OPT_STRING, &model, "muzero/prod: the search's model: learned (MuZero: dynamics, reward and value networks) | true (AlphaZero mode: the true game stepped in in-process sessions, exact rewards and legal moves, the learned prior and value; no Reanalyse; every session without the memory map) (learned)"},
         {"self-imitation", AG_OPT_DOUBLE, &sil, "fraction of each training batch from a small replay of the heuristic's and the agent's best game, one-hot on their moves, Monte Carlo values (0.25; 0: off)"},
         {"greedy-games", AG_OPT_INT, &greedy, "games in flight played greedily as evaluation games: no root noise, argmax move (-1: 1 when --games > 1, else 0)"},
@@ -97,6 +97,7 @@ int main(int argc, char **argv) {
     for (int i = 0; MODES[i]; i++)
         if (!strcmp(mode, MODES[i])) m = i;
     const char *bad = NULL;
+    if (hprior == -1) hprior = m == MODE_MUZERO || m == MODE_PROD ? 0.5 : 0; /* auto (docs/muzero.md: why) */
     if (m < 0) bad = "--mode: expected muzero, prod, search, learn, es or random";
     else if (games < 1 || games > 1024) bad = "--games: must be in [1, 1024]";
     else if (sims < 1) bad = "--simulations: must be >= 1";
@@ -113,7 +114,7 @@ int main(int argc, char **argv) {
         bad = "--value-target: expected td, mc, adv or adv-mc";
     else if (root_mix < 0 || root_mix > 1) bad = "--root-mix: must be in [0, 1]";
     else if (sil < 0 || sil > 1) bad = "--self-imitation: must be in [0, 1]";
-    else if (!(hprior >= 0 && hprior < 1)) bad = "--heuristic-prior: must be in [0, 1)";
+    else if (!(hprior >= 0 && hprior < 1)) bad = "--heuristic-prior: must be in [0, 1) (or -1: auto)";
     else if (hprior > 0 && m != MODE_MUZERO && m != MODE_PROD) bad = "--heuristic-prior: only with --mode muzero or prod (the searches that take a prior)";
     else if (greedy < -1 || greedy > games) bad = "--greedy-games: must be in [-1, --games]";
     else if (log_games < 1) bad = "--log-games: must be >= 1";
@@ -134,6 +135,7 @@ int main(int argc, char **argv) {
     o->mcts.c2 = c2;
     o->mcts.dir_alpha = alpha;
     o->mcts.dir_frac = frac;
+    if (floor_ < 0 && hprior > 0) floor_ = 1; /* the prior's companion (docs/results/mmap.md, dev set) */
     o->mcts.minmax_floor = floor_; /* < 0: set from the program in mz_agent_init */
     o->mcts.qmode = strcmp(qnorm, "tree") ? MCTS_Q_NODE : MCTS_Q_TREE;
     o->mcts.root_mix = root_mix;

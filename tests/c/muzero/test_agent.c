@@ -221,8 +221,8 @@ Test(muzero_agent, alphazero_mode_and_collapse_watch) {
  * (zero heads: equal values, uniform prior) the greedy evaluation game then plays the heuristic's
  * game move for move (inference_resnet: no Drop-backup loss on that path), through a server as
  * well as in-process (the agent reads the move from its own copy of the program); without the
- * option the same untrained game is the Copy-first one, a different mapping. Usage errors name
- * the option. */
+ * option the same untrained game is the Copy-first one, a different mapping. Without the option
+ * (auto) muzero mode takes W 0.5, es mode 0. Usage errors name the option. */
 /* The heuristic's mapping of a program as a digit string, from `hwgym eval`. */
 static void heuristic_actions(const char *cfg, char *heur, size_t cap) {
     char cli[512];
@@ -249,12 +249,13 @@ Test(muzero_agent, heuristic_prior_untrained_plays_the_heuristic) {
     int src = hwtest_server_start(&srv, NULL);
     if (src == -1) cr_skip_test("hwgym-server is not built");
     cr_assert_eq(src, 0);
-    const char *eps[] = {"local", srv.endpoint, "local"};
-    const char *hp[] = {"0.5", "0.5", "0"};
-    for (int k = 0; k < 3; k++) {
+    /* k = 3: the default (auto) is W 0.5 in muzero mode */
+    const char *eps[] = {"local", srv.endpoint, "local", "local"};
+    const char *hp[] = {"0.5", "0.5", "0", "0.5"};
+    for (int k = 0; k < 4; k++) {
         const char *a[] = {bin, "--endpoint", eps[k], "--config", cfg, "--games", "1", "--greedy-games", "1", "--max-games", "1",
-                           "--simulations", "8", "--gumbel", "--train-every", "1000000000", "--heuristic-prior", hp[k], "--seed", "3",
-                           "--quiet", NULL};
+                           "--simulations", "8", "--gumbel", "--train-every", "1000000000", "--seed", "3", "--quiet",
+                           k < 3 ? "--heuristic-prior" : NULL, hp[k], NULL};
         cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
         json_t *j = summary(out);
         cr_assert_eq(json_integer_value(json_object_get(j, "games_completed")), 1, "%s", out);
@@ -262,8 +263,8 @@ Test(muzero_agent, heuristic_prior_untrained_plays_the_heuristic) {
         cr_assert(fabs(json_number_value(json_object_get(j, "heuristic_prior")) - atof(hp[k])) < 1e-12, "%s", out);
         const char *best = json_string_value(json_object_get(j, "best_action"));
         double ratio = json_number_value(json_object_get(j, "best_over_heuristic"));
-        if (k < 2) {
-            cr_assert_str_eq(best, heur, "W 0.5, untrained: the heuristic's game (endpoint %s)", eps[k]);
+        if (k != 2) {
+            cr_assert_str_eq(best, heur, "W 0.5, untrained: the heuristic's game (endpoint %s, case %d)", eps[k], k);
             cr_assert(fabs(ratio - 1) < 1e-9, "%s", out);
         } else {
             cr_assert_str_neq(best, heur, "W 0: the Copy-first game, not the heuristic's");
@@ -280,5 +281,13 @@ Test(muzero_agent, heuristic_prior_untrained_plays_the_heuristic) {
     const char *b2[] = {bin, "--endpoint", "local", "--mode", "es", "--heuristic-prior", "0.5", NULL};
     cr_assert_eq(hwtest_run(b2, NULL, &err), 2);
     cr_assert(strstr(err, "--heuristic-prior") && strstr(err, "--mode"), "%s", err);
+    free(err);
+    /* the default is off in the modes without a prior: es runs, and says 0 */
+    const char *e[] = {bin, "--endpoint", "local", "--config", cfg, "--mode", "es", "--games", "2", "--max-games", "2", "--seed", "1", "--quiet", NULL};
+    cr_assert_eq(hwtest_run(e, &out, &err), 0, "%s", err);
+    json_t *j = summary(out);
+    cr_assert(fabs(json_number_value(json_object_get(j, "heuristic_prior"))) < 1e-12, "%s", out);
+    json_decref(j);
+    free(out);
     free(err);
 }
