@@ -89,6 +89,7 @@ static int get_learning(mz_agent *A, const ag_ckpt *c, hw_err *err) {
         if (ag_ckpt_get_int(c, k, &t, err)) return -1;
         ad->t = (long)t;
     }
+    mz_net_params_changed(A->net);
     int64_t st = 0, hd[3];
     if (ag_ckpt_get_int(c, "trainer.steps", &st, err) || ag_ckpt_get_i64(c, "replay.state", hd, 3, err)) return -1;
     A->tr->steps = (long)st;

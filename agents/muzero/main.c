@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
            alpha = o->mcts.dir_alpha, frac = o->mcts.dir_frac, floor_ = -1, sigma = 0.5, eslr = 0.5,
            root_mix = o->mcts.root_mix, sil = 0.25, hprior = -1;
     const char *qnorm = "node", *vtarget = "td", *model = "learned";
-    bool gumbel = false, no_demo = false, no_backup = false, no_fit = false;
+    bool gumbel = false, no_demo = false, no_backup = false, no_fit = false, f32 = false;
     const char *save = NULL, *worker = NULL, *curve = NULL;
     ag_optdef extra[] = {
         {"mode", AG_OPT_STRING, &mode, "muzero | prod (agent vs heuristic, keep the better) | search (MCTS over the true game, no learning) | learn (no MCTS) | es | random (muzero)"},
@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
         {"repr-hidden", AG_OPT_INT, &rhidden, "representation hidden units, 2 layers (128)"},
         {"support", AG_OPT_INT, &support, "value/reward support half-width S, 2S+1 bins (15)"},
         {"no-demo", AG_OPT_FLAG, &no_demo, "do not seed the replay with the heuristic's game"},
+        {"float32", AG_OPT_FLAG, &f32, "network inference (acting, Reanalyse) in single precision from a float mirror of the weights, re-synced after each training step; training stays float64 (bench_gemm: the GEMMs run ~2x faster)"},
         {"no-backup", AG_OPT_FLAG, &no_backup, "no Drop-backup: a lost game ends with return 0"},
         {"rollout", AG_OPT_INT, &rollout, "search mode: random rollout depth at a leaf (16)"},
         {"max-games", AG_OPT_INT, &maxg, "stop after this many complete games as well (0: only --budget)"},
@@ -162,6 +163,7 @@ int main(int argc, char **argv) {
     o->temp1 = t1;
     o->temp_decay = decay;
     o->demo = !no_demo;
+    o->f32 = f32;
     o->backup = !no_backup;
     o->rollout = (int)rollout;
     o->time_limit = tl;
@@ -234,6 +236,7 @@ out:
         json_object_set_new(x, "best_over_heuristic", have && A.heur_return > 0 ? json_real(agent_best / A.heur_return) : json_null());
         json_object_set_new(x, "minmax_floor", json_real(o->mcts.minmax_floor));
         json_object_set_new(x, "heuristic_prior", json_real(o->heur_prior));
+        json_object_set_new(x, "float32", json_boolean(o->f32));
         {
             double nc = (double)(A.choice_all[0] + A.choice_all[1] + A.choice_all[2]);
             json_t *w = json_pack("{sfsfsf}", "copy", nc > 0 ? (double)A.choice_all[0] / nc : 0.0, "nocopy",

@@ -25,6 +25,7 @@ int mz_setup_learning(mz_agent *A, hw_err *err) {
     mz_net_cfg nc = A->o.net;
     nc.F = A->F;
     A->net = mz_net_new(&nc, A->rng);
+    mz_net_use_f32(A->net, A->o.f32);
     A->tr = mz_trainer_new(A->net, &A->o.train);
     A->rb = mz_replay_new(A->o.replay, A->F);
     A->batch = mz_batch_new(A->o.batch, A->o.train.K, A->F, A->net->V);

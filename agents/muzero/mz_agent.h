@@ -41,6 +41,7 @@ typedef struct mz_opts {
     int train_every;      /* env steps per training step */
     double sil;           /* fraction of each batch from the self-imitation replay (0: off) */
     double heur_prior;    /* weight of the heuristic's move mixed into the search's root prior (0: off) */
+    bool f32;             /* --float32: network inference in single precision (training stays float64) */
     bool model_true;      /* AlphaZero mode: search the true game with the learned prior/value */
     int greedy_games;     /* games in flight played greedily (no noise, argmax): evaluation games */
     int log_games;        /* complete games per window of the collapse watch */

@@ -217,9 +217,28 @@ static void ensure(mz_net *n, int B) {
     n->in = malloc(sizeof(double) * (size_t)B * (size_t)(n->c.E + MZ_NACT));
 }
 
+void mz_net_use_f32(mz_net *n, bool on) {
+    n->f32 = on;
+    n->dirty32 = true;
+}
+
+void mz_net_params_changed(mz_net *n) { n->dirty32 = true; }
+
+/* one MLP's inference forward, in the precision mz_net_use_f32 chose */
+static const double *infer(mz_net *n, nnet_mlp *m, const double *X, int B) {
+    if (!n->f32) return nnet_forward(m, X, B);
+    if (n->dirty32) {
+        nnet_sync32(n->repr);
+        nnet_sync32(n->dyn);
+        nnet_sync32(n->pred);
+        n->dirty32 = false;
+    }
+    return nnet_forward32(m, X, B);
+}
+
 static void predict(mz_net *n, const double *emb, int B, double *policy_logits, double *value) {
     if (!policy_logits && !value) return;
-    const double *Y = nnet_forward(n->pred, emb, B);
+    const double *Y = infer(n, n->pred, emb, B);
     int W = MZ_NACT + n->V;
     for (int b = 0; b < B; b++) {
         const double *y = Y + (size_t)b * (size_t)W;
@@ -229,7 +248,7 @@ static void predict(mz_net *n, const double *emb, int B, double *policy_logits, 
 }
 
 void mz_net_initial(mz_net *n, const double *feats, int B, double *emb_out, double *policy_logits, double *value) {
-    const double *Y = nnet_forward(n->repr, feats, B);
+    const double *Y = infer(n, n->repr, feats, B);
     size_t m = (size_t)B * (size_t)n->c.E;
     for (size_t i = 0; i < m; i++) emb_out[i] = tanh(Y[i]);
     predict(n, emb_out, B, policy_logits, value);
@@ -245,7 +264,7 @@ void mz_net_recurrent(mz_net *n, const double *emb, const int *act, int B, doubl
         x[E] = x[E + 1] = x[E + 2] = 0;
         x[E + act[b]] = 1;
     }
-    const double *Y = nnet_forward(n->dyn, n->in, B);
+    const double *Y = infer(n, n->dyn, n->in, B);
     for (int b = 0; b < B; b++) {
         const double *y = Y + (size_t)b * (size_t)W;
         double *e = emb_out + (size_t)b * (size_t)E;
@@ -262,5 +281,6 @@ int mz_net_save(const mz_net *n, const char *path, hw_err *err) {
 
 int mz_net_load(mz_net *n, const char *path, hw_err *err) {
     nnet_mlp *nets[3] = {n->repr, n->dyn, n->pred};
+    n->dirty32 = true;
     return nnet_load_file(path, nets, 3, err);
 }

@@ -21,9 +21,11 @@
 #define HWGYM_MUZERO_NET_H
 
 #include <gsl/gsl_rng.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "hw_error.h"
+
 #include "nn.h"
 
 #define MZ_NACT 3
@@ -70,6 +72,9 @@ typedef struct mz_net {
     /* inference scratch */
     int cap;
     double *in, *tmp;
+    /* float32 inference (mz_net_use_f32): mz_net_initial / mz_net_recurrent run the three MLPs in
+     * single precision from a float mirror, re-synced on first use after mz_net_params_changed */
+    bool f32, dirty32;
 } mz_net;
 
 mz_net_cfg mz_net_cfg_default(int F);
@@ -83,6 +88,12 @@ void mz_net_initial(mz_net *n, const double *feats, int B, double *emb_out, doub
 /* emb: B x E, act: B actions. Writes next embeddings, reward, logits and value. */
 void mz_net_recurrent(mz_net *n, const double *emb, const int *act, int B, double *emb_out, double *reward,
                       double *policy_logits, double *value);
+
+/* Inference in float32 (on) or float64 (off, the default). Training (muzero_train.c) stays in
+ * float64; whoever writes the parameters calls mz_net_params_changed (the trainer's step, a load,
+ * a checkpoint restore), so the float mirror is rebuilt before the next inference. */
+void mz_net_use_f32(mz_net *n, bool on);
+void mz_net_params_changed(mz_net *n);
 
 int mz_net_save(const mz_net *n, const char *path, hw_err *err);
 int mz_net_load(mz_net *n, const char *path, hw_err *err);

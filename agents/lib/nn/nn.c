@@ -39,6 +39,10 @@ void nnet_free(nnet_mlp *n) {
     free(n->dh[1]);
     free(n->params);
     free(n->grads);
+    free(n->p32);
+    free(n->x32[0]);
+    free(n->x32[1]);
+    free(n->y32);
     free(n);
 }
 

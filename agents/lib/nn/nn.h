@@ -41,6 +41,11 @@ typedef struct nnet_mlp {
     int batch, cap;
     double *h[NNET_MAX_LAYERS + 1];  /* h[0] = input copy, h[l] = layer l output (post-activation) */
     double *dh[2];                 /* backward scratch */
+    /* float32 inference (nn32.c): a float mirror of params (nnet_sync32) and its own buffers, so
+     * nnet_forward32 leaves the float64 forward cache above alone */
+    float *p32, *x32[2];
+    double *y32;
+    int cap32;
 } nnet_mlp;
 
 /* sizes has nlayers+1 entries. Parameters are zero until nnet_init_orthogonal. */
@@ -57,6 +62,13 @@ const double *nnet_forward(nnet_mlp *n, const double *X, int B);
 /* Backward of the last forward. dY: B x n_L. dX (B x n_0) may be NULL. */
 void nnet_backward(nnet_mlp *n, const double *dY, double *dX);
 void nnet_zero_grad(nnet_mlp *n);
+/* float32 inference (nn32.c). nnet_sync32 copies params into the float mirror (call it after
+ * params change); nnet_forward32 runs the forward pass in single precision (cblas_sgemm) from
+ * that mirror, syncing first if it was never synced, and returns the output as float64 (B x n_L,
+ * owned by n, valid until the next nnet_forward32); the float64 forward cache is left alone, so
+ * it cannot be used for nnet_backward. */
+void nnet_sync32(nnet_mlp *n);
+const double *nnet_forward32(nnet_mlp *n, const double *X, int B);
 
 typedef struct nnet_adam {
     size_t n;

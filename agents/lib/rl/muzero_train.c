@@ -387,5 +387,6 @@ void mz_trainer_apply(mz_trainer *t) {
         for (size_t j = 0; j < m[i]->nparams; j++) m[i]->grads[j] += t->c.weight_decay * m[i]->params[j];
         nnet_adam_step(t->adam[i], m[i]->params, m[i]->grads);
     }
+    mz_net_params_changed(t->net);
     t->steps++;
 }

@@ -291,3 +291,31 @@ Test(muzero_agent, heuristic_prior_untrained_plays_the_heuristic) {
     free(out);
     free(err);
 }
+
+/* --float32: a training run (acting, Reanalyse and training interleaved) in process completes
+ * games, says so in the summary, and is deterministic for a seed */
+Test(muzero_agent, float32_inference_runs_are_deterministic) {
+    char bin[512], res[2][4096];
+    need("hwgym-muzero", bin, sizeof bin);
+    for (int k = 0; k < 2; k++) {
+        char *out = NULL, *err = NULL;
+        const char *a[] = {bin, "--endpoint", "local", "--config", "{\"problem\":\"mlp_train_batch_16\"}", "--games", "2",
+                           "--simulations", "8", "--budget", "600", "--batch", "16", "--reanalyse-simulations", "4", "--seed", "5",
+                           "--float32", "--quiet", NULL};
+        cr_assert_eq(hwtest_run(a, &out, &err), 0, "%s", err);
+        json_t *j = summary(out);
+        cr_assert(json_is_true(json_object_get(j, "float32")), "%s", out);
+        cr_assert(json_integer_value(json_object_get(j, "games_completed")) >= 1, "%s", out);
+        cr_assert(json_integer_value(json_object_get(j, "train_steps")) > 0, "%s", out);
+        json_t *keep = json_pack("{sOsOsO}", "r", json_object_get(j, "best_reward"), "a", json_object_get(j, "best_action"), "t",
+                                 json_object_get(j, "train_steps"));
+        char *s = json_dumps(keep, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        snprintf(res[k], sizeof res[k], "%s", s);
+        free(s);
+        json_decref(keep);
+        json_decref(j);
+        free(out);
+        free(err);
+    }
+    cr_assert_str_eq(res[0], res[1], "same seed, same result with --float32");
+}

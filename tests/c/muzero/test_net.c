@@ -347,3 +347,61 @@ Test(muzero_train, adam_steps_lower_the_loss) {
     mz_net_free(n);
     gsl_rng_free(r);
 }
+
+/* --float32: the float mirror's inference agrees with float64 inference to single precision, and
+ * follows the parameters after a training step (mz_trainer_apply marks them changed); without
+ * the re-sync it would answer with the old weights, which the last check tells apart. */
+static void infer_all(mz_net *n, const double *f, double *out) {
+    double e0[8], e1[8], pl[6], v[2], rw[2], pl1[6], v1[2];
+    int act[2] = {0, 2};
+    mz_net_initial(n, f, 2, e0, pl, v);
+    mz_net_recurrent(n, e0, act, 2, e1, rw, pl1, v1);
+    double *o = out;
+    for (int i = 0; i < 8; i++) *o++ = e0[i];
+    for (int i = 0; i < 8; i++) *o++ = e1[i];
+    for (int i = 0; i < 6; i++) *o++ = pl[i];
+    for (int i = 0; i < 6; i++) *o++ = pl1[i];
+    for (int i = 0; i < 2; i++) {
+        *o++ = v[i];
+        *o++ = rw[i];
+        *o++ = v1[i];
+    }
+}
+
+static double max_abs_diff(const double *a, const double *b, int n) {
+    double d = 0;
+    for (int i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
+    return d;
+}
+
+Test(muzero_net, float32_inference_matches_float64_and_follows_training) {
+    gsl_rng *r = ag_rng_new(4);
+    mz_net_cfg c = {6, 4, 8, 8, 5};
+    mz_net *n = mz_net_new(&c, r);
+    jitter(n, r);
+    double f[12], a[34], b[34], a2[34], b2[34];
+    for (int i = 0; i < 12; i++) f[i] = ag_rng_normal(r);
+    infer_all(n, f, a);
+    mz_net_use_f32(n, true);
+    infer_all(n, f, b);
+    double d = max_abs_diff(a, b, 34);
+    cr_assert(d < 1e-4, "float32 inference differs from float64 by %g", d);
+    cr_assert(d > 0, "float32 inference is bit-identical to float64: not the float path");
+    /* a training step changes the weights: both precisions must see the new ones */
+    mz_train_cfg tc = mz_train_cfg_default();
+    tc.K = 2;
+    tc.lr = 3e-2;
+    mz_trainer *t = mz_trainer_new(n, &tc);
+    mz_batch *bt = random_batch(r, 8, 2, c.F, n->V);
+    mz_loss_grad(t, bt, NULL);
+    mz_trainer_apply(t);
+    infer_all(n, f, b2);
+    mz_net_use_f32(n, false);
+    infer_all(n, f, a2);
+    cr_assert(max_abs_diff(a2, b2, 34) < 1e-4, "float32 after a step differs from float64 by %g", max_abs_diff(a2, b2, 34));
+    cr_assert(max_abs_diff(a, a2, 34) > 1e-3, "the training step moved the outputs");
+    mz_batch_free(bt);
+    mz_trainer_free(t);
+    mz_net_free(n);
+    gsl_rng_free(r);
+}

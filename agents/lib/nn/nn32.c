@@ -1,0 +1,58 @@
+/* nn32.c - float32 inference for nnet_mlp (nn.h): a float mirror of the parameters and a forward
+ * pass in single precision through cblas_sgemm, with its own buffers. At MuZero's batch sizes the
+ * float GEMMs run 1.8-2.1x faster than the double ones (bench/bench_gemm.c); training stays in
+ * float64 (nnet_forward / nnet_backward, gradient-checked). */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn.h"
+
+void nnet_sync32(nnet_mlp *n) {
+    if (!n->p32) n->p32 = malloc(sizeof(float) * n->nparams);
+    if (!n->p32) abort();
+    for (size_t i = 0; i < n->nparams; i++) n->p32[i] = (float)n->params[i];
+}
+
+static void ensure32(nnet_mlp *n, int B) {
+    if (B <= n->cap32) return;
+    int mx = 0;
+    for (int l = 0; l <= n->nlayers; l++)
+        if (n->sizes[l] > mx) mx = n->sizes[l];
+    size_t m = (size_t)B * (size_t)mx;
+    for (int k = 0; k < 2; k++) {
+        free(n->x32[k]);
+        n->x32[k] = malloc(sizeof(float) * m);
+    }
+    free(n->y32);
+    n->y32 = malloc(sizeof(double) * (size_t)B * (size_t)n->sizes[n->nlayers]);
+    if (!n->x32[0] || !n->x32[1] || !n->y32) abort();
+    n->cap32 = B;
+}
+
+const double *nnet_forward32(nnet_mlp *n, const double *X, int B) {
+    if (!n->p32) nnet_sync32(n);
+    ensure32(n, B);
+    float *in = n->x32[0];
+    size_t m0 = (size_t)B * (size_t)n->sizes[0];
+    for (size_t i = 0; i < m0; i++) in[i] = (float)X[i];
+    for (int l = 0; l < n->nlayers; l++) {
+        int ni = n->sizes[l], no = n->sizes[l + 1];
+        float *Z = n->x32[(l + 1) & 1];
+        const float *b = n->p32 + n->boff[l];
+        for (int r = 0; r < B; r++) memcpy(Z + (size_t)r * (size_t)no, b, sizeof(float) * (size_t)no);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, no, ni, 1.0f, in, ni, n->p32 + n->woff[l], ni, 1.0f, Z, no);
+        if (l < n->nlayers - 1) {
+            size_t m = (size_t)B * (size_t)no;
+            if (n->act == NNET_TANH)
+                for (size_t i = 0; i < m; i++) Z[i] = 1.0f - 2.0f / (expf(2.0f * Z[i]) + 1.0f);
+            else
+                for (size_t i = 0; i < m; i++) Z[i] = Z[i] > 0 ? Z[i] : 0;
+        }
+        in = Z;
+    }
+    size_t mL = (size_t)B * (size_t)n->sizes[n->nlayers];
+    for (size_t i = 0; i < mL; i++) n->y32[i] = (double)in[i];
+    return n->y32;
+}
