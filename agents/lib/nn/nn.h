@@ -1,4 +1,5 @@
-/* nn.h - small dense networks on CBLAS (OpenBLAS), float64 throughout.
+/* nn.h - small dense networks on CBLAS (OpenBLAS), float64 throughout (and a float32 inference
+ * path, nn32.c).
  * Owns: MLPs (dense layers, tanh/ReLU hidden activations, linear output), orthogonal
  * initialisation (LAPACKE QR), batched forward/backward with gradient accumulation, Adam,
  * global gradient-norm clipping, the linear learning-rate schedule, and save/load.
