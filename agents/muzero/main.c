@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
         {"repr-hidden", AG_OPT_INT, &rhidden, "representation hidden units, 2 layers (128)"},
         {"support", AG_OPT_INT, &support, "value/reward support half-width S, 2S+1 bins (15)"},
         {"no-demo", AG_OPT_FLAG, &no_demo, "do not seed the replay with the heuristic's game"},
-        {"float32", AG_OPT_FLAG, &f32, "network inference (acting, Reanalyse) in single precision from a float mirror of the weights, re-synced after each training step; training stays float64 (bench_gemm: the GEMMs run ~2x faster)"},
+        {"float32", AG_OPT_FLAG, &f32, "networks in single precision: inference (acting, Reanalyse) from a float mirror of the weights re-synced after each training step, and the training step's GEMMs (mixed precision: parameters, gradients and Adam stay float64) (bench_gemm: the GEMMs run ~2x faster)"},
         {"no-backup", AG_OPT_FLAG, &no_backup, "no Drop-backup: a lost game ends with return 0"},
         {"rollout", AG_OPT_INT, &rollout, "search mode: random rollout depth at a leaf (16)"},
         {"max-games", AG_OPT_INT, &maxg, "stop after this many complete games as well (0: only --budget)"},

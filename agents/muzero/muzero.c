@@ -27,6 +27,7 @@ int mz_setup_learning(mz_agent *A, hw_err *err) {
     A->net = mz_net_new(&nc, A->rng);
     mz_net_use_f32(A->net, A->o.f32);
     A->tr = mz_trainer_new(A->net, &A->o.train);
+    mz_trainer_use_f32(A->tr, A->o.f32);
     A->rb = mz_replay_new(A->o.replay, A->F);
     A->batch = mz_batch_new(A->o.batch, A->o.train.K, A->F, A->net->V);
     A->store = true;

@@ -43,6 +43,7 @@ void nnet_free(nnet_mlp *n) {
     free(n->x32[0]);
     free(n->x32[1]);
     free(n->y32);
+    free(n->s32);
     free(n);
 }
 
@@ -110,13 +111,16 @@ const double *nnet_forward(nnet_mlp *n, const double *X, int B) {
     ensure(n, B);
     n->batch = B;
     memcpy(n->h[0], X, sizeof(double) * (size_t)B * (size_t)n->sizes[0]);
+    if (n->train32) nnet_sync32(n);
     for (int l = 0; l < n->nlayers; l++) {
         int in = n->sizes[l], out = n->sizes[l + 1];
         double *Z = n->h[l + 1];
         const double *b = n->params + n->boff[l];
         for (int r = 0; r < B; r++) memcpy(Z + (size_t)r * (size_t)out, b, sizeof(double) * (size_t)out);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0, n->h[l], in, n->params + n->woff[l], in,
-                    1.0, Z, out);
+        if (n->train32) nnet32_fwd(n, l, B, n->h[l], Z);
+        else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0, n->h[l], in, n->params + n->woff[l], in,
+                        1.0, Z, out);
         if (l < n->nlayers - 1) {
             size_t m = (size_t)B * (size_t)out;
             if (n->act == NNET_TANH)
@@ -135,15 +139,18 @@ void nnet_backward(nnet_mlp *n, const double *dY, double *dX) {
     for (int l = L - 1; l >= 0; l--) {
         int in = n->sizes[l], out = n->sizes[l + 1];
         double *gW = n->grads + n->woff[l], *gb = n->grads + n->boff[l];
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, B, 1.0, dz, out, n->h[l], in, 1.0, gW, in);
+        if (n->train32) nnet32_gw(n, l, B, dz, n->h[l], gW);
+        else cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, B, 1.0, dz, out, n->h[l], in, 1.0, gW, in);
         for (int r = 0; r < B; r++) {
             const double *row = dz + (size_t)r * (size_t)out;
             for (int j = 0; j < out; j++) gb[j] += row[j];
         }
         if (l == 0 && !dX) break;
         double *target = l == 0 ? dX : dnext;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, out, 1.0, dz, out, n->params + n->woff[l], in, 0.0,
-                    target, in);
+        if (n->train32) nnet32_dx(n, l, B, dz, target);
+        else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, out, 1.0, dz, out, n->params + n->woff[l], in, 0.0,
+                        target, in);
         if (l == 0) break;
         const double *H = n->h[l];
         size_t m = (size_t)B * (size_t)in;

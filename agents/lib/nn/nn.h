@@ -47,6 +47,11 @@ typedef struct nnet_mlp {
     float *p32, *x32[2];
     double *y32;
     int cap32;
+    /* mixed-precision training (nnet_train32): nnet_forward / nnet_backward run their GEMMs in
+     * float32 from the mirror (synced at each forward), activations and gradients stay float64 */
+    int train32;
+    float *s32;
+    size_t s32cap;
 } nnet_mlp;
 
 /* sizes has nlayers+1 entries. Parameters are zero until nnet_init_orthogonal. */
@@ -70,6 +75,15 @@ void nnet_zero_grad(nnet_mlp *n);
  * it cannot be used for nnet_backward. */
 void nnet_sync32(nnet_mlp *n);
 const double *nnet_forward32(nnet_mlp *n, const double *X, int B);
+/* Mixed precision: with on, nnet_forward syncs the float mirror and nnet_forward / nnet_backward
+ * run every GEMM in float32 (inputs rounded to float, products added into the float64
+ * activations and gradients); the forward cache, biases, activations and grads stay float64. */
+void nnet_train32(nnet_mlp *n, int on);
+/* the GEMMs of the mixed-precision path (called by nn.c): Z (B x out) += H (B x in) W_l^T;
+ * gW (out x in) += dZ^T H; dX (B x in) = dZ W_l */
+void nnet32_fwd(nnet_mlp *n, int l, int B, const double *H, double *Z);
+void nnet32_gw(nnet_mlp *n, int l, int B, const double *dZ, const double *H, double *gW);
+void nnet32_dx(nnet_mlp *n, int l, int B, const double *dZ, double *dX);
 
 typedef struct nnet_adam {
     size_t n;

@@ -56,3 +56,48 @@ const double *nnet_forward32(nnet_mlp *n, const double *X, int B) {
     for (size_t i = 0; i < mL; i++) n->y32[i] = (double)in[i];
     return n->y32;
 }
+
+void nnet_train32(nnet_mlp *n, int on) { n->train32 = on; }
+
+/* float scratch of at least m elements (one block, carved by the callers) */
+static float *scratch(nnet_mlp *n, size_t m) {
+    if (m > n->s32cap) {
+        free(n->s32);
+        n->s32 = malloc(sizeof(float) * m);
+        if (!n->s32) abort();
+        n->s32cap = m;
+    }
+    return n->s32;
+}
+
+static void to_f32(const double *x, size_t m, float *y) {
+    for (size_t i = 0; i < m; i++) y[i] = (float)x[i];
+}
+
+void nnet32_fwd(nnet_mlp *n, int l, int B, const double *H, double *Z) {
+    int ni = n->sizes[l], no = n->sizes[l + 1];
+    size_t mh = (size_t)B * (size_t)ni, mz = (size_t)B * (size_t)no;
+    float *h = scratch(n, mh + mz), *z = h + mh;
+    to_f32(H, mh, h);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, no, ni, 1.0f, h, ni, n->p32 + n->woff[l], ni, 0.0f, z, no);
+    for (size_t i = 0; i < mz; i++) Z[i] += (double)z[i];
+}
+
+void nnet32_gw(nnet_mlp *n, int l, int B, const double *dZ, const double *H, double *gW) {
+    int ni = n->sizes[l], no = n->sizes[l + 1];
+    size_t md = (size_t)B * (size_t)no, mh = (size_t)B * (size_t)ni, mw = (size_t)no * (size_t)ni;
+    float *d = scratch(n, md + mh + mw), *h = d + md, *g = h + mh;
+    to_f32(dZ, md, d);
+    to_f32(H, mh, h);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, no, ni, B, 1.0f, d, no, h, ni, 0.0f, g, ni);
+    for (size_t i = 0; i < mw; i++) gW[i] += (double)g[i];
+}
+
+void nnet32_dx(nnet_mlp *n, int l, int B, const double *dZ, double *dX) {
+    int ni = n->sizes[l], no = n->sizes[l + 1];
+    size_t md = (size_t)B * (size_t)no, mx = (size_t)B * (size_t)ni;
+    float *d = scratch(n, md + mx), *x = d + md;
+    to_f32(dZ, md, d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, ni, no, 1.0f, d, no, n->p32 + n->woff[l], ni, 0.0f, x, ni);
+    for (size_t i = 0; i < mx; i++) dX[i] = (double)x[i];
+}

@@ -225,6 +225,14 @@ mz_trainer *mz_trainer_new(mz_net *net, const mz_train_cfg *c) {
     return t;
 }
 
+void mz_trainer_use_f32(mz_trainer *t, bool on) {
+    nnet_train32(t->net->repr, on);
+    for (int k = 0; k <= t->K; k++) {
+        nnet_train32(t->pred[k], on);
+        nnet_train32(t->dyn[k], on);
+    }
+}
+
 void mz_trainer_free(mz_trainer *t) {
     if (!t) return;
     for (int k = 0; k <= t->K; k++) {

@@ -134,6 +134,11 @@ typedef struct mz_trainer {
 } mz_trainer;
 
 mz_trainer *mz_trainer_new(mz_net *net, const mz_train_cfg *c);
+/* Mixed precision (on): the unrolled loss's forward and backward run their GEMMs in float32
+ * (nnet_train32 on the representation network and the per-step clones); parameters, Adam and
+ * gradients stay float64. Inference with the masters (mz_net_initial / mz_net_recurrent) is set
+ * apart by mz_net_use_f32. */
+void mz_trainer_use_f32(mz_trainer *t, bool on);
 void mz_trainer_free(mz_trainer *t);
 /* Zeroes the master gradients, computes the loss of the batch and ADDS its gradient into the
  * masters' grads. Returns the loss; parts (may be NULL) receives {policy, value, reward}. */
