@@ -31,6 +31,17 @@ static json_t *summary(const char *out) {
     return j;
 }
 
+/* The result two runs of one seed must share: best_reward and best_action (and, when `extra` is
+ * given, that summary field too) as compact JSON text in out. */
+static void result_text(const json_t *j, const char *extra, char *out, size_t cap) {
+    json_t *keep = json_pack("{sOsO}", "r", json_object_get(j, "best_reward"), "a", json_object_get(j, "best_action"));
+    if (extra) json_object_set(keep, extra, json_object_get(j, extra));
+    char *d = json_dumps(keep, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    snprintf(out, cap, "%s", d);
+    free(d);
+    json_decref(keep);
+}
+
 Test(muzero_agent, help_and_usage_errors) {
     char bin[512];
     need("hwgym-muzero", bin, sizeof bin);
@@ -140,11 +151,7 @@ Test(muzero_agent, end_to_end_through_a_server_with_trials_and_determinism) {
         cr_assert(json_integer_value(json_object_get(j, "games_completed")) >= 1, "%s", out);
         cr_assert(json_integer_value(json_object_get(j, "train_steps")) > 0, "%s", out);
         cr_assert(json_integer_value(json_object_get(j, "simulations")) > 0);
-        json_t *keep = json_pack("{sOsO}", "r", json_object_get(j, "best_reward"), "a", json_object_get(j, "best_action"));
-        char *s = json_dumps(keep, JSON_COMPACT | JSON_REAL_PRECISION(17));
-        snprintf(res[k], sizeof res[k], "%s", s);
-        free(s);
-        json_decref(keep);
+        result_text(j, NULL, res[k], sizeof res[k]);
         json_decref(j);
         free(out);
         free(err);
@@ -196,11 +203,7 @@ Test(muzero_agent, alphazero_mode_and_collapse_watch) {
         cr_assert(json_array_size(w) >= 2, "one window per game: %s", out);
         double h = json_number_value(json_object_get(json_array_get(w, 0), "entropy"));
         cr_assert(h > 0 && h <= log(3) + 1e-9, "prior entropy %g", h);
-        json_t *keep = json_pack("{sOsO}", "r", json_object_get(j, "best_reward"), "a", json_object_get(j, "best_action"));
-        char *d = json_dumps(keep, JSON_COMPACT | JSON_REAL_PRECISION(17));
-        snprintf(res[k], sizeof res[k], "%s", d);
-        free(d);
-        json_decref(keep);
+        result_text(j, NULL, res[k], sizeof res[k]);
         json_decref(j);
         free(out);
         free(err);
@@ -307,12 +310,7 @@ Test(muzero_agent, float32_inference_runs_are_deterministic) {
         cr_assert(json_is_true(json_object_get(j, "float32")), "%s", out);
         cr_assert(json_integer_value(json_object_get(j, "games_completed")) >= 1, "%s", out);
         cr_assert(json_integer_value(json_object_get(j, "train_steps")) > 0, "%s", out);
-        json_t *keep = json_pack("{sOsOsO}", "r", json_object_get(j, "best_reward"), "a", json_object_get(j, "best_action"), "t",
-                                 json_object_get(j, "train_steps"));
-        char *s = json_dumps(keep, JSON_COMPACT | JSON_REAL_PRECISION(17));
-        snprintf(res[k], sizeof res[k], "%s", s);
-        free(s);
-        json_decref(keep);
+        result_text(j, "train_steps", res[k], sizeof res[k]);
         json_decref(j);
         free(out);
         free(err);
