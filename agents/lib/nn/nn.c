@@ -86,20 +86,13 @@ int nnet_init_orthogonal(nnet_mlp *n, gsl_rng *rng, double hidden_gain, double o
  * error ~1e-16, saturates correctly for large |x| (exp overflows to inf -> 1, underflows -> -1). */
 static inline double fast_tanh(double x) { return 1.0 - 2.0 / (exp(2.0 * x) + 1.0); }
 
-static int max_size(const nnet_mlp *n) {
-    int m = 0;
-    for (int l = 0; l <= n->nlayers; l++)
-        if (n->sizes[l] > m) m = n->sizes[l];
-    return m;
-}
-
 static void ensure(nnet_mlp *n, int B) {
     if (B <= n->cap) return;
     for (int l = 0; l <= n->nlayers; l++) {
         free(n->h[l]);
         n->h[l] = malloc(sizeof(double) * (size_t)B * (size_t)n->sizes[l]);
     }
-    size_t m = (size_t)B * (size_t)max_size(n);
+    size_t m = (size_t)B * (size_t)nnet_max_size(n);
     free(n->dh[0]);
     free(n->dh[1]);
     n->dh[0] = malloc(sizeof(double) * m);

@@ -54,6 +54,14 @@ typedef struct nnet_mlp {
     size_t s32cap;
 } nnet_mlp;
 
+/* the widest layer (inputs and outputs included): the row width of per-batch scratch */
+static inline int nnet_max_size(const nnet_mlp *n) {
+    int m = 0;
+    for (int l = 0; l <= n->nlayers; l++)
+        if (n->sizes[l] > m) m = n->sizes[l];
+    return m;
+}
+
 /* sizes has nlayers+1 entries. Parameters are zero until nnet_init_orthogonal. */
 nnet_mlp *nnet_new(int nlayers, const int *sizes, nnet_act act);
 void nnet_free(nnet_mlp *n);

@@ -1,7 +1,8 @@
-/* nn32.c - float32 inference for nnet_mlp (nn.h): a float mirror of the parameters and a forward
- * pass in single precision through cblas_sgemm, with its own buffers. At MuZero's batch sizes the
- * float GEMMs run 1.8-2.1x faster than the double ones (bench/bench_gemm.c); training stays in
- * float64 (nnet_forward / nnet_backward, gradient-checked). */
+/* nn32.c - float32 for nnet_mlp (nn.h): a float mirror of the parameters; inference in single
+ * precision (nnet_forward32, float activations throughout, its own buffers); and the GEMMs of
+ * mixed-precision training (nnet_train32: nn.c's forward and backward call nnet32_fwd/gw/dx, with
+ * activations, gradients and parameters kept float64). At MuZero's batch sizes the float GEMMs run
+ * 1.8-2.1x faster than the double ones (bench/bench_gemm.c). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -15,12 +16,13 @@ void nnet_sync32(nnet_mlp *n) {
     for (size_t i = 0; i < n->nparams; i++) n->p32[i] = (float)n->params[i];
 }
 
+static void to_f32(const double *x, size_t m, float *y) {
+    for (size_t i = 0; i < m; i++) y[i] = (float)x[i];
+}
+
 static void ensure32(nnet_mlp *n, int B) {
     if (B <= n->cap32) return;
-    int mx = 0;
-    for (int l = 0; l <= n->nlayers; l++)
-        if (n->sizes[l] > mx) mx = n->sizes[l];
-    size_t m = (size_t)B * (size_t)mx;
+    size_t m = (size_t)B * (size_t)nnet_max_size(n);
     for (int k = 0; k < 2; k++) {
         free(n->x32[k]);
         n->x32[k] = malloc(sizeof(float) * m);
@@ -35,8 +37,7 @@ const double *nnet_forward32(nnet_mlp *n, const double *X, int B) {
     if (!n->p32) nnet_sync32(n);
     ensure32(n, B);
     float *in = n->x32[0];
-    size_t m0 = (size_t)B * (size_t)n->sizes[0];
-    for (size_t i = 0; i < m0; i++) in[i] = (float)X[i];
+    to_f32(X, (size_t)B * (size_t)n->sizes[0], in);
     for (int l = 0; l < n->nlayers; l++) {
         int ni = n->sizes[l], no = n->sizes[l + 1];
         float *Z = n->x32[(l + 1) & 1];
@@ -68,10 +69,6 @@ static float *scratch(nnet_mlp *n, size_t m) {
         n->s32cap = m;
     }
     return n->s32;
-}
-
-static void to_f32(const double *x, size_t m, float *y) {
-    for (size_t i = 0; i < m; i++) y[i] = (float)x[i];
 }
 
 void nnet32_fwd(nnet_mlp *n, int l, int B, const double *H, double *Z) {
