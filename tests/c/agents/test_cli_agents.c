@@ -231,7 +231,7 @@ Test(agents_cli, progress_every_10s_into_a_log, .timeout = 120) {
     char bin[512];
     need("hwgym-search", bin, sizeof bin);
     const char *pre[] = {bin, NULL};
-    const char *args[] = {"--endpoint", "local", "--env", "dram-v0", "--algo", "random", "--budget", "300", "--seed", "1", NULL};
+    const char *args[] = {"--endpoint", "local", "--env", "dram-v0", "--algo", "random", "--budget", "900", "--seed", "1", NULL};
     char *out = NULL, *err = NULL;
     unsetenv("HWGYM_PROGRESS_S");
     double t0 = now_s();
