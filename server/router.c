@@ -357,11 +357,6 @@ static void on_reply(router *r, task *t) {
     after_op(r, t);
 }
 
-/* The inline fast path: an op of a single or vector session whose worker holds no task for it,
- * and whose measured cost for that op is below --inline-us (the first of each op always goes to
- * the worker, which measures it), runs right here on the router thread. This
- * saves two thread hand-offs per request; the session stays pinned to its worker for anything
- * expensive or queued, and ops still run one at a time in arrival order. */
 /* The client is alone: nothing is out at a worker or queued for one, no request is waiting on the
  * socket, and the previous request was this session's own. An op over --inline-us but under
  * --inline-alone-us then runs inline too (dram-v0's whole-trace step: two thread hand-offs saved),
@@ -376,6 +371,13 @@ static bool client_alone(router *r, const session *s, int op) {
     return zmq_getsockopt(r->sock, ZMQ_EVENTS, &ev, &sz) == 0 && !(ev & ZMQ_POLLIN);
 }
 
+/* The inline fast path: an op of a single or vector session whose worker holds no task for it,
+ * and whose measured cost for that op is below --inline-us (the first of each op always goes to
+ * the worker, which measures it), runs right here on the router thread. This
+ * saves two thread hand-offs per request; the session stays pinned to its worker for anything
+ * expensive or queued, and ops still run one at a time in arrival order. Ops over --inline-us run
+ * here too while their client is alone (client_alone). Every session op passes here first, so it
+ * also records the request's session token (cur_tok) that client_alone compares with. */
 static bool try_inline(router *r, task *t) {
     session *s = t->s;
     if (!s) return false;
