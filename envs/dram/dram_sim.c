@@ -550,6 +550,7 @@ static int64_t commands_full(sim *s, int64_t t) {
         best_cmd = s->ref_cmd; /* the refresh payload is the oldest */
         best_r = -1;
     }
+    uint64_t best_u = best_r < 0 ? 0 : UINT64_MAX; /* banks compete by request index */
     /* only banks whose bound has been reached, or whose proposal changed, can issue now
      * (empty banks keep lb = INF) */
     uint64_t due = 0;
@@ -570,11 +571,14 @@ static int64_t commands_full(sim *s, int64_t t) {
         }
         int64_t e = earliest(s, cmd, b, t);
         s->lb[b] = e;
-        if (e == t && r < best_r) {
-            best_cmd = cmd;
-            best_b = b;
-            best_r = r;
-        }
+        /* branch-free: which bank wins is data, not a pattern the predictor can learn */
+        uint64_t key = (uint64_t)r | -(uint64_t)(e != t);
+        best_b = key < best_u ? b : best_b;
+        best_u = key < best_u ? key : best_u;
+    }
+    if (best_b >= 0) {
+        best_cmd = s->prop_cmd[best_b];
+        best_r = (int64_t)best_u;
     }
     if (best_cmd != DRAM_NCMD) {
         issue(s, best_cmd, best_b, best_r < 0 ? -1 : best_r, t);
