@@ -86,7 +86,6 @@ static void try_accept(sim *s, int64_t t, int d) {
     int b = s->bank[r];
     if (s->qn[b] >= s->qcap) return; /* cannot happen: qcap bounds every buffer kind */
     bq(s, b)[s->qn[b]++] = (int32_t)r;
-    if (!(s->nonempty & (1ULL << b))) s->n_nonempty++;
     s->nonempty |= 1ULL << b;
     s->dirty |= 1ULL << b;
     s->bank_cnt[b]++;
@@ -315,13 +314,12 @@ static int bank_propose(sim *s, int b, int64_t *req) {
     return autopre ? DRAM_CMD_RDA : DRAM_CMD_RD;
 }
 
-static inline int proposal(sim *s, int b, int64_t *req) {
-    if (s->dirty & (1ULL << b)) {
-        s->prop_cmd[b] = (int8_t)bank_propose(s, b, &s->prop_req[b]);
-        s->dirty &= ~(1ULL << b);
-    }
-    *req = s->prop_req[b];
-    return s->prop_cmd[b];
+/* Recomputes bank b's proposal (its command and request) and its bank-level bound bp[b]. */
+static inline void propose(sim *s, int b) {
+    int c = bank_propose(s, b, &s->prop_req[b]);
+    s->prop_cmd[b] = (int8_t)c;
+    s->dirty &= ~(1ULL << b);
+    s->bp[b] = max64(s->nb[b][c], s->ng[s->bg_of[b]][c]);
 }
 
 static inline int64_t earliest(const sim *s, int cmd, int b, int64_t t) {
@@ -476,8 +474,8 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         memmove(q + i, q + i + 1, (size_t)(n - i - 1) * sizeof *q);
         if (--s->qn[b] == 0) {
             s->nonempty &= ~(1ULL << b);
-            s->n_nonempty--;
-            s->lb[b] = INF;
+            s->prop_cmd[b] = DRAM_NCMD;
+            s->bp[b] = INF;
         }
         s->bank_cnt[b]--;
         s->total--;
@@ -517,31 +515,28 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
     }
 }
 
-/* Steps (3)-(5): issues the oldest command that is legal at t, if any, and returns a lower bound
- * of the next time a command could issue. lb[b] is a lower bound of bank b's proposal time; it
- * stays valid while the bank is clean, because timing constraints only ever grow. */
-static inline int64_t min_lb(const sim *s) {
-    int64_t m = INF;
-    if (s->n_nonempty <= 4 || s->nbanks < 4) {
-        for (uint64_t k = s->nonempty; k; k &= k - 1) {
-            int b = __builtin_ctzll(k);
-            m = s->lb[b] < m ? s->lb[b] : m;
-        }
-        return m;
-    }
-    /* four independent chains (nbanks is a power of two >= 4) */
-    int64_t m0 = INF, m1 = INF, m2 = INF, m3 = INF;
-    for (int b = 0; b < s->nbanks; b += 4) {
-        m0 = s->lb[b] < m0 ? s->lb[b] : m0;
-        m1 = s->lb[b + 1] < m1 ? s->lb[b + 1] : m1;
-        m2 = s->lb[b + 2] < m2 ? s->lb[b + 2] : m2;
-        m3 = s->lb[b + 3] < m3 ? s->lb[b + 3] : m3;
-    }
-    m0 = m0 < m1 ? m0 : m1;
-    m2 = m2 < m3 ? m2 : m3;
-    return m0 < m2 ? m0 : m2;
+/* ---- steps (3)-(5): the command pass ----
+ * Bank b's command c = prop_cmd[b] is legal at max(bus, nr[c], bp[b]), where bp[b] is its
+ * bank-level bound max(nb[b][c], ng[group][c]). bp changes only when b's proposal changes
+ * (dirty) or a command issues in b's bank group; the rank-level part nr[c] and the bus are
+ * applied at every pass, so the bounds are exact and one pass finds the next command time
+ * without evaluating banks one by one. Banks without a command (empty, blocked) have
+ * prop_cmd = DRAM_NCMD, whose timing slots hold INF. */
+
+/* the proposals of the nonempty banks that changed */
+static inline void propose_dirty(sim *s) {
+    for (uint64_t m = s->nonempty & s->dirty; m; m &= m - 1) propose(s, __builtin_ctzll(m));
 }
 
+/* the least time any bank's command is legal (INF if none); *ready: the banks legal at t */
+static inline int64_t bank_times(const sim *s, int64_t t, uint64_t *ready) {
+    int64_t m = s->bank_times(s->bp, s->prop_cmd, s->nr, s->nbanks, t, ready);
+    if (s->bus > t) *ready = 0;
+    return m;
+}
+
+/* Issues the oldest command that is legal at t, if any, and returns the next time a command
+ * could issue (exact while no proposal changes). */
 static int64_t commands_full(sim *s, int64_t t) {
     refresh_eval(s, t);
     int best_cmd = DRAM_NCMD, best_b = -1;
@@ -550,50 +545,35 @@ static int64_t commands_full(sim *s, int64_t t) {
         best_cmd = s->ref_cmd; /* the refresh payload is the oldest */
         best_r = -1;
     }
-    uint64_t best_u = best_r < 0 ? 0 : UINT64_MAX; /* banks compete by request index */
-    /* only banks whose bound has been reached, or whose proposal changed, can issue now
-     * (empty banks keep lb = INF) */
-    uint64_t due = 0;
-    if (s->n_nonempty <= 4) {
-        for (uint64_t k = s->nonempty; k; k &= k - 1) {
-            int b = __builtin_ctzll(k);
-            due |= (uint64_t)(s->lb[b] <= t) << b;
+    propose_dirty(s);
+    uint64_t ready;
+    int64_t nxt = bank_times(s, t, &ready);
+    if (best_r >= 0 && ready) {
+        /* the oldest request among the banks that can issue now, without a data branch */
+        uint64_t best_u = UINT64_MAX;
+        for (uint64_t m = ready; m; m &= m - 1) {
+            int b = __builtin_ctzll(m);
+            uint64_t key = (uint64_t)s->prop_req[b];
+            best_b = key < best_u ? b : best_b;
+            best_u = key < best_u ? key : best_u;
         }
-    } else
-        for (int b = 0; b < s->nbanks; b++) due |= (uint64_t)(s->lb[b] <= t) << b;
-    for (uint64_t m = (due | s->dirty) & s->nonempty; m; m &= m - 1) {
-        int b = __builtin_ctzll(m);
-        int64_t r;
-        int cmd = proposal(s, b, &r);
-        if (cmd == DRAM_NCMD) {
-            s->lb[b] = INF;
-            continue;
-        }
-        int64_t e = earliest(s, cmd, b, t);
-        s->lb[b] = e;
-        /* branch-free: which bank wins is data, not a pattern the predictor can learn */
-        uint64_t key = (uint64_t)r | -(uint64_t)(e != t);
-        best_b = key < best_u ? b : best_b;
-        best_u = key < best_u ? key : best_u;
-    }
-    if (best_b >= 0) {
         best_cmd = s->prop_cmd[best_b];
         best_r = (int64_t)best_u;
     }
     if (best_cmd != DRAM_NCMD) {
         issue(s, best_cmd, best_b, best_r < 0 ? -1 : best_r, t);
         refresh_eval(s, t);
-        /* bounds of clean banks stay valid (constraints only grow); changed banks are re-evaluated */
-        for (uint64_t m = s->nonempty & s->dirty; m; m &= m - 1) {
-            int b = __builtin_ctzll(m);
-            int64_t r;
-            int cmd = proposal(s, b, &r);
-            s->lb[b] = cmd == DRAM_NCMD ? INF : earliest(s, cmd, b, t);
-        }
+        propose_dirty(s);
+        if (best_b >= 0) /* the bank group's constraints grew: its banks' bounds */
+            for (uint64_t m = s->nonempty & s->grp_mask[s->bg_of[best_b]]; m; m &= m - 1) {
+                int b = __builtin_ctzll(m);
+                int c = s->prop_cmd[b];
+                s->bp[b] = max64(s->nb[b][c], s->ng[s->bg_of[b]][c]);
+            }
+        nxt = bank_times(s, t, &ready);
     }
-    int64_t nxt = min_lb(s);
     if (s->ref_cmd != DRAM_NCMD) nxt = min64(nxt, earliest(s, s->ref_cmd, -1, t));
-    return nxt == INF ? INF : max64(nxt, t + 1);
+    return nxt == INF ? INF : max64(nxt, max64(s->bus, t + 1));
 }
 
 /* Skips the command pass when nothing can issue before the last bound: no proposal changed,

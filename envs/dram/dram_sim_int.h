@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "dram_model.h"
+#include "dram_scan.h"
 
 #define INF INT64_MAX
 #define MAXB 64
@@ -31,7 +32,6 @@ typedef struct sim {
     int32_t *q;      /* nbanks * qcap */
     int qn[MAXB];
     uint64_t nonempty;
-    int n_nonempty;
     /* buffer counters */
     int bank_cnt[MAXB], total, nrd, nwr, last_bank;
     /* bank machines */
@@ -44,11 +44,14 @@ typedef struct sim {
     uint64_t dirty;          /* banks whose proposal must be recomputed */
     int8_t prop_cmd[MAXB];
     uint8_t bg_of[MAXB];
-    int64_t lb[MAXB]; /* lower bound of each bank's proposal time */
-    int64_t cmd_bound; /* lower bound of the next command time from the last command pass */
-    int64_t prop_req[MAXB]; /* FrFcfsGrp: direction of the last CAS */
-    /* timing checker: earliest time per command type, by bank / bank group / rank */
-    int64_t nb[MAXB][DRAM_NCMD], ng[MAXB][DRAM_NCMD], nr[DRAM_NCMD], bus;
+    int64_t bp[MAXB]; /* bank-level bound of the proposal's time (dram_sim.c, the command pass) */
+    uint64_t grp_mask[MAXB]; /* the banks of each bank group */
+    dram_bank_times_fn bank_times; /* dram_scan.h, chosen for this CPU */
+    int64_t cmd_bound; /* the next command time found by the last command pass */
+    int64_t prop_req[MAXB]; /* each bank's proposed request */
+    /* timing checker: earliest time per command type, by bank / bank group / rank; the slot
+     * DRAM_NCMD (no command) holds INF */
+    int64_t nb[MAXB][DRAM_NCMD + 1], ng[MAXB][DRAM_NCMD + 1], nr[DRAM_NCMD + 1], bus;
     int64_t faw[4];
     int faw_n, faw_h;
     /* derived timings */

@@ -110,10 +110,17 @@ int dram_sim_init(sim *s, const dram_memspec *ms, const dram_addrmap *am, const 
     s->act_act = (c->jedec_act_act || ms->type == DRAM_DDR3) ? ms->RC : ms->RCD;
     for (int b = 0; b < s->nbanks; b++) {
         s->bg_of[b] = (uint8_t)(b / s->bpg);
-        s->lb[b] = INF;
+        s->grp_mask[b / s->bpg] |= 1ULL << b;
         s->cur[b] = -1;
         s->close_at[b] = INF;
     }
+    for (int b = 0; b < MAXB; b++) { /* every slot: the vector scans read past nbanks */
+        s->prop_cmd[b] = DRAM_NCMD;
+        s->bp[b] = INF;
+        s->nb[b][DRAM_NCMD] = s->ng[b][DRAM_NCMD] = INF;
+    }
+    s->nr[DRAM_NCMD] = INF;
+    s->bank_times = dram_bank_times_best();
     s->ref_trigger = ms->REFI;
     s->ref_cmd = DRAM_NCMD;
     s->cmd_bound = 0;
