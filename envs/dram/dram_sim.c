@@ -530,8 +530,18 @@ static inline void propose_dirty(sim *s) {
 
 /* the least time any bank's command is legal (INF if none); *ready: the banks legal at t */
 static inline int64_t bank_times(const sim *s, int64_t t, uint64_t *ready) {
-    int64_t m = s->bank_times(s->bp, s->prop_cmd, s->nr, s->nbanks, t, ready);
-    if (s->bus > t) *ready = 0;
+    int64_t m = INF;
+    uint64_t r = 0, rest = s->nonempty & (s->nonempty - 1);
+    if (!(rest & (rest - 1))) /* at most two busy banks (streaming): those alone */
+        for (uint64_t k = s->nonempty; k; k &= k - 1) {
+            int b = __builtin_ctzll(k);
+            int64_t e = max64(s->bp[b], s->nr[s->prop_cmd[b]]);
+            m = min64(m, e);
+            r |= (uint64_t)(e <= t) << b;
+        }
+    else
+        m = s->bank_times(s->bp, s->prop_cmd, s->nr, s->nbanks, t, &r);
+    *ready = s->bus <= t ? r : 0;
     return m;
 }
 
@@ -564,12 +574,13 @@ static int64_t commands_full(sim *s, int64_t t) {
         issue(s, best_cmd, best_b, best_r < 0 ? -1 : best_r, t);
         refresh_eval(s, t);
         propose_dirty(s);
-        if (best_b >= 0) /* the bank group's constraints grew: its banks' bounds */
-            for (uint64_t m = s->nonempty & s->grp_mask[s->bg_of[best_b]]; m; m &= m - 1) {
-                int b = __builtin_ctzll(m);
+        if (best_b >= 0) { /* the bank group's constraints grew: its banks' bounds (INF if idle) */
+            int g = s->bg_of[best_b];
+            for (int b = g * s->bpg; b < (g + 1) * s->bpg; b++) {
                 int c = s->prop_cmd[b];
-                s->bp[b] = max64(s->nb[b][c], s->ng[s->bg_of[b]][c]);
+                s->bp[b] = max64(s->nb[b][c], s->ng[g][c]);
             }
+        }
         nxt = bank_times(s, t, &ready);
     }
     if (s->ref_cmd != DRAM_NCMD) nxt = min64(nxt, earliest(s, s->ref_cmd, -1, t));

@@ -45,7 +45,6 @@ typedef struct sim {
     int8_t prop_cmd[MAXB];
     uint8_t bg_of[MAXB];
     int64_t bp[MAXB]; /* bank-level bound of the proposal's time (dram_sim.c, the command pass) */
-    uint64_t grp_mask[MAXB]; /* the banks of each bank group */
     dram_bank_times_fn bank_times; /* dram_scan.h, chosen for this CPU */
     int64_t cmd_bound; /* the next command time found by the last command pass */
     int64_t prop_req[MAXB]; /* each bank's proposed request */

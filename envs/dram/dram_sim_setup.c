@@ -110,7 +110,6 @@ int dram_sim_init(sim *s, const dram_memspec *ms, const dram_addrmap *am, const 
     s->act_act = (c->jedec_act_act || ms->type == DRAM_DDR3) ? ms->RC : ms->RCD;
     for (int b = 0; b < s->nbanks; b++) {
         s->bg_of[b] = (uint8_t)(b / s->bpg);
-        s->grp_mask[b / s->bpg] |= 1ULL << b;
         s->cur[b] = -1;
         s->close_at[b] = INF;
     }
