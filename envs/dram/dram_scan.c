@@ -1,7 +1,7 @@
 /* dram_scan.c - the command pass's scan over the banks (dram_sim.c): for every bank, the time
  * its proposed command becomes legal, max(bp[b], nr[pc[b]]) (bank-level bound, rank-level
- * bound of its command type); the least of them and the banks legal at t. On saturated random
- * traffic this scan runs twice per command and was a fifth of the simulation in plain C, so
+ * bound of its command type); the least of them and the banks legal at max(that, t). On
+ * saturated random traffic this scan ran twice per command and was a fifth of the simulation in plain C, so
  * x86-64 CPUs with AVX2 or AVX-512 run it 4 or 8 banks at a time (chosen once per simulation;
  * same results, tests/c/dram/test_dram_scan.c compares every variant with the plain one). */
 #include "dram_scan.h"
@@ -13,15 +13,16 @@
 #define INF INT64_MAX
 
 int64_t dram_bank_times_c(const int64_t *bp, const int8_t *pc, const int64_t *nr, int nbanks, int64_t t,
-                          uint64_t *ready) {
-    int64_t m = INF;
-    uint64_t r = 0;
+                          uint64_t *first) {
+    int64_t m = INF, e[64];
     for (int b = 0; b < nbanks; b++) {
-        int64_t e = bp[b] > nr[pc[b]] ? bp[b] : nr[pc[b]];
-        m = e < m ? e : m;
-        r |= (uint64_t)(e <= t) << b;
+        e[b] = bp[b] > nr[pc[b]] ? bp[b] : nr[pc[b]];
+        m = e[b] < m ? e[b] : m;
     }
-    *ready = r;
+    int64_t thr = m > t ? m : t;
+    uint64_t r = 0;
+    for (int b = 0; b < nbanks; b++) r |= (uint64_t)(e[b] <= thr) << b;
+    *first = m == INF ? 0 : r;
     return m;
 }
 
@@ -31,28 +32,29 @@ int64_t dram_bank_times_c(const int64_t *bp, const int8_t *pc, const int64_t *nr
 /* 8 banks a step; banks past nbanks (up to the next multiple of 8, at most MAXB) must have
  * pc = DRAM_NCMD, so their time is INF */
 __attribute__((target("avx512f"))) int64_t dram_bank_times_avx512(const int64_t *bp, const int8_t *pc, const int64_t *nr,
-                                                                   int nbanks, int64_t t, uint64_t *ready) {
-    __m512i nr8 = _mm512_loadu_si512(nr), inf = _mm512_set1_epi64(INF), tv = _mm512_set1_epi64(t);
-    __m512i ncmd = _mm512_set1_epi64(DRAM_NCMD), m = inf;
-    uint64_t r = 0;
+                                                                   int nbanks, int64_t t, uint64_t *first) {
+    __m512i nr8 = _mm512_loadu_si512(nr), inf = _mm512_set1_epi64(INF);
+    __m512i ncmd = _mm512_set1_epi64(DRAM_NCMD), m = inf, e[8];
     for (int b = 0; b < nbanks; b += 8) {
         __m512i c = _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(pc + b)));
         __m512i n = _mm512_mask_permutexvar_epi64(inf, _mm512_cmplt_epi64_mask(c, ncmd), c, nr8);
-        __m512i e = _mm512_max_epi64(n, _mm512_loadu_si512(bp + b));
-        m = _mm512_min_epi64(m, e);
-        r |= (uint64_t)_mm512_cmple_epi64_mask(e, tv) << b;
+        e[b / 8] = _mm512_max_epi64(n, _mm512_loadu_si512(bp + b));
+        m = _mm512_min_epi64(m, e[b / 8]);
     }
-    *ready = nbanks < 64 ? r & ((1ULL << nbanks) - 1) : r;
-    return _mm512_reduce_min_epi64(m);
+    int64_t mm = _mm512_reduce_min_epi64(m);
+    __m512i thr = _mm512_set1_epi64(mm > t ? mm : t);
+    uint64_t r = 0;
+    for (int b = 0; b < nbanks; b += 8) r |= (uint64_t)_mm512_cmple_epi64_mask(e[b / 8], thr) << b;
+    *first = mm == INF ? 0 : nbanks < 64 ? r & ((1ULL << nbanks) - 1) : r;
+    return mm;
 }
 
 /* 4 banks a step; the same padding rule with 4 */
 __attribute__((target("avx2"))) int64_t dram_bank_times_avx2(const int64_t *bp, const int8_t *pc, const int64_t *nr,
-                                                               int nbanks, int64_t t, uint64_t *ready) {
+                                                               int nbanks, int64_t t, uint64_t *first) {
     __m256i lo = _mm256_loadu_si256((const __m256i *)nr), hi = _mm256_loadu_si256((const __m256i *)(nr + 4));
-    __m256i inf = _mm256_set1_epi64x(INF), tv = _mm256_set1_epi64x(t), m = inf;
+    __m256i inf = _mm256_set1_epi64x(INF), m = inf, e[16];
     __m256i three = _mm256_set1_epi64x(3), ncmd = _mm256_set1_epi64x(DRAM_NCMD);
-    uint64_t r = 0;
     for (int b = 0; b < nbanks; b += 4) {
         int32_t p4;
         memcpy(&p4, pc + b, sizeof p4);
@@ -64,16 +66,21 @@ __attribute__((target("avx2"))) int64_t dram_bank_times_avx2(const int64_t *bp, 
                                        _mm256_cmpgt_epi64(c, three));
         n = _mm256_blendv_epi8(n, inf, _mm256_cmpeq_epi64(c, ncmd));
         __m256i p = _mm256_loadu_si256((const __m256i *)(bp + b));
-        __m256i e = _mm256_blendv_epi8(n, p, _mm256_cmpgt_epi64(p, n));
-        m = _mm256_blendv_epi8(m, e, _mm256_cmpgt_epi64(m, e));
-        uint64_t gt = (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(e, tv)));
-        r |= (~gt & 15) << b;
+        __m256i x = _mm256_blendv_epi8(n, p, _mm256_cmpgt_epi64(p, n));
+        e[b / 4] = x;
+        m = _mm256_blendv_epi8(m, x, _mm256_cmpgt_epi64(m, x));
     }
     int64_t v[4];
     _mm256_storeu_si256((__m256i *)v, m);
-    int64_t a = v[0] < v[1] ? v[0] : v[1], c = v[2] < v[3] ? v[2] : v[3];
-    *ready = nbanks < 64 ? r & ((1ULL << nbanks) - 1) : r;
-    return a < c ? a : c;
+    int64_t a = v[0] < v[1] ? v[0] : v[1], c = v[2] < v[3] ? v[2] : v[3], mm = a < c ? a : c;
+    __m256i thr = _mm256_set1_epi64x(mm > t ? mm : t);
+    uint64_t r = 0;
+    for (int b = 0; b < nbanks; b += 4) {
+        uint64_t gt = (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(e[b / 4], thr)));
+        r |= (~gt & 15) << b;
+    }
+    *first = mm == INF ? 0 : nbanks < 64 ? r & ((1ULL << nbanks) - 1) : r;
+    return mm;
 }
 #endif
 

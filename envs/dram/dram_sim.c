@@ -528,25 +528,28 @@ static inline void propose_dirty(sim *s) {
     for (uint64_t m = s->nonempty & s->dirty; m; m &= m - 1) propose(s, __builtin_ctzll(m));
 }
 
-/* the least time any bank's command is legal (INF if none); *ready: the banks legal at t */
-static inline int64_t bank_times(const sim *s, int64_t t, uint64_t *ready) {
-    int64_t m = INF;
-    uint64_t r = 0, rest = s->nonempty & (s->nonempty - 1);
-    if (!(rest & (rest - 1))) /* at most two busy banks (streaming): those alone */
-        for (uint64_t k = s->nonempty; k; k &= k - 1) {
-            int b = __builtin_ctzll(k);
-            int64_t e = max64(s->bp[b], s->nr[s->prop_cmd[b]]);
-            m = min64(m, e);
-            r |= (uint64_t)(e <= t) << b;
-        }
-    else
-        m = s->bank_times(s->bp, s->prop_cmd, s->nr, s->nbanks, t, &r);
-    *ready = s->bus <= t ? r : 0;
+/* The least time m any bank's command is legal (INF if none); *first: the banks legal at
+ * max(m, t) (see dram_scan.h). */
+static inline int64_t bank_times(const sim *s, int64_t t, uint64_t *first) {
+    uint64_t rest = s->nonempty & (s->nonempty - 1);
+    if (rest & (rest - 1)) return s->bank_times(s->bp, s->prop_cmd, s->nr, s->nbanks, t, first);
+    /* at most two busy banks (streaming): those alone */
+    int64_t m = INF, e[2] = {INF, INF};
+    int bk[2] = {0, 0}, k = 0;
+    for (uint64_t x = s->nonempty; x; x &= x - 1, k++) {
+        bk[k] = __builtin_ctzll(x);
+        e[k] = max64(s->bp[bk[k]], s->nr[s->prop_cmd[bk[k]]]);
+        m = min64(m, e[k]);
+    }
+    int64_t thr = max64(m, t);
+    *first = m == INF ? 0 : (uint64_t)(e[0] <= thr) << bk[0] | (uint64_t)(e[1] <= thr) << bk[1];
     return m;
 }
 
 /* Issues the oldest command that is legal at t, if any, and returns the next time a command
- * could issue (exact while no proposal changes). */
+ * could issue (exact while no proposal changes). The scan after a command also gives the banks
+ * legal at the next possible command time (next_ready, at ready_at): a pass at that time
+ * needs no scan before it issues, only the banks whose proposals changed since. */
 static int64_t commands_full(sim *s, int64_t t) {
     refresh_eval(s, t);
     int best_cmd = DRAM_NCMD, best_b = -1;
@@ -555,9 +558,27 @@ static int64_t commands_full(sim *s, int64_t t) {
         best_cmd = s->ref_cmd; /* the refresh payload is the oldest */
         best_r = -1;
     }
+    uint64_t changed = s->nonempty & s->dirty, ready;
     propose_dirty(s);
-    uint64_t ready;
-    int64_t nxt = bank_times(s, t, &ready);
+    int64_t nxt = INF;
+    bool scanned = false;
+    if (s->ready_at >= t) { /* no other bank is legal before ready_at */
+        ready = s->ready_at == t ? s->next_ready & ~changed : 0;
+        for (uint64_t m = changed; m; m &= m - 1) {
+            int b = __builtin_ctzll(m);
+            ready |= (uint64_t)(max64(s->bp[b], s->nr[s->prop_cmd[b]]) <= t) << b;
+        }
+    } else {
+        uint64_t first;
+        nxt = bank_times(s, t, &first);
+        ready = nxt <= t ? first : 0;
+        if (nxt > t) { /* nothing legal now: the scan also gives the next time's banks */
+            s->next_ready = first;
+            s->ready_at = nxt;
+            scanned = true;
+        }
+    }
+    if (s->bus > t) ready = 0;
     if (best_r >= 0 && ready) {
         /* the oldest request among the banks that can issue now, without a data branch */
         uint64_t best_u = UINT64_MAX;
@@ -581,7 +602,11 @@ static int64_t commands_full(sim *s, int64_t t) {
                 s->bp[b] = max64(s->nb[b][c], s->ng[g][c]);
             }
         }
-        nxt = bank_times(s, t, &ready);
+        scanned = false;
+    }
+    if (!scanned) {
+        nxt = bank_times(s, t + 1, &s->next_ready);
+        s->ready_at = max64(nxt, t + 1);
     }
     if (s->ref_cmd != DRAM_NCMD) nxt = min64(nxt, earliest(s, s->ref_cmd, -1, t));
     return nxt == INF ? INF : max64(nxt, max64(s->bus, t + 1));
@@ -632,6 +657,7 @@ static int64_t idle_skip(sim *s, int64_t t) {
     upd(&s->nr[DRAM_CMD_REF], last + ms->RFC);
     for (int k = 0; k < s->nbanks; k++) s->blocked[k] = 0;
     s->dirty = ~0ULL;
+    s->ready_at = -1;
     s->ref_trigger = T0 + K * refi;
     s->cmd_bound = INF;
     return min64(s->ref_trigger, E);

@@ -46,6 +46,8 @@ typedef struct sim {
     uint8_t bg_of[MAXB];
     int64_t bp[MAXB]; /* bank-level bound of the proposal's time (dram_sim.c, the command pass) */
     dram_bank_times_fn bank_times; /* dram_scan.h, chosen for this CPU */
+    uint64_t next_ready; /* the banks legal at ready_at, found by the last scan (dram_sim.c) */
+    int64_t ready_at;
     int64_t cmd_bound; /* the next command time found by the last command pass */
     int64_t prop_req[MAXB]; /* each bank's proposed request */
     /* timing checker: earliest time per command type, by bank / bank group / rank; the slot

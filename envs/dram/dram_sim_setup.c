@@ -120,6 +120,7 @@ int dram_sim_init(sim *s, const dram_memspec *ms, const dram_addrmap *am, const 
     }
     s->nr[DRAM_NCMD] = INF;
     s->bank_times = dram_bank_times_best();
+    s->ready_at = -1;
     s->ref_trigger = ms->REFI;
     s->ref_cmd = DRAM_NCMD;
     s->cmd_bound = 0;
