@@ -531,18 +531,23 @@ static inline void propose_dirty(sim *s) {
 /* The least time m any bank's command is legal (INF if none); *first: the banks legal at
  * max(m, t) (see dram_scan.h). */
 static inline int64_t bank_times(const sim *s, int64_t t, uint64_t *first) {
-    uint64_t rest = s->nonempty & (s->nonempty - 1);
-    if (rest & (rest - 1)) return s->bank_times(s->bp, s->prop_cmd, s->nr, s->nbanks, t, first);
-    /* at most two busy banks (streaming): those alone */
-    int64_t m = INF, e[2] = {INF, INF};
-    int bk[2] = {0, 0}, k = 0;
-    for (uint64_t x = s->nonempty; x; x &= x - 1, k++) {
+    uint64_t x = s->nonempty;
+    x &= x - 1;
+    x &= x - 1;
+    x &= x - 1;
+    if (x & (x - 1)) return s->bank_times(s->bp, s->prop_cmd, s->nr, s->nbanks, t, first);
+    /* at most four busy banks (streaming, light traffic): those alone */
+    int64_t m = INF, e[4];
+    int bk[4], k = 0;
+    for (x = s->nonempty; x; x &= x - 1, k++) {
         bk[k] = __builtin_ctzll(x);
         e[k] = max64(s->bp[bk[k]], s->nr[s->prop_cmd[bk[k]]]);
         m = min64(m, e[k]);
     }
     int64_t thr = max64(m, t);
-    *first = m == INF ? 0 : (uint64_t)(e[0] <= thr) << bk[0] | (uint64_t)(e[1] <= thr) << bk[1];
+    uint64_t r = 0;
+    for (int i = 0; i < k; i++) r |= (uint64_t)(e[i] <= thr) << bk[i];
+    *first = m == INF ? 0 : r;
     return m;
 }
 
