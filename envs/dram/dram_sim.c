@@ -172,7 +172,7 @@ static int64_t arb_pop_pending(sim *s) {
     if (s->c->arbiter == DRAM_ARB_FIFO) {
         if (!s->pr_n) return -1;
         int64_t r = s->pr[s->pr_h];
-        s->pr_h = (s->pr_h + 1) % s->n;
+        s->pr_h++; /* each request's response passes once: pr_h + pr_n <= n, no wrap */
         s->pr_n--;
         return r;
     }
@@ -183,7 +183,7 @@ static int64_t arb_pop_pending(sim *s) {
 /* Response reaches the arbiter at b (controller BEGIN_RESP; END_RESP to the controller at once). */
 static void arb_resp(sim *s, int64_t r, int64_t b) {
     if (s->c->arbiter == DRAM_ARB_FIFO) {
-        s->pr[(s->pr_h + s->pr_n) % s->n] = r;
+        s->pr[s->pr_h + s->pr_n] = r;
         s->pr_n++;
     } else
         s->pr_ready[r] = 1;
@@ -215,7 +215,7 @@ static inline int64_t rq_next(sim *s, int64_t t) {
     if (s->c->resp_queue == DRAM_RESP_FIFO) {
         if (s->rq_n && s->rq_t[s->rq_h] <= t) {
             int64_t r = s->rq[s->rq_h];
-            s->rq_h = (s->rq_h + 1) % s->n;
+            s->rq_h++; /* each request's response is queued once: rq_h + rq_n <= n, no wrap */
             s->rq_n--;
             return r;
         }
@@ -493,7 +493,7 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         s->keep[b] = 0;
         if (s->acted[r]) s->res->row_misses++;
         else s->res->row_hits++;
-        s->cas_t[r] = t;
+        if (s->cas_t) s->cas_t[r] = t;
         if (ap) {
             s->open[b] = 0;
             s->activated--;
@@ -503,7 +503,7 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         }
         int64_t ready = t + (rd ? ms->CL + ms->AL : ms->WL) + s->burst;
         if (s->c->resp_queue == DRAM_RESP_FIFO) {
-            int64_t pos = (s->rq_h + s->rq_n) % s->n;
+            int64_t pos = s->rq_h + s->rq_n;
             s->rq[pos] = r;
             s->rq_t[pos] = ready;
             s->rq_n++;

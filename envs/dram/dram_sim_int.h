@@ -22,11 +22,12 @@ typedef struct sim {
     int64_t *ts;      /* issue time at the player, tCK (ceil) */
     int64_t *gen;     /* arbiter acceptance (TimeOfGeneration) */
     int64_t *end;     /* end of response at the controller side */
-    int64_t *cas_t;
-    int64_t *resp_ready; /* data-strobe end, INF until CAS */
+    int64_t *cas_t;   /* CAS times: the caller's res->trace_cas_tck, or NULL */
+    int64_t *resp_ready; /* data-strobe end, INF until CAS (Reorder response queue only) */
     uint32_t *row;
     uint64_t *addr;
-    uint8_t *bank, *wr, *acted;
+    uint8_t *bank, *acted;
+    const uint8_t *wr; /* the trace's */
     /* bank queues */
     int qcap;
     int32_t *q;      /* nbanks * qcap */
@@ -65,7 +66,7 @@ typedef struct sim {
     /* response handshake (Simple arbiter) */
     int64_t rel_req, rel_time;
     /* response queue */
-    int64_t *rq;
+    int64_t *rq; /* Fifo response queue only */
     int64_t *rq_t;
     int64_t rq_h, rq_n;
     int64_t next_ret; /* Reorder resp queue: next request index to return */

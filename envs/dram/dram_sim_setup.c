@@ -43,24 +43,28 @@ int dram_sim_init(sim *s, const dram_memspec *ms, const dram_addrmap *am, const 
     s->ts = malloc((size_t)n * sizeof(int64_t));
     s->gen = malloc((size_t)n * sizeof(int64_t));
     s->end = malloc((size_t)n * sizeof(int64_t));
-    s->cas_t = malloc((size_t)n * sizeof(int64_t));
-    s->resp_ready = malloc((size_t)n * sizeof(int64_t));
+    /* only the arrays this configuration uses (fewer pages to fault in per call); CAS times
+     * go straight to the caller's array when it asked for them */
+    bool fifo_rq = c->resp_queue == DRAM_RESP_FIFO;
+    s->cas_t = tc;
+    s->resp_ready = fifo_rq ? NULL : malloc((size_t)n * sizeof(int64_t));
     s->row = malloc((size_t)n * sizeof(uint32_t));
     s->bank = malloc((size_t)n);
-    s->wr = malloc((size_t)n);
+    s->wr = tr->write;
     s->acted = calloc((size_t)n, 1);
-    s->rq = malloc((size_t)n * sizeof(int64_t));
-    s->rq_t = malloc((size_t)n * sizeof(int64_t));
-    s->pr = malloc((size_t)n * sizeof(int64_t));
-    s->pr_ready = calloc((size_t)n, 1);
+    s->rq = fifo_rq ? malloc((size_t)n * sizeof(int64_t)) : NULL;
+    s->rq_t = fifo_rq ? malloc((size_t)n * sizeof(int64_t)) : NULL;
+    s->pr = c->arbiter == DRAM_ARB_FIFO ? malloc((size_t)n * sizeof(int64_t)) : NULL;
+    s->pr_ready = c->arbiter == DRAM_ARB_REORDER ? calloc((size_t)n, 1) : NULL;
     s->addr = tr->addr;
     int bufmax = c->sched_buffer == DRAM_BUF_READWRITE ? c->buffer_size_read + c->buffer_size_write : c->request_buffer_size + 1;
     s->qcap = bufmax + 2;
     s->q = malloc((size_t)s->nbanks * (size_t)s->qcap * sizeof(int32_t));
     s->cq_cap = c->max_active_transactions + 2;
     s->cq = malloc((size_t)s->cq_cap * sizeof(int64_t));
-    if (!s->ts || !s->gen || !s->end || !s->cas_t || !s->resp_ready || !s->row || !s->bank || !s->wr || !s->acted ||
-        !s->rq || !s->rq_t || !s->pr || !s->pr_ready || !s->q || !s->cq) {
+    if (!s->ts || !s->gen || !s->end || (!fifo_rq && !s->resp_ready) || !s->row || !s->bank || !s->acted ||
+        (fifo_rq && (!s->rq || !s->rq_t)) || (c->arbiter == DRAM_ARB_FIFO && !s->pr) ||
+        (c->arbiter == DRAM_ARB_REORDER && !s->pr_ready) || !s->q || !s->cq) {
         hw_fail(err, HW_E_LIMIT, "dram model: out of memory for %lld requests", (long long)n);
         goto fail;
     }
@@ -86,13 +90,12 @@ int dram_sim_init(sim *s, const dram_memspec *ms, const dram_addrmap *am, const 
             for (int k = 0; k < am->n_row; k++) row |= (uint32_t)((a >> am->row[k]) & 1) << k;
         s->bank[i] = (uint8_t)(bg * (unsigned)s->bpg + bank);
         s->row[i] = row;
-        s->wr[i] = tr->write[i];
         int64_t ps = (int64_t)tr->cycle[i] * period_ps;
         s->ts[i] = (ps + tck - 1) / tck;
-        s->resp_ready[i] = INF;
+        if (s->resp_ready) s->resp_ready[i] = INF;
         s->end[i] = -1;
         s->gen[i] = -1;
-        s->cas_t[i] = -1;
+        if (s->cas_t) s->cas_t[i] = -1;
         if (tr->write[i]) res->n_write++;
         else res->n_read++;
     }
@@ -210,7 +213,6 @@ int dram_sim_results(sim *s, int64_t T, hw_err *err) {
     res->row_hit_rate = cas ? (double)res->row_hits / (double)cas : 0;
     if (res->trace_gen_tck) memcpy(res->trace_gen_tck, s->gen, (size_t)n * sizeof(int64_t));
     if (res->trace_end_tck) memcpy(res->trace_end_tck, s->end, (size_t)n * sizeof(int64_t));
-    if (res->trace_cas_tck) memcpy(res->trace_cas_tck, s->cas_t, (size_t)n * sizeof(int64_t));
     return 0;
 fail:
     return -1;
@@ -220,11 +222,9 @@ void dram_sim_free(sim *s) {
     free(s->ts);
     free(s->gen);
     free(s->end);
-    free(s->cas_t);
     free(s->resp_ready);
     free(s->row);
     free(s->bank);
-    free(s->wr);
     free(s->acted);
     free(s->rq);
     free(s->rq_t);
