@@ -3,8 +3,10 @@
  * Traces: the reference runs' shapes (stream / random over 1 GiB, 2/3 reads, 64 B requests,
  * intervals 1, 6 and 16 tCK) from the built-in generators. Best of 5 runs, one core, in this
  * thread's CPU time (a loaded machine's preemption does not count; wall time printed beside).
- * First it prints two raw figures of this machine, measured the same way, so a slow machine is
- * visible: memcpy bandwidth over 64 MiB and a dependent integer loop (ns per step). */
+ * It prints two raw figures of this machine, measured the same way, first and again right above
+ * the verdict, so a slow (or slowed) machine is visible beside it: memcpy bandwidth over 64 MiB
+ * and a dependent integer loop (ns per step). The verdict states the margin under the target
+ * (the issue asks for 1.5x, so that a slow day still meets it) and names the slowest run. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,7 @@ int main(void) {
     printf("%-8s %-4s %-30s %10s %10s %12s %10s %12s\n", "pattern", "itv", "controller", "cpu ms", "wall ms", "Mreq/s", "vs 50ms",
            "vs DRAMSys");
     double worst = 0, total_req = 0, total_ms = 0;
+    char worst_run[96] = "";
     int pats[2] = {DRAM_GEN_STREAM, DRAM_GEN_RANDOM};
     int itvs[3] = {1, 6, 16};
     for (int pi = 0; pi < 2; pi++)
@@ -73,7 +76,10 @@ int main(void) {
                     if (d < best) best = d;
                     if (dw < bestw) bestw = dw;
                 }
-                if (best > worst) worst = best;
+                if (best > worst) {
+                    worst = best;
+                    snprintf(worst_run, sizeof worst_run, "%s itv %d, %s", pi ? "random" : "stream", itvs[ii], cfgs[k].name);
+                }
                 total_req += (double)N;
                 total_ms += best;
                 printf("%-8s %-4d %-30s %10.2f %10.2f %12.2f %9.1fx %5.0f-%.0fx\n", pi ? "random" : "stream", itvs[ii], cfgs[k].name,
@@ -82,8 +88,12 @@ int main(void) {
             dram_trace_free(&t);
         }
     printf("overall: %.2f M requests simulated per second\n", total_req / total_ms / 1e3);
-    printf("slowest 100k-request run: %.2f ms CPU (target < %.0f ms: %s); vs DRAMSys 0.24-0.85 s: %.1fx-%.1fx (goal >= 10x: %s)\n",
-           worst, target_ms, worst < target_ms ? "met" : "MISSED", dramsys_lo_ms / worst, dramsys_hi_ms / worst,
+    machine_line();
+    const double margin_goal = 1.5;
+    printf("slowest 100k-request run: %.2f ms CPU (%s); target < %.0f ms: %s, margin %.2fx (goal >= %.1fx: %s); "
+           "vs DRAMSys 0.24-0.85 s: %.1fx-%.1fx (goal >= 10x: %s)\n",
+           worst, worst_run, target_ms, worst < target_ms ? "met" : "MISSED", target_ms / worst, margin_goal,
+           target_ms / worst >= margin_goal ? "met" : "MISSED", dramsys_lo_ms / worst, dramsys_hi_ms / worst,
            dramsys_lo_ms / worst >= 10 ? "met" : "met only against 0.85 s");
 
     /* env steps per second on the default 10,000-request workload */
