@@ -35,6 +35,19 @@ __attribute__((target("avx512f"))) int64_t dram_bank_times_avx512(const int64_t 
                                                                    int nbanks, int64_t t, uint64_t *first) {
     __m512i nr8 = _mm512_loadu_si512(nr), inf = _mm512_set1_epi64(INF);
     __m512i ncmd = _mm512_set1_epi64(DRAM_NCMD), m = inf, e[8];
+    if (nbanks <= 16) { /* DDR4 (16 banks), DDR3 (8): two vectors, straight through */
+        __m512i c0 = _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)pc));
+        __m512i c1 = _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(pc + 8)));
+        __m512i e0 = _mm512_max_epi64(_mm512_mask_permutexvar_epi64(inf, _mm512_cmplt_epi64_mask(c0, ncmd), c0, nr8),
+                                      _mm512_loadu_si512(bp));
+        __m512i e1 = _mm512_max_epi64(_mm512_mask_permutexvar_epi64(inf, _mm512_cmplt_epi64_mask(c1, ncmd), c1, nr8),
+                                      _mm512_loadu_si512(bp + 8));
+        int64_t mm = _mm512_reduce_min_epi64(_mm512_min_epi64(e0, e1));
+        __m512i thr = _mm512_set1_epi64(mm > t ? mm : t);
+        uint64_t r = (uint64_t)_mm512_cmple_epi64_mask(e0, thr) | (uint64_t)_mm512_cmple_epi64_mask(e1, thr) << 8;
+        *first = mm == INF ? 0 : r & ((1ULL << nbanks) - 1);
+        return mm;
+    }
     for (int b = 0; b < nbanks; b += 8) {
         __m512i c = _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(pc + b)));
         __m512i n = _mm512_mask_permutexvar_epi64(inf, _mm512_cmplt_epi64_mask(c, ncmd), c, nr8);
