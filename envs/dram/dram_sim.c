@@ -393,6 +393,7 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
             s->faw_n--;
         }
         s->open[b] = 1;
+        s->open_mask |= 1ULL << b;
         s->open_row[b] = s->row[r];
         s->act_t[b] = t;
         s->keep[b] = 1;
@@ -405,6 +406,7 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         upd(&s->nb[b][DRAM_CMD_ACT], t + ms->RP);
         upd(&s->nr[DRAM_CMD_REF], t + ms->RP);
         s->open[b] = 0;
+        s->open_mask &= ~(1ULL << b);
         s->keep[b] = 0;
         s->activated--;
         e_close(s, b, t);
@@ -421,6 +423,7 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
             s->keep[k] = 0;
         }
         s->activated = 0;
+        s->open_mask = 0;
         break;
     case DRAM_CMD_REF:
         upd(&s->nr[DRAM_CMD_ACT], t + ms->RFC);
@@ -482,11 +485,7 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         if (s->wr[r]) s->nwr--;
         else s->nrd--;
         if (s->c->scheduler == DRAM_SCHED_FRFCFSGRP && s->last_write != s->wr[r]) {
-            /* only activated banks choose among row hits by direction */
-            for (uint64_t m = s->nonempty; m; m &= m - 1) {
-                int k = __builtin_ctzll(m);
-                if (s->open[k]) s->dirty |= 1ULL << k;
-            }
+            s->dirty |= s->nonempty & s->open_mask; /* only activated banks choose by direction */
         }
         s->last_write = s->wr[r];
         s->cur[b] = -1;
@@ -496,6 +495,7 @@ static void issue(sim *s, int cmd, int b, int64_t r, int64_t t) {
         if (s->cas_t) s->cas_t[r] = t;
         if (ap) {
             s->open[b] = 0;
+            s->open_mask &= ~(1ULL << b);
             s->activated--;
             s->res->n_pre_implicit++;
             /* the auto-precharge starts once both RTP/WR and tRAS allow it (DRAMPower's view) */

@@ -37,6 +37,7 @@ typedef struct sim {
     int bank_cnt[MAXB], total, nrd, nwr, last_bank;
     /* bank machines */
     uint8_t open[MAXB], keep[MAXB], blocked[MAXB];
+    uint64_t open_mask; /* the banks with open[b] */
     uint32_t open_row[MAXB];
     int64_t act_t[MAXB]; /* time of the bank's last ACT */
     int32_t cur[MAXB];
