@@ -12,7 +12,7 @@ const char *hw_dtype_name(hw_dtype dt) { return (unsigned)dt < HW_DT_COUNT ? dt_
 int hw_dtype_from_name(const char *name) {
     if (!name) return -1;
     for (int i = 0; i < HW_DT_COUNT; i++)
-        if (strcmp(name, dt_names[i]) == 0) return i;
+        if (name[0] == dt_names[i][0] && strcmp(name, dt_names[i]) == 0) return i;
     return -1;
 }
 

@@ -7,6 +7,8 @@
 
 /* Starts {"id": <echo>, "ok": true, ...} with room for nfields more key/value pairs. */
 msgpack_packer reply_begin(task *t, size_t nfields);
+/* The same with room for `bytes` from the start. A buffer the task already holds is reused (its
+ * size reset to 0): the router hands its spare to inline ops (router_core.c). */
 /* The same with room for `bytes` from the start (a hint: 0 or a size out of reason is ignored), so
  * a reply of about a known size is packed in one allocation rather than grown from 8 KiB by
  * doubling, which copies what was packed each time (mmap-v0's 17.8 kB step: 8 -> 16 -> 32 KiB). */

@@ -392,6 +392,7 @@ static bool try_inline(router *r, task *t) {
     r->inlined_alone += !cheap;
     t->inline_alone = !cheap;
     t->inline_run = true;
+    reply_spare_give(r, t);
     worker_handle_inline(&r->w[s->worker], t);
     after_op(r, t);
     return true;
@@ -424,8 +425,7 @@ static void reap(router *r, double now) {
 /* Receives one multipart message from the ROUTER socket into a new task (NULL: nothing, or
  * nothing within the socket's ZMQ_RCVTIMEO when `wait`). */
 static task *recv_request(router *r, bool wait) {
-    task *t = calloc(1, sizeof *t);
-    if (!t) abort();
+    task *t = task_new(r);
     zmq_msg_t parts[TASK_MAX_ENVELOPE + 1];
     int n = 0;
     int more = 1;
@@ -436,7 +436,7 @@ static task *recv_request(router *r, bool wait) {
         if (zmq_msg_recv(&m, r->sock, n == 0 && !wait ? ZMQ_DONTWAIT : 0) < 0) {
             zmq_msg_close(&m);
             if (n == 0) {
-                free(t);
+                task_recycle(r, t);
                 return NULL;
             }
             break;
@@ -452,7 +452,7 @@ static task *recv_request(router *r, bool wait) {
     t->t0 = hw_now();
     if (n < 2) { /* no routing id + body: cannot answer */
         for (int i = 0; i < n; i++) zmq_msg_close(&parts[i]);
-        free(t);
+        task_recycle(r, t);
         return NULL;
     }
     for (int i = 0; i < n - 1; i++) t->env[t->nenv++] = parts[i];
@@ -514,6 +514,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     r->lim.max_bin = o->max_msg;
     r->nw = o->workers;
     r->start = hw_now();
+    r->rcvtimeo = -2;
     if (o->cache_mb > 0 || o->cache_path) {
         hw_err cerr;
         double mb = o->cache_mb > 0 ? o->cache_mb : 256;
@@ -643,7 +644,10 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
              * zmq_poll over both sockets plus a non-blocking receive cost about eight more
              * system calls per request (each socket's mailbox checked before and after the poll). */
             int to = (int)timeout;
-            zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
+            if (to != r->rcvtimeo) { /* mostly the 100 ms cap: set once, not per request */
+                zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
+                r->rcvtimeo = to;
+            }
             task *t = recv_request(r, true);
             if (t) {
                 if (t->reply.size) finish(r, t);
@@ -677,6 +681,8 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     zmq_ctx_term(r->zctx);
     hw_auth_free(auth);
     hw_cache_close(r->cache);
+    msgpack_sbuffer_destroy(&r->spare);
+    free(r->spare_task);
     free(r->buckets);
     free(r->wsessions);
     free(r->w);

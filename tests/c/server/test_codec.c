@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "harness.h"
 #include "hw_codec.h"
 
 /* ASCII around a sequence does not change whether the string is valid: every string here is
@@ -79,4 +80,92 @@ Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) {
         same_as_msgpack(&sb, what);
         msgpack_sbuffer_destroy(&sb);
     }
+}
+
+/* hw_pack_cstr writes a short string in one write (header byte and bytes together): the bytes
+ * are msgpack_pack_str's at every length, across the fixstr / str8 / str16 boundaries */
+Test(codec, pack_cstr_bytes_are_msgpack_str) {
+    static char s[300];
+    for (size_t n = 0; n < sizeof s - 1; n++) {
+        memset(s, 0, sizeof s);
+        for (size_t i = 0; i < n; i++) s[i] = (char)('a' + (i * 7 + n) % 26);
+        pack_pair pp;
+        pack_pair_init(&pp);
+        hw_pack_cstr(&pp.pk[0], s);
+        msgpack_pack_str(&pp.pk[1], n);
+        msgpack_pack_str_body(&pp.pk[1], s, n);
+        cr_assert(pack_pair_same(&pp), "length %zu: different bytes", n);
+    }
+}
+
+/* hw_mp_get (inline, the key's length taken where it is asked): keys of one length that differ
+ * in their first byte or only later, the empty key, a key that is a prefix of another */
+Test(codec, mp_get_finds_each_key_and_only_it) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    static const char *const keys[] = {"op", "id", "ox", "", "session", "sessions", "v"};
+    enum { NK = sizeof keys / sizeof *keys };
+    msgpack_pack_map(&pk, NK);
+    for (int i = 0; i < NK; i++) {
+        hw_pack_cstr(&pk, keys[i]);
+        msgpack_pack_int(&pk, i);
+    }
+    hw_msg m;
+    hw_err err;
+    cr_assert_eq(hw_msg_decode(&m, sb.data, sb.size, NULL, &err), 0, "%s", err.msg);
+    for (int i = 0; i < NK; i++) {
+        const msgpack_object *v = hw_mp_get(m.root, keys[i]);
+        cr_assert_not_null(v, "'%s' not found", keys[i]);
+        cr_assert_eq(v->via.u64, (uint64_t)i, "'%s' found the value of another key", keys[i]);
+        cr_assert_eq(hw_mp_getn(m.root, keys[i], strlen(keys[i])), v);
+    }
+    cr_assert_null(hw_mp_get(m.root, "o"));
+    cr_assert_null(hw_mp_get(m.root, "sess"));
+    cr_assert_null(hw_mp_get(m.root, "ip"));
+    cr_assert_null(hw_mp_get(hw_mp_get(m.root, "v"), "v"), "a non-map has no keys");
+    hw_msg_free(&m);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+/* hw_pack_array_head packs its header in one write: the bytes of msgpack-c's calls (map, the
+ * dtype's name, every shape entry as msgpack_pack_int64 packs it, the bin's length) for every
+ * dtype, at the integer and bin width boundaries, with and without a leading axis */
+Test(codec, array_head_bytes_are_msgpacks) {
+    static const int64_t vals[] = {0, 1, 127, 128, 255, 256, 65535, 65536, 4294967295ll, 4294967296ll, 7};
+    static const size_t nbs[] = {0, 255, 256, 65535, 65536, 1u << 20};
+    enum { NV = sizeof vals / sizeof *vals, NB = sizeof nbs / sizeof *nbs };
+    int checked = 0;
+    for (int dt = 0; dt < HW_DT_COUNT; dt++)
+        for (int ndim = 0; ndim <= HW_MAX_DIMS; ndim++)
+            for (int v = 0; v < NV; v++)
+                for (int lead = 0; lead < 3; lead++) {
+                    int64_t shape[HW_MAX_DIMS];
+                    for (int d = 0; d < ndim; d++) shape[d] = vals[(v + d) % NV];
+                    int64_t ld = lead == 0 ? 0 : lead == 1 ? 3 : vals[(v + 3) % NV] + 1;
+                    size_t nb = nbs[(v + dt + ndim) % NB];
+                    pack_pair pp;
+                    pack_pair_init(&pp);
+                    msgpack_packer *pb = &pp.pk[1];
+                    hw_pack_array_head(&pp.pk[0], (hw_dtype)dt, ndim, shape, ld, nb);
+                    msgpack_pack_map(pb, 3);
+                    msgpack_pack_str(pb, 5);
+                    msgpack_pack_str_body(pb, "dtype", 5);
+                    const char *name = hw_dtype_name((hw_dtype)dt);
+                    msgpack_pack_str(pb, strlen(name));
+                    msgpack_pack_str_body(pb, name, strlen(name));
+                    msgpack_pack_str(pb, 5);
+                    msgpack_pack_str_body(pb, "shape", 5);
+                    msgpack_pack_array(pb, (size_t)ndim + (ld > 0));
+                    if (ld > 0) msgpack_pack_int64(pb, ld);
+                    for (int d = 0; d < ndim; d++) msgpack_pack_int64(pb, shape[d]);
+                    msgpack_pack_str(pb, 4);
+                    msgpack_pack_str_body(pb, "data", 4);
+                    msgpack_pack_bin(pb, nb);
+                    cr_assert(pack_pair_same(&pp), "dtype %d, ndim %d, value %lld, lead %lld, bin %zu: different bytes", dt, ndim, (long long)vals[v],
+                              (long long)ld, nb);
+                    checked++;
+                }
+    cr_assert_eq(checked, HW_DT_COUNT * (HW_MAX_DIMS + 1) * NV * 3);
 }
