@@ -161,14 +161,23 @@ int hw_msg_check(const char *buf, size_t len, const hw_limits *lim, hw_err *err)
     return msg_scan(buf, len, lim, err, &zone_bytes);
 }
 
-int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err) {
+int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err) { return hw_msg_decode_in(m, buf, len, lim, NULL, err); }
+
+int hw_msg_decode_in(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, msgpack_zone **reuse, hw_err *err) {
     msgpack_unpacked_init(&m->up);
     m->root = NULL;
     size_t zone_bytes = 0;
     if (msg_scan(buf, len, lim, err, &zone_bytes)) return -1;
     /* a zone of the size the scan counted (msgpack_unpack_next's zone takes 8 KiB a message,
-     * a slow malloc for a 150-byte request); msgpack_unpacked_destroy frees it as before */
-    m->up.zone = msgpack_zone_new(zone_bytes + 64);
+     * a slow malloc for a 150-byte request); msgpack_unpacked_destroy frees it as before. A
+     * caller's zone whose first chunk holds it is cleared and taken instead (no malloc/free) */
+    size_t need = zone_bytes + 64;
+    if (reuse && *reuse && (*reuse)->chunk_size >= need) {
+        msgpack_zone_clear(*reuse);
+        m->up.zone = *reuse;
+        *reuse = NULL;
+    } else
+        m->up.zone = msgpack_zone_new(reuse && need < HW_MSG_ZONE_REUSE ? HW_MSG_ZONE_REUSE : need);
     if (!m->up.zone) return hw_fail(err, HW_E_LIMIT, "out of memory decoding a message of %zu bytes", len);
     size_t off = 0;
     msgpack_unpack_return rc = msgpack_unpack(buf, len, &off, m->up.zone, &m->up.data);

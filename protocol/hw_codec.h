@@ -40,6 +40,12 @@ typedef struct hw_msg {
 } hw_msg;
 
 int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err);
+/* The same with a zone to reuse (a server's per-request decode): when *reuse is a zone whose first
+ * chunk (chunk_size) holds this message's objects, it is cleared and becomes m's zone (*reuse set to
+ * NULL); otherwise m gets a new zone of at least HW_MSG_ZONE_REUSE bytes, fit to be reused in turn.
+ * The caller takes m's zone back (m->up.zone, then NULL) instead of letting hw_msg_free free it. */
+#define HW_MSG_ZONE_REUSE 4096
+int hw_msg_decode_in(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, msgpack_zone **reuse, hw_err *err);
 void hw_msg_free(hw_msg *m);
 
 /* ---- field access (map must be a MAP object) ---- */

@@ -221,7 +221,7 @@ static void on_request(router *r, task *t, bool draining) {
         reply_fail(t, HW_E_LIMIT, "message of %zu bytes exceeds the limit of %zu (--max-msg)", len, r->o->max_msg);
         goto answer;
     }
-    if (hw_msg_decode(&t->msg, zmq_msg_data(&t->body), len, &r->lim, &err)) {
+    if (hw_msg_decode_in(&t->msg, zmq_msg_data(&t->body), len, &r->lim, &r->spare_zone, &err)) {
         t->decoded = true;
         reply_error(t, &err);
         goto answer;
@@ -605,7 +605,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     double reap_every = o->session_ttl_s / 4;
     if (reap_every > 1.0) reap_every = 1.0;
     if (reap_every < 0.01) reap_every = 0.01;
-    double next_reap = hw_now() + reap_every;
+    double now = hw_now(), next_reap = now + reap_every;
     for (;;) {
         if (draining && !cancelled && hw_now() >= drain_deadline) {
             /* the drain deadline: every env loop that checks the request deadline gives up now */
@@ -634,7 +634,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             }
         }
         if (draining && stopped == r->nw && r->inflight == 0) break;
-        double now = hw_now();
+        /* `now` is the end of the last iteration (below): no wait since */
         long timeout = (long)((next_reap - now) * 1000.0);
         if (timeout < 0) timeout = 0;
         if (timeout > 100) timeout = 100;
@@ -683,6 +683,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     hw_cache_close(r->cache);
     msgpack_sbuffer_destroy(&r->spare);
     free(r->spare_task);
+    if (r->spare_zone) msgpack_zone_free(r->spare_zone);
     free(r->buckets);
     free(r->wsessions);
     free(r->w);

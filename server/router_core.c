@@ -36,6 +36,12 @@ task *task_new(router *r) {
 }
 
 void task_recycle(router *r, task *t) {
+    /* the request's decode zone, when fit to be reused (hw_msg_decode_in), is the next one's */
+    msgpack_zone *z = t->decoded ? t->msg.up.zone : NULL;
+    if (z && !r->spare_zone && z->chunk_size >= HW_MSG_ZONE_REUSE && z->chunk_size <= 4 * HW_MSG_ZONE_REUSE) {
+        r->spare_zone = z;
+        t->msg.up.zone = NULL;
+    }
     task_clear(t);
     if (r->spare_task) free(t);
     else r->spare_task = t;

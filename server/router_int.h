@@ -50,6 +50,7 @@ typedef struct router {
     uint64_t reclaimed;       /* idle sessions reclaimed for a make (a full table or a peer at its cap) */
     hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
     task *spare_task;         /* a finished request's task record, for the next (task_new) */
+    msgpack_zone *spare_zone; /* and its decode zone (hw_msg_decode_in) */
     msgpack_sbuffer spare;    /* a sent reply's buffer, kept for the next inline op's (reply_spare_give) */
     int rcvtimeo;             /* the ROUTER socket's ZMQ_RCVTIMEO as last set (-2: not yet) */
 } router;

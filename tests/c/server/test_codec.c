@@ -1,11 +1,15 @@
 /* The request decoder's fast paths (protocol/hw_codec.c), as units: hw_utf8_valid's ASCII runs
  * (eight bytes at a time) give the same answer at every position and length, and
- * hw_msg_decode's zone, sized by the scan, decodes every shape as msgpack-c's own unpacker does. */
+ * hw_msg_decode's zone, sized by the scan, decodes every shape as msgpack-c's own unpacker does;
+ * and the packing and checking shortcuts of issue 29 (one-write strings and array headers, keys
+ * compared in place, dtype names as words, int64 actions) give msgpack-c's bytes and the general
+ * check's answers. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "harness.h"
 #include "hw_codec.h"
+#include "hw_space.h"
 
 /* ASCII around a sequence does not change whether the string is valid: every string here is
  * exactly as valid as the one sequence it holds, wherever the eight-byte runs fall */
@@ -33,21 +37,29 @@ Test(codec, utf8_ascii_runs_do_not_change_the_answer) {
     cr_assert(hw_utf8_valid("0123456789abcdef0123456789abcdef", 32));
 }
 
-/* decodes `sb` with hw_msg_decode and with msgpack_unpack_next; the objects must be equal */
-static void same_as_msgpack(const msgpack_sbuffer *sb, const char *what) {
+/* decodes `sb` with hw_msg_decode (with hw_msg_decode_in and the zone in *reuse when reuse is
+ * given, the zone then taken back as a server does) and with msgpack_unpack_next; the objects
+ * must be equal */
+static void same_as_msgpack_in(const msgpack_sbuffer *sb, msgpack_zone **reuse, const char *what) {
     hw_msg m;
     hw_err err;
-    cr_assert_eq(hw_msg_decode(&m, sb->data, sb->size, NULL, &err), 0, "%s: %s", what, err.msg);
+    cr_assert_eq(reuse ? hw_msg_decode_in(&m, sb->data, sb->size, NULL, reuse, &err) : hw_msg_decode(&m, sb->data, sb->size, NULL, &err), 0, "%s: %s",
+                 what, err.msg);
     msgpack_unpacked up;
     msgpack_unpacked_init(&up);
     size_t off = 0;
     cr_assert_eq(msgpack_unpack_next(&up, sb->data, sb->size, &off), MSGPACK_UNPACK_SUCCESS);
     cr_assert(msgpack_object_equal(*m.root, up.data), "%s: decoded differently", what);
     msgpack_unpacked_destroy(&up);
+    if (reuse && !*reuse) { /* the zone back, for the next message */
+        *reuse = m.up.zone;
+        m.up.zone = NULL;
+    }
     hw_msg_free(&m);
 }
 
-Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) {
+/* every shape of message: empty, short and long lists, maps in arrays in maps, nested empties */
+static void decode_shapes(msgpack_zone **z) {
     for (int shape = 0; shape < 6; shape++) {
         msgpack_sbuffer sb;
         msgpack_sbuffer_init(&sb);
@@ -77,9 +89,21 @@ Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) {
         msgpack_pack_bin_body(&pk, "\0\1\2\3\4", 5);
         char what[32];
         snprintf(what, sizeof what, "shape %d", shape);
-        same_as_msgpack(&sb, what);
+        same_as_msgpack_in(&sb, z, what);
         msgpack_sbuffer_destroy(&sb);
     }
+}
+
+Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) { decode_shapes(NULL); }
+
+/* one reused zone through big and small messages alternately (hw_msg_decode_in): each decodes as
+ * msgpack-c does, nothing of a bigger earlier message in a smaller later one */
+Test(codec, reused_zone_decodes_every_shape_as_msgpack_does) {
+    msgpack_zone *z = NULL;
+    for (int pass = 0; pass < 3; pass++) decode_shapes(&z);
+    cr_assert_not_null(z, "the zone came back");
+    cr_assert_geq(z->chunk_size, HW_MSG_ZONE_REUSE);
+    msgpack_zone_free(z);
 }
 
 /* hw_pack_cstr writes a short string in one write (header byte and bytes together): the bytes
@@ -168,4 +192,44 @@ Test(codec, array_head_bytes_are_msgpacks) {
                     checked++;
                 }
     cr_assert_eq(checked, HW_DT_COUNT * (HW_MAX_DIMS + 1) * NV * 3);
+}
+
+/* hw_dtype_from_name compares names as 8-byte words: each name finds its dtype, and prefixes,
+ * extensions, the empty name and names of 8 or more bytes find none */
+Test(codec, dtype_names_round_trip_and_nothing_else_matches) {
+    for (int dt = 0; dt < HW_DT_COUNT; dt++) cr_assert_eq(hw_dtype_from_name(hw_dtype_name((hw_dtype)dt)), dt, "%s", hw_dtype_name((hw_dtype)dt));
+    static const char *const bad[] = {"", "int", "int6", "int640", "float", "float32x", "float320", "bool\x01", "uint88", "Int64", "float64 ", "floaty64"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_assert_eq(hw_dtype_from_name(bad[i]), -1, "'%s' matched", bad[i]);
+    cr_assert_eq(hw_dtype_from_name(NULL), -1);
+}
+
+/* hw_space_check_action's int64 fast path accepts and converts exactly what the general check
+ * does (the same action as int32 goes the general way): every value around each element's bounds,
+ * for MultiDiscrete, Discrete with a start, MultiBinary; a bad element's error names it */
+Test(codec, int64_actions_check_as_other_dtypes_do) {
+    int64_t nvec[3] = {3, 1, 5};
+    hw_space *sp[3] = {hw_space_multidiscrete(3, nvec), hw_space_discrete(4), hw_space_multibinary(3)};
+    sp[1]->start = -2;
+    int checked = 0;
+    for (int k = 0; k < 3; k++) {
+        int64_t n = hw_space_numel(sp[k]);
+        for (int64_t v = -4; v <= 6; v++)
+            for (int64_t at = 0; at < n; at++) {
+                int64_t a64[3];
+                int32_t a32[3];
+                for (int64_t i = 0; i < n; i++) a64[i] = i == at ? v : (sp[k]->type == HW_SPACE_DISCRETE ? sp[k]->start : 0), a32[i] = (int32_t)a64[i];
+                hw_array x64 = {HW_DT_INT64, 1, {n}, a64}, x32 = {HW_DT_INT32, 1, {n}, a32};
+                int64_t ib64[3] = {-9, -9, -9}, ib32[3] = {-9, -9, -9};
+                double fb[3];
+                hw_act o64, o32;
+                hw_err e64, e32;
+                int r64 = hw_space_check_action(sp[k], &x64, ib64, fb, &o64, &e64), r32 = hw_space_check_action(sp[k], &x32, ib32, fb, &o32, &e32);
+                cr_assert_eq(r64, r32, "space %d, value %lld at %lld: int64 %d, int32 %d", k, (long long)v, (long long)at, r64, r32);
+                if (r64 == 0) cr_assert(!memcmp(ib64, ib32, sizeof ib64) && o64.n == (size_t)n && o64.i == ib64, "space %d, value %lld: converted differently", k, (long long)v);
+                else cr_assert_str_eq(e64.msg, e32.msg);
+                checked += r64 == 0;
+            }
+    }
+    cr_assert_gt(checked, 10);
+    for (int k = 0; k < 3; k++) hw_space_free(sp[k]);
 }
