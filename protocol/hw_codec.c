@@ -354,8 +354,16 @@ int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, s
     if (o->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an array {dtype, shape, data}, a list or a number; got %s", what, type_name(o));
     char dt[16];
     hw_err e2;
-    if (hw_mp_str(o, "dtype", NULL, dt, sizeof dt, &e2)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: %s", what, e2.msg);
-    int d = hw_dtype_from_name(dt);
+    /* a dtype name (under 8 bytes, no NUL) matched in place; anything else through hw_mp_str's checks */
+    const msgpack_object *dto = hw_mp_get(o, "dtype");
+    int d = -1;
+    if (dto && dto->type == MSGPACK_OBJECT_STR && dto->via.str.size && dto->via.str.size < 8 && !memchr(dto->via.str.ptr, 0, dto->via.str.size)) {
+        memcpy(dt, dto->via.str.ptr, dto->via.str.size);
+        dt[dto->via.str.size] = 0;
+        d = hw_dtype_from_name(dt);
+    }
+    if (d < 0 && hw_mp_str(o, "dtype", NULL, dt, sizeof dt, &e2)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: %s", what, e2.msg);
+    if (d < 0) d = hw_dtype_from_name(dt);
     if (d < 0) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: unknown dtype '%s' (float32, float64, int8, int16, int32, int64, uint8, bool)", what, dt);
     const msgpack_object *sh = hw_mp_get(o, "shape");
     if (!sh || sh->type != MSGPACK_OBJECT_ARRAY) return hw_fail(err, HW_E_BAD_REQUEST, "%s.shape: expected a list of integers", what);

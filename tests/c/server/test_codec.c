@@ -233,3 +233,46 @@ Test(codec, int64_actions_check_as_other_dtypes_do) {
     cr_assert_gt(checked, 10);
     for (int k = 0; k < 3; k++) hw_space_free(sp[k]);
 }
+
+/* a wire array's dtype, matched in place when it is a short name: every dtype decodes, and a NUL
+ * inside, a non-string, an unknown or empty name still get hw_mp_str's and the unknown-dtype errors */
+Test(codec, wire_array_dtype_in_place_and_its_errors) {
+    static const struct {
+        const char *dt;
+        size_t n;
+        bool str;
+        const char *want; /* NULL: decodes */
+    } cases[] = {
+        {"int64", 5, true, NULL}, {"float32", 7, true, NULL}, {"bool", 4, true, NULL}, {"uint8", 5, true, NULL},
+        {"int64\0", 6, true, "NUL"}, {"in\0t64", 6, true, "NUL"}, {"complex128", 10, true, "unknown dtype"}, {"", 0, true, "unknown dtype ''"},
+        {"int", 3, true, "unknown dtype 'int'"}, {NULL, 0, false, "must be a string"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        msgpack_sbuffer sb = {0}; /* as msgpack_sbuffer_init leaves it */
+        msgpack_packer pk = {.data = &sb, .callback = msgpack_sbuffer_write};
+        msgpack_pack_map(&pk, 3);
+        hw_pack_cstr(&pk, "dtype");
+        if (cases[c].str) {
+            msgpack_pack_str(&pk, cases[c].n);
+            msgpack_pack_str_body(&pk, cases[c].dt, cases[c].n);
+        } else
+            msgpack_pack_int(&pk, 5);
+        hw_pack_cstr(&pk, "shape");
+        msgpack_pack_array(&pk, 1);
+        msgpack_pack_int(&pk, 1);
+        hw_pack_cstr(&pk, "data");
+        int d = cases[c].want ? 0 : hw_dtype_from_name(cases[c].dt);
+        size_t nb = d >= 0 ? hw_dtype_size((hw_dtype)d) : 1;
+        msgpack_pack_bin(&pk, nb);
+        msgpack_pack_bin_body(&pk, "\1\0\0\0\0\0\0\0", nb);
+        hw_msg m;
+        hw_err err;
+        cr_assert_eq(hw_msg_decode(&m, sb.data, sb.size, NULL, &err), 0, "case %zu: %s", c, err.msg);
+        hw_array a;
+        int rc = hw_mp_array(m.root, "action", m.up.zone, 16, &a, &err);
+        if (!cases[c].want) cr_assert(rc == 0 && (int)a.dtype == d, "case %zu (%s): %s", c, cases[c].dt, err.msg);
+        else cr_assert(rc != 0 && strstr(err.msg, cases[c].want) && strstr(err.msg, "action.dtype"), "case %zu: got '%s'", c, rc ? err.msg : "no error");
+        hw_msg_free(&m);
+        msgpack_sbuffer_destroy(&sb);
+    }
+}
