@@ -457,6 +457,53 @@ static bool wait_ping(void *ctx, const char *ep) {
     return r != NULL;
 }
 
+/* --drive: steps the --only family's random legal actions --iters times on a server already
+ * running at `ep` (no timing: a load for a profiler watching that server), then, with `echo_ep`,
+ * the same request and reply sizes on the echo there (started with --serve-echo), which it stops */
+static int drive(const char *ep, const char *echo_ep, int k) {
+    const fam_case *f = NULL;
+    for (int i = 0; i < NFAMS; i++)
+        if (only_family && !strcmp(FAMS[i].id, only_family)) f = &FAMS[i];
+    policy p;
+    const hw_env_family *fam;
+    hw_err err;
+    void *env = f ? fam_env(f, &fam, &p, &err) : NULL;
+    if (!env) {
+        fprintf(stderr, "bench_server --drive: %s\n", f ? err.msg : "--only ENV names no env family");
+        return 2;
+    }
+    fam->destroy(env);
+    void *ctx = zmq_ctx_new(), *s = req_socket(ctx, ep);
+    char *tok = make_session(s, f);
+    if (!tok) return 1;
+    size_t *req_n = calloc((size_t)k, sizeof *req_n);
+    int *rep_n = calloc((size_t)k, sizeof *rep_n);
+    double med[2];
+    lane ln = {s, tok};
+    family_pass(NULL, &ln, 1, &p, k, req_n, rep_n, med);
+    printf("%s: %d steps on %s, step round trip median %.1f us\n", f->id, k, ep, med[1]);
+    if (echo_ep) {
+        void *e = req_socket(ctx, echo_ep);
+        static char ereq[1 << 16];
+        for (int i = 0; i < k; i++) {
+            uint64_t want = (uint64_t)(rep_n[i] > 0 ? rep_n[i] : 1);
+            memcpy(ereq, &want, 8);
+            rt(e, ereq, req_n[i] < sizeof ereq ? req_n[i] : sizeof ereq);
+        }
+        uint64_t stop = UINT64_MAX;
+        memcpy(ereq, &stop, 8);
+        rt(e, ereq, 8);
+        printf("the same %d request/reply sizes on the echo at %s\n", k, echo_ep);
+        zmq_close(e);
+    }
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    free(tok);
+    free(req_n);
+    free(rep_n);
+    return 0;
+}
+
 /* SIGTERM to both servers (the exit status of the first), the echo told to stop */
 static int stop_all(pid_t srv, pid_t srvj, void *e, pid_t echo) {
     kill(srv, SIGTERM);
@@ -475,7 +522,7 @@ static int stop_all(pid_t srv, pid_t srvj, void *e, pid_t echo) {
 int main(int argc, char **argv) {
     int rounds = 5, iters = 4000, families_only = 0;
     double budget = 0.25;
-    const char *server_bin = NULL;
+    const char *server_bin = NULL, *drive_ep = NULL, *echo_at = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
@@ -483,16 +530,25 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--families-only")) families_only = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_family = argv[++i], families_only = 1;
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
+        else if (!strcmp(argv[i], "--serve-echo") && i + 1 < argc) echo_server(argv[++i]); /* does not return */
+        else if (!strcmp(argv[i], "--drive") && i + 1 < argc) drive_ep = argv[++i];
+        else if (!strcmp(argv[i], "--echo-at") && i + 1 < argc) echo_at = argv[++i];
         else {
             printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only | --only ENV] [--server PATH]\n"
                    "  --server PATH    the hwgym-server binary to measure (default: BUILD/bin/hwgym-server beside this bench)\n"
                    "  --iters N        round trips per measurement (per env family: at most N steps)\n"
                    "  --budget S       per env family, the steps of one pass fit S CPU seconds of the env in process (default 0.25)\n"
                    "  --families-only  measure only the step round trip of every env family\n"
-                   "  --only ENV       measure only the step round trip of that env family (e.g. dram-v0)\n");
+                   "  --only ENV       measure only the step round trip of that env family (e.g. dram-v0)\n"
+                   "profiling aids (bench/README.md, issue 29: instructions per step under callgrind):\n"
+                   "  --serve-echo EP  run only the raw echo, bound to EP, until a driver stops it\n"
+                   "  --drive EP --only ENV [--iters N] [--echo-at EP2]\n"
+                   "                   step ENV's random legal actions N times on the server at EP, untimed, then send\n"
+                   "                   the same request/reply sizes to the echo at EP2 and stop it\n");
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
+    if (drive_ep) return drive(drive_ep, echo_at, iters);
     char exe[4096];
     ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[ln > 0 ? ln : 0] = 0;

@@ -3,16 +3,24 @@
 
 #include <string.h>
 
-static const char *const dt_names[HW_DT_COUNT] = {"float32", "float64", "int8", "int16",
-                                                  "int32",   "int64",   "uint8", "bool"};
+/* each name with its NUL fits 8 bytes: hw_dtype_from_name compares them as words */
+static const char dt_names[HW_DT_COUNT][8] = {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"};
 static const size_t dt_sizes[HW_DT_COUNT] = {4, 8, 1, 2, 4, 8, 1, 1};
 
 const char *hw_dtype_name(hw_dtype dt) { return (unsigned)dt < HW_DT_COUNT ? dt_names[dt] : "?"; }
 
 int hw_dtype_from_name(const char *name) {
     if (!name) return -1;
-    for (int i = 0; i < HW_DT_COUNT; i++)
-        if (strcmp(name, dt_names[i]) == 0) return i;
+    size_t n = strnlen(name, 8);
+    if (n == 8) return -1;
+    char b[8] = {0};
+    memcpy(b, name, n);
+    uint64_t w, x;
+    memcpy(&w, b, 8);
+    for (int i = 0; i < HW_DT_COUNT; i++) {
+        memcpy(&x, dt_names[i], 8);
+        if (w == x) return i;
+    }
     return -1;
 }
 

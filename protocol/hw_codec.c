@@ -14,8 +14,8 @@ const hw_limits hw_limits_default = {
     .max_bin = 64u << 20,
 };
 
-bool hw_utf8_valid(const char *s, size_t n) {
-    const unsigned char *p = (const unsigned char *)s;
+/* the general walk, from a character boundary */
+static bool utf8_walk(const unsigned char *p, size_t n) {
     size_t i = 0;
     while (i < n) {
         unsigned c = p[i];
@@ -42,6 +42,32 @@ bool hw_utf8_valid(const char *s, size_t n) {
         i += k + 1;
     }
     return true;
+}
+
+bool hw_utf8_valid(const char *s, size_t n) {
+    /* all ASCII (every key and token of a request): eight bytes at a time, then the tail's bytes
+     * or-ed together, with no per-byte branch; the walk only from the first word holding a byte
+     * >= 0x80 */
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    uint64_t w;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ull) return utf8_walk(p + i, n - i);
+    }
+    /* the last n - i < 8 bytes: one (overlapping) word when the string has eight, else two
+     * overlapping halves or the bytes */
+    uint64_t tail = 0;
+    if (i == n) return true;
+    if (n >= 8) memcpy(&tail, p + n - 8, 8);
+    else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        tail = a | b;
+    } else
+        for (size_t j = 0; j < n; j++) tail |= p[j];
+    return !(tail & 0x8080808080808080ull) || utf8_walk(p + i, n - i);
 }
 
 static uint64_t be(const unsigned char *p, int n) {
@@ -135,14 +161,23 @@ int hw_msg_check(const char *buf, size_t len, const hw_limits *lim, hw_err *err)
     return msg_scan(buf, len, lim, err, &zone_bytes);
 }
 
-int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err) {
+int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err) { return hw_msg_decode_in(m, buf, len, lim, NULL, err); }
+
+int hw_msg_decode_in(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, msgpack_zone **reuse, hw_err *err) {
     msgpack_unpacked_init(&m->up);
     m->root = NULL;
     size_t zone_bytes = 0;
     if (msg_scan(buf, len, lim, err, &zone_bytes)) return -1;
     /* a zone of the size the scan counted (msgpack_unpack_next's zone takes 8 KiB a message,
-     * a slow malloc for a 150-byte request); msgpack_unpacked_destroy frees it as before */
-    m->up.zone = msgpack_zone_new(zone_bytes + 64);
+     * a slow malloc for a 150-byte request); msgpack_unpacked_destroy frees it as before. A
+     * caller's zone whose first chunk holds it is cleared and taken instead (no malloc/free) */
+    size_t need = zone_bytes + 64;
+    if (reuse && *reuse && (*reuse)->chunk_size >= need) {
+        msgpack_zone_clear(*reuse);
+        m->up.zone = *reuse;
+        *reuse = NULL;
+    } else
+        m->up.zone = msgpack_zone_new(reuse && need < HW_MSG_ZONE_REUSE ? HW_MSG_ZONE_REUSE : need);
     if (!m->up.zone) return hw_fail(err, HW_E_LIMIT, "out of memory decoding a message of %zu bytes", len);
     size_t off = 0;
     msgpack_unpack_return rc = msgpack_unpack(buf, len, &off, m->up.zone, &m->up.data);
@@ -154,13 +189,15 @@ int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, 
 
 void hw_msg_free(hw_msg *m) { msgpack_unpacked_destroy(&m->up); }
 
-const msgpack_object *hw_mp_get(const msgpack_object *map, const char *key) {
+const msgpack_object *hw_mp_getn(const msgpack_object *map, const char *key, size_t kl) {
     if (!map || map->type != MSGPACK_OBJECT_MAP) return NULL;
-    size_t kl = strlen(key);
     for (uint32_t i = 0; i < map->via.map.size; i++) {
         const msgpack_object *k = &map->via.map.ptr[i].key;
-        if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl && (kl == 0 || memcmp(k->via.str.ptr, key, kl) == 0))
-            return &map->via.map.ptr[i].val;
+        if (k->type != MSGPACK_OBJECT_STR || k->via.str.size != kl) continue;
+        /* a request's keys are short: compared here, not in a memcmp call each */
+        size_t j = 0;
+        while (j < kl && k->via.str.ptr[j] == key[j]) j++;
+        if (j == kl) return &map->via.map.ptr[i].val;
     }
     return NULL;
 }
@@ -317,8 +354,16 @@ int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, s
     if (o->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an array {dtype, shape, data}, a list or a number; got %s", what, type_name(o));
     char dt[16];
     hw_err e2;
-    if (hw_mp_str(o, "dtype", NULL, dt, sizeof dt, &e2)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: %s", what, e2.msg);
-    int d = hw_dtype_from_name(dt);
+    /* a dtype name (under 8 bytes, no NUL) matched in place; anything else through hw_mp_str's checks */
+    const msgpack_object *dto = hw_mp_get(o, "dtype");
+    int d = -1;
+    if (dto && dto->type == MSGPACK_OBJECT_STR && dto->via.str.size && dto->via.str.size < 8 && !memchr(dto->via.str.ptr, 0, dto->via.str.size)) {
+        memcpy(dt, dto->via.str.ptr, dto->via.str.size);
+        dt[dto->via.str.size] = 0;
+        d = hw_dtype_from_name(dt);
+    }
+    if (d < 0 && hw_mp_str(o, "dtype", NULL, dt, sizeof dt, &e2)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: %s", what, e2.msg);
+    if (d < 0) d = hw_dtype_from_name(dt);
     if (d < 0) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: unknown dtype '%s' (float32, float64, int8, int16, int32, int64, uint8, bool)", what, dt);
     const msgpack_object *sh = hw_mp_get(o, "shape");
     if (!sh || sh->type != MSGPACK_OBJECT_ARRAY) return hw_fail(err, HW_E_BAD_REQUEST, "%s.shape: expected a list of integers", what);
@@ -438,8 +483,14 @@ json_t *hw_mp_to_json_max(const msgpack_object *o, size_t max_values, hw_err *er
 
 json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) { return hw_mp_to_json_max(o, hw_limits_default.max_total, err); }
 
-void hw_pack_cstr(msgpack_packer *pk, const char *s) {
-    size_t n = strlen(s);
+void hw_pack_strn(msgpack_packer *pk, const char *s, size_t n) {
+    if (n < 32) { /* a fixstr (header byte 0xa0 | length, as msgpack_pack_str packs it): one write */
+        char b[32];
+        b[0] = (char)(0xa0 | n);
+        memcpy(b + 1, s, n);
+        pk->callback(pk->data, b, n + 1);
+        return;
+    }
     msgpack_pack_str(pk, n);
     msgpack_pack_str_body(pk, s, n);
 }
@@ -482,11 +533,50 @@ void hw_pack_json(msgpack_packer *pk, const json_t *j) {
     }
 }
 
+/* a fixstr of a literal into p: its header byte and bytes */
+#define PUT_FIXSTR(p, lit) ((p)[0] = (unsigned char)(0xa0 | (sizeof lit - 1)), memcpy((p) + 1, lit, sizeof lit - 1), (p) += sizeof lit)
+
+/* v >= 0 as msgpack_pack_int64 packs it (positive fixint, then uint 8/16/32/64) */
+static unsigned char *put_uint(unsigned char *p, uint64_t v) {
+    int nb = v < 128 ? 0 : v < 256 ? 1 : v < 65536 ? 2 : v >> 32 ? 8 : 4;
+    if (!nb) {
+        *p++ = (unsigned char)v;
+        return p;
+    }
+    *p++ = nb == 1 ? 0xcc : nb == 2 ? 0xcd : nb == 4 ? 0xce : 0xcf;
+    for (int i = nb - 1; i >= 0; i--) p[i] = (unsigned char)(v >> (8 * (nb - 1 - i)));
+    return p + nb;
+}
+
 void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes) {
+    int nd = ndim + (lead > 0);
+    bool fast = nd < 16 && ndim <= HW_MAX_DIMS && nbytes <= UINT32_MAX && strlen(hw_dtype_name(dt)) < 16;
+    for (int d = 0; fast && d < ndim; d++) fast = shape[d] >= 0;
+    if (fast) { /* the same bytes as the packer's calls below, in one write */
+        unsigned char b[128], *p = b;
+        const char *name = hw_dtype_name(dt);
+        size_t nl = strlen(name);
+        *p++ = 0x83;
+        PUT_FIXSTR(p, "dtype");
+        *p++ = (unsigned char)(0xa0 | nl);
+        memcpy(p, name, nl);
+        p += nl;
+        PUT_FIXSTR(p, "shape");
+        *p++ = (unsigned char)(0x90 | nd);
+        if (lead > 0) p = put_uint(p, (uint64_t)lead);
+        for (int d = 0; d < ndim; d++) p = put_uint(p, (uint64_t)shape[d]);
+        PUT_FIXSTR(p, "data");
+        int lb = nbytes < 256 ? 1 : nbytes < 65536 ? 2 : 4; /* msgpack_pack_bin: bin 8/16/32 */
+        *p++ = lb == 1 ? 0xc4 : lb == 2 ? 0xc5 : 0xc6;
+        for (int i = lb - 1; i >= 0; i--) p[i] = (unsigned char)(nbytes >> (8 * (lb - 1 - i)));
+        p += lb;
+        pk->callback(pk->data, (const char *)b, (size_t)(p - b));
+        return;
+    }
     msgpack_pack_map(pk, 3);
     hw_pack_kv_str(pk, "dtype", hw_dtype_name(dt));
     hw_pack_cstr(pk, "shape");
-    msgpack_pack_array(pk, (size_t)ndim + (lead > 0));
+    msgpack_pack_array(pk, (size_t)nd);
     if (lead > 0) msgpack_pack_int64(pk, lead);
     for (int d = 0; d < ndim; d++) msgpack_pack_int64(pk, shape[d]);
     hw_pack_cstr(pk, "data");

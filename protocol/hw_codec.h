@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hw_array.h"
 #include "hw_error.h"
@@ -39,10 +40,19 @@ typedef struct hw_msg {
 } hw_msg;
 
 int hw_msg_decode(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, hw_err *err);
+/* The same with a zone to reuse (a server's per-request decode): when *reuse is a zone whose first
+ * chunk (chunk_size) holds this message's objects, it is cleared and becomes m's zone (*reuse set to
+ * NULL); otherwise m gets a new zone of at least HW_MSG_ZONE_REUSE bytes, fit to be reused in turn.
+ * The caller takes m's zone back (m->up.zone, then NULL) instead of letting hw_msg_free free it. */
+#define HW_MSG_ZONE_REUSE 4096
+int hw_msg_decode_in(hw_msg *m, const char *buf, size_t len, const hw_limits *lim, msgpack_zone **reuse, hw_err *err);
 void hw_msg_free(hw_msg *m);
 
 /* ---- field access (map must be a MAP object) ---- */
-const msgpack_object *hw_mp_get(const msgpack_object *map, const char *key);
+/* the value of `key` (kl bytes) in map, NULL when absent or map is not a map */
+const msgpack_object *hw_mp_getn(const msgpack_object *map, const char *key, size_t kl);
+/* inline, so a literal key's length is known where it is asked (no strlen per lookup) */
+static inline const msgpack_object *hw_mp_get(const msgpack_object *map, const char *key) { return hw_mp_getn(map, key, strlen(key)); }
 bool hw_mp_is_str(const msgpack_object *o, const char *s);
 bool hw_utf8_valid(const char *s, size_t n);
 /* Copies a UTF-8 string field into out (NUL-terminated); absent -> def (NULL def = required). */
@@ -69,7 +79,10 @@ void hw_pack_json(msgpack_packer *pk, const json_t *j);
 
 /* ---- packing ---- */
 static inline void hw_pack_bool(msgpack_packer *pk, bool b) { b ? msgpack_pack_true(pk) : msgpack_pack_false(pk); }
-void hw_pack_cstr(msgpack_packer *pk, const char *s);
+/* a string of n bytes; one write under 32 bytes (msgpack's fixstr: the bytes msgpack_pack_str packs) */
+void hw_pack_strn(msgpack_packer *pk, const char *s, size_t n);
+/* inline, so a literal's length is known where it is packed (no strlen per key) */
+static inline void hw_pack_cstr(msgpack_packer *pk, const char *s) { hw_pack_strn(pk, s, strlen(s)); }
 void hw_pack_kv_str(msgpack_packer *pk, const char *k, const char *v);
 /* {"dtype","shape","data"}; when lead > 0 the shape gets a leading axis of `lead` (the data
  * then holds lead * numel(a) elements). */

@@ -4,8 +4,12 @@
 
 #include "task.h"
 
-static const char *const op_names[OP_COUNT] = {"hello", "ping", "envs", "stats", "make", "spaces", "reset", "step", "close",
-                                               "snapshot", "restore", "drop_snapshot", "evaluate", "evaluate_batch", "join"};
+#define OP_NAMES(X) X("hello") X("ping") X("envs") X("stats") X("make") X("spaces") X("reset") X("step") X("close") \
+    X("snapshot") X("restore") X("drop_snapshot") X("evaluate") X("evaluate_batch") X("join")
+#define OP_NAME(s) s,
+#define OP_LEN(s) sizeof s - 1,
+static const char *const op_names[OP_COUNT] = {OP_NAMES(OP_NAME)};
+static const size_t op_lens[OP_COUNT] = {OP_NAMES(OP_LEN)}; /* no strlen per request */
 
 const char *hw_op_name_of(int op) {
     if (op >= 0 && op < OP_COUNT) return op_names[op];
@@ -14,6 +18,6 @@ const char *hw_op_name_of(int op) {
 
 int hw_op_lookup(const char *name, size_t len) {
     for (int i = 0; i < OP_COUNT; i++)
-        if (strlen(op_names[i]) == len && memcmp(op_names[i], name, len) == 0) return i;
+        if (op_lens[i] == len && memcmp(op_names[i], name, len) == 0) return i;
     return -1;
 }

@@ -9,7 +9,9 @@
 msgpack_packer reply_begin(task *t, size_t nfields);
 /* The same with room for `bytes` from the start (a hint: 0 or a size out of reason is ignored), so
  * a reply of about a known size is packed in one allocation rather than grown from 8 KiB by
- * doubling, which copies what was packed each time (mmap-v0's 17.8 kB step: 8 -> 16 -> 32 KiB). */
+ * doubling, which copies what was packed each time (mmap-v0's 17.8 kB step: 8 -> 16 -> 32 KiB).
+ * Both reuse a buffer the task already holds (its size reset to 0; replaced when smaller than the
+ * hint): the router hands its spare to inline ops (router_core.c, reply_spare_give). */
 msgpack_packer reply_begin_sized(task *t, size_t nfields, size_t bytes);
 void reply_error(task *t, const hw_err *e);
 /* Copies an error message for the wire into dst (size n): cut at n-1 bytes, invalid UTF-8 and

@@ -221,7 +221,7 @@ static void on_request(router *r, task *t, bool draining) {
         reply_fail(t, HW_E_LIMIT, "message of %zu bytes exceeds the limit of %zu (--max-msg)", len, r->o->max_msg);
         goto answer;
     }
-    if (hw_msg_decode(&t->msg, zmq_msg_data(&t->body), len, &r->lim, &err)) {
+    if (hw_msg_decode_in(&t->msg, zmq_msg_data(&t->body), len, &r->lim, &r->spare_zone, &err)) {
         t->decoded = true;
         reply_error(t, &err);
         goto answer;
@@ -392,6 +392,7 @@ static bool try_inline(router *r, task *t) {
     r->inlined_alone += !cheap;
     t->inline_alone = !cheap;
     t->inline_run = true;
+    reply_spare_give(r, t);
     worker_handle_inline(&r->w[s->worker], t);
     after_op(r, t);
     return true;
@@ -424,8 +425,7 @@ static void reap(router *r, double now) {
 /* Receives one multipart message from the ROUTER socket into a new task (NULL: nothing, or
  * nothing within the socket's ZMQ_RCVTIMEO when `wait`). */
 static task *recv_request(router *r, bool wait) {
-    task *t = calloc(1, sizeof *t);
-    if (!t) abort();
+    task *t = task_new(r);
     zmq_msg_t parts[TASK_MAX_ENVELOPE + 1];
     int n = 0;
     int more = 1;
@@ -436,7 +436,7 @@ static task *recv_request(router *r, bool wait) {
         if (zmq_msg_recv(&m, r->sock, n == 0 && !wait ? ZMQ_DONTWAIT : 0) < 0) {
             zmq_msg_close(&m);
             if (n == 0) {
-                free(t);
+                task_recycle(r, t);
                 return NULL;
             }
             break;
@@ -452,7 +452,7 @@ static task *recv_request(router *r, bool wait) {
     t->t0 = hw_now();
     if (n < 2) { /* no routing id + body: cannot answer */
         for (int i = 0; i < n; i++) zmq_msg_close(&parts[i]);
-        free(t);
+        task_recycle(r, t);
         return NULL;
     }
     for (int i = 0; i < n - 1; i++) t->env[t->nenv++] = parts[i];
@@ -514,6 +514,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     r->lim.max_bin = o->max_msg;
     r->nw = o->workers;
     r->start = hw_now();
+    r->rcvtimeo = -2;
     if (o->cache_mb > 0 || o->cache_path) {
         hw_err cerr;
         double mb = o->cache_mb > 0 ? o->cache_mb : 256;
@@ -604,7 +605,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     double reap_every = o->session_ttl_s / 4;
     if (reap_every > 1.0) reap_every = 1.0;
     if (reap_every < 0.01) reap_every = 0.01;
-    double next_reap = hw_now() + reap_every;
+    double now = hw_now(), next_reap = now + reap_every;
     for (;;) {
         if (draining && !cancelled && hw_now() >= drain_deadline) {
             /* the drain deadline: every env loop that checks the request deadline gives up now */
@@ -633,7 +634,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             }
         }
         if (draining && stopped == r->nw && r->inflight == 0) break;
-        double now = hw_now();
+        /* `now` is the end of the last iteration (below): no wait since */
         long timeout = (long)((next_reap - now) * 1000.0);
         if (timeout < 0) timeout = 0;
         if (timeout > 100) timeout = 100;
@@ -643,7 +644,10 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
              * zmq_poll over both sockets plus a non-blocking receive cost about eight more
              * system calls per request (each socket's mailbox checked before and after the poll). */
             int to = (int)timeout;
-            zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
+            if (to != r->rcvtimeo) { /* mostly the 100 ms cap: set once, not per request */
+                zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
+                r->rcvtimeo = to;
+            }
             task *t = recv_request(r, true);
             if (t) {
                 if (t->reply.size) finish(r, t);
@@ -677,6 +681,9 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     zmq_ctx_term(r->zctx);
     hw_auth_free(auth);
     hw_cache_close(r->cache);
+    msgpack_sbuffer_destroy(&r->spare);
+    free(r->spare_task);
+    if (r->spare_zone) msgpack_zone_free(r->spare_zone);
     free(r->buckets);
     free(r->wsessions);
     free(r->w);

@@ -10,13 +10,41 @@
 #include "reply.h"
 #include "router_int.h"
 
-void task_free(task *t) {
+/* what a task holds, freed; the record itself stays */
+static void task_clear(task *t) {
     for (int i = 0; i < t->nenv; i++) zmq_msg_close(&t->env[i]);
     if (t->decoded) hw_msg_free(&t->msg);
     if (t->has_body) zmq_msg_close(&t->body);
     msgpack_sbuffer_destroy(&t->reply);
     json_decref(t->info_hold);
+}
+
+void task_free(task *t) {
+    task_clear(t);
     free(t);
+}
+
+task *task_new(router *r) {
+    task *t = r->spare_task;
+    if (t) {
+        r->spare_task = NULL;
+        memset(t, 0, sizeof *t);
+        return t;
+    }
+    if (!(t = calloc(1, sizeof *t))) abort();
+    return t;
+}
+
+void task_recycle(router *r, task *t) {
+    /* the request's decode zone, when fit to be reused (hw_msg_decode_in), is the next one's */
+    msgpack_zone *z = t->decoded ? t->msg.up.zone : NULL;
+    if (z && !r->spare_zone && z->chunk_size >= HW_MSG_ZONE_REUSE && z->chunk_size <= 4 * HW_MSG_ZONE_REUSE) {
+        r->spare_zone = z;
+        t->msg.up.zone = NULL;
+    }
+    task_clear(t);
+    if (r->spare_task) free(t);
+    else r->spare_task = t;
 }
 
 static void free_buf(void *data, void *hint) {
@@ -24,16 +52,30 @@ static void free_buf(void *data, void *hint) {
     free(data);
 }
 
+/* replies up to this size are sent as a copy (zmq_send: one small allocation inside ZeroMQ) and
+ * their buffer kept as the router's spare; larger ones go zero-copy, ZeroMQ freeing the buffer */
+#define REPLY_COPY_MAX 4096
+#define SPARE_MAX ((size_t)64 << 10)
+
+void reply_spare_give(router *r, task *t) {
+    if (!r->spare.data || t->reply.data) return;
+    t->reply = r->spare;
+    t->reply.size = 0;
+    msgpack_sbuffer_init(&r->spare);
+}
+
 static void send_reply(router *r, task *t) {
     if (!t->nenv || !t->reply.size) return; /* internal task, or nothing to say */
-    for (int i = 0; i < t->nenv; i++) {
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        zmq_msg_copy(&m, &t->env[i]);
-        if (zmq_msg_send(&m, r->sock, ZMQ_SNDMORE) < 0) {
-            zmq_msg_close(&m);
-            return; /* peer gone */
+    /* the envelope's frames themselves: a sent frame is moved out (left empty for task_free) */
+    for (int i = 0; i < t->nenv; i++)
+        if (zmq_msg_send(&t->env[i], r->sock, ZMQ_SNDMORE) < 0) return; /* peer gone */
+    if (t->reply.size <= REPLY_COPY_MAX) {
+        zmq_send(r->sock, t->reply.data, t->reply.size, 0);
+        if (!r->spare.data && t->reply.alloc <= SPARE_MAX) {
+            r->spare = t->reply;
+            msgpack_sbuffer_init(&t->reply);
         }
+        return;
     }
     zmq_msg_t m;
     zmq_msg_init_data(&m, t->reply.data, t->reply.size, free_buf, NULL);
@@ -49,7 +91,7 @@ void finish(router *r, task *t) {
     if (t->op == OP_STEP && !t->failed) r->steps++;
     send_reply(r, t);
     peer *p = t->peer; /* held by the task since on_request */
-    task_free(t);
+    task_recycle(r, t);
     if (p) {
         p->holds--;
         peers_gc(&r->P, p);
@@ -130,8 +172,12 @@ session *lookup(router *r, task *t, bool required, hw_err *err) {
         else hw_err_clear(err);
         return NULL;
     }
+    /* a known session's token, looked up in place (the string was checked as UTF-8 by the decoder;
+     * a token holds no NUL); anything else takes the checked copy, for its error message */
+    session *s = o->type == MSGPACK_OBJECT_STR && o->via.str.size ? table_getn(r, o->via.str.ptr, o->via.str.size) : NULL;
+    if (s) return s;
     if (hw_mp_str(t->msg.root, "session", NULL, tok, sizeof tok, err)) return NULL;
-    session *s = table_get(r, tok);
+    s = table_get(r, tok);
     char why = s ? 0 : peers_reclaimed(&r->P, tok);
     if (why)
         hw_fail(err, HW_E_UNKNOWN_SESSION,

@@ -49,10 +49,16 @@ typedef struct router {
     char cur_tok[33];         /* ... and of the request being handled */
     uint64_t reclaimed;       /* idle sessions reclaimed for a make (a full table or a peer at its cap) */
     hw_cache *cache;          /* evaluation cache (--cache-mb > 0), or NULL */
+    task *spare_task;         /* a finished request's task record, for the next (task_new) */
+    msgpack_zone *spare_zone; /* and its decode zone (hw_msg_decode_in) */
+    msgpack_sbuffer spare;    /* a sent reply's buffer, kept for the next inline op's (reply_spare_give) */
+    int rcvtimeo;             /* the ROUTER socket's ZMQ_RCVTIMEO as last set (-2: not yet) */
 } router;
 
 /* the session table (table.c) */
 session *table_get(router *r, const char *tok);
+/* the same for a token of n bytes, not NUL-terminated (a request's string, in place) */
+session *table_getn(router *r, const char *tok, size_t n);
 void table_put(router *r, session *s);
 /* out of the table: its worker's and its peer's counts, its memory estimate */
 void table_del(router *r, session *s);
@@ -61,6 +67,12 @@ void session_free(session *s);
 int new_token(char out[33]);
 
 void task_free(task *t);
+/* A zeroed task for a request: the router's spare record (the last finished one) or a new one;
+ * task_recycle frees what a finished task holds and keeps its record as the spare. */
+task *task_new(router *r);
+void task_recycle(router *r, task *t);
+/* Hands the router's spare reply buffer (if any) to t, whose reply is empty: reply_begin reuses it. */
+void reply_spare_give(router *r, task *t);
 /* records the op's latency, sends the reply (if any) and frees the task */
 void finish(router *r, task *t);
 size_t task_bytes(const task *t);

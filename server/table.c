@@ -9,17 +9,29 @@
 
 #include "router_int.h"
 
-static uint64_t tok_hash(const char *tok) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *tok; tok++) h = (h ^ (unsigned char)*tok) * 1099511628211ull;
+/* FNV-1a over 8-byte words, then the tail's bytes (a 32-character token: four steps) */
+static uint64_t tok_hashn(const char *tok, size_t n) {
+    uint64_t h = 1469598103934665603ull, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, tok + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ (unsigned char)tok[i]) * 1099511628211ull;
     return h;
 }
 
-session *table_get(router *r, const char *tok) {
-    for (table_ent *e = r->buckets[tok_hash(tok) % r->nbuckets]; e; e = e->next)
-        if (strcmp(e->s->token, tok) == 0) return e->s;
+static uint64_t tok_hash(const char *tok) { return tok_hashn(tok, strlen(tok)); }
+
+session *table_getn(router *r, const char *tok, size_t n) {
+    if (n >= sizeof ((session *)0)->token) return NULL; /* longer than any token */
+    for (table_ent *e = r->buckets[tok_hashn(tok, n) % r->nbuckets]; e; e = e->next)
+        if (memcmp(e->s->token, tok, n) == 0 && e->s->token[n] == 0) return e->s;
     return NULL;
 }
+
+session *table_get(router *r, const char *tok) { return table_getn(r, tok, strlen(tok)); }
 
 void table_put(router *r, session *s) {
     if (r->nsessions + 1 > r->nbuckets) {

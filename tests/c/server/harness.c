@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -187,4 +188,38 @@ void built_bin(const char *name, char *out, size_t cap) {
     exe[n] = 0;
     char *d = dirname(dirname(exe)); /* BUILD */
     snprintf(out, cap, "%s/bin/%s", d, name);
+}
+
+bytes recv_bytes(void *sock) {
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    int n = zmq_msg_recv(&m, sock, 0);
+    cr_assert_geq(n, 0, "no reply");
+    bytes b = {malloc((size_t)n + 1), (size_t)n};
+    memcpy(b.data, zmq_msg_data(&m), (size_t)n);
+    zmq_msg_close(&m);
+    return b;
+}
+
+void send_packed(void *sock, const json_t *req) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    hw_pack_json(&pk, req);
+    cr_assert_geq(zmq_send(sock, sb.data, sb.size, 0), 0);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+void pack_pair_init(pack_pair *p) {
+    for (int k = 0; k < 2; k++) {
+        msgpack_sbuffer_init(&p->sb[k]);
+        msgpack_packer_init(&p->pk[k], &p->sb[k], msgpack_sbuffer_write);
+    }
+}
+
+bool pack_pair_same(pack_pair *p) {
+    bool same = p->sb[0].size == p->sb[1].size && (!p->sb[0].size || !memcmp(p->sb[0].data, p->sb[1].data, p->sb[0].size));
+    for (int k = 0; k < 2; k++) msgpack_sbuffer_destroy(&p->sb[k]);
+    return same;
 }

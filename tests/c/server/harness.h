@@ -6,6 +6,8 @@
 #define TEST_SERVER_HARNESS_H
 
 #include <jansson.h>
+#include <msgpack.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -45,5 +47,23 @@ void srv_start_tcp(srv *s, const hw_server_opts *o, int *port);
 void *cli_new_as(const char *src, int port);
 /* Path of a built binary next to the test binary (BUILD/bin/NAME). */
 void built_bin(const char *name, char *out, size_t cap);
+
+/* A reply's raw bytes (the next message on sock; a test failure when none comes). */
+typedef struct {
+    char *data;
+    size_t n;
+} bytes;
+bytes recv_bytes(void *sock);
+/* Sends `req` packed as msgpack. */
+void send_packed(void *sock, const json_t *req);
+
+/* Two packers side by side, for byte-for-byte checks: the code under test packs into pk[0], the
+ * reference (msgpack-c's own calls) into pk[1]; pack_pair_same compares and frees both. */
+typedef struct {
+    msgpack_sbuffer sb[2];
+    msgpack_packer pk[2];
+} pack_pair;
+void pack_pair_init(pack_pair *p);
+bool pack_pair_same(pack_pair *p);
 
 #endif

@@ -1,10 +1,15 @@
 /* The request decoder's fast paths (protocol/hw_codec.c), as units: hw_utf8_valid's ASCII runs
  * (eight bytes at a time) give the same answer at every position and length, and
- * hw_msg_decode's zone, sized by the scan, decodes every shape as msgpack-c's own unpacker does. */
+ * hw_msg_decode's zone, sized by the scan, decodes every shape as msgpack-c's own unpacker does;
+ * and the packing and checking shortcuts of issue 29 (one-write strings and array headers, keys
+ * compared in place, dtype names as words, int64 actions) give msgpack-c's bytes and the general
+ * check's answers. */
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "harness.h"
 #include "hw_codec.h"
+#include "hw_space.h"
 
 /* ASCII around a sequence does not change whether the string is valid: every string here is
  * exactly as valid as the one sequence it holds, wherever the eight-byte runs fall */
@@ -32,21 +37,29 @@ Test(codec, utf8_ascii_runs_do_not_change_the_answer) {
     cr_assert(hw_utf8_valid("0123456789abcdef0123456789abcdef", 32));
 }
 
-/* decodes `sb` with hw_msg_decode and with msgpack_unpack_next; the objects must be equal */
-static void same_as_msgpack(const msgpack_sbuffer *sb, const char *what) {
+/* decodes `sb` with hw_msg_decode (with hw_msg_decode_in and the zone in *reuse when reuse is
+ * given, the zone then taken back as a server does) and with msgpack_unpack_next; the objects
+ * must be equal */
+static void same_as_msgpack_in(const msgpack_sbuffer *sb, msgpack_zone **reuse, const char *what) {
     hw_msg m;
     hw_err err;
-    cr_assert_eq(hw_msg_decode(&m, sb->data, sb->size, NULL, &err), 0, "%s: %s", what, err.msg);
+    cr_assert_eq(reuse ? hw_msg_decode_in(&m, sb->data, sb->size, NULL, reuse, &err) : hw_msg_decode(&m, sb->data, sb->size, NULL, &err), 0, "%s: %s",
+                 what, err.msg);
     msgpack_unpacked up;
     msgpack_unpacked_init(&up);
     size_t off = 0;
     cr_assert_eq(msgpack_unpack_next(&up, sb->data, sb->size, &off), MSGPACK_UNPACK_SUCCESS);
     cr_assert(msgpack_object_equal(*m.root, up.data), "%s: decoded differently", what);
     msgpack_unpacked_destroy(&up);
+    if (reuse && !*reuse) { /* the zone back, for the next message */
+        *reuse = m.up.zone;
+        m.up.zone = NULL;
+    }
     hw_msg_free(&m);
 }
 
-Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) {
+/* every shape of message: empty, short and long lists, maps in arrays in maps, nested empties */
+static void decode_shapes(msgpack_zone **z) {
     for (int shape = 0; shape < 6; shape++) {
         msgpack_sbuffer sb;
         msgpack_sbuffer_init(&sb);
@@ -76,7 +89,190 @@ Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) {
         msgpack_pack_bin_body(&pk, "\0\1\2\3\4", 5);
         char what[32];
         snprintf(what, sizeof what, "shape %d", shape);
-        same_as_msgpack(&sb, what);
+        same_as_msgpack_in(&sb, z, what);
+        msgpack_sbuffer_destroy(&sb);
+    }
+}
+
+Test(codec, sized_zone_decodes_every_shape_as_msgpack_does) { decode_shapes(NULL); }
+
+/* one reused zone through big and small messages alternately (hw_msg_decode_in): each decodes as
+ * msgpack-c does, nothing of a bigger earlier message in a smaller later one */
+Test(codec, reused_zone_decodes_every_shape_as_msgpack_does) {
+    msgpack_zone *z = NULL;
+    for (int pass = 0; pass < 3; pass++) decode_shapes(&z);
+    cr_assert_not_null(z, "the zone came back");
+    cr_assert_geq(z->chunk_size, HW_MSG_ZONE_REUSE);
+    msgpack_zone_free(z);
+}
+
+/* hw_pack_cstr writes a short string in one write (header byte and bytes together): the bytes
+ * are msgpack_pack_str's at every length, across the fixstr / str8 / str16 boundaries */
+Test(codec, pack_cstr_bytes_are_msgpack_str) {
+    static char s[300];
+    for (size_t n = 0; n < sizeof s - 1; n++) {
+        memset(s, 0, sizeof s);
+        for (size_t i = 0; i < n; i++) s[i] = (char)('a' + (i * 7 + n) % 26);
+        pack_pair pp;
+        pack_pair_init(&pp);
+        hw_pack_cstr(&pp.pk[0], s);
+        msgpack_pack_str(&pp.pk[1], n);
+        msgpack_pack_str_body(&pp.pk[1], s, n);
+        cr_assert(pack_pair_same(&pp), "length %zu: different bytes", n);
+    }
+}
+
+/* hw_mp_get (inline, the key's length taken where it is asked): keys of one length that differ
+ * in their first byte or only later, the empty key, a key that is a prefix of another */
+Test(codec, mp_get_finds_each_key_and_only_it) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    static const char *const keys[] = {"op", "id", "ox", "", "session", "sessions", "v"};
+    enum { NK = sizeof keys / sizeof *keys };
+    msgpack_pack_map(&pk, NK);
+    for (int i = 0; i < NK; i++) {
+        hw_pack_cstr(&pk, keys[i]);
+        msgpack_pack_int(&pk, i);
+    }
+    hw_msg m;
+    hw_err err;
+    cr_assert_eq(hw_msg_decode(&m, sb.data, sb.size, NULL, &err), 0, "%s", err.msg);
+    for (int i = 0; i < NK; i++) {
+        const msgpack_object *v = hw_mp_get(m.root, keys[i]);
+        cr_assert_not_null(v, "'%s' not found", keys[i]);
+        cr_assert_eq(v->via.u64, (uint64_t)i, "'%s' found the value of another key", keys[i]);
+        cr_assert_eq(hw_mp_getn(m.root, keys[i], strlen(keys[i])), v);
+    }
+    cr_assert_null(hw_mp_get(m.root, "o"));
+    cr_assert_null(hw_mp_get(m.root, "sess"));
+    cr_assert_null(hw_mp_get(m.root, "ip"));
+    cr_assert_null(hw_mp_get(hw_mp_get(m.root, "v"), "v"), "a non-map has no keys");
+    hw_msg_free(&m);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+/* hw_pack_array_head packs its header in one write: the bytes of msgpack-c's calls (map, the
+ * dtype's name, every shape entry as msgpack_pack_int64 packs it, the bin's length) for every
+ * dtype, at the integer and bin width boundaries, with and without a leading axis */
+Test(codec, array_head_bytes_are_msgpacks) {
+    static const int64_t vals[] = {0, 1, 127, 128, 255, 256, 65535, 65536, 4294967295ll, 4294967296ll, 7};
+    static const size_t nbs[] = {0, 255, 256, 65535, 65536, 1u << 20};
+    enum { NV = sizeof vals / sizeof *vals, NB = sizeof nbs / sizeof *nbs };
+    int checked = 0;
+    for (int dt = 0; dt < HW_DT_COUNT; dt++)
+        for (int ndim = 0; ndim <= HW_MAX_DIMS; ndim++)
+            for (int v = 0; v < NV; v++)
+                for (int lead = 0; lead < 3; lead++) {
+                    int64_t shape[HW_MAX_DIMS];
+                    for (int d = 0; d < ndim; d++) shape[d] = vals[(v + d) % NV];
+                    int64_t ld = lead == 0 ? 0 : lead == 1 ? 3 : vals[(v + 3) % NV] + 1;
+                    size_t nb = nbs[(v + dt + ndim) % NB];
+                    pack_pair pp;
+                    pack_pair_init(&pp);
+                    msgpack_packer *pb = &pp.pk[1];
+                    hw_pack_array_head(&pp.pk[0], (hw_dtype)dt, ndim, shape, ld, nb);
+                    msgpack_pack_map(pb, 3);
+                    msgpack_pack_str(pb, 5);
+                    msgpack_pack_str_body(pb, "dtype", 5);
+                    const char *name = hw_dtype_name((hw_dtype)dt);
+                    msgpack_pack_str(pb, strlen(name));
+                    msgpack_pack_str_body(pb, name, strlen(name));
+                    msgpack_pack_str(pb, 5);
+                    msgpack_pack_str_body(pb, "shape", 5);
+                    msgpack_pack_array(pb, (size_t)ndim + (ld > 0));
+                    if (ld > 0) msgpack_pack_int64(pb, ld);
+                    for (int d = 0; d < ndim; d++) msgpack_pack_int64(pb, shape[d]);
+                    msgpack_pack_str(pb, 4);
+                    msgpack_pack_str_body(pb, "data", 4);
+                    msgpack_pack_bin(pb, nb);
+                    cr_assert(pack_pair_same(&pp), "dtype %d, ndim %d, value %lld, lead %lld, bin %zu: different bytes", dt, ndim, (long long)vals[v],
+                              (long long)ld, nb);
+                    checked++;
+                }
+    cr_assert_eq(checked, HW_DT_COUNT * (HW_MAX_DIMS + 1) * NV * 3);
+}
+
+/* hw_dtype_from_name compares names as 8-byte words: each name finds its dtype, and prefixes,
+ * extensions, the empty name and names of 8 or more bytes find none */
+Test(codec, dtype_names_round_trip_and_nothing_else_matches) {
+    for (int dt = 0; dt < HW_DT_COUNT; dt++) cr_assert_eq(hw_dtype_from_name(hw_dtype_name((hw_dtype)dt)), dt, "%s", hw_dtype_name((hw_dtype)dt));
+    static const char *const bad[] = {"", "int", "int6", "int640", "float", "float32x", "float320", "bool\x01", "uint88", "Int64", "float64 ", "floaty64"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) cr_assert_eq(hw_dtype_from_name(bad[i]), -1, "'%s' matched", bad[i]);
+    cr_assert_eq(hw_dtype_from_name(NULL), -1);
+}
+
+/* hw_space_check_action's int64 fast path accepts and converts exactly what the general check
+ * does (the same action as int32 goes the general way): every value around each element's bounds,
+ * for MultiDiscrete, Discrete with a start, MultiBinary; a bad element's error names it */
+Test(codec, int64_actions_check_as_other_dtypes_do) {
+    int64_t nvec[3] = {3, 1, 5};
+    hw_space *sp[3] = {hw_space_multidiscrete(3, nvec), hw_space_discrete(4), hw_space_multibinary(3)};
+    sp[1]->start = -2;
+    int checked = 0;
+    for (int k = 0; k < 3; k++) {
+        int64_t n = hw_space_numel(sp[k]);
+        for (int64_t v = -4; v <= 6; v++)
+            for (int64_t at = 0; at < n; at++) {
+                int64_t a64[3];
+                int32_t a32[3];
+                for (int64_t i = 0; i < n; i++) a64[i] = i == at ? v : (sp[k]->type == HW_SPACE_DISCRETE ? sp[k]->start : 0), a32[i] = (int32_t)a64[i];
+                hw_array x64 = {HW_DT_INT64, 1, {n}, a64}, x32 = {HW_DT_INT32, 1, {n}, a32};
+                int64_t ib64[3] = {-9, -9, -9}, ib32[3] = {-9, -9, -9};
+                double fb[3];
+                hw_act o64, o32;
+                hw_err e64, e32;
+                int r64 = hw_space_check_action(sp[k], &x64, ib64, fb, &o64, &e64), r32 = hw_space_check_action(sp[k], &x32, ib32, fb, &o32, &e32);
+                cr_assert_eq(r64, r32, "space %d, value %lld at %lld: int64 %d, int32 %d", k, (long long)v, (long long)at, r64, r32);
+                if (r64 == 0) cr_assert(!memcmp(ib64, ib32, sizeof ib64) && o64.n == (size_t)n && o64.i == ib64, "space %d, value %lld: converted differently", k, (long long)v);
+                else cr_assert_str_eq(e64.msg, e32.msg);
+                checked += r64 == 0;
+            }
+    }
+    cr_assert_gt(checked, 10);
+    for (int k = 0; k < 3; k++) hw_space_free(sp[k]);
+}
+
+/* a wire array's dtype, matched in place when it is a short name: every dtype decodes, and a NUL
+ * inside, a non-string, an unknown or empty name still get hw_mp_str's and the unknown-dtype errors */
+Test(codec, wire_array_dtype_in_place_and_its_errors) {
+    static const struct {
+        const char *dt;
+        size_t n;
+        bool str;
+        const char *want; /* NULL: decodes */
+    } cases[] = {
+        {"int64", 5, true, NULL}, {"float32", 7, true, NULL}, {"bool", 4, true, NULL}, {"uint8", 5, true, NULL},
+        {"int64\0", 6, true, "NUL"}, {"in\0t64", 6, true, "NUL"}, {"complex128", 10, true, "unknown dtype"}, {"", 0, true, "unknown dtype ''"},
+        {"int", 3, true, "unknown dtype 'int'"}, {NULL, 0, false, "must be a string"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        msgpack_sbuffer sb = {0}; /* as msgpack_sbuffer_init leaves it */
+        msgpack_packer pk = {.data = &sb, .callback = msgpack_sbuffer_write};
+        msgpack_pack_map(&pk, 3);
+        hw_pack_cstr(&pk, "dtype");
+        if (cases[c].str) {
+            msgpack_pack_str(&pk, cases[c].n);
+            msgpack_pack_str_body(&pk, cases[c].dt, cases[c].n);
+        } else
+            msgpack_pack_int(&pk, 5);
+        hw_pack_cstr(&pk, "shape");
+        msgpack_pack_array(&pk, 1);
+        msgpack_pack_int(&pk, 1);
+        hw_pack_cstr(&pk, "data");
+        int d = cases[c].want ? 0 : hw_dtype_from_name(cases[c].dt);
+        size_t nb = d >= 0 ? hw_dtype_size((hw_dtype)d) : 1;
+        msgpack_pack_bin(&pk, nb);
+        msgpack_pack_bin_body(&pk, "\1\0\0\0\0\0\0\0", nb);
+        hw_msg m;
+        hw_err err;
+        cr_assert_eq(hw_msg_decode(&m, sb.data, sb.size, NULL, &err), 0, "case %zu: %s", c, err.msg);
+        hw_array a;
+        int rc = hw_mp_array(m.root, "action", m.up.zone, 16, &a, &err);
+        if (!cases[c].want) cr_assert(rc == 0 && (int)a.dtype == d, "case %zu (%s): %s", c, cases[c].dt, err.msg);
+        else cr_assert(rc != 0 && strstr(err.msg, cases[c].want) && strstr(err.msg, "action.dtype"), "case %zu: got '%s'", c, rc ? err.msg : "no error");
+        hw_msg_free(&m);
         msgpack_sbuffer_destroy(&sb);
     }
 }

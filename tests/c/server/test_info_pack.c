@@ -39,22 +39,6 @@ static void stop3(void) {
     }
 }
 
-typedef struct {
-    char *data;
-    size_t n;
-} bytes;
-
-static bytes recv_bytes(void *c) {
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    int n = zmq_msg_recv(&m, c, 0);
-    cr_assert_geq(n, 0, "no reply");
-    bytes b = {malloc((size_t)n + 1), (size_t)n};
-    memcpy(b.data, zmq_msg_data(&m), (size_t)n);
-    zmq_msg_close(&m);
-    return b;
-}
-
 static json_t *to_json(bytes b) {
     hw_msg m;
     hw_err e;
@@ -110,17 +94,6 @@ static json_t *same_bytes(bytes *r, const char *what) {
     return j;
 }
 
-/* Sends the request packed from `req` (JSON). */
-static void send_one(void *c, const json_t *req) {
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    hw_pack_json(&pk, req);
-    zmq_send(c, sb.data, sb.size, 0);
-    msgpack_sbuffer_destroy(&sb);
-}
-
 /* make on every server: the session tokens differ, so they are kept per server */
 static void make_all(void **c, const char *make, char tok[NS][64]) {
     for (int k = 0; k < NS; k++) {
@@ -167,7 +140,7 @@ static json_t *req_all(void **c, char tok[NS][64], json_t *req, const char *what
     bytes r[NS];
     for (int k = 0; k < NS; k++) {
         json_object_set_new(req, "session", json_string(tok[k]));
-        send_one(c[k], req);
+        send_packed(c[k], req);
         r[k] = recv_bytes(c[k]);
     }
     json_decref(req);
@@ -329,7 +302,7 @@ Test(info_pack, vector_and_multi_agent_replies_answer_the_json_paths_bytes, .tim
             }
             for (int k = 0; k < NS; k++) {
                 json_object_set_new(req, "session", json_string(tok[k]));
-                send_one(ag[a][k], req);
+                send_packed(ag[a][k], req);
             }
             json_decref(req);
         }
