@@ -357,56 +357,182 @@ static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_
     }
 }
 
-/* The metrics of a scored mapping: a step's info and evaluate()'s metrics (one writer for the
- * JSON and the packed info, common/info_out.h). metric_keys() counts what put_metrics writes. */
+/* The info's two destinations: a JSON object (hw_info_out: evaluate()'s metrics, a step's info
+ * when the caller asks for JSON), or, for info_pack, a buffer on the stack the keys are packed
+ * into with msgpack's own packers and written to the reply at once (the reply's sbuffer took a
+ * call per key and per value, two fifths of the info's instructions). One writer (put_metrics)
+ * for both, so they cannot drift apart; tests/c/maestro/test_env.c compares the two. */
+/* inlined where called: a key's length is then a constant and its copy a few moves */
+#define INLINE static inline __attribute__((always_inline))
+
+typedef struct {
+    msgpack_packer *pk; /* the reply */
+    size_t n;
+    char b[1024];
+} gather;
+
+static void gather_flush(gather *g) {
+    if (g->n) g->pk->callback(g->pk->data, g->b, g->n);
+    g->n = 0;
+}
+
+/* room for n more bytes (n <= sizeof g->b) */
+INLINE char *g_room(gather *g, size_t n) {
+    if (n > sizeof g->b - g->n) gather_flush(g);
+    return g->b + g->n;
+}
+
+/* msgpack_packer callback, for what msgpack packs itself (large strings and integers) */
+static int gather_write(void *data, const char *buf, size_t len) {
+    gather *g = data;
+    if (len > sizeof g->b) {
+        gather_flush(g);
+        return g->pk->callback(g->pk->data, buf, len);
+    }
+    memcpy(g_room(g, len), buf, len);
+    g->n += len;
+    return 0;
+}
+
+static msgpack_packer gpk(gather *g) {
+    msgpack_packer p;
+    msgpack_packer_init(&p, g, gather_write);
+    return p;
+}
+
+/* a string: below 32 bytes msgpack's fixstr (0xa0 | length, then the bytes), what
+ * msgpack_pack_str packs of it; longer ones msgpack packs */
+INLINE void g_str(gather *g, const char *s, size_t n) {
+    if (n < 32) {
+        char *q = g_room(g, n + 1);
+        q[0] = (char)(0xa0 | n);
+        memcpy(q + 1, s, n);
+        g->n += n + 1;
+        return;
+    }
+    msgpack_packer p = gpk(g);
+    msgpack_pack_str(&p, n);
+    msgpack_pack_str_body(&p, s, n);
+}
+
+typedef struct {
+    hw_info_out j; /* the JSON destination, when g is NULL */
+    gather *g;
+} msink;
+
+#define KEY(k) k, sizeof k - 1
+
+INLINE void o_int(msink *o, const char *key, size_t kn, int64_t v) {
+    if (!o->g) {
+        hw_info_int(&o->j, key, v);
+        return;
+    }
+    g_str(o->g, key, kn);
+    if (v >= 0 && v < 128) { /* a positive fixint, as msgpack_pack_int64 packs it */
+        *g_room(o->g, 1) = (char)v;
+        o->g->n++;
+        return;
+    }
+    msgpack_packer p = gpk(o->g);
+    msgpack_pack_int64(&p, v);
+}
+
+INLINE void o_real(msink *o, const char *key, size_t kn, double v) {
+    if (!o->g) {
+        hw_info_real(&o->j, key, v);
+        return;
+    }
+    g_str(o->g, key, kn);
+    /* msgpack_pack_double's bytes: 0xcb, then the IEEE 754 bits big-endian */
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    char *q = g_room(o->g, 9);
+    q[0] = (char)0xcb;
+    _msgpack_store64(q + 1, bits);
+    o->g->n += 9;
+}
+
+INLINE void o_bool(msink *o, const char *key, size_t kn, bool v) {
+    if (!o->g) {
+        hw_info_bool(&o->j, key, v);
+        return;
+    }
+    g_str(o->g, key, kn);
+    *g_room(o->g, 1) = (char)(v ? 0xc3 : 0xc2);
+    o->g->n++;
+}
+
+INLINE void o_str(msink *o, const char *key, size_t kn, const char *s) {
+    if (!o->g) {
+        hw_info_str(&o->j, key, s);
+        return;
+    }
+    g_str(o->g, key, kn);
+    g_str(o->g, s, strlen(s));
+}
+
+static msink o_map(msink *o, const char *key, size_t kn, size_t nkeys) {
+    if (!o->g) return (msink){hw_info_map(&o->j, key, nkeys), NULL};
+    g_str(o->g, key, kn);
+    msgpack_packer p = gpk(o->g);
+    msgpack_pack_map(&p, nkeys);
+    return *o;
+}
+
+/* The metrics of a scored mapping: a step's info and evaluate()'s metrics. metric_keys() counts
+ * what put_metrics writes. */
 static size_t metric_keys(const maestro_result *r) { return 3 + !r->feasible + (r->valid ? 15 : 0); }
 
-static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, hw_info_out *j) {
-    if (!hw_info_on(j)) return;
+static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, msink *o) {
+    if (!o->g && !hw_info_on(&o->j)) return;
     char text[4096];
     maestro_mapping_to_text(m, text, sizeof text);
-    hw_info_str(j, "mapping", text); /* ASCII by construction */
-    hw_info_int(j, "num_pes", num_pes);
-    hw_info_bool(j, "feasible", r->feasible);
-    if (!r->feasible) hw_info_str(j, "reason", r->reason[0] ? r->reason : "infeasible");
+    o_str(o, KEY("mapping"), text); /* ASCII by construction */
+    o_int(o, KEY("num_pes"), num_pes);
+    o_bool(o, KEY("feasible"), r->feasible);
+    if (!r->feasible) o_str(o, KEY("reason"), r->reason[0] ? r->reason : "infeasible");
     if (!r->valid) return;
-    hw_info_int(j, "runtime", r->runtime);
-    hw_info_int(j, "num_macs", r->num_macs);
-    hw_info_real(j, "throughput", r->throughput);
-    hw_info_real(j, "energy", r->energy);
-    hw_info_real(j, "energy_nj", r->energy_nj);
-    hw_info_out ec = hw_info_map(j, "energy_components", 5);
-    hw_info_real(&ec, "mac", r->e_mac);
-    hw_info_real(&ec, "l1", r->e_l1);
-    hw_info_real(&ec, "l2", r->e_l2);
-    hw_info_real(&ec, "noc", r->e_noc);
-    hw_info_real(&ec, "offchip", r->e_offchip);
-    hw_info_real(j, "power", r->power);
-    hw_info_real(j, "area", r->area);
-    hw_info_real(j, "edp", r->edp);
-    hw_info_int(j, "l1_size", r->l1_req_total);
-    hw_info_int(j, "l2_size", r->l2_req_total);
-    hw_info_int(j, "peak_noc_bw", r->peak_bw);
-    hw_info_int(j, "offchip_bw_req", r->offchip_bw_req);
-    hw_info_real(j, "avg_utilized_pes", r->avg_util_pes);
-    hw_info_str(j, "objective", obj_names[e->objective]);
+    o_int(o, KEY("runtime"), r->runtime);
+    o_int(o, KEY("num_macs"), r->num_macs);
+    o_real(o, KEY("throughput"), r->throughput);
+    o_real(o, KEY("energy"), r->energy);
+    o_real(o, KEY("energy_nj"), r->energy_nj);
+    msink ec = o_map(o, KEY("energy_components"), 5);
+    o_real(&ec, KEY("mac"), r->e_mac);
+    o_real(&ec, KEY("l1"), r->e_l1);
+    o_real(&ec, KEY("l2"), r->e_l2);
+    o_real(&ec, KEY("noc"), r->e_noc);
+    o_real(&ec, KEY("offchip"), r->e_offchip);
+    o_real(o, KEY("power"), r->power);
+    o_real(o, KEY("area"), r->area);
+    o_real(o, KEY("edp"), r->edp);
+    o_int(o, KEY("l1_size"), r->l1_req_total);
+    o_int(o, KEY("l2_size"), r->l2_req_total);
+    o_int(o, KEY("peak_noc_bw"), r->peak_bw);
+    o_int(o, KEY("offchip_bw_req"), r->offchip_bw_req);
+    o_real(o, KEY("avg_utilized_pes"), r->avg_util_pes);
+    o_str(o, KEY("objective"), obj_names[e->objective]);
 }
 
 /* The info of the last reset (last_step false) or step, from what that call kept in the env. */
-static void put_info(const menv *e, hw_info_out *o) {
+static void put_info(const menv *e, msink *o) {
     if (!e->last_step) {
-        hw_info_str(o, "layer", e->layer.name);
-        hw_info_str(o, "objective", obj_names[e->objective]);
+        o_str(o, KEY("layer"), e->layer.name);
+        o_str(o, KEY("objective"), obj_names[e->objective]);
         return;
     }
     put_metrics(e, &e->last_m, e->last_pes, &e->last_r, o);
-    hw_info_int(o, "t", e->t);
+    o_int(o, KEY("t"), e->t);
 }
 
 static void m_info_pack(const void *p, struct msgpack_packer *pk) {
     const menv *e = p;
-    hw_info_out o = hw_info_packer(pk, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
+    gather g = {pk, 0, {0}};
+    msgpack_packer gp = gpk(&g);
+    msgpack_pack_map(&gp, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
+    msink o = {hw_info_json(NULL), &g};
     put_info(e, &o);
+    gather_flush(&g);
 }
 
 static void set_obs(menv *e, const maestro_result *r) {
@@ -565,7 +691,7 @@ static int m_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs 
     memset(e->obs, 0, sizeof e->obs);
     fill_obs(e, obs);
     e->last_step = false;
-    hw_info_out o = hw_info_json(info);
+    msink o = {hw_info_json(info), NULL};
     put_info(e, &o);
     return 0;
 }
@@ -588,7 +714,7 @@ static int m_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw
     out->terminated = false;
     out->truncated = e->t >= e->episode_length;
     fill_obs(e, &out->obs);
-    hw_info_out o = hw_info_json(info);
+    msink o = {hw_info_json(info), NULL};
     put_info(e, &o);
     return 0;
 }
@@ -657,7 +783,7 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
     maestro_result r;
     score(e, &m, pes, &r);
     *reward = reward_of(e, &r);
-    hw_info_out mo = hw_info_json(metrics);
+    msink mo = {hw_info_json(metrics), NULL};
     put_metrics(e, &m, pes, &r, &mo);
     return 0;
 }

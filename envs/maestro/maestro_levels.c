@@ -10,12 +10,66 @@
 
 #include "maestro_internal.h"
 
+/* snprintf for the model's reasons, without stdio for the conversions they use (%d, %ld, %lld,
+ * %s): a rejected or infeasible mapping's reason is in every such step's info, and formatting it
+ * with vsnprintf was a twentieth of maestro-v0's step. Any other conversion (a width, %g) goes to
+ * vsnprintf. Truncates as snprintf does and returns what snprintf returns. */
+static int vformat(char *dst, size_t cap, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
+    size_t n = 0;
+    for (const char *f = fmt; *f; f++) {
+        char num[24];
+        const char *s = num;
+        size_t len;
+        if (*f != '%') { /* the text up to the next conversion */
+            s = f, len = (size_t)(strchrnul(f, '%') - f);
+            f += len - 1;
+        } else {
+            int longs = 0;
+            for (f++; *f == 'l' && longs < 2; f++) longs++;
+            if (*f == 'd') {
+                long long v = longs == 0 ? va_arg(ap, int) : longs == 1 ? va_arg(ap, long) : va_arg(ap, long long);
+                unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+                char *e = num + sizeof num, *p = e;
+                do *--p = (char)('0' + u % 10);
+                while (u /= 10);
+                if (v < 0) *--p = '-';
+                s = p, len = (size_t)(e - p);
+            } else if (*f == 's' && !longs) {
+                s = va_arg(ap, const char *);
+                if (!s) s = "(null)";
+                len = strlen(s);
+            } else if (*f == '%' && !longs) {
+                s = f, len = 1;
+            } else {
+                int r = vsnprintf(dst, cap, fmt, again);
+                va_end(again);
+                return r;
+            }
+        }
+        if (n < cap) memcpy(dst + n, s, len < cap - n ? len : cap - n);
+        n += len;
+    }
+    va_end(again);
+    if (cap) dst[n < cap ? n : cap - 1] = 0;
+    return (int)n;
+}
+
+int maestro_format(char *dst, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vformat(dst, cap, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
 /* Sets the context's rejection reason (every check of the model, here and in maestro_model.c,
  * fails through it; it lives in this lower file so the model calls down only). */
 int maestro_fail(ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->reason, 200, fmt, ap);
+    vformat(c->reason, 200, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -76,6 +130,36 @@ static void mapping_sizes(level *L) {
         L->unique[out] = d->ofs < d->size ? d->ofs : d->size;
         L->medge[out] = L->medge[v] - L->medge[sl] + 1;
         L->uedge[out] = d->ofs < L->medge[out] ? d->ofs : L->medge[out];
+    }
+}
+
+void maestro_level_tables(level *L, const varlist tv[MT_N]) {
+    L->nvar = 0;
+    for (int v = 0; v < MD_NDIM; v++)
+        if (L->last[v] >= 0) L->var[L->nvar++] = (unsigned char)v;
+    for (int t = 0; t < MT_N; t++) {
+        ltensor *T = &L->lt[t];
+        T->mask = tv[t].mask;
+        T->nk = T->nsp = 0;
+        for (int k = 0; k < L->nd; k++)
+            if (in_list(&tv[t], L->d[k].dim)) T->k[T->nk++] = (unsigned char)k;
+        for (int i = 0; i < tv[t].n; i++) {
+            int v = tv[t].v[i];
+            if (L->first[v] >= 0 && L->d[L->first[v]].kind == MDIR_SPATIAL) T->sp[T->nsp++] = (unsigned char)v;
+        }
+    }
+    const varlist *ov = &tv[MT_OUT];
+    L->npk = L->nspd = 0;
+    for (int k = 0; k < L->nd; k++) {
+        if (!in_list(ov, L->d[k].dim)) L->pk[L->npk++] = (unsigned char)k;
+        if (L->d[k].kind == MDIR_SPATIAL) L->spd[L->nspd++] = (unsigned char)k;
+    }
+    L->nov = ov->n;
+    for (int i = 0; i < ov->n; i++) {
+        int v = ov->v[i];
+        L->ov[i] = (unsigned char)v;
+        L->oa[i] = (unsigned char)(!L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v);
+        L->osp[i] = L->first[v] >= 0 && L->d[L->first[v]].kind == MDIR_SPATIAL;
     }
 }
 
@@ -247,6 +331,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         if (L->csize <= 0) return maestro_fail(c, "cluster level %d has no sub-clusters", lvl);
         spatial_edge_clusters(L);
         mapping_sizes(L);
+        maestro_level_tables(L, c->tv);
         lvl++;
         if (i == m->n) break;
         /* lower-level dimensions: the mapping sizes of this level */

@@ -63,23 +63,30 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         if (ncases > MAX_CASES) return maestro_fail(c, "more than %d iteration cases at cluster level %d", MAX_CASES, li);
     }
     int ctr[LV_DIRS];
+    long tick[LV_DIRS]; /* cid % freq[k], kept as a counter */
     memset(ctr, 0, sizeof ctr);
+    memset(tick, 0, sizeof tick);
     const varlist *ov = &c->tv[MT_OUT];
     const bool leaf = li == c->nlv - 1;
     long long total_occ = 0;
     int case_id = 0;
     icase cs;
+    egress_tab et;
     for (long cid = 0; cid < ncases; cid++) {
         long occ = 1;
         for (int k = 0; k < nd; k++) {
             int si = ctr[k];
             cs.s[k] = &it.st[k][si];
             occ *= it.st[k][si].occ;
-            if (cid % freq[k] == 0) ctr[k] = (si + 1 == it.nst[k]) ? 0 : si + 1;
+            if (tick[k] == 0) ctr[k] = (si + 1 == it.nst[k]) ? 0 : si + 1;
+            if (++tick[k] == freq[k]) tick[k] = 0;
         }
-        bool all_init = true;
-        for (int v = 0; v < MD_NDIM; v++)
-            if (L->last[v] >= 0 && cs.s[L->last[v]]->pos != POS_INIT) all_init = false;
+        maestro_case_index(L, &cs);
+        bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
+        maestro_egress_tab(L, &cs, &et);
+        long egress = maestro_spatial_egress(L, &cs, &et);
+        long ing_t[2];
+        bool have_ing = false;
         if (case_id == 0) { /* buffer requirements (MAESTRO: only the first counted case) */
             for (int t = 0; t < 2; t++) {
                 long long size = 1;
@@ -88,32 +95,32 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
                     if (!D->has[v]) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(v), li);
                     size *= D->dims[v];
                 }
-                long ing;
-                if (maestro_spatial_ingress(L, &c->tv[t], &cs, &ing)) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
-                R->upreq[t] += 2 * ing;
+                if (maestro_spatial_ingress(L, t, &cs, &ing_t[t])) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
+                R->upreq[t] += 2 * ing_t[t];
                 R->l2wr[t] = size;
                 R->downreq[t] += 2 * maestro_mapped_volume(L, &c->tv[t]);
             }
+            have_ing = true;
             long long size = 1;
             for (int i = 0; i < ov->n; i++) {
                 int v = ov->v[i];
                 size *= is_overlapped_c(L->conv, v) ? (D->dims[v] - D->dims[counterpart(v)] + 1) : D->dims[v];
             }
-            R->upreq[MT_OUT] = 2 * maestro_spatial_egress(L, ov, &cs);
+            R->upreq[MT_OUT] = 2 * egress;
             R->l2rd[MT_OUT] = size;
             R->downreq[MT_OUT] = 2 * maestro_mapped_volume(L, ov);
         }
-        long egress = maestro_spatial_egress(L, ov, &cs);
-        long psmap = maestro_psum_mapping_size(L, ov, &cs);
+        long psmap = maestro_psum_mapping_size(L, &cs, &et);
         R->l2wr[MT_OUT] += occ * egress;
         R->l1wr[MT_OUT] += occ * psmap;
         R->l1rd[MT_OUT] += occ * psmap;
-        long npsums = maestro_crit_psums(L, ov, &cs);
+        long npsums = maestro_crit_psums(L, &cs, &et);
         if (npsums <= 0) continue; /* MAESTRO: "Skipping Invalid case" */
         long ingress = 0;
         for (int t = 0; t < 2; t++) {
-            long ing;
-            if (maestro_spatial_ingress(L, &c->tv[t], &cs, &ing)) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
+            long ing = ing_t[t];
+            if (!have_ing && maestro_spatial_ingress(L, t, &cs, &ing))
+                return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
             ingress += ing;
             R->l2rd[t] += occ * ing;
             R->l1wr[t] = R->l2rd[t]; /* MAESTRO: L1 write = L2 read */
@@ -121,7 +128,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         }
         R->ai = (double)psmap / (double)ingress;
         long comp = 0;
-        const istate *sps = cs.s[L->last[L->d[L->spidx].dim]];
+        const istate *sps = cs.sv[L->d[L->spidx].dim];
         long nact = is_edge(sps) ? L->nedge : L->csize;
         long double act_units = 0;
         if (!leaf) {
@@ -316,8 +323,8 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     r->warn_offchip_bw = R.offchip > h->offchip_bw;
     r->feasible = true;
     if (r->warn_l1)
-        snprintf(r->reason, sizeof r->reason, "L1 requirement %lld exceeds L1 size %ld", r->l1_req_total, h->l1_size);
+        maestro_format(r->reason, sizeof r->reason, "L1 requirement %lld exceeds L1 size %ld", r->l1_req_total, h->l1_size);
     else if (r->warn_l2)
-        snprintf(r->reason, sizeof r->reason, "L2 requirement %lld exceeds L2 size %ld", r->l2_req_total, h->l2_size);
+        maestro_format(r->reason, sizeof r->reason, "L2 requirement %lld exceeds L2 size %ld", r->l2_req_total, h->l2_size);
     if (r->warn_l1 || r->warn_l2) r->feasible = false;
 }
