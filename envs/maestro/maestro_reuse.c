@@ -115,6 +115,15 @@ static int pe_ingress4(const level *L, const ltensor *T, const icase *cs, long p
     return 0;
 }
 
+/* A spatial step at an edge: its first PE's volume (a), the full PEs' (full) and, when the step
+ * has an edge-of-edge sub-cluster (hee), that one's (ee); ne PEs are active. */
+static long edge_step(long ne, bool hee, long a, long full, long ee) {
+    if (ne <= 1) return a;
+    long nee = hee ? 1 : 0, nf = ne - nee - 1;
+    if (nf < 0) nf = 0;
+    return a + nf * full + nee * ee;
+}
+
 static bool any_edge_sp(const ltensor *T, const icase *cs) {
     for (int i = 0; i < T->nsp; i++)
         if (is_edge(cs->sv[T->sp[i]])) return true;
@@ -135,14 +144,7 @@ int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out) {
         return 0;
     }
     bool hee = cs->sv[T->sp[T->nsp - 1]]->spee;
-    long r = p[1][ne == 1 && hee];
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        r += nf * p[0][0];
-        if (nee) r += nee * p[0][1];
-    }
-    *out = r;
+    *out = edge_step(ne, hee, p[1][ne == 1 && hee], p[0][0], p[0][1]);
     return 0;
 }
 
@@ -239,14 +241,8 @@ long maestro_spatial_egress(const level *L, const icase *cs, const egress_tab *e
     long nc = L->csize, ne = L->nedge;
     if (!any_edge_sp(T, cs)) return pe_egress(e, false, true, false, true) + (nc - 1) * pe_egress(e, false, false, false, true);
     bool hee = cs->sv[T->sp[T->nsp - 1]]->spee;
-    long r = pe_egress(e, false, true, ne == 1 && hee, true);
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        r += nf * pe_egress(e, false, false, false, true);
-        r += nee * pe_egress(e, false, false, true, true);
-    }
-    return r;
+    return edge_step(ne, hee, pe_egress(e, false, true, ne == 1 && hee, true), pe_egress(e, false, false, false, true),
+                     pe_egress(e, false, false, true, true));
 }
 
 long maestro_crit_psums(const level *L, const icase *cs, const egress_tab *e) {
@@ -270,14 +266,8 @@ long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab
     long nc = L->csize, ne = L->nedge;
     if (!sps || !spe) return nc * pe_egress(e, true, true, false, true);
     bool hee = sps->spee;
-    long r = pe_egress(e, true, true, ne == 1 && hee, true);
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        r += nf * pe_egress(e, true, true, false, true);
-        r += nee * pe_egress(e, true, false, true, false);
-    }
-    return r;
+    return edge_step(ne, hee, pe_egress(e, true, true, ne == 1 && hee, true), pe_egress(e, true, true, false, true),
+                     pe_egress(e, true, false, true, false));
 }
 
 long maestro_mapped_volume(const level *L, const varlist *cv) {

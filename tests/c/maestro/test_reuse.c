@@ -12,32 +12,25 @@
 /* ---------- the reference: MAESTRO's definitions, one pass per question ---------- */
 static const istate *stv(const level *L, const icase *cs, int v) { return cs->s[L->last[v]]; }
 
-static long pe_mapped(const level *L, const varlist *cv, const icase *cs, bool first, bool ee) {
-    long r = 1;
-    for (int k = 0; k < L->nd; k++) {
-        const maestro_directive *d = &L->d[k];
-        int v = d->dim;
-        if (!in_list(cv, v)) continue;
-        const istate *s = stv(L, cs, v);
-        if (d->kind == MDIR_TEMPORAL) {
-            r *= is_edge(s) ? L->medge[v] : L->mapped[v];
-        } else if (is_edge(s)) {
-            int na = L->nedge;
-            if (na == 1 && (first || ee)) r *= L->medge[v];
-            else if (na > 1) r *= ee ? L->medge[v] : L->mapped[v];
-        } else {
-            r *= L->mapped[v];
-        }
-    }
-    return r;
+/* pe_mapped's factor: a directive's size when every variable is in its Init state */
+static long mapped_factor(const level *L, const maestro_directive *d, const istate *s, bool first, bool ee) {
+    int v = d->dim, na = L->nedge;
+    if (d->kind == MDIR_TEMPORAL) return is_edge(s) ? L->medge[v] : L->mapped[v];
+    if (!is_edge(s)) return L->mapped[v];
+    if (na == 1 && (first || ee)) return L->medge[v];
+    if (na > 1) return ee ? L->medge[v] : L->mapped[v];
+    return 1;
 }
 
 static int pe_ingress(const level *L, const varlist *cv, const icase *cs, bool first, bool ee, long *out) {
     int chg = -1;
     for (int k = 0; k < L->nd; k++)
         if (stv(L, cs, L->d[k].dim)->pos != POS_INIT) chg = k;
-    if (chg == -1) {
-        *out = pe_mapped(L, cv, cs, first, ee);
+    if (chg == -1) { /* pe_mapped */
+        long r = 1;
+        for (int k = 0; k < L->nd; k++)
+            if (in_list(cv, L->d[k].dim)) r *= mapped_factor(L, &L->d[k], stv(L, cs, L->d[k].dim), first, ee);
+        *out = r;
         return 0;
     }
     bool inited = false;
@@ -126,6 +119,34 @@ static int ref_spatial_ingress(const level *L, const varlist *cv, const icase *c
     return 0;
 }
 
+/* a SpatialMap's factor in pe_egress: variable v, its sizes read at a (the partial sums: a = v,
+ * without reuse at an edge) */
+static long ref_sp_factor(const level *L, const istate *s, int v, int a, bool first, bool ee, bool reuse_edge) {
+    long r = 1;
+    int na = L->nedge;
+    switch (s->pos) {
+    case POS_INIT:
+        if (is_edge(s) && ee) {
+            if (na == 1) r *= L->medge[a];
+            else r *= reuse_edge ? L->uedge[a] : L->medge[a];
+        } else if (first) r *= L->mapped[a];
+        else if (L->unique[a] != 0) r *= L->unique[a];
+        break;
+    case POS_STEADY:
+        if (first) r *= L->mapped[a];
+        else if (L->unique[a] != 0) r *= L->unique[a];
+        break;
+    default:
+        if (na == 1 && (first || ee)) r *= L->medge[v]; /* MAESTRO: input-centric name here */
+        else if (na > 1) {
+            if (ee) r *= L->uedge[a];
+            else if (first) r *= L->mapped[a];
+            else if (L->unique[a] != 0) r *= L->unique[a];
+        }
+    }
+    return r;
+}
+
 static long ref_pe_egress(const level *L, const varlist *ov, const icase *cs, bool psums, bool first, bool ee, bool reuse_edge) {
     long r = 1;
     if (psums) {
@@ -134,29 +155,8 @@ static long ref_pe_egress(const level *L, const varlist *ov, const icase *cs, bo
             int v = d->dim;
             if (in_list(ov, v)) continue;
             const istate *s = stv(L, cs, v);
-            if (d->kind == MDIR_TEMPORAL) {
-                r *= is_edge(s) ? L->medge[v] : L->mapped[v];
-                continue;
-            }
-            int na = L->nedge;
-            switch (s->pos) {
-            case POS_INIT:
-                if (is_edge(s) && ee) r *= L->medge[v]; /* edge-of-edge PE: edge size either way */
-                else if (first) r *= L->mapped[v];
-                else if (L->unique[v] != 0) r *= L->unique[v];
-                break;
-            case POS_STEADY:
-                if (first) r *= L->mapped[v];
-                else if (L->unique[v] != 0) r *= L->unique[v];
-                break;
-            default:
-                if (na == 1 && (first || ee)) r *= L->medge[v];
-                else if (na > 1) {
-                    if (ee) r *= L->uedge[v];
-                    else if (first) r *= L->mapped[v];
-                    else if (L->unique[v] != 0) r *= L->unique[v];
-                }
-            }
+            if (d->kind == MDIR_TEMPORAL) r *= is_edge(s) ? L->medge[v] : L->mapped[v];
+            else r *= ref_sp_factor(L, s, v, v, first, ee, false);
         }
     }
     for (int i = 0; i < ov->n; i++) {
@@ -164,33 +164,22 @@ static long ref_pe_egress(const level *L, const varlist *ov, const icase *cs, bo
         const maestro_directive *d = &L->d[L->first[v]];
         const istate *s = stv(L, cs, v);
         int a = !L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v;
-        if (d->kind == MDIR_TEMPORAL) {
-            if (s->pos == POS_INIT) r *= is_edge(s) ? L->medge[a] : L->mapped[a];
-            else if (s->pos == POS_STEADY) r *= L->mapped[a];
-            else r *= L->medge[a];
-            continue;
-        }
-        int na = L->nedge;
-        switch (s->pos) {
-        case POS_INIT:
-            if (is_edge(s) && ee) {
-                if (na == 1) r *= L->medge[a];
-                else r *= reuse_edge ? L->uedge[a] : L->medge[a];
-            } else if (first) r *= L->mapped[a];
-            else if (L->unique[a] != 0) r *= L->unique[a];
-            break;
-        case POS_STEADY:
-            if (first) r *= L->mapped[a];
-            else if (L->unique[a] != 0) r *= L->unique[a];
-            break;
-        default:
-            if (na == 1 && (first || ee)) r *= L->medge[v]; /* MAESTRO: input-centric name here */
-            else if (na > 1) {
-                if (ee) r *= L->uedge[a];
-                else if (first) r *= L->mapped[a];
-                else if (L->unique[a] != 0) r *= L->unique[a];
-            }
-        }
+        if (d->kind != MDIR_TEMPORAL) r *= ref_sp_factor(L, s, v, a, first, ee, reuse_edge);
+        else if (s->pos == POS_INIT) r *= is_edge(s) ? L->medge[a] : L->mapped[a];
+        else if (s->pos == POS_STEADY) r *= L->mapped[a];
+        else r *= L->medge[a];
+    }
+    return r;
+}
+
+/* the edge step's sum, as MAESTRO adds it (first PE, full PEs, edge-of-edge PE) */
+static long ref_edge_step(long ne, bool hee, long a, long full, long ee) {
+    long r = a;
+    if (ne > 1) {
+        long nee = hee ? 1 : 0, nf = ne - nee - 1;
+        if (nf < 0) nf = 0;
+        r += nf * full;
+        r += nee * ee;
     }
     return r;
 }
@@ -203,14 +192,8 @@ static long ref_spatial_egress(const level *L, const varlist *ov, const icase *c
     if (!any_edge_sp(L, ov, cs))
         return ref_pe_egress(L, ov, cs, false, true, false, true) + (nc - 1) * ref_pe_egress(L, ov, cs, false, false, false, true);
     bool hee = sps->spee;
-    long r = ref_pe_egress(L, ov, cs, false, true, ne == 1 && hee, true);
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        r += nf * ref_pe_egress(L, ov, cs, false, false, false, true);
-        r += nee * ref_pe_egress(L, ov, cs, false, false, true, true);
-    }
-    return r;
+    return ref_edge_step(ne, hee, ref_pe_egress(L, ov, cs, false, true, ne == 1 && hee, true), ref_pe_egress(L, ov, cs, false, false, false, true),
+                         ref_pe_egress(L, ov, cs, false, false, true, true));
 }
 
 static long ref_crit_psums(const level *L, const varlist *ov, const icase *cs) {
@@ -242,16 +225,9 @@ static long ref_psum_mapping_size(const level *L, const varlist *ov, const icase
     if (!spm) return nc * ref_pe_egress(L, ov, cs, true, true, false, true);
     if (!spe) return nc * ref_pe_egress(L, ov, cs, true, true, false, true);
     bool hee = sps->spee;
-    long r = ref_pe_egress(L, ov, cs, true, true, ne == 1 && hee, true);
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        r += nf * ref_pe_egress(L, ov, cs, true, true, false, true);
-        r += nee * ref_pe_egress(L, ov, cs, true, false, true, false);
-    }
-    return r;
+    return ref_edge_step(ne, hee, ref_pe_egress(L, ov, cs, true, true, ne == 1 && hee, true), ref_pe_egress(L, ov, cs, true, true, false, true),
+                         ref_pe_egress(L, ov, cs, true, false, true, false));
 }
-
 
 /* ---------- random layers and mappings (well-formed enough that most reach the analysis) ---------- */
 static unsigned long long rs;
