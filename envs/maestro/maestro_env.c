@@ -4,6 +4,7 @@
  * Observation: Box [latency, power, energy, area]. Reward: 1/X for the objective, 0 when
  * infeasible (info.reason says why). See docs/maestro.md. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ static void pow2_upto(int64_t n, choices *c) {
 }
 
 /* permutation index -> order of loop dims (lexicographic over K C Y X R S) */
-static void perm_from_index(int idx, int out[NL]) {
+static void perm_decode(int idx, int out[NL]) {
     int pool[NL] = {0, 1, 2, 3, 4, 5}, np = NL;
     int fact[NL] = {120, 24, 6, 2, 1, 1};
     for (int i = 0; i < NL; i++) {
@@ -94,6 +95,26 @@ static void perm_from_index(int idx, int out[NL]) {
         for (int j = k; j < np - 1; j++) pool[j] = pool[j + 1];
         np--;
     }
+}
+
+/* every step decodes one or two permutations: all 720, 3 bits a position, decoded once a process */
+static uint32_t perm_table[NPERM];
+static pthread_once_t perm_once = PTHREAD_ONCE_INIT;
+
+static void perm_table_fill(void) {
+    for (int p = 0; p < NPERM; p++) {
+        int o[NL];
+        perm_decode(p, o);
+        uint32_t code = 0;
+        for (int i = 0; i < NL; i++) code |= (uint32_t)o[i] << (3 * i);
+        perm_table[p] = code;
+    }
+}
+
+static void perm_from_index(int idx, int out[NL]) {
+    pthread_once(&perm_once, perm_table_fill);
+    uint32_t code = perm_table[idx];
+    for (int i = 0; i < NL; i++) out[i] = (int)((code >> (3 * i)) & 7u);
 }
 
 static const struct {
@@ -255,19 +276,15 @@ static int layer_from_config(const json_t *cfg, const hw_env_ctx *ctx, maestro_l
 
 /* ---------- decoding an action into directives ---------- */
 static void add_dir(maestro_mapping *m, const maestro_layer *l, int ld, int tile, bool spatial) {
-    maestro_directive *d = &m->d[m->n++];
-    memset(d, 0, sizeof *d);
-    d->kind = spatial ? MDIR_SPATIAL : MDIR_TEMPORAL;
-    d->dim = (unsigned char)loop_md[ld];
+    int size = tile, ofs = tile;
     if (ld == LY || ld == LX) { /* tile in output rows/cols -> input-centric window */
         int R = l->dim[ld == LY ? MD_R : MD_S], st = ld == LY ? l->stride_y : l->stride_x;
-        d->size = (tile - 1) * st + R;
-        d->ofs = tile * st;
+        size = (tile - 1) * st + R;
+        ofs = tile * st;
     } else if ((ld == LR || ld == LS) && !spatial) { /* MAESTRO: a TemporalMap must cover R/S */
-        d->size = d->ofs = l->dim[loop_md[ld]];
-    } else {
-        d->size = d->ofs = tile;
+        size = ofs = l->dim[loop_md[ld]];
     }
+    m->d[m->n++] = (maestro_directive){spatial ? MDIR_SPATIAL : MDIR_TEMPORAL, (unsigned char)loop_md[ld], 0, size, ofs};
 }
 
 static bool skip_dim(const menv *e, int ld) { return ld == LK && e->layer.type == MAESTRO_DSCONV; }
@@ -428,13 +445,29 @@ INLINE void o_int(msink *o, const char *key, size_t kn, int64_t v) {
         return;
     }
     g_str(o->g, key, kn);
-    if (v >= 0 && v < 128) { /* a positive fixint, as msgpack_pack_int64 packs it */
-        *g_room(o->g, 1) = (char)v;
-        o->g->n++;
+    if (v < 0 || v > UINT32_MAX) {
+        msgpack_packer p = gpk(o->g);
+        msgpack_pack_int64(&p, v);
         return;
     }
-    msgpack_packer p = gpk(o->g);
-    msgpack_pack_int64(&p, v);
+    /* msgpack_pack_int64's bytes of 0 <= v < 2^32: a positive fixint, else the smallest of uint8,
+     * uint16, uint32 (tag, then big-endian) */
+    char *q = g_room(o->g, 5);
+    if (v < 128) {
+        q[0] = (char)v;
+        o->g->n += 1;
+    } else if (v < 256) {
+        q[0] = (char)0xcc, q[1] = (char)v;
+        o->g->n += 2;
+    } else if (v < 65536) {
+        q[0] = (char)0xcd;
+        _msgpack_store16(q + 1, (uint16_t)v);
+        o->g->n += 3;
+    } else {
+        q[0] = (char)0xce;
+        _msgpack_store32(q + 1, (uint32_t)v);
+        o->g->n += 5;
+    }
 }
 
 INLINE void o_real(msink *o, const char *key, size_t kn, double v) {
@@ -527,7 +560,8 @@ static void put_info(const menv *e, msink *o) {
 
 static void m_info_pack(const void *p, struct msgpack_packer *pk) {
     const menv *e = p;
-    gather g = {pk, 0, {0}};
+    gather g; /* the buffer is written before it is read: not cleared */
+    g.pk = pk, g.n = 0;
     msgpack_packer gp = gpk(&g);
     msgpack_pack_map(&gp, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
     msink o = {hw_info_json(NULL), &g};
@@ -545,8 +579,8 @@ static void set_obs(menv *e, const maestro_result *r) {
 
 static void fill_obs(menv *e, hw_obs *obs) {
     if (!obs) return;
-    memset(obs, 0, sizeof *obs);
-    obs->n = 1;
+    obs->n = 1; /* only the first of its fields is read (not cleared: a kilobyte a step) */
+    obs->keys[0] = NULL;
     obs->arr[0] = (hw_array){HW_DT_FLOAT64, 1, {4}, e->obs};
 }
 

@@ -24,8 +24,9 @@ enum { POS_INIT = 0, POS_STEADY = 1, POS_EDGE = 2 };
 
 typedef struct {
     int dims[MD_NDIM];
-    bool has[MD_NDIM];
+    unsigned has; /* bit v: dimension v is defined here */
 } dimtab;
+static inline bool dim_has(const dimtab *D, int v) { return (D->has >> v) & 1u; }
 
 /* the directives and variables of one tensor at a level (static, built with the level) */
 typedef struct {
@@ -101,6 +102,7 @@ typedef struct {
         unsigned has;
         lres r;
     } memo[MEMO_N];
+    lres scratch[MAESTRO_MAX_LEVELS]; /* a sub-cluster level's result when the memo is full */
 } ctx;
 
 /* ---------- iteration analysis (per call, on the call's dimensions) ---------- */
@@ -116,9 +118,9 @@ typedef struct {
     int chg;                   /* the last directive whose variable is not in its Init state; -1: none */
 } icase;
 
-/* A case's output-tensor egress factors for every flag combination MAESTRO's calls use, from one
- * pass over the level (maestro_egress_tab): the product over the output variables [first][ee]
- * [reuse_edge], and over the directives outside the output (partial sums) [first][ee]. */
+/* A case's output-tensor egress factors for every flag combination MAESTRO's calls use
+ * (maestro_egress_tab): the product over the output variables [first][ee][reuse_edge], and over
+ * the directives outside the output (partial sums) [first][ee]. */
 typedef struct {
     long ov[2][2][2];
     long ps[2][2];

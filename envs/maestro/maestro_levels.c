@@ -217,12 +217,12 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
     int ostr[MD_NDIM];
     for (int v = 0; v < MD_NDIM; v++) {
         full.dims[v] = ly->dim[v];
-        full.has[v] = true;
         ostr[v] = 1;
     }
-    full.has[MD_N] = ly->has_n;
-    full.has[MD_G] = ly->type == MAESTRO_NGCONV;
-    if (gemm) full.has[MD_N] = full.has[MD_R] = full.has[MD_S] = full.has[MD_X] = full.has[MD_YP] = full.has[MD_XP] = false;
+    full.has = (1u << MD_NDIM) - 1;
+    if (!ly->has_n) full.has &= ~(1u << MD_N);
+    if (ly->type != MAESTRO_NGCONV) full.has &= ~(1u << MD_G);
+    if (gemm) full.has &= ~(1u << MD_N | 1u << MD_R | 1u << MD_S | 1u << MD_X | 1u << MD_YP | 1u << MD_XP);
     ostr[MD_Y] = ostr[MD_YP] = ly->stride_y;
     ostr[MD_X] = ostr[MD_XP] = ly->stride_x;
 
@@ -241,8 +241,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
             buf[nb++] = m->d[i];
             continue;
         }
-        level *L = &c->lv[lvl];
-        memset(L, 0, sizeof *L);
+        level *L = &c->lv[lvl]; /* every field is set below (no memset: a kilobyte a level) */
         /* ConvertToInputCentric: Y'/X' become Y/X when the level has no Y/X */
         {
             int has_y = 0, has_x = 0, iyp = -1, ixp = -1, rsz = cur.dims[MD_R], ssz = cur.dims[MD_S];
@@ -261,17 +260,17 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         /* InheritMissingDirectives: front-inserted TemporalMaps copied from the level above */
         int nd = 0;
         maestro_directive tmp[LV_DIRS];
+        unsigned present = 0; /* the variables with a directive so far (bit v) */
+        for (int q = 0; q < nb; q++) present |= 1u << buf[q].dim;
         if (prev) {
             maestro_directive front[MD_NDIM * 2];
             int nf = 0;
             for (int k = 0; k < prev->nd; k++) {
                 int v = prev->d[k].dim;
-                bool found = false;
-                for (int q = 0; q < nb && !found; q++) found = buf[q].dim == v;
-                for (int q = 0; q < nf && !found; q++) found = front[q].dim == v;
-                if (!found) {
+                if (!((present >> v) & 1u)) {
                     maestro_directive t = {MDIR_TEMPORAL, (unsigned char)v, 0, prev->d[k].size, prev->d[k].ofs};
                     front[nf++] = t;
+                    present |= 1u << v;
                 }
             }
             for (int q = nf - 1; q >= 0; q--) tmp[nd++] = front[q];
@@ -280,11 +279,10 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         /* UnrollMissingDirectives */
         for (int k = 0; k < c->invars.n; k++) {
             int v = c->invars.v[k];
-            bool found = false;
-            for (int q = 0; q < nd && !found; q++) found = tmp[q].dim == v;
-            if (!found && cur.has[v]) {
+            if (!((present >> v) & 1u) && dim_has(&cur, v)) {
                 maestro_directive t = {MDIR_TEMPORAL, (unsigned char)v, 0, cur.dims[v], cur.dims[v]};
                 tmp[nd++] = t;
+                present |= 1u << v;
             }
         }
         /* ApplyOuterStride (MAESTRO rescales a Y/X map >= the filter size when stride > 1) */
@@ -323,7 +321,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
             }
             if (L->d[k].dim == MD_YP || L->d[k].dim == MD_XP)
                 return maestro_fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
-            if (!cur.has[L->d[k].dim])
+            if (!dim_has(&cur, L->d[k].dim))
                 return maestro_fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
         }
         if (nsp == 0) return maestro_fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
@@ -341,7 +339,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
             int v = c->invars.v[k];
             int sz = L->d[L->first[v]].size;
             low.dims[v] = sz < cur.dims[v] ? sz : cur.dims[v];
-            low.has[v] = true;
+            low.has |= 1u << v;
         }
         cur = low;
         next_size = m->d[i].size;

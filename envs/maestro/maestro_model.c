@@ -7,6 +7,7 @@
  * The quirks of MAESTRO that change its printed numbers are reproduced on purpose (they are
  * marked "MAESTRO:" in these files); the two crashes/bugs we do not reproduce are documented in
  * docs/maestro.md ("Deliberate differences"). */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,31 +19,35 @@ static inline long noc_delay(const maestro_hw *h, long t) {
 }
 
 /* ---------- the per-level engine ---------- */
-static unsigned has_mask(const dimtab *D) {
-    unsigned m = 0;
-    for (int v = 0; v < MD_NDIM; v++) m |= (unsigned)D->has[v] << v;
-    return m;
-}
-
 static int analyze_level(ctx *c, int li, const dimtab *D, lres *R);
 
-static int analyze(ctx *c, int li, const dimtab *D, lres *R) {
-    unsigned hm = has_mask(D);
-    if (li > 0)
-        for (int i = 0; i < c->nmemo; i++) {
-            const struct memo *e = &c->memo[i];
-            if (e->li == li && e->has == hm && memcmp(e->dims, D->dims, sizeof e->dims) == 0) {
-                *R = e->r;
-                return 0;
-            }
+/* A sub-cluster level's result on dimensions D (li > 0), memoised: *out points into the memo, or
+ * at the level's scratch result when the memo is full (read it before the next call). */
+static int analyze_sub(ctx *c, int li, const dimtab *D, const lres **out) {
+    for (int i = 0; i < c->nmemo; i++) {
+        const struct memo *e = &c->memo[i];
+        if (e->li == li && e->has == D->has && memcmp(e->dims, D->dims, sizeof e->dims) == 0) {
+            *out = &e->r;
+            return 0;
         }
+    }
+    lres *R = &c->scratch[li];
     if (analyze_level(c, li, D, R)) return -1;
-    if (li > 0 && c->nmemo < MEMO_N) {
+    *out = R;
+    if (c->nmemo < MEMO_N) {
         struct memo *e = &c->memo[c->nmemo++];
-        e->li = li, e->has = hm, e->r = *R;
+        e->li = li, e->has = D->has, e->r = *R;
         memcpy(e->dims, D->dims, sizeof e->dims);
+        *out = &e->r;
     }
     return 0;
+}
+
+/* The sub-clusters' result in case cs (ee: the edge-of-edge sub-cluster's). */
+static int sub_result(ctx *c, int li, const icase *cs, bool ee, const lres **out) {
+    dimtab sd;
+    maestro_sub_dims(&c->lv[li], cs, ee, &sd);
+    return analyze_sub(c, li + 1, &sd, out);
 }
 
 static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
@@ -51,7 +56,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     R->sp_occ = 1;
     for (int t = 0; t < 3; t++) R->dmin[t] = 1e300L, R->dmax[t] = -1e300L;
     for (int k = 0; k < L->nd; k++)
-        if (!D->has[L->d[k].dim]) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
+        if (!dim_has(D, L->d[k].dim)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
     itab it;
     maestro_iteration_states(L, D, &it);
     int nd = L->nd;
@@ -62,24 +67,29 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         ncases *= it.nst[k];
         if (ncases > MAX_CASES) return maestro_fail(c, "more than %d iteration cases at cluster level %d", MAX_CASES, li);
     }
-    int ctr[LV_DIRS];
-    long tick[LV_DIRS]; /* cid % freq[k], kept as a counter */
-    memset(ctr, 0, sizeof ctr);
-    memset(tick, 0, sizeof tick);
+    /* MAESTRO's order of the cases: directive k moves to its next state when cid % freq[k] == 0
+     * (tick[k] counts that); only the directives with more than one state (mk) ever move */
+    int ctr[LV_DIRS], mk[LV_DIRS], nm = 0;
+    long tick[LV_DIRS];
+    icase cs;
+    for (int k = 0; k < nd; k++) {
+        cs.s[k] = &it.st[k][0];
+        if (it.nst[k] > 1) ctr[nm] = 0, tick[nm] = 0, mk[nm++] = k;
+    }
     const varlist *ov = &c->tv[MT_OUT];
     const bool leaf = li == c->nlv - 1;
     long long total_occ = 0;
     int case_id = 0;
-    icase cs;
+    long dmin[3] = {LONG_MAX, LONG_MAX, LONG_MAX}, dmax[3] = {LONG_MIN, LONG_MIN, LONG_MIN};
     egress_tab et;
     for (long cid = 0; cid < ncases; cid++) {
-        long occ = 1;
-        for (int k = 0; k < nd; k++) {
-            int si = ctr[k];
+        long occ = 1; /* a single-state directive's state is Init, its occurrence 1 */
+        for (int j = 0; j < nm; j++) {
+            int k = mk[j], si = ctr[j];
             cs.s[k] = &it.st[k][si];
             occ *= it.st[k][si].occ;
-            if (tick[k] == 0) ctr[k] = (si + 1 == it.nst[k]) ? 0 : si + 1;
-            if (++tick[k] == freq[k]) tick[k] = 0;
+            if (tick[j] == 0) ctr[j] = (si + 1 == it.nst[k]) ? 0 : si + 1;
+            if (++tick[j] == freq[k]) tick[j] = 0;
         }
         maestro_case_index(L, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
@@ -92,7 +102,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
                 long long size = 1;
                 for (int i = 0; i < c->tv[t].n; i++) {
                     int v = c->tv[t].v[i];
-                    if (!D->has[v]) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(v), li);
+                    if (!dim_has(D, v)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(v), li);
                     size *= D->dims[v];
                 }
                 if (maestro_spatial_ingress(L, t, &cs, &ing_t[t])) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
@@ -132,32 +142,27 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         long nact = is_edge(sps) ? L->nedge : L->csize;
         long double act_units = 0;
         if (!leaf) {
-            dimtab sd;
-            lres sr;
+            const lres *sr;
             if (is_edge(sps)) {
                 if (sps->spee) {
-                    maestro_sub_dims(L, &cs, true, &sd);
-                    if (analyze(c, li + 1, &sd, &sr)) return -1;
-                    comp = sr.runtime;
-                    act_units += sr.avg_active * 1;
+                    if (sub_result(c, li, &cs, true, &sr)) return -1;
+                    comp = sr->runtime;
+                    act_units += sr->avg_active * 1;
                     long rem = L->nedge - 1;
                     if (rem > 0) {
-                        maestro_sub_dims(L, &cs, false, &sd);
-                        if (analyze(c, li + 1, &sd, &sr)) return -1;
-                        if (sr.runtime > comp) comp = sr.runtime;
-                        act_units += sr.avg_active * rem;
+                        if (sub_result(c, li, &cs, false, &sr)) return -1;
+                        if (sr->runtime > comp) comp = sr->runtime;
+                        act_units += sr->avg_active * rem;
                     }
                 } else {
-                    maestro_sub_dims(L, &cs, false, &sd);
-                    if (analyze(c, li + 1, &sd, &sr)) return -1;
-                    comp = sr.runtime;
-                    act_units += sr.avg_active * L->nedge;
+                    if (sub_result(c, li, &cs, false, &sr)) return -1;
+                    comp = sr->runtime;
+                    act_units += sr->avg_active * L->nedge;
                 }
             } else {
-                maestro_sub_dims(L, &cs, false, &sd);
-                if (analyze(c, li + 1, &sd, &sr)) return -1;
-                comp = sr.runtime;
-                act_units += sr.avg_active * L->csize;
+                if (sub_result(c, li, &cs, false, &sr)) return -1;
+                comp = sr->runtime;
+                act_units += sr->avg_active * L->csize;
             }
         } else {
             comp = (npsums + c->h->simd - 1) / c->h->simd;
@@ -194,12 +199,14 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         long dl[3] = {din, deg, comp};
         for (int t = 0; t < 3; t++) {
             R->davg[t] += occ * dl[t];
-            if (dl[t] < R->dmin[t]) R->dmin[t] = dl[t];
-            if (dl[t] > R->dmax[t]) R->dmax[t] = dl[t];
+            if (dl[t] < dmin[t]) dmin[t] = dl[t];
+            if (dl[t] > dmax[t]) dmax[t] = dl[t];
         }
         total_occ += occ;
         case_id++;
     }
+    if (case_id) /* the extreme delays, exact in long double (64-bit mantissa) */
+        for (int t = 0; t < 3; t++) R->dmin[t] = dmin[t], R->dmax[t] = dmax[t];
     if (leaf && !c->leaf_seen) { /* MAESTRO prints the L1 needs of the first finished leaf call */
         c->leaf_seen = true;
         for (int t = 0; t < MT_N; t++) c->leaf_downreq[t] = R->downreq[t];
@@ -248,13 +255,8 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     }
     if (maestro_build_levels(&c, m)) return;
     r->num_levels = c.nlv;
-    dimtab full;
-    for (int v = 0; v < MD_NDIM; v++) full.dims[v] = l->dim[v], full.has[v] = true;
-    full.has[MD_N] = l->has_n;
-    full.has[MD_G] = l->type == MAESTRO_NGCONV;
-    if (l->type == MAESTRO_GEMM) full.has[MD_N] = full.has[MD_R] = full.has[MD_S] = full.has[MD_X] = full.has[MD_YP] = full.has[MD_XP] = false;
     lres R;
-    if (analyze(&c, 0, &full, &R)) return;
+    if (analyze_level(&c, 0, &c.lv[0].sd, &R)) return; /* the top level's static dimensions: the layer's */
     if (R.runtime <= 0 || R.macs <= 0) {
         snprintf(r->reason, sizeof r->reason, "no valid iteration case (zero runtime or MACs)");
         r->degenerate = true;

@@ -189,12 +189,24 @@ static char *put_i(char *p, int v) {
         *p++ = (char)('0' + u);
         return p;
     }
+    if (u < 100) {
+        p[0] = (char)('0' + u / 10), p[1] = (char)('0' + u % 10);
+        return p + 2;
+    }
     char t[12];
     int n = 0;
     do t[n++] = (char)('0' + u % 10);
     while (u /= 10);
     while (n) *p++ = t[--n];
     return p;
+}
+
+/* maestro_dim_name_for, without a call a directive */
+static const char *dim_text(int d, maestro_ltype t) {
+    static const char *const conv[MD_NDIM] = {"N", "K", "C", "R", "S", "Y", "X", "Y'", "X'", "G"};
+    static const char *const gemm[MD_NDIM] = {"N", "N", "K", "R", "S", "M", "X", "Y'", "X'", "G"};
+    if (d < 0 || d >= MD_NDIM) return "?";
+    return (t == MAESTRO_GEMM ? gemm : conv)[d];
 }
 
 int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char *buf, size_t cap) {
@@ -215,7 +227,7 @@ int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char 
         *p++ = ',';
         p = put_i(p, d->ofs);
         p = put_lit(p, ") ", 2);
-        for (const char *name = maestro_dim_name_for(d->dim, t); *name;) *p++ = *name++;
+        for (const char *name = dim_text(d->dim, t); *name;) *p++ = *name++;
         *p++ = ';';
     }
     size_t len = (size_t)(p - start);

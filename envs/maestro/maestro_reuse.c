@@ -56,14 +56,16 @@ void maestro_case_index(const level *L, icase *cs) {
     cs->chg = chg;
 }
 
-/* The data one PE receives of tensor T in case cs, p[first][ee]; -1 where MAESTRO terminates (the
- * same for every flag combination). */
-static int pe_ingress4(const level *L, const ltensor *T, const icase *cs, long p[2][2]) {
+/* The data one PE receives of input tensor t in case cs, p[first][ee]; -1 where MAESTRO
+ * terminates (the same for every flag combination). */
+static int pe_ingress4(const level *L, int t, const icase *cs, long p[2][2]) {
+    const ltensor *T = &L->lt[t];
     long p00 = 1, p01 = 1, p10 = 1, p11 = 1;
-    const int chg = cs->chg, na = L->nedge;
+    const int chg = cs->chg, na = L->nedge, nk = T->nk;
+    const unsigned char *tk = T->k;
     if (chg == -1) { /* every variable in its Init state: the mapped volume */
-        for (int i = 0; i < T->nk; i++) {
-            const maestro_directive *d = &L->d[T->k[i]];
+        for (int i = 0; i < nk; i++) {
+            const maestro_directive *d = &L->d[tk[i]];
             int v = d->dim;
             const istate *s = cs->sv[v];
             if (d->kind == MDIR_TEMPORAL) {
@@ -91,8 +93,8 @@ static int pe_ingress4(const level *L, const ltensor *T, const icase *cs, long p
             const istate *s = cs->sv[L->d[T->k[i]].dim];
             inited = s->pos == POS_INIT && !s->unroll;
         }
-    for (int i = 0; i < T->nk; i++) {
-        int k = T->k[i];
+    for (int i = 0; i < nk; i++) {
+        int k = tk[i];
         const maestro_directive *d = &L->d[k];
         int v = d->dim;
         const istate *s = cs->sv[v];
@@ -133,7 +135,7 @@ static bool any_edge_sp(const ltensor *T, const icase *cs) {
 int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out) {
     const ltensor *T = &L->lt[t];
     long p[2][2];
-    if (pe_ingress4(L, T, cs, p)) return -1;
+    if (pe_ingress4(L, t, cs, p)) return -1;
     if (!T->nsp) {
         *out = p[1][0];
         return 0;
@@ -193,40 +195,53 @@ static inline void ov_factors(const level *L, int v, int a, const istate *s, lon
     }
 }
 
+/* The output tensor's egress as partial products: of the TemporalMaps' factors outside the
+ * output (pc) and over it (oc), which no flag changes, and of the SpatialMaps' per flag
+ * combination: outside the output ps[first][ee], over it ov[first][ee] with reuse at an edge and
+ * ov0[first] the edge-of-edge PE's without. */
+typedef struct {
+    long pc, oc, ps[2][2], ov[2][2], ov0[2];
+} eprod;
+
+/* multiplies in a partial-sum directive k's factors */
+static void eprod_add_pk(const level *L, const icase *cs, int k, eprod *e) {
+    const maestro_directive *d = &L->d[k];
+    int v = d->dim;
+    const istate *s = cs->sv[v];
+    if (d->kind == MDIR_TEMPORAL) {
+        e->pc *= is_edge(s) ? L->medge[v] : L->mapped[v];
+        return;
+    }
+    long f[2][2];
+    ps_factors(L, v, s, f);
+    e->ps[0][0] *= f[0][0], e->ps[0][1] *= f[0][1], e->ps[1][0] *= f[1][0], e->ps[1][1] *= f[1][1];
+}
+
+/* multiplies in output variable L->ov[i]'s factors */
+static void eprod_add_ov(const level *L, const icase *cs, int i, eprod *e) {
+    int v = L->ov[i], a = L->oa[i];
+    const istate *s = cs->sv[v];
+    if (!L->osp[i]) {
+        e->oc *= s->pos == POS_INIT ? (is_edge(s) ? L->medge[a] : L->mapped[a]) : s->pos == POS_STEADY ? L->mapped[a] : L->medge[a];
+        return;
+    }
+    long f[2][2], f0[2];
+    ov_factors(L, v, a, s, f, f0);
+    e->ov[0][0] *= f[0][0], e->ov[0][1] *= f[0][1], e->ov[1][0] *= f[1][0], e->ov[1][1] *= f[1][1];
+    e->ov0[0] *= f0[0], e->ov0[1] *= f0[1];
+}
+
 void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e) {
-    /* the TemporalMaps' factors do not depend on the flags: one product each (pc, oc) */
-    long pc = 1, oc = 1, ps[2][2] = {{1, 1}, {1, 1}}, ov[2][2] = {{1, 1}, {1, 1}}, ov0[2] = {1, 1};
-    for (int i = 0; i < L->npk; i++) {
-        const maestro_directive *d = &L->d[L->pk[i]];
-        int v = d->dim;
-        const istate *s = cs->sv[v];
-        if (d->kind == MDIR_TEMPORAL) {
-            pc *= is_edge(s) ? L->medge[v] : L->mapped[v];
-            continue;
-        }
-        long f[2][2];
-        ps_factors(L, v, s, f);
-        ps[0][0] *= f[0][0], ps[0][1] *= f[0][1], ps[1][0] *= f[1][0], ps[1][1] *= f[1][1];
-    }
-    for (int i = 0; i < L->nov; i++) {
-        int v = L->ov[i], a = L->oa[i];
-        const istate *s = cs->sv[v];
-        if (!L->osp[i]) {
-            oc *= s->pos == POS_INIT ? (is_edge(s) ? L->medge[a] : L->mapped[a]) : s->pos == POS_STEADY ? L->mapped[a] : L->medge[a];
-            continue;
-        }
-        long f[2][2], f0[2];
-        ov_factors(L, v, a, s, f, f0);
-        ov[0][0] *= f[0][0], ov[0][1] *= f[0][1], ov[1][0] *= f[1][0], ov[1][1] *= f[1][1];
-        ov0[0] *= f0[0], ov0[1] *= f0[1];
-    }
+    eprod p = {1, 1, {{1, 1}, {1, 1}}, {{1, 1}, {1, 1}}, {1, 1}};
+    for (int i = 0; i < L->npk; i++) eprod_add_pk(L, cs, L->pk[i], &p);
+    for (int i = 0; i < L->nov; i++) eprod_add_ov(L, cs, i, &p);
     for (int f = 0; f < 2; f++) {
         for (int x = 0; x < 2; x++) {
-            e->ps[f][x] = pc * ps[f][x];
-            e->ov[f][x][1] = oc * ov[f][x];
+            e->ps[f][x] = p.pc * p.ps[f][x];
+            e->ov[f][x][1] = p.oc * p.ov[f][x];
         }
         e->ov[f][0][0] = e->ov[f][0][1]; /* reuse at an edge matters to the edge-of-edge PE only */
-        e->ov[f][1][0] = oc * ov0[f];
+        e->ov[f][1][0] = p.oc * p.ov0[f];
     }
 }
 
@@ -281,7 +296,7 @@ void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out) {
     for (int k = 0; k < L->nd; k++) {
         const maestro_directive *d = &L->d[k];
         int v = d->dim;
-        if (out->has[v]) continue; /* first insertion wins */
+        if (dim_has(out, v)) continue; /* first insertion wins */
         const istate *s = cs->sv[v];
         int sz;
         if (d->kind == MDIR_TEMPORAL) sz = is_edge(s) ? L->medge[v] : L->mapped[v];
@@ -289,9 +304,9 @@ void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out) {
         else if (s->pos == POS_STEADY) sz = L->mapped[v];
         else sz = (L->nedge == 1 || ee) ? L->medge[v] : L->mapped[v];
         out->dims[v] = sz;
-        out->has[v] = true;
+        out->has |= 1u << v;
     }
     if (!L->conv) return;
-    if (out->has[MD_Y]) out->dims[MD_YP] = out->dims[MD_Y] - out->dims[MD_R] + 1, out->has[MD_YP] = true;
-    if (out->has[MD_X]) out->dims[MD_XP] = out->dims[MD_X] - out->dims[MD_S] + 1, out->has[MD_XP] = true;
+    if (dim_has(out, MD_Y)) out->dims[MD_YP] = out->dims[MD_Y] - out->dims[MD_R] + 1, out->has |= 1u << MD_YP;
+    if (dim_has(out, MD_X)) out->dims[MD_XP] = out->dims[MD_X] - out->dims[MD_S] + 1, out->has |= 1u << MD_XP;
 }

@@ -286,7 +286,7 @@ static void random_case(maestro_layer *l, maestro_hw *h, maestro_mapping *m) {
 /* every case of level L on dimensions D: the tabled answers equal the reference's */
 static long check_level(const ctx *c, const level *L, const dimtab *D) {
     for (int k = 0; k < L->nd; k++)
-        if (!D->has[L->d[k].dim]) return 0;
+        if (!dim_has(D, L->d[k].dim)) return 0;
     itab it;
     maestro_iteration_states(L, D, &it);
     long ncases = 1;
