@@ -1,5 +1,6 @@
 /* info_out.c - hw_info_out's writers (info_out.h): each writes one key to the JSON object or
- * packs it, the packed bytes being those hw_pack_json packs of the JSON value. */
+ * packs it, the packed bytes being those hw_pack_json packs of the JSON value (a key and a
+ * scalar value in one write to the packer). */
 #include "common/info_out.h"
 
 #include <string.h>
@@ -31,17 +32,59 @@ static bool packed_key(hw_info_out *o, const char *key) {
     return o->pk != NULL;
 }
 
+/* A key under 32 bytes and its value's bytes (vn <= 9) in one write: the key's fixstr, then the
+ * value as msgpack packs it. false for a longer key (the caller packs the two apart). */
+static bool pack_kv(msgpack_packer *pk, const char *key, const unsigned char *v, size_t vn) {
+    size_t n = strlen(key);
+    if (n >= 32) return false;
+    char b[1 + 31 + 9];
+    b[0] = (char)(0xa0 | n);
+    memcpy(b + 1, key, n);
+    memcpy(b + 1 + n, v, vn);
+    pk->callback(pk->data, b, 1 + n + vn);
+    return true;
+}
+
+/* msgpack_pack_int64's bytes of 0 <= v < 2^32 (a positive fixint, else the smallest of uint8,
+ * uint16, uint32: tag, then big-endian); 0 for any other value (msgpack packs those itself) */
+static size_t small_uint_bytes(int64_t v, unsigned char *b) {
+    if (v < 0 || v > UINT32_MAX) return 0;
+    if (v < 128) return b[0] = (unsigned char)v, 1;
+    if (v < 256) return b[0] = 0xcc, b[1] = (unsigned char)v, 2;
+    if (v < 65536) {
+        b[0] = 0xcd;
+        _msgpack_store16(b + 1, (uint16_t)v);
+        return 3;
+    }
+    b[0] = 0xce;
+    _msgpack_store32(b + 1, (uint32_t)v);
+    return 5;
+}
+
 void hw_info_int(hw_info_out *o, const char *key, int64_t v) {
+    unsigned char b[5];
+    size_t n = o->pk ? small_uint_bytes(v, b) : 0;
+    if (n && pack_kv(o->pk, key, b, n)) return;
     if (packed_key(o, key)) msgpack_pack_int64(o->pk, v);
     else if (o->obj) json_object_set_new(o->obj, key, json_integer((json_int_t)v));
 }
 
 void hw_info_real(hw_info_out *o, const char *key, double v) {
+    if (o->pk) { /* msgpack_pack_double's bytes: 0xcb, then the IEEE 754 bits big-endian */
+        unsigned char b[9];
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        b[0] = 0xcb;
+        _msgpack_store64(b + 1, bits);
+        if (pack_kv(o->pk, key, b, 9)) return;
+    }
     if (packed_key(o, key)) msgpack_pack_double(o->pk, v);
     else if (o->obj) json_object_set_new(o->obj, key, json_real(v));
 }
 
 void hw_info_bool(hw_info_out *o, const char *key, bool v) {
+    unsigned char b = v ? 0xc3 : 0xc2; /* msgpack's true, false */
+    if (o->pk && pack_kv(o->pk, key, &b, 1)) return;
     if (packed_key(o, key)) v ? msgpack_pack_true(o->pk) : msgpack_pack_false(o->pk);
     else if (o->obj) json_object_set_new(o->obj, key, json_boolean(v));
 }

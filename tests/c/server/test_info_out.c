@@ -4,6 +4,7 @@
  * and 32 bytes. server/reply.h's reply_begin_sized: a reply begun with room reserved packs the
  * same bytes as one begun without, in one allocation when the hint covers it. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/info_out.h"
@@ -66,7 +67,37 @@ static void write_bytes(hw_info_out *o, const void *arg) {
     hw_info_item_str(&l, "a value of exactly 31 bytes lon");
 }
 
+/* a key of `len` bytes (2, 31 or 32) ending in the two digits of i */
+static void key_of(char *key, char c, int len, int i) {
+    memset(key, c, (size_t)len - 2);
+    snprintf(key + len - 2, 3, "%02d", i);
+}
+
+/* scalars with keys of 2, 31 and 32 bytes (one write, or key and value apart): every integer
+ * width, reals, booleans */
+static void write_scalars(hw_info_out *o, const void *arg) {
+    (void)arg;
+    static const int lens[3] = {2, 31, 32};
+    static const int64_t big[] = {INT64_C(4294967295), INT64_C(4294967296), INT64_MAX, INT64_MIN, -INT64_C(2147483649)};
+    static const double reals[3] = {-0.0, 1e300, 3.25};
+    char key[40];
+    hw_info_out ints = hw_info_map(o, "ints", 3 * (NV + 5));
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < NV + 5; i++) {
+            key_of(key, 'i', lens[k], i);
+            hw_info_int(&ints, key, i < NV ? VALS[i] : big[i - NV]);
+        }
+    for (int k = 0; k < 3; k++) {
+        key_of(key, 'r', lens[k], k);
+        hw_info_real(o, key, reals[k]);
+        key_of(key, 'b', lens[k], 10 + k);
+        hw_info_bool(o, key, k == 1);
+    }
+}
+
 Test(info_out, int_rows_pack_what_the_json_path_packs) { same_bytes(write_rows, 1, NULL); }
+
+Test(info_out, scalars_pack_what_the_json_path_packs) { same_bytes(write_scalars, 7, NULL); }
 
 Test(info_out, byte_lists_and_strings_pack_what_the_json_path_packs) { same_bytes(write_bytes, 6, NULL); }
 
