@@ -4,8 +4,10 @@
  * secondary objective) to the table the brute force returns, for one accelerator. The brute force
  * is a pure function of those, so a hit returns exactly what sched_bruteforce would; layers with
  * the same shape (ResNet-50's repeated blocks) and later training episodes reaching the same
- * table reuse the search. Memory is bounded by the slot count (about 800 bytes a slot, touched
- * lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
+ * table reuse the search. The result's cost is kept too, for the most recently stored or hit
+ * entries (a ring of an eighth as many costs as slots): a hit on one of them does not run the cost
+ * model again. Memory is bounded by the slot count (about 950 bytes a slot with its share of the
+ * ring, touched lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
  * empty one of the two or replaces the one used less recently. A search cut short by the server's request
  * deadline is not stored. Not thread-safe: one per env instance. */
 #ifndef HW_SCHED_BFCACHE_H

@@ -3,6 +3,7 @@
  * one, given the same actions, is served from the memo; a repeated episode is too; step_cache 0
  * turns it off; a bad value names the field. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "registry.h"
@@ -169,4 +170,52 @@ Test(sched_cache, two_way_keeps_pairs_of_one_slot) {
         }
         sched_bfcache_free(c);
     }
+}
+
+/* the same cost, byte for byte (the doubles, then the bound row; not the struct's padding) */
+static void same_cost(const sched_cost *x, const sched_cost *y, const char *what) {
+    cr_assert_eq(memcmp(x, y, offsetof(sched_cost, bound_row)), 0, "%s: the cost differs from a fresh evaluation's", what);
+    cr_assert_eq(x->bound_row, y->bound_row, "%s: bound row", what);
+}
+
+/* A hit returns the result's cost without the cost model (kept with the entry in a ring of an
+ * eighth as many places as slots), equal to evaluating the returned table: after a miss that
+ * asked for the cost, after one that did not (the first hit evaluates and keeps it), and for
+ * entries whose ring place was since taken by others (evaluated again). */
+Test(sched_cache, a_hit_returns_the_cost_a_fresh_evaluation_does) {
+    sched_accel a;
+    hw_err err;
+    json_t *nm = json_string("eyeriss_v1");
+    cr_assert_eq(sched_accel_resolve(nm, "a", &a, &err), 0);
+    json_decref(nm);
+    sched_bfcache *c = sched_bfcache_new(256); /* a ring of 32 costs, for 40 entries */
+    int rows[2] = {SR_GB, SR_DRAM};
+    enum { NL = 40 };
+    sched_layer l[NL];
+    for (int j = 0; j < NL; j++) {
+        char txt[128];
+        snprintf(txt, sizeof txt, "{\"C\":%d,\"K\":%d,\"P\":7,\"Q\":7}", 8 + 4 * (j % 20), 16 + 16 * (j / 20));
+        json_t *lj = json_loads(txt, 0, NULL);
+        cr_assert_eq(sched_layer_from_json(lj, "l", &l[j], &err), 0, "%s", err.msg);
+        json_decref(lj);
+    }
+    long long hits = 0;
+    for (int round = 0; round < 4; round++)
+        for (int j = 0; j < NL; j++) {
+            sched_table t;
+            sched_table_init(&l[j], &t);
+            sched_cost got, want;
+            sched_bf_stats st;
+            /* round 0 stores half the layers with their cost, half without */
+            bool ask = round > 0 || j % 2;
+            cr_assert_eq(sched_bruteforce_cached(c, &a, &l[j], &t, 2, rows, SOBJ_ENERGY, -1, ask ? &got : NULL, &st), 0);
+            hits += st.cache_hits;
+            if (!ask) continue;
+            sched_cost_eval(&a, &l[j], &t, &want);
+            char what[64];
+            snprintf(what, sizeof what, "round %d layer %d (hit %lld)", round, j, st.cache_hits);
+            same_cost(&got, &want, what);
+        }
+    cr_assert_geq(hits, 2 * NL, "only %lld hits", hits); /* (a few keys may share a slot pair) */
+    sched_bfcache_free(c);
 }
