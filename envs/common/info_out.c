@@ -12,6 +12,39 @@ hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     return (hw_info_out){NULL, pk};
 }
 
+void hw_info_gather_flush(hw_info_gather *g) {
+    if (g->n) g->dst->callback(g->dst->data, g->b, g->n);
+    g->n = 0;
+}
+
+static int gather_write(void *data, const char *buf, size_t len) {
+    hw_info_gather *g = data;
+    if (len > sizeof g->b) { /* larger than the buffer: straight through, in order */
+        hw_info_gather_flush(g);
+        return g->dst->callback(g->dst->data, buf, len);
+    }
+    memcpy(hw_info_gather_room(g, len), buf, len);
+    g->n += len;
+    return 0;
+}
+
+hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys) {
+    g->dst = dst, g->n = 0;
+    msgpack_packer_init(&g->pk, g, gather_write);
+    return hw_info_packer(&g->pk, nkeys);
+}
+
+/* Where the next n <= 48 bytes go: straight into a gathering sink's buffer, else into `local`;
+ * out_done then counts them, or writes local to the packer. */
+static char *out_room(msgpack_packer *pk, size_t n, char *local) {
+    return pk->callback == gather_write ? hw_info_gather_room(pk->data, n) : local;
+}
+
+static void out_done(msgpack_packer *pk, const char *p, size_t n) {
+    if (pk->callback == gather_write) ((hw_info_gather *)pk->data)->n += n;
+    else pk->callback(pk->data, p, n);
+}
+
 /* hw_pack_cstr's bytes in one write: a string under 32 bytes is msgpack's fixstr, its header byte
  * 0xa0 | length then the bytes (an info's keys and names; msgpack_pack_str packs the same) */
 static void pack_cstr(msgpack_packer *pk, const char *s) {
@@ -20,10 +53,10 @@ static void pack_cstr(msgpack_packer *pk, const char *s) {
         hw_pack_cstr(pk, s);
         return;
     }
-    char b[32];
+    char local[32], *b = out_room(pk, n + 1, local);
     b[0] = (char)(0xa0 | n);
     memcpy(b + 1, s, n);
-    pk->callback(pk->data, b, n + 1);
+    out_done(pk, b, n + 1);
 }
 
 /* packs `key` when the sink packs (true), else the caller sets the JSON value */
@@ -37,33 +70,17 @@ static bool packed_key(hw_info_out *o, const char *key) {
 static bool pack_kv(msgpack_packer *pk, const char *key, const unsigned char *v, size_t vn) {
     size_t n = strlen(key);
     if (n >= 32) return false;
-    char b[1 + 31 + 9];
+    char local[1 + 31 + 9], *b = out_room(pk, 1 + n + vn, local);
     b[0] = (char)(0xa0 | n);
     memcpy(b + 1, key, n);
     memcpy(b + 1 + n, v, vn);
-    pk->callback(pk->data, b, 1 + n + vn);
+    out_done(pk, b, 1 + n + vn);
     return true;
-}
-
-/* msgpack_pack_int64's bytes of 0 <= v < 2^32 (a positive fixint, else the smallest of uint8,
- * uint16, uint32: tag, then big-endian); 0 for any other value (msgpack packs those itself) */
-static size_t small_uint_bytes(int64_t v, unsigned char *b) {
-    if (v < 0 || v > UINT32_MAX) return 0;
-    if (v < 128) return b[0] = (unsigned char)v, 1;
-    if (v < 256) return b[0] = 0xcc, b[1] = (unsigned char)v, 2;
-    if (v < 65536) {
-        b[0] = 0xcd;
-        _msgpack_store16(b + 1, (uint16_t)v);
-        return 3;
-    }
-    b[0] = 0xce;
-    _msgpack_store32(b + 1, (uint32_t)v);
-    return 5;
 }
 
 void hw_info_int(hw_info_out *o, const char *key, int64_t v) {
     unsigned char b[5];
-    size_t n = o->pk ? small_uint_bytes(v, b) : 0;
+    size_t n = o->pk ? hw_info_small_uint(v, b) : 0;
     if (n && pack_kv(o->pk, key, b, n)) return;
     if (packed_key(o, key)) msgpack_pack_int64(o->pk, v);
     else if (o->obj) json_object_set_new(o->obj, key, json_integer((json_int_t)v));

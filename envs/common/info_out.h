@@ -24,6 +24,42 @@ typedef struct hw_info_out {
 static inline hw_info_out hw_info_json(json_t *obj) { return (hw_info_out){obj, NULL}; }
 /* A sink into `pk`; packs the header of a map of `nkeys` keys, which must then all be written. */
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys);
+
+/* Gathering: the info packed into a buffer on the caller's stack (g.pk packs into it) and written
+ * to `dst` in one write by hw_info_gather_flush, which the caller calls once it has written every
+ * key (or whenever the buffer is full). The reply's sbuffer takes a call and a capacity check per
+ * write, and an info is tens of writes. The bytes are the same as packing into dst directly. */
+typedef struct hw_info_gather {
+    msgpack_packer pk;   /* packs into b */
+    msgpack_packer *dst; /* the reply */
+    size_t n;
+    char b[2048];
+} hw_info_gather;
+/* msgpack_pack_int64's bytes of 0 <= v < 2^32 written to b (a positive fixint, else the smallest
+ * of uint8, uint16, uint32: tag, then big-endian); 0 for any other value (msgpack packs those). */
+static inline size_t hw_info_small_uint(int64_t v, unsigned char *b) {
+    if (v < 0 || v > UINT32_MAX) return 0;
+    if (v < 128) return b[0] = (unsigned char)v, 1;
+    if (v < 256) return b[0] = 0xcc, b[1] = (unsigned char)v, 2;
+    if (v < 65536) {
+        b[0] = 0xcd;
+        _msgpack_store16(b + 1, (uint16_t)v);
+        return 3;
+    }
+    b[0] = 0xce;
+    _msgpack_store32(b + 1, (uint32_t)v);
+    return 5;
+}
+
+/* A sink gathering into g for dst; packs the header of a map of `nkeys` keys. */
+hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys);
+void hw_info_gather_flush(hw_info_gather *g);
+/* room for n <= sizeof g->b more bytes at g->b + g->n (flushed first when there is not); the
+ * caller then adds n to g->n */
+static inline char *hw_info_gather_room(hw_info_gather *g, size_t n) {
+    if (n > sizeof g->b - g->n) hw_info_gather_flush(g);
+    return g->b + g->n;
+}
 static inline bool hw_info_on(const hw_info_out *o) { return o->obj || o->pk; }
 
 void hw_info_int(hw_info_out *o, const char *key, int64_t v);

@@ -375,47 +375,15 @@ static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_
 }
 
 /* The info's two destinations: a JSON object (hw_info_out: evaluate()'s metrics, a step's info
- * when the caller asks for JSON), or, for info_pack, a buffer on the stack the keys are packed
- * into with msgpack's own packers and written to the reply at once (the reply's sbuffer took a
- * call per key and per value, two fifths of the info's instructions). One writer (put_metrics)
- * for both, so they cannot drift apart; tests/c/maestro/test_env.c compares the two. */
+ * when the caller asks for JSON), or, for info_pack, a gathering buffer on the stack
+ * (common/info_out.h hw_info_gather) the keys are packed into here, with constant key lengths, and
+ * written to the reply at once. One writer (put_metrics) for both, so they cannot drift apart;
+ * tests/c/maestro/test_env.c compares the two. */
 /* inlined where called: a key's length is then a constant and its copy a few moves */
 #define INLINE static inline __attribute__((always_inline))
 
-typedef struct {
-    msgpack_packer *pk; /* the reply */
-    size_t n;
-    char b[1024];
-} gather;
-
-static void gather_flush(gather *g) {
-    if (g->n) g->pk->callback(g->pk->data, g->b, g->n);
-    g->n = 0;
-}
-
-/* room for n more bytes (n <= sizeof g->b) */
-INLINE char *g_room(gather *g, size_t n) {
-    if (n > sizeof g->b - g->n) gather_flush(g);
-    return g->b + g->n;
-}
-
-/* msgpack_packer callback, for what msgpack packs itself (large strings and integers) */
-static int gather_write(void *data, const char *buf, size_t len) {
-    gather *g = data;
-    if (len > sizeof g->b) {
-        gather_flush(g);
-        return g->pk->callback(g->pk->data, buf, len);
-    }
-    memcpy(g_room(g, len), buf, len);
-    g->n += len;
-    return 0;
-}
-
-static msgpack_packer gpk(gather *g) {
-    msgpack_packer p;
-    msgpack_packer_init(&p, g, gather_write);
-    return p;
-}
+typedef hw_info_gather gather;
+#define g_room hw_info_gather_room
 
 /* a string: below 32 bytes msgpack's fixstr (0xa0 | length, then the bytes), what
  * msgpack_pack_str packs of it; longer ones msgpack packs */
@@ -427,9 +395,8 @@ INLINE void g_str(gather *g, const char *s, size_t n) {
         g->n += n + 1;
         return;
     }
-    msgpack_packer p = gpk(g);
-    msgpack_pack_str(&p, n);
-    msgpack_pack_str_body(&p, s, n);
+    msgpack_pack_str(&g->pk, n);
+    msgpack_pack_str_body(&g->pk, s, n);
 }
 
 typedef struct {
@@ -445,29 +412,10 @@ INLINE void o_int(msink *o, const char *key, size_t kn, int64_t v) {
         return;
     }
     g_str(o->g, key, kn);
-    if (v < 0 || v > UINT32_MAX) {
-        msgpack_packer p = gpk(o->g);
-        msgpack_pack_int64(&p, v);
-        return;
-    }
-    /* msgpack_pack_int64's bytes of 0 <= v < 2^32: a positive fixint, else the smallest of uint8,
-     * uint16, uint32 (tag, then big-endian) */
-    char *q = g_room(o->g, 5);
-    if (v < 128) {
-        q[0] = (char)v;
-        o->g->n += 1;
-    } else if (v < 256) {
-        q[0] = (char)0xcc, q[1] = (char)v;
-        o->g->n += 2;
-    } else if (v < 65536) {
-        q[0] = (char)0xcd;
-        _msgpack_store16(q + 1, (uint16_t)v);
-        o->g->n += 3;
-    } else {
-        q[0] = (char)0xce;
-        _msgpack_store32(q + 1, (uint32_t)v);
-        o->g->n += 5;
-    }
+    unsigned char *q = (unsigned char *)g_room(o->g, 5);
+    size_t n = hw_info_small_uint(v, q);
+    if (n) o->g->n += n;
+    else msgpack_pack_int64(&o->g->pk, v);
 }
 
 INLINE void o_real(msink *o, const char *key, size_t kn, double v) {
@@ -507,8 +455,7 @@ INLINE void o_str(msink *o, const char *key, size_t kn, const char *s) {
 static msink o_map(msink *o, const char *key, size_t kn, size_t nkeys) {
     if (!o->g) return (msink){hw_info_map(&o->j, key, nkeys), NULL};
     g_str(o->g, key, kn);
-    msgpack_packer p = gpk(o->g);
-    msgpack_pack_map(&p, nkeys);
+    msgpack_pack_map(&o->g->pk, nkeys);
     return *o;
 }
 
@@ -561,12 +508,10 @@ static void put_info(const menv *e, msink *o) {
 static void m_info_pack(const void *p, struct msgpack_packer *pk) {
     const menv *e = p;
     gather g; /* the buffer is written before it is read: not cleared */
-    g.pk = pk, g.n = 0;
-    msgpack_packer gp = gpk(&g);
-    msgpack_pack_map(&gp, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
+    hw_info_gatherer(&g, pk, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
     msink o = {hw_info_json(NULL), &g};
     put_info(e, &o);
-    gather_flush(&g);
+    hw_info_gather_flush(&g);
 }
 
 static void set_obs(menv *e, const maestro_result *r) {

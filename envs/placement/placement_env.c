@@ -310,8 +310,10 @@ static void put_info(const pl_env *e, hw_info_out *o) {
 
 static void env_info_pack(const void *p, struct msgpack_packer *pk) {
     const pl_env *e = p;
-    hw_info_out o = hw_info_packer(pk, e->last_step ? STEP_KEYS + 1 : STATIC_KEYS);
+    hw_info_gather g; /* written before it is read: not cleared */
+    hw_info_out o = hw_info_gatherer(&g, pk, e->last_step ? STEP_KEYS + 1 : STATIC_KEYS);
     put_info(e, &o);
+    hw_info_gather_flush(&g);
 }
 
 static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {

@@ -364,8 +364,10 @@ static void put_info(const sched_env *e, hw_info_out *info) {
 
 static void env_info_pack(const void *p, struct msgpack_packer *pk) {
     const sched_env *e = p;
-    hw_info_out o = hw_info_packer(pk, (e->last.step ? 6 + 4 * (size_t)e->last.finished : 0) + state_keys(e));
+    hw_info_gather g; /* written before it is read: not cleared */
+    hw_info_out o = hw_info_gatherer(&g, pk, (e->last.step ? 6 + 4 * (size_t)e->last.finished : 0) + state_keys(e));
     put_info(e, &o);
+    hw_info_gather_flush(&g);
 }
 
 static void add_info(sched_env *e, json_t *info) {

@@ -131,23 +131,34 @@ Test(sched_cache, counts_and_bad_config) {
  * to (direct-mapped, about 1 pair in 16 shared a slot and the second evicted the first); a third
  * lookup of the first key after both still hits, and the stored tables are what the uncached
  * search returns. */
-Test(sched_cache, two_way_keeps_pairs_of_one_slot) {
+static sched_accel eyeriss(void) {
     sched_accel a;
     hw_err err;
     json_t *nm = json_string("eyeriss_v1");
     cr_assert_eq(sched_accel_resolve(nm, "a", &a, &err), 0);
     json_decref(nm);
+    return a;
+}
+
+/* a 7x7 layer of C input and K output channels */
+static sched_layer layer_ck(int C, int K) {
+    char txt[128];
+    snprintf(txt, sizeof txt, "{\"C\":%d,\"K\":%d,\"P\":7,\"Q\":7}", C, K);
+    json_t *lj = json_loads(txt, 0, NULL);
+    sched_layer l;
+    hw_err err;
+    cr_assert_eq(sched_layer_from_json(lj, "l", &l, &err), 0, "%s", err.msg);
+    json_decref(lj);
+    return l;
+}
+
+Test(sched_cache, two_way_keeps_pairs_of_one_slot) {
+    sched_accel a = eyeriss();
     int rows[2] = {SR_GB, SR_DRAM};
     for (int i = 0; i < 48; i++) {
         sched_bfcache *c = sched_bfcache_new(16);
         sched_layer l[2];
-        for (int j = 0; j < 2; j++) {
-            char txt[128];
-            snprintf(txt, sizeof txt, "{\"C\":%d,\"K\":%d,\"P\":7,\"Q\":7}", 4 + 4 * i, 8 + 8 * j);
-            json_t *lj = json_loads(txt, 0, NULL);
-            cr_assert_eq(sched_layer_from_json(lj, "l", &l[j], &err), 0, "%s", err.msg);
-            json_decref(lj);
-        }
+        for (int j = 0; j < 2; j++) l[j] = layer_ck(4 + 4 * i, 8 + 8 * j);
         sched_table want[2];
         for (int k = 0; k < 5; k++) {
             int j = k % 2 == 0 ? 0 : 1;
@@ -183,22 +194,12 @@ static void same_cost(const sched_cost *x, const sched_cost *y, const char *what
  * asked for the cost, after one that did not (the first hit evaluates and keeps it), and for
  * entries whose ring place was since taken by others (evaluated again). */
 Test(sched_cache, a_hit_returns_the_cost_a_fresh_evaluation_does) {
-    sched_accel a;
-    hw_err err;
-    json_t *nm = json_string("eyeriss_v1");
-    cr_assert_eq(sched_accel_resolve(nm, "a", &a, &err), 0);
-    json_decref(nm);
+    sched_accel a = eyeriss();
     sched_bfcache *c = sched_bfcache_new(256); /* a ring of 32 costs, for 40 entries */
     int rows[2] = {SR_GB, SR_DRAM};
     enum { NL = 40 };
     sched_layer l[NL];
-    for (int j = 0; j < NL; j++) {
-        char txt[128];
-        snprintf(txt, sizeof txt, "{\"C\":%d,\"K\":%d,\"P\":7,\"Q\":7}", 8 + 4 * (j % 20), 16 + 16 * (j / 20));
-        json_t *lj = json_loads(txt, 0, NULL);
-        cr_assert_eq(sched_layer_from_json(lj, "l", &l[j], &err), 0, "%s", err.msg);
-        json_decref(lj);
-    }
+    for (int j = 0; j < NL; j++) l[j] = layer_ck(8 + 4 * (j % 20), 16 + 16 * (j / 20));
     long long hits = 0;
     for (int round = 0; round < 4; round++)
         for (int j = 0; j < NL; j++) {

@@ -1,7 +1,8 @@
 /* Packing shortcuts of issue 29. envs/common/info_out.h's packed writers that gather bytes: a list
- * of bytes and a row of ints pack exactly what hw_pack_json packs of the JSON the same calls
- * build, for values on both sides of every msgpack integer width, and for keys and strings of 31
- * and 32 bytes. server/reply.h's reply_begin_sized: a reply begun with room reserved packs the
+ * of bytes, a row of ints, a key with its scalar value, and a whole info gathered on the stack
+ * (hw_info_gatherer) pack exactly what hw_pack_json packs of the JSON the same calls build, for
+ * values on both sides of every msgpack integer width, keys and strings of 31 and 32 bytes, and
+ * infos larger than the gathering buffer. server/reply.h's reply_begin_sized: a reply begun with room reserved packs the
  * same bytes as one begun without, in one allocation when the hint covers it. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -28,6 +29,14 @@ static void same_bytes(void (*write)(hw_info_out *, const void *), size_t nkeys,
     hw_info_out p = hw_info_packer(&pb, nkeys);
     write(&p, arg);
     cr_assert_eq(a.size, b.size, "%zu packed bytes against %zu", b.size, a.size);
+    cr_assert_eq(memcmp(a.data, b.data, a.size), 0);
+    /* gathered on the stack and written at the end: the same bytes */
+    msgpack_sbuffer_clear(&b);
+    hw_info_gather g;
+    hw_info_out q = hw_info_gatherer(&g, &pb, nkeys);
+    write(&q, arg);
+    hw_info_gather_flush(&g);
+    cr_assert_eq(a.size, b.size, "%zu gathered bytes against %zu", b.size, a.size);
     cr_assert_eq(memcmp(a.data, b.data, a.size), 0);
     msgpack_sbuffer_destroy(&a);
     msgpack_sbuffer_destroy(&b);
@@ -98,6 +107,24 @@ static void write_scalars(hw_info_out *o, const void *arg) {
 Test(info_out, int_rows_pack_what_the_json_path_packs) { same_bytes(write_rows, 1, NULL); }
 
 Test(info_out, scalars_pack_what_the_json_path_packs) { same_bytes(write_scalars, 7, NULL); }
+
+/* more than a gathering buffer holds: many keys (it fills and is written mid-way) and one list
+ * larger than the buffer (written straight through, in order) */
+static void write_large(hw_info_out *o, const void *arg) {
+    (void)arg;
+    static uint8_t big[5000];
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i % 100);
+    hw_info_out m = hw_info_map(o, "many", 400);
+    for (int i = 0; i < 400; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "key%d", i);
+        hw_info_real(&m, key, i * 0.5);
+    }
+    hw_info_list_u8(o, "big", big, sizeof big);
+    hw_info_str(o, "after", "the end");
+}
+
+Test(info_out, larger_than_the_gathering_buffer_packs_the_same) { same_bytes(write_large, 3, NULL); }
 
 Test(info_out, byte_lists_and_strings_pack_what_the_json_path_packs) { same_bytes(write_bytes, 6, NULL); }
 
