@@ -137,23 +137,22 @@ void maestro_level_tables(level *L, const varlist tv[MT_N]) {
     L->nvar = 0;
     for (int v = 0; v < MD_NDIM; v++)
         if (L->last[v] >= 0) L->var[L->nvar++] = (unsigned char)v;
-    for (int t = 0; t < MT_N; t++) {
-        ltensor *T = &L->lt[t];
-        T->mask = tv[t].mask;
-        T->nk = T->nsp = 0;
-        for (int k = 0; k < L->nd; k++)
-            if (in_list(&tv[t], L->d[k].dim)) T->k[T->nk++] = (unsigned char)k;
-        for (int i = 0; i < tv[t].n; i++) {
-            int v = tv[t].v[i];
-            if (L->first[v] >= 0 && L->d[L->first[v]].kind == MDIR_SPATIAL) T->sp[T->nsp++] = (unsigned char)v;
-        }
-    }
-    const varlist *ov = &tv[MT_OUT];
+    ltensor *T = L->lt;
+    for (int t = 0; t < MT_N; t++) T[t].mask = tv[t].mask, T[t].nk = T[t].nsp = 0;
     L->npk = L->nspd = 0;
-    for (int k = 0; k < L->nd; k++) {
-        if (!in_list(ov, L->d[k].dim)) L->pk[L->npk++] = (unsigned char)k;
+    for (int k = 0; k < L->nd; k++) { /* one pass: each directive into the lists it belongs to */
+        unsigned bit = 1u << L->d[k].dim;
+        for (int t = 0; t < MT_N; t++)
+            if (T[t].mask & bit) T[t].k[T[t].nk++] = (unsigned char)k;
+        if (!(T[MT_OUT].mask & bit)) L->pk[L->npk++] = (unsigned char)k;
         if (L->d[k].kind == MDIR_SPATIAL) L->spd[L->nspd++] = (unsigned char)k;
     }
+    for (int t = 0; t < MT_N; t++)
+        for (int i = 0; i < tv[t].n; i++) {
+            int v = tv[t].v[i];
+            if (L->first[v] >= 0 && L->d[L->first[v]].kind == MDIR_SPATIAL) T[t].sp[T[t].nsp++] = (unsigned char)v;
+        }
+    const varlist *ov = &tv[MT_OUT];
     L->nov = ov->n;
     for (int i = 0; i < ov->n; i++) {
         int v = ov->v[i];
