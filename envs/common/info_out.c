@@ -17,7 +17,7 @@ void hw_info_gather_flush(hw_info_gather *g) {
     g->n = 0;
 }
 
-static int gather_write(void *data, const char *buf, size_t len) {
+int hw_info_gather_write(void *data, const char *buf, size_t len) {
     hw_info_gather *g = data;
     if (len > sizeof g->b) { /* larger than the buffer: straight through, in order */
         hw_info_gather_flush(g);
@@ -30,18 +30,18 @@ static int gather_write(void *data, const char *buf, size_t len) {
 
 hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys) {
     g->dst = dst, g->n = 0;
-    msgpack_packer_init(&g->pk, g, gather_write);
+    msgpack_packer_init(&g->pk, g, hw_info_gather_write);
     return hw_info_packer(&g->pk, nkeys);
 }
 
 /* Where the next n <= 48 bytes go: straight into a gathering sink's buffer, else into `local`;
  * out_done then counts them, or writes local to the packer. */
 static char *out_room(msgpack_packer *pk, size_t n, char *local) {
-    return pk->callback == gather_write ? hw_info_gather_room(pk->data, n) : local;
+    return pk->callback == hw_info_gather_write ? hw_info_gather_room(pk->data, n) : local;
 }
 
 static void out_done(msgpack_packer *pk, const char *p, size_t n) {
-    if (pk->callback == gather_write) ((hw_info_gather *)pk->data)->n += n;
+    if (pk->callback == hw_info_gather_write) ((hw_info_gather *)pk->data)->n += n;
     else pk->callback(pk->data, p, n);
 }
 

@@ -374,142 +374,58 @@ static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_
     }
 }
 
-/* The info's two destinations: a JSON object (hw_info_out: evaluate()'s metrics, a step's info
- * when the caller asks for JSON), or, for info_pack, a gathering buffer on the stack
- * (common/info_out.h hw_info_gather) the keys are packed into here, with constant key lengths, and
- * written to the reply at once. One writer (put_metrics) for both, so they cannot drift apart;
- * tests/c/maestro/test_env.c compares the two. */
-/* inlined where called: a key's length is then a constant and its copy a few moves */
-#define INLINE static inline __attribute__((always_inline))
-
-typedef hw_info_gather gather;
-#define g_room hw_info_gather_room
-
-/* a string: below 32 bytes msgpack's fixstr (0xa0 | length, then the bytes), what
- * msgpack_pack_str packs of it; longer ones msgpack packs */
-INLINE void g_str(gather *g, const char *s, size_t n) {
-    if (n < 32) {
-        char *q = g_room(g, n + 1);
-        q[0] = (char)(0xa0 | n);
-        memcpy(q + 1, s, n);
-        g->n += n + 1;
-        return;
-    }
-    msgpack_pack_str(&g->pk, n);
-    msgpack_pack_str_body(&g->pk, s, n);
-}
-
-typedef struct {
-    hw_info_out j; /* the JSON destination, when g is NULL */
-    gather *g;
-} msink;
-
-#define KEY(k) k, sizeof k - 1
-
-INLINE void o_int(msink *o, const char *key, size_t kn, int64_t v) {
-    if (!o->g) {
-        hw_info_int(&o->j, key, v);
-        return;
-    }
-    g_str(o->g, key, kn);
-    unsigned char *q = (unsigned char *)g_room(o->g, 5);
-    size_t n = hw_info_small_uint(v, q);
-    if (n) o->g->n += n;
-    else msgpack_pack_int64(&o->g->pk, v);
-}
-
-INLINE void o_real(msink *o, const char *key, size_t kn, double v) {
-    if (!o->g) {
-        hw_info_real(&o->j, key, v);
-        return;
-    }
-    g_str(o->g, key, kn);
-    /* msgpack_pack_double's bytes: 0xcb, then the IEEE 754 bits big-endian */
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    char *q = g_room(o->g, 9);
-    q[0] = (char)0xcb;
-    _msgpack_store64(q + 1, bits);
-    o->g->n += 9;
-}
-
-INLINE void o_bool(msink *o, const char *key, size_t kn, bool v) {
-    if (!o->g) {
-        hw_info_bool(&o->j, key, v);
-        return;
-    }
-    g_str(o->g, key, kn);
-    *g_room(o->g, 1) = (char)(v ? 0xc3 : 0xc2);
-    o->g->n++;
-}
-
-INLINE void o_str(msink *o, const char *key, size_t kn, const char *s) {
-    if (!o->g) {
-        hw_info_str(&o->j, key, s);
-        return;
-    }
-    g_str(o->g, key, kn);
-    g_str(o->g, s, strlen(s));
-}
-
-static msink o_map(msink *o, const char *key, size_t kn, size_t nkeys) {
-    if (!o->g) return (msink){hw_info_map(&o->j, key, nkeys), NULL};
-    g_str(o->g, key, kn);
-    msgpack_pack_map(&o->g->pk, nkeys);
-    return *o;
-}
-
-/* The metrics of a scored mapping: a step's info and evaluate()'s metrics. metric_keys() counts
- * what put_metrics writes. */
+/* The metrics of a scored mapping: a step's info and evaluate()'s metrics, into a JSON object or,
+ * for info_pack, gathered on the stack and written to the reply at once (common/info_out.h; the
+ * _k writers take constant-length keys). One writer for both, so they cannot drift apart;
+ * tests/c/maestro/test_env.c compares the two. metric_keys() counts what put_metrics writes. */
 static size_t metric_keys(const maestro_result *r) { return 3 + !r->feasible + (r->valid ? 15 : 0); }
 
-static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, msink *o) {
-    if (!o->g && !hw_info_on(&o->j)) return;
+static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, hw_info_out *o) {
+    if (!hw_info_on(o)) return;
     char text[4096];
     maestro_mapping_to_text(m, text, sizeof text);
-    o_str(o, KEY("mapping"), text); /* ASCII by construction */
-    o_int(o, KEY("num_pes"), num_pes);
-    o_bool(o, KEY("feasible"), r->feasible);
-    if (!r->feasible) o_str(o, KEY("reason"), r->reason[0] ? r->reason : "infeasible");
+    hw_info_str_k(o, HW_KEY("mapping"), text); /* ASCII by construction */
+    hw_info_int_k(o, HW_KEY("num_pes"), num_pes);
+    hw_info_bool_k(o, HW_KEY("feasible"), r->feasible);
+    if (!r->feasible) hw_info_str_k(o, HW_KEY("reason"), r->reason[0] ? r->reason : "infeasible");
     if (!r->valid) return;
-    o_int(o, KEY("runtime"), r->runtime);
-    o_int(o, KEY("num_macs"), r->num_macs);
-    o_real(o, KEY("throughput"), r->throughput);
-    o_real(o, KEY("energy"), r->energy);
-    o_real(o, KEY("energy_nj"), r->energy_nj);
-    msink ec = o_map(o, KEY("energy_components"), 5);
-    o_real(&ec, KEY("mac"), r->e_mac);
-    o_real(&ec, KEY("l1"), r->e_l1);
-    o_real(&ec, KEY("l2"), r->e_l2);
-    o_real(&ec, KEY("noc"), r->e_noc);
-    o_real(&ec, KEY("offchip"), r->e_offchip);
-    o_real(o, KEY("power"), r->power);
-    o_real(o, KEY("area"), r->area);
-    o_real(o, KEY("edp"), r->edp);
-    o_int(o, KEY("l1_size"), r->l1_req_total);
-    o_int(o, KEY("l2_size"), r->l2_req_total);
-    o_int(o, KEY("peak_noc_bw"), r->peak_bw);
-    o_int(o, KEY("offchip_bw_req"), r->offchip_bw_req);
-    o_real(o, KEY("avg_utilized_pes"), r->avg_util_pes);
-    o_str(o, KEY("objective"), obj_names[e->objective]);
+    hw_info_int_k(o, HW_KEY("runtime"), r->runtime);
+    hw_info_int_k(o, HW_KEY("num_macs"), r->num_macs);
+    hw_info_real_k(o, HW_KEY("throughput"), r->throughput);
+    hw_info_real_k(o, HW_KEY("energy"), r->energy);
+    hw_info_real_k(o, HW_KEY("energy_nj"), r->energy_nj);
+    hw_info_out ec = hw_info_map_k(o, HW_KEY("energy_components"), 5);
+    hw_info_real_k(&ec, HW_KEY("mac"), r->e_mac);
+    hw_info_real_k(&ec, HW_KEY("l1"), r->e_l1);
+    hw_info_real_k(&ec, HW_KEY("l2"), r->e_l2);
+    hw_info_real_k(&ec, HW_KEY("noc"), r->e_noc);
+    hw_info_real_k(&ec, HW_KEY("offchip"), r->e_offchip);
+    hw_info_real_k(o, HW_KEY("power"), r->power);
+    hw_info_real_k(o, HW_KEY("area"), r->area);
+    hw_info_real_k(o, HW_KEY("edp"), r->edp);
+    hw_info_int_k(o, HW_KEY("l1_size"), r->l1_req_total);
+    hw_info_int_k(o, HW_KEY("l2_size"), r->l2_req_total);
+    hw_info_int_k(o, HW_KEY("peak_noc_bw"), r->peak_bw);
+    hw_info_int_k(o, HW_KEY("offchip_bw_req"), r->offchip_bw_req);
+    hw_info_real_k(o, HW_KEY("avg_utilized_pes"), r->avg_util_pes);
+    hw_info_str_k(o, HW_KEY("objective"), obj_names[e->objective]);
 }
 
 /* The info of the last reset (last_step false) or step, from what that call kept in the env. */
-static void put_info(const menv *e, msink *o) {
+static void put_info(const menv *e, hw_info_out *o) {
     if (!e->last_step) {
-        o_str(o, KEY("layer"), e->layer.name);
-        o_str(o, KEY("objective"), obj_names[e->objective]);
+        hw_info_str_k(o, HW_KEY("layer"), e->layer.name);
+        hw_info_str_k(o, HW_KEY("objective"), obj_names[e->objective]);
         return;
     }
     put_metrics(e, &e->last_m, e->last_pes, &e->last_r, o);
-    o_int(o, KEY("t"), e->t);
+    hw_info_int_k(o, HW_KEY("t"), e->t);
 }
 
 static void m_info_pack(const void *p, struct msgpack_packer *pk) {
     const menv *e = p;
-    gather g; /* the buffer is written before it is read: not cleared */
-    hw_info_gatherer(&g, pk, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
-    msink o = {hw_info_json(NULL), &g};
+    hw_info_gather g; /* the buffer is written before it is read: not cleared */
+    hw_info_out o = hw_info_gatherer(&g, pk, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
     put_info(e, &o);
     hw_info_gather_flush(&g);
 }
@@ -670,7 +586,7 @@ static int m_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs 
     memset(e->obs, 0, sizeof e->obs);
     fill_obs(e, obs);
     e->last_step = false;
-    msink o = {hw_info_json(info), NULL};
+    hw_info_out o = hw_info_json(info);
     put_info(e, &o);
     return 0;
 }
@@ -693,7 +609,7 @@ static int m_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw
     out->terminated = false;
     out->truncated = e->t >= e->episode_length;
     fill_obs(e, &out->obs);
-    msink o = {hw_info_json(info), NULL};
+    hw_info_out o = hw_info_json(info);
     put_info(e, &o);
     return 0;
 }
@@ -762,7 +678,7 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
     maestro_result r;
     score(e, &m, pes, &r);
     *reward = reward_of(e, &r);
-    msink mo = {hw_info_json(metrics), NULL};
+    hw_info_out mo = hw_info_json(metrics);
     put_metrics(e, &m, pes, &r, &mo);
     return 0;
 }

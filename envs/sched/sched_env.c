@@ -327,17 +327,17 @@ static size_t state_keys(const sched_env *e) { return 9 + 2 * (e->mode == MODE_N
 static void put_state(const sched_env *e, hw_info_out *info) {
     const sched_state *s = &e->st;
     hw_info_list_u8(info, "action_mask", e->valid[s->r], SCHED_NACT);
-    hw_info_real(info, "energy_pj", s->cost.energy_pj);
-    hw_info_real(info, "cycles", s->cost.cycles);
-    hw_info_real(info, "edp", s->cost.edp);
-    hw_info_real(info, "utilisation", s->cost.utilisation);
-    hw_info_int(info, "layer", s->li);
-    hw_info_str(info, "layer_name", e->layers[s->li].name);
-    hw_info_str(info, "row", sched_row_names[s->r]);
+    hw_info_real_k(info, HW_KEY("energy_pj"), s->cost.energy_pj);
+    hw_info_real_k(info, HW_KEY("cycles"), s->cost.cycles);
+    hw_info_real_k(info, HW_KEY("edp"), s->cost.edp);
+    hw_info_real_k(info, HW_KEY("utilisation"), s->cost.utilisation);
+    hw_info_int_k(info, HW_KEY("layer"), s->li);
+    hw_info_str_k(info, HW_KEY("layer_name"), e->layers[s->li].name);
+    hw_info_str_k(info, HW_KEY("row"), sched_row_names[s->r]);
     put_table(info, "table", &s->tab);
     if (e->mode == MODE_NETWORK) {
-        hw_info_real(info, "network_energy_pj", s->net_energy + (s->done ? 0 : s->cost.energy_pj));
-        hw_info_real(info, "network_cycles", s->net_cycles + (s->done ? 0 : s->cost.cycles));
+        hw_info_real_k(info, HW_KEY("network_energy_pj"), s->net_energy + (s->done ? 0 : s->cost.energy_pj));
+        hw_info_real_k(info, HW_KEY("network_cycles"), s->net_cycles + (s->done ? 0 : s->cost.cycles));
     }
 }
 
@@ -345,19 +345,19 @@ static void put_state(const sched_env *e, hw_info_out *info) {
 static void put_info(const sched_env *e, hw_info_out *info) {
     const sched_last *l = &e->last;
     if (l->step) {
-        hw_info_bool(info, "invalid_action", l->invalid);
+        hw_info_bool_k(info, HW_KEY("invalid_action"), l->invalid);
         hw_info_out rj = hw_info_list(info, "rows", (size_t)l->n);
         for (int i = 0; i < l->n; i++) hw_info_item_str(&rj, sched_row_names[l->rows[i]]);
-        hw_info_int(info, "bf_leaves", l->bs.leaves);
-        hw_info_int(info, "bf_pruned", l->bs.pruned);
-        hw_info_int(info, "bf_bounded", l->bs.bounded);
-        hw_info_bool(info, "bf_cache_hit", l->bs.cache_hits > 0);
+        hw_info_int_k(info, HW_KEY("bf_leaves"), l->bs.leaves);
+        hw_info_int_k(info, HW_KEY("bf_pruned"), l->bs.pruned);
+        hw_info_int_k(info, HW_KEY("bf_bounded"), l->bs.bounded);
+        hw_info_bool_k(info, HW_KEY("bf_cache_hit"), l->bs.cache_hits > 0);
     }
     if (l->step && l->finished) {
-        hw_info_int(info, "finished_layer", l->fin_li);
+        hw_info_int_k(info, HW_KEY("finished_layer"), l->fin_li);
         put_table(info, "finished_layer_table", &l->fin_tab);
-        hw_info_real(info, "finished_layer_energy_pj", l->fin_energy);
-        hw_info_real(info, "finished_layer_cycles", l->fin_cycles);
+        hw_info_real_k(info, HW_KEY("finished_layer_energy_pj"), l->fin_energy);
+        hw_info_real_k(info, HW_KEY("finished_layer_cycles"), l->fin_cycles);
     }
     put_state(e, info);
 }

@@ -126,6 +126,33 @@ static void write_large(hw_info_out *o, const void *arg) {
 
 Test(info_out, larger_than_the_gathering_buffer_packs_the_same) { same_bytes(write_large, 3, NULL); }
 
+/* the constant-key writers (HW_KEY): keys of 1, 31 and 32 bytes, strings across the fixstr, str8
+ * and str16 headers, every integer width, a nested map */
+static void write_k(hw_info_out *o, const void *arg) {
+    (void)arg;
+    static char s31[32], s32[33], s255[256], s256[257];
+    memset(s31, 'a', 31), memset(s32, 'b', 32), memset(s255, 'c', 255), memset(s256, 'd', 256);
+    hw_info_str_k(o, HW_KEY("s"), "");
+    hw_info_str_k(o, HW_KEY("a_key_of_exactly_31_bytes_long_"), s31);
+    hw_info_str_k(o, HW_KEY("a_key_of_exactly_32_bytes_long__"), s32);
+    hw_info_str_k(o, HW_KEY("s255"), s255);
+    hw_info_str_k(o, HW_KEY("s256"), s256);
+    hw_info_bool_k(o, HW_KEY("t"), true);
+    hw_info_bool_k(o, HW_KEY("b_key_of_exactly_32_bytes_long__"), false);
+    hw_info_real_k(o, HW_KEY("r"), -1.5e-300);
+    hw_info_real_k(o, HW_KEY("r_key_of_exactly_32_bytes_long__"), 2.0);
+    hw_info_out m = hw_info_map_k(o, HW_KEY("ints"), NV + 1);
+    for (int i = 0; i < NV; i++) {
+        char key[4] = {'i', (char)('0' + i / 10), (char)('0' + i % 10), 0};
+        hw_info_int_k(&m, key, 3, VALS[i]);
+    }
+    hw_info_int_k(&m, HW_KEY("i_key_of_exactly_32_bytes_long__"), INT64_MIN);
+    hw_info_out m2 = hw_info_map_k(o, HW_KEY("m_key_of_exactly_32_bytes_long__"), 1);
+    hw_info_int_k(&m2, HW_KEY("big"), INT64_C(1) << 40);
+}
+
+Test(info_out, constant_key_writers_pack_what_the_json_path_packs) { same_bytes(write_k, 11, NULL); }
+
 Test(info_out, byte_lists_and_strings_pack_what_the_json_path_packs) { same_bytes(write_bytes, 6, NULL); }
 
 static void pack_big_reply(task *t, size_t hint, bool fits) {
