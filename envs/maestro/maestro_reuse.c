@@ -87,31 +87,39 @@ static int pe_ingress4(const level *L, int t, const icase *cs, long p[2][2]) {
         p[0][0] = p[0][1] = p[1][0] = p[1][1] = 0;
         return 0;
     }
-    bool inited = false; /* a later directive of the tensor restarts (Init, not unrolled) */
-    for (int i = 0; i < T->nk && !inited; i++)
-        if (T->k[i] > chg) {
-            const istate *s = cs->sv[L->d[T->k[i]].dim];
-            inited = s->pos == POS_INIT && !s->unroll;
-        }
+    /* one pass: every directive but the changing one (whose factor depends on `inited`: a later
+     * directive of the tensor restarts, in Init and not unrolled), then that one */
+    bool inited = false;
     for (int i = 0; i < nk; i++) {
         int k = tk[i];
         const maestro_directive *d = &L->d[k];
         int v = d->dim;
         const istate *s = cs->sv[v];
+        if (k > chg && s->pos == POS_INIT && !s->unroll) inited = true;
+        if (k == chg) continue;
         if (d->kind == MDIR_TEMPORAL) {
-            long f;
-            if (s->pos == POS_INIT) f = is_edge(s) ? L->medge[v] : L->mapped[v];
-            else if (k == chg && !inited) {
-                if (L->unique[v] == 0) return -1; /* MAESTRO terminates here */
-                f = L->unique[v];
-            } else f = L->mapped[v];
+            long f = s->pos != POS_INIT ? L->mapped[v] : is_edge(s) ? L->medge[v] : L->mapped[v];
             p00 *= f, p01 *= f, p10 *= f, p11 *= f;
             continue;
         }
-        bool uniq = s->pos == POS_INIT ? k > chg : (!inited && k == chg); /* a PE after the first gets the new part only */
+        bool uniq = s->pos == POS_INIT && k > chg; /* a PE after the first gets the new part only */
         p10 *= L->mapped[v], p11 *= L->medge[v];
         p00 *= uniq ? L->unique[v] : L->mapped[v];
         p01 *= uniq ? L->uedge[v] : L->medge[v];
+    }
+    const maestro_directive *d = &L->d[chg]; /* over this tensor, not in its Init state */
+    int v = d->dim;
+    if (d->kind == MDIR_TEMPORAL) {
+        long f = L->mapped[v];
+        if (!inited) {
+            if (L->unique[v] == 0) return -1; /* MAESTRO terminates here */
+            f = L->unique[v];
+        }
+        p00 *= f, p01 *= f, p10 *= f, p11 *= f;
+    } else {
+        p10 *= L->mapped[v], p11 *= L->medge[v];
+        p00 *= !inited ? L->unique[v] : L->mapped[v];
+        p01 *= !inited ? L->uedge[v] : L->medge[v];
     }
     p[0][0] = p00, p[0][1] = p01, p[1][0] = p10, p[1][1] = p11;
     return 0;
