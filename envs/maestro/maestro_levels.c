@@ -134,9 +134,10 @@ static void mapping_sizes(level *L) {
 }
 
 void maestro_level_tables(level *L, const varlist tv[MT_N]) {
+    unsigned vars = 0;
+    for (int k = 0; k < L->nd; k++) vars |= 1u << L->d[k].dim;
     L->nvar = 0;
-    for (int v = 0; v < MD_NDIM; v++)
-        if (L->last[v] >= 0) L->var[L->nvar++] = (unsigned char)v;
+    for (; vars; vars &= vars - 1) L->var[L->nvar++] = (unsigned char)__builtin_ctz(vars); /* ascending */
     ltensor *T = L->lt;
     for (int t = 0; t < MT_N; t++) T[t].mask = tv[t].mask, T[t].nk = T[t].nsp = 0;
     L->npk = L->nspd = 0;
@@ -147,10 +148,15 @@ void maestro_level_tables(level *L, const varlist tv[MT_N]) {
         if (!(T[MT_OUT].mask & bit)) L->pk[L->npk++] = (unsigned char)k;
         if (L->d[k].kind == MDIR_SPATIAL) L->spd[L->nspd++] = (unsigned char)k;
     }
+    unsigned spfirst = 0; /* the variables whose first directive is a SpatialMap */
+    for (int i = 0; i < L->nspd; i++) {
+        int k = L->spd[i], v = L->d[k].dim;
+        if (L->first[v] == k) spfirst |= 1u << v;
+    }
     for (int t = 0; t < MT_N; t++)
         for (int i = 0; i < tv[t].n; i++) {
             int v = tv[t].v[i];
-            if (L->first[v] >= 0 && L->d[L->first[v]].kind == MDIR_SPATIAL) T[t].sp[T[t].nsp++] = (unsigned char)v;
+            if ((spfirst >> v) & 1u) T[t].sp[T[t].nsp++] = (unsigned char)v;
         }
     const varlist *ov = &tv[MT_OUT];
     L->nov = ov->n;
@@ -158,7 +164,7 @@ void maestro_level_tables(level *L, const varlist tv[MT_N]) {
         int v = ov->v[i];
         L->ov[i] = (unsigned char)v;
         L->oa[i] = (unsigned char)(!L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v);
-        L->osp[i] = L->first[v] >= 0 && L->d[L->first[v]].kind == MDIR_SPATIAL;
+        L->osp[i] = (spfirst >> v) & 1u;
     }
 }
 

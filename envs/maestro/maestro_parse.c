@@ -193,6 +193,10 @@ static char *put_i(char *p, int v) {
         p[0] = (char)('0' + u / 10), p[1] = (char)('0' + u % 10);
         return p + 2;
     }
+    if (u < 1000) {
+        p[0] = (char)('0' + u / 100), p[1] = (char)('0' + u / 10 % 10), p[2] = (char)('0' + u % 10);
+        return p + 3;
+    }
     char t[12];
     int n = 0;
     do t[n++] = (char)('0' + u % 10);
