@@ -1,5 +1,6 @@
 /* sched_env.c - the sched-v0 env family (see sched.h, docs/sched.md). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,9 +174,22 @@ static int resolve_accel(sched_env *e, const json_t *cfg, const hw_env_ctx *ctx,
     return rc;
 }
 
+/* log(f) of the factors a table holds (below LOG_TAB), computed once a process: log is a pure
+ * function, so these are the bits a call returns (a step's observation took a dozen calls) */
+enum { LOG_TAB = 1024 };
+static double log_tab[LOG_TAB];
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static void log_tab_fill(void) {
+    for (int f = 1; f < LOG_TAB; f++) log_tab[f] = log((double)f);
+}
+
+static double log_of(int f) { return f > 0 && f < LOG_TAB ? log_tab[f] : log((double)f); }
+
 static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"accelerator", "model", "layer", "layers", "mode", "objective",
                                        "steps_per_layer", "penalty", "obs", "step_cache", NULL};
+    pthread_once(&log_once, log_tab_fill);
     if (cfg && !json_is_object(cfg)) {
         hw_fail(err, HW_E_BAD_CONFIG, "config: expected an object");
         return NULL;
@@ -279,13 +293,12 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
     for (int r = 0; r < SCHED_NROW; r++)
         for (int d = 0; d < SCHED_NDIM; d++) {
             int f = s->tab.f[r][d];
-            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log((double)f) / e->logd[d]) : 0.0f;
+            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log_of(f) / e->logd[d]) : 0.0f;
         }
     for (int r = 0; r < SCHED_NROW; r++) o[OBS_TABLE + r] = r == s->r ? 1.0f : 0.0f;
     o[OBS_N - 2] = (float)(s->cost.energy_pj / s->init_energy);
     o[OBS_N - 1] = (float)(s->cost.cycles / s->init_cycles);
-    memset(obs, 0, sizeof *obs);
-    if (e->dict_obs) {
+    if (e->dict_obs) { /* only the first n fields are read: the struct (a kilobyte) is not cleared */
         obs->n = 4;
         obs->keys[0] = "layer";
         obs->arr[0] = (hw_array){HW_DT_FLOAT32, 1, {OBS_LAYER}, o + OBS_TABLE + SCHED_NROW};
@@ -297,6 +310,7 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
         obs->arr[3] = (hw_array){HW_DT_FLOAT32, 2, {SCHED_NROW, SCHED_NDIM}, o};
     } else {
         obs->n = 1;
+        obs->keys[0] = NULL;
         obs->arr[0] = (hw_array){HW_DT_FLOAT32, 1, {OBS_N}, o};
     }
 }
