@@ -211,9 +211,8 @@ static const hw_space *env_ospace(const void *p) { return ((const pl_env *)p)->o
 static void fill_obs(pl_env *e, hw_obs *obs) {
     if (!obs) return;
     const pl_model *m = e->m;
-    memset(obs, 0, sizeof *obs);
     for (int t = 0; t < m->nt; t++) e->obs_map[t] = e->cur[t];
-    obs->n = 3;
+    obs->n = 3; /* only the first n fields are read: the struct (a kilobyte) is not cleared */
     obs->keys[0] = "edges";
     obs->arr[0] = (hw_array){HW_DT_INT64, 2, {m->ne, 2}, m->edges};
     obs->keys[1] = "mapping";
@@ -323,11 +322,18 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     if (e->t >= e->steps) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
     if (!act->i || (int64_t)act->n != m->nt)
         return hw_fail(err, HW_E_BAD_ACTION, "action: expected %d memory indices", m->nt);
+    /* the whole action checked in one branch-free pass (the first bad index found after) */
+    const uint64_t M = (uint64_t)m->hw.n_mem;
+    uint64_t bad = 0;
     for (int t = 0; t < m->nt; t++) {
+        uint64_t v = (uint64_t)act->i[t]; /* a negative index is a huge unsigned one */
+        bad |= v >= M;
+        e->act[t] = (uint8_t)v;
+    }
+    for (int t = 0; bad && t < m->nt; t++) {
         int64_t v = act->i[t];
         if (v < 0 || v >= m->hw.n_mem)
             return hw_fail(err, HW_E_BAD_ACTION, "action[%d]: %lld out of range [0, %d]", t, (long long)v, m->hw.n_mem - 1);
-        e->act[t] = (uint8_t)v;
     }
     pl_evaluate(m, e->act, e->s, &e->last);
     e->last_step = 1;
