@@ -34,7 +34,8 @@ hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkey
     return hw_info_packer(&g->pk, nkeys);
 }
 
-/* Where the next n <= 48 bytes go: straight into a gathering sink's buffer, else into `local`;
+/* Where the next n <= 48 bytes go: straight into a gathering sink's buffer, else into `local`
+ * (of n bytes at least);
  * out_done then counts them, or writes local to the packer. */
 static char *out_room(msgpack_packer *pk, size_t n, char *local) {
     return pk->callback == hw_info_gather_write ? hw_info_gather_room(pk->data, n) : local;
@@ -126,9 +127,21 @@ hw_info_out hw_info_map(hw_info_out *o, const char *key, size_t nkeys) {
     return json_child(o, key, o->obj ? json_object() : NULL);
 }
 
+/* msgpack_pack_array's header; below 16 items a fixarray (0x90 | n), one byte, written with the
+ * out_room/out_done pair (straight into a gathering sink) */
+static void pack_array_head(msgpack_packer *pk, size_t n) {
+    if (n >= 16) {
+        msgpack_pack_array(pk, n);
+        return;
+    }
+    char local[1], *b = out_room(pk, 1, local);
+    b[0] = (char)(0x90 | n);
+    out_done(pk, b, 1);
+}
+
 hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n) {
     if (!packed_key(o, key)) return json_child(o, key, o->obj ? json_array() : NULL);
-    msgpack_pack_array(o->pk, n);
+    pack_array_head(o->pk, n);
     return (hw_info_out){NULL, o->pk};
 }
 
@@ -154,29 +167,31 @@ void hw_info_item_ints(hw_info_out *l, const int *v, size_t n) {
         return;
     }
     /* msgpack_pack_int64's bytes for 0..65535 (fixint, uint8, uint16 big-endian), gathered and
-     * written at once; any other value flushes and goes through msgpack_pack_int64 itself */
-    unsigned char b[3 * 32];
+     * written at once (straight into a gathering sink); any other value flushes and goes through
+     * msgpack_pack_int64 itself */
+    enum { CHUNK = 3 * 16 };
+    char local[CHUNK];
+    unsigned char *b = (unsigned char *)out_room(l->pk, CHUNK, local);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         int x = v[i];
-        if (k + 3 > sizeof b || x < 0 || x > 65535) {
-            if (k) l->pk->callback(l->pk->data, (const char *)b, k);
+        if (k + 3 > CHUNK || x < 0 || x > 65535) {
+            if (k) out_done(l->pk, (const char *)b, k);
             k = 0;
-            if (x < 0 || x > 65535) {
-                msgpack_pack_int64(l->pk, x);
-                continue;
-            }
+            if (x < 0 || x > 65535) msgpack_pack_int64(l->pk, x);
+            b = (unsigned char *)out_room(l->pk, CHUNK, local);
+            if (x < 0 || x > 65535) continue;
         }
         if (x < 128) b[k++] = (unsigned char)x;
         else if (x < 256) b[k++] = 0xcc, b[k++] = (unsigned char)x;
         else b[k++] = 0xcd, b[k++] = (unsigned char)(x >> 8), b[k++] = (unsigned char)x;
     }
-    if (k) l->pk->callback(l->pk->data, (const char *)b, k);
+    if (k) out_done(l->pk, (const char *)b, k);
 }
 
 hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
     if (l->pk) {
-        msgpack_pack_array(l->pk, n);
+        pack_array_head(l->pk, n);
         return *l;
     }
     if (!l->obj) return hw_info_json(NULL);
