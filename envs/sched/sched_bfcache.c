@@ -73,11 +73,26 @@ void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lo
     *lookups = c ? c->lookups : 0;
 }
 
-/* FNV-1a over the key's bytes (the key is zeroed before it is filled: no stray padding) */
-static uint64_t key_hash(const bf_key *k) {
-    const unsigned char *p = (const unsigned char *)k;
+/* FNV-1a of n bytes. Most of a key's four-byte groups are a small number then three zero bytes,
+ * and h ^ 0 = h: such a group is one step by the prime's fourth power, the same h as four byte steps
+ * (the byte-at-a-time loop was a sixth of a memo hit's instructions). */
+uint64_t sched_bfcache_fnv1a(const void *data, size_t n) {
+    const unsigned char *p = data;
+    const uint64_t P = 1099511628211ULL, P4 = P * P * P * P;
     uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        if (!(p[i + 1] | p[i + 2] | p[i + 3])) h = (h ^ p[i]) * P4;
+        else
+            for (size_t j = i; j < i + 4; j++) h = (h ^ p[j]) * P;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * P;
+    return h;
+}
+
+/* the key's bytes (zeroed before it is filled: no stray padding) */
+static uint64_t key_hash(const bf_key *k) {
+    uint64_t h = sched_bfcache_fnv1a(k, sizeof *k);
     return h ^ (h >> 29);
 }
 

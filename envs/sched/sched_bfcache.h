@@ -13,6 +13,9 @@
 #ifndef HW_SCHED_BFCACHE_H
 #define HW_SCHED_BFCACHE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "sched.h"
 
 typedef struct sched_bfcache sched_bfcache;
@@ -29,6 +32,8 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
 /* bytes the cache may come to hold (its slots, all of them once touched; 0 for NULL): the env's
  * memory estimate counts them (envs/env.h mem_bytes) */
 size_t sched_bfcache_bytes(const sched_bfcache *c);
+/* FNV-1a (64-bit) of n bytes, the memo's key hash (exposed for its test) */
+uint64_t sched_bfcache_fnv1a(const void *data, size_t n);
 /* hits and lookups so far */
 void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups);
 

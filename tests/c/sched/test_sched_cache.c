@@ -220,3 +220,22 @@ Test(sched_cache, a_hit_returns_the_cost_a_fresh_evaluation_does) {
     cr_assert_geq(hits, 2 * NL, "only %lld hits", hits); /* (a few keys may share a slot pair) */
     sched_bfcache_free(c);
 }
+
+/* The memo's key hash takes a four-byte group of a small number and three zero bytes in one step:
+ * it must be byte-at-a-time FNV-1a's value, on random bytes with many such groups, at every length
+ * (the trailing bytes past the last group too). */
+Test(sched_cache, key_hash_is_fnv1a) {
+    unsigned char buf[203];
+    unsigned long long rs = 42;
+    for (int trial = 0; trial < 2000; trial++) {
+        size_t n = (size_t)(trial % 203);
+        for (size_t i = 0; i < n; i++) {
+            rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+            unsigned r = (unsigned)(rs >> 33);
+            buf[i] = (i % 4 == 0 || r % 5 == 0) ? (unsigned char)(r >> 8) : 0; /* mostly small groups */
+        }
+        uint64_t want = 1469598103934665603ULL;
+        for (size_t i = 0; i < n; i++) want = (want ^ buf[i]) * 1099511628211ULL;
+        cr_assert_eq(sched_bfcache_fnv1a(buf, n), want, "trial %d, %zu bytes", trial, n);
+    }
+}
