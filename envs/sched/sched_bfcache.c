@@ -76,7 +76,7 @@ void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lo
 /* FNV-1a of n bytes. Most of a key's four-byte groups are a small number then three zero bytes,
  * and h ^ 0 = h: such a group is one step by the prime's fourth power, the same h as four byte steps
  * (the byte-at-a-time loop was a sixth of a memo hit's instructions). */
-uint64_t sched_bfcache_fnv1a(const void *data, size_t n) {
+static inline uint64_t fnv1a(const void *data, size_t n) {
     const unsigned char *p = data;
     const uint64_t P = 1099511628211ULL, P4 = P * P * P * P;
     uint64_t h = 1469598103934665603ULL;
@@ -90,9 +90,11 @@ uint64_t sched_bfcache_fnv1a(const void *data, size_t n) {
     return h;
 }
 
-/* the key's bytes (zeroed before it is filled: no stray padding) */
+uint64_t sched_bfcache_fnv1a(const void *data, size_t n) { return fnv1a(data, n); }
+
+/* the key's bytes (zeroed before it is filled: no stray padding), of a size known here */
 static uint64_t key_hash(const bf_key *k) {
-    uint64_t h = sched_bfcache_fnv1a(k, sizeof *k);
+    uint64_t h = fnv1a(k, sizeof *k);
     return h ^ (h >> 29);
 }
 
