@@ -6,7 +6,10 @@
  * the bytes are exactly what hw_pack_json (protocol/hw_codec.h) packs of the JSON object, keys in
  * the same order, integers as msgpack_pack_int64, reals as msgpack_pack_double.
  * The packed form needs each map's key count before its keys (msgpack map header): the caller
- * counts them; tests/c/server/test_info_pack.c fails when a count or a value differs. */
+ * counts them; tests/c/server/test_info_pack.c fails when a count or a value differs.
+ * Also owned here, for the step path: a gathering sink (hw_info_gatherer: the info packed on the
+ * caller's stack and written to the reply at once) and constant-key writers (hw_info_*_k with
+ * HW_KEY) that append straight into it; tests/c/server/test_info_out.c checks their bytes. */
 #ifndef HW_INFO_OUT_H
 #define HW_INFO_OUT_H
 
