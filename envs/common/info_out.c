@@ -1,5 +1,6 @@
 /* info_out.c - hw_info_out's writers (info_out.h): each writes one key to the JSON object or
- * packs it, the packed bytes being those hw_pack_json packs of the JSON value. */
+ * packs it, the packed bytes being those hw_pack_json packs of the JSON value (a key and a
+ * scalar value in one write to the packer). */
 #include "common/info_out.h"
 
 #include <string.h>
@@ -11,6 +12,40 @@ hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     return (hw_info_out){NULL, pk};
 }
 
+void hw_info_gather_flush(hw_info_gather *g) {
+    if (g->n) g->dst->callback(g->dst->data, g->b, g->n);
+    g->n = 0;
+}
+
+int hw_info_gather_write(void *data, const char *buf, size_t len) {
+    hw_info_gather *g = data;
+    if (len > sizeof g->b) { /* larger than the buffer: straight through, in order */
+        hw_info_gather_flush(g);
+        return g->dst->callback(g->dst->data, buf, len);
+    }
+    memcpy(hw_info_gather_room(g, len), buf, len);
+    g->n += len;
+    return 0;
+}
+
+hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys) {
+    g->dst = dst, g->n = 0;
+    msgpack_packer_init(&g->pk, g, hw_info_gather_write);
+    return hw_info_packer(&g->pk, nkeys);
+}
+
+/* Where the next n <= 48 bytes go: straight into a gathering sink's buffer, else into `local`
+ * (of n bytes at least);
+ * out_done then counts them, or writes local to the packer. */
+static char *out_room(msgpack_packer *pk, size_t n, char *local) {
+    return pk->callback == hw_info_gather_write ? hw_info_gather_room(pk->data, n) : local;
+}
+
+static void out_done(msgpack_packer *pk, const char *p, size_t n) {
+    if (pk->callback == hw_info_gather_write) ((hw_info_gather *)pk->data)->n += n;
+    else pk->callback(pk->data, p, n);
+}
+
 /* hw_pack_cstr's bytes in one write: a string under 32 bytes is msgpack's fixstr, its header byte
  * 0xa0 | length then the bytes (an info's keys and names; msgpack_pack_str packs the same) */
 static void pack_cstr(msgpack_packer *pk, const char *s) {
@@ -19,10 +54,10 @@ static void pack_cstr(msgpack_packer *pk, const char *s) {
         hw_pack_cstr(pk, s);
         return;
     }
-    char b[32];
+    char local[32], *b = out_room(pk, n + 1, local);
     b[0] = (char)(0xa0 | n);
     memcpy(b + 1, s, n);
-    pk->callback(pk->data, b, n + 1);
+    out_done(pk, b, n + 1);
 }
 
 /* packs `key` when the sink packs (true), else the caller sets the JSON value */
@@ -31,17 +66,43 @@ static bool packed_key(hw_info_out *o, const char *key) {
     return o->pk != NULL;
 }
 
+/* A key under 32 bytes and its value's bytes (vn <= 9) in one write: the key's fixstr, then the
+ * value as msgpack packs it. false for a longer key (the caller packs the two apart). */
+static bool pack_kv(msgpack_packer *pk, const char *key, const unsigned char *v, size_t vn) {
+    size_t n = strlen(key);
+    if (n >= 32) return false;
+    char local[1 + 31 + 9], *b = out_room(pk, 1 + n + vn, local);
+    b[0] = (char)(0xa0 | n);
+    memcpy(b + 1, key, n);
+    memcpy(b + 1 + n, v, vn);
+    out_done(pk, b, 1 + n + vn);
+    return true;
+}
+
 void hw_info_int(hw_info_out *o, const char *key, int64_t v) {
+    unsigned char b[5];
+    size_t n = o->pk ? hw_info_small_uint(v, b) : 0;
+    if (n && pack_kv(o->pk, key, b, n)) return;
     if (packed_key(o, key)) msgpack_pack_int64(o->pk, v);
     else if (o->obj) json_object_set_new(o->obj, key, json_integer((json_int_t)v));
 }
 
 void hw_info_real(hw_info_out *o, const char *key, double v) {
+    if (o->pk) { /* msgpack_pack_double's bytes: 0xcb, then the IEEE 754 bits big-endian */
+        unsigned char b[9];
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        b[0] = 0xcb;
+        _msgpack_store64(b + 1, bits);
+        if (pack_kv(o->pk, key, b, 9)) return;
+    }
     if (packed_key(o, key)) msgpack_pack_double(o->pk, v);
     else if (o->obj) json_object_set_new(o->obj, key, json_real(v));
 }
 
 void hw_info_bool(hw_info_out *o, const char *key, bool v) {
+    unsigned char b = v ? 0xc3 : 0xc2; /* msgpack's true, false */
+    if (o->pk && pack_kv(o->pk, key, &b, 1)) return;
     if (packed_key(o, key)) v ? msgpack_pack_true(o->pk) : msgpack_pack_false(o->pk);
     else if (o->obj) json_object_set_new(o->obj, key, json_boolean(v));
 }
@@ -66,9 +127,21 @@ hw_info_out hw_info_map(hw_info_out *o, const char *key, size_t nkeys) {
     return json_child(o, key, o->obj ? json_object() : NULL);
 }
 
+/* msgpack_pack_array's header; below 16 items a fixarray (0x90 | n), one byte, written with the
+ * out_room/out_done pair (straight into a gathering sink) */
+static void pack_array_head(msgpack_packer *pk, size_t n) {
+    if (n >= 16) {
+        msgpack_pack_array(pk, n);
+        return;
+    }
+    char local[1], *b = out_room(pk, 1, local);
+    b[0] = (char)(0x90 | n);
+    out_done(pk, b, 1);
+}
+
 hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n) {
     if (!packed_key(o, key)) return json_child(o, key, o->obj ? json_array() : NULL);
-    msgpack_pack_array(o->pk, n);
+    pack_array_head(o->pk, n);
     return (hw_info_out){NULL, o->pk};
 }
 
@@ -94,29 +167,31 @@ void hw_info_item_ints(hw_info_out *l, const int *v, size_t n) {
         return;
     }
     /* msgpack_pack_int64's bytes for 0..65535 (fixint, uint8, uint16 big-endian), gathered and
-     * written at once; any other value flushes and goes through msgpack_pack_int64 itself */
-    unsigned char b[3 * 32];
+     * written at once (straight into a gathering sink); any other value flushes and goes through
+     * msgpack_pack_int64 itself */
+    enum { CHUNK = 3 * 16 };
+    char local[CHUNK];
+    unsigned char *b = (unsigned char *)out_room(l->pk, CHUNK, local);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         int x = v[i];
-        if (k + 3 > sizeof b || x < 0 || x > 65535) {
-            if (k) l->pk->callback(l->pk->data, (const char *)b, k);
+        if (k + 3 > CHUNK || x < 0 || x > 65535) {
+            if (k) out_done(l->pk, (const char *)b, k);
             k = 0;
-            if (x < 0 || x > 65535) {
-                msgpack_pack_int64(l->pk, x);
-                continue;
-            }
+            if (x < 0 || x > 65535) msgpack_pack_int64(l->pk, x);
+            b = (unsigned char *)out_room(l->pk, CHUNK, local);
+            if (x < 0 || x > 65535) continue;
         }
         if (x < 128) b[k++] = (unsigned char)x;
         else if (x < 256) b[k++] = 0xcc, b[k++] = (unsigned char)x;
         else b[k++] = 0xcd, b[k++] = (unsigned char)(x >> 8), b[k++] = (unsigned char)x;
     }
-    if (k) l->pk->callback(l->pk->data, (const char *)b, k);
+    if (k) out_done(l->pk, (const char *)b, k);
 }
 
 hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
     if (l->pk) {
-        msgpack_pack_array(l->pk, n);
+        pack_array_head(l->pk, n);
         return *l;
     }
     if (!l->obj) return hw_info_json(NULL);

@@ -6,7 +6,10 @@
  * the bytes are exactly what hw_pack_json (protocol/hw_codec.h) packs of the JSON object, keys in
  * the same order, integers as msgpack_pack_int64, reals as msgpack_pack_double.
  * The packed form needs each map's key count before its keys (msgpack map header): the caller
- * counts them; tests/c/server/test_info_pack.c fails when a count or a value differs. */
+ * counts them; tests/c/server/test_info_pack.c fails when a count or a value differs.
+ * Also owned here, for the step path: a gathering sink (hw_info_gatherer: the info packed on the
+ * caller's stack and written to the reply at once) and constant-key writers (hw_info_*_k with
+ * HW_KEY) that append straight into it; tests/c/server/test_info_out.c checks their bytes. */
 #ifndef HW_INFO_OUT_H
 #define HW_INFO_OUT_H
 
@@ -14,6 +17,7 @@
 #include <msgpack.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct hw_info_out {
     json_t *obj;        /* JSON destination (borrowed), or NULL */
@@ -24,7 +28,50 @@ typedef struct hw_info_out {
 static inline hw_info_out hw_info_json(json_t *obj) { return (hw_info_out){obj, NULL}; }
 /* A sink into `pk`; packs the header of a map of `nkeys` keys, which must then all be written. */
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys);
+
+/* Gathering: the info packed into a buffer on the caller's stack (g.pk packs into it) and written
+ * to `dst` in one write by hw_info_gather_flush, which the caller calls once it has written every
+ * key (or whenever the buffer is full). The reply's sbuffer takes a call and a capacity check per
+ * write, and an info is tens of writes. The bytes are the same as packing into dst directly. */
+typedef struct hw_info_gather {
+    msgpack_packer pk;   /* packs into b */
+    msgpack_packer *dst; /* the reply */
+    size_t n;
+    char b[2048];
+} hw_info_gather;
+/* msgpack_pack_int64's bytes of 0 <= v < 2^32 written to b (a positive fixint, else the smallest
+ * of uint8, uint16, uint32: tag, then big-endian); 0 for any other value (msgpack packs those). */
+static inline size_t hw_info_small_uint(int64_t v, unsigned char *b) {
+    if (v < 0 || v > UINT32_MAX) return 0;
+    if (v < 128) return b[0] = (unsigned char)v, 1;
+    if (v < 256) return b[0] = 0xcc, b[1] = (unsigned char)v, 2;
+    if (v < 65536) {
+        b[0] = 0xcd;
+        _msgpack_store16(b + 1, (uint16_t)v);
+        return 3;
+    }
+    b[0] = 0xce;
+    _msgpack_store32(b + 1, (uint32_t)v);
+    return 5;
+}
+
+/* A sink gathering into g for dst; packs the header of a map of `nkeys` keys. */
+hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys);
+void hw_info_gather_flush(hw_info_gather *g);
+/* room for n <= sizeof g->b more bytes at g->b + g->n (flushed first when there is not); the
+ * caller then adds n to g->n */
+static inline char *hw_info_gather_room(hw_info_gather *g, size_t n) {
+    if (n > sizeof g->b - g->n) hw_info_gather_flush(g);
+    return g->b + g->n;
+}
 static inline bool hw_info_on(const hw_info_out *o) { return o->obj || o->pk; }
+
+/* the gathering packer's callback (info_out.c) */
+int hw_info_gather_write(void *data, const char *buf, size_t len);
+/* the gathering buffer o packs into (its maps and lists too), or NULL */
+static inline hw_info_gather *hw_info_gathering(const hw_info_out *o) {
+    return o->pk && o->pk->callback == hw_info_gather_write ? (hw_info_gather *)o->pk->data : NULL;
+}
 
 void hw_info_int(hw_info_out *o, const char *key, int64_t v);
 void hw_info_real(hw_info_out *o, const char *key, double v);
@@ -42,6 +89,80 @@ void hw_info_item_int(hw_info_out *list, int64_t v);
 void hw_info_list_u8(hw_info_out *o, const char *key, const uint8_t *v, size_t n);
 /* n integers appended to `list` (a row of a table), packed in one write where they are small. */
 void hw_info_item_ints(hw_info_out *list, const int *v, size_t n);
+
+/* The same writers for a key whose length is a constant, written HW_KEY("name"): inlined where
+ * called, so into a gathering sink a key is a few moves and its value a few more; any other sink
+ * (or a key of 32 bytes or more) goes through the writers above. The bytes are theirs. */
+#define HW_KEY(k) k, sizeof k - 1
+#define HW_INFO_INLINE static inline __attribute__((always_inline))
+
+/* a fixstr key into g; returns where its value goes, with room for vn more bytes */
+HW_INFO_INLINE unsigned char *hw_info_gather_key(hw_info_gather *g, const char *key, size_t kn, size_t vn) {
+    unsigned char *q = (unsigned char *)hw_info_gather_room(g, 1 + kn + vn);
+    q[0] = (unsigned char)(0xa0 | kn);
+    memcpy(q + 1, key, kn);
+    g->n += 1 + kn;
+    return q + 1 + kn;
+}
+
+HW_INFO_INLINE void hw_info_int_k(hw_info_out *o, const char *key, size_t kn, int64_t v) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32) {
+        hw_info_int(o, key, v);
+        return;
+    }
+    size_t n = hw_info_small_uint(v, hw_info_gather_key(g, key, kn, 5));
+    if (n) g->n += n;
+    else msgpack_pack_int64(&g->pk, v);
+}
+
+HW_INFO_INLINE void hw_info_real_k(hw_info_out *o, const char *key, size_t kn, double v) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32) {
+        hw_info_real(o, key, v);
+        return;
+    }
+    unsigned char *q = hw_info_gather_key(g, key, kn, 9);
+    uint64_t bits; /* msgpack_pack_double's bytes: 0xcb, then the IEEE 754 bits big-endian */
+    memcpy(&bits, &v, sizeof bits);
+    q[0] = 0xcb;
+    _msgpack_store64(q + 1, bits);
+    g->n += 9;
+}
+
+HW_INFO_INLINE void hw_info_bool_k(hw_info_out *o, const char *key, size_t kn, bool v) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32) {
+        hw_info_bool(o, key, v);
+        return;
+    }
+    *hw_info_gather_key(g, key, kn, 1) = v ? 0xc3 : 0xc2;
+    g->n += 1;
+}
+
+HW_INFO_INLINE void hw_info_str_k(hw_info_out *o, const char *key, size_t kn, const char *s) {
+    hw_info_gather *g = hw_info_gathering(o);
+    size_t n = g ? strlen(s) : 0;
+    if (!g || kn >= 32 || n >= 256) {
+        hw_info_str(o, key, s);
+        return;
+    }
+    /* msgpack_pack_str's header: below 32 bytes a fixstr (0xa0 | length), else str8 (0xd9, length) */
+    size_t h = n < 32 ? 1 : 2;
+    unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
+    if (h == 1) q[0] = (unsigned char)(0xa0 | n);
+    else q[0] = 0xd9, q[1] = (unsigned char)n;
+    memcpy(q + h, s, n);
+    g->n += h + n;
+}
+
+HW_INFO_INLINE hw_info_out hw_info_map_k(hw_info_out *o, const char *key, size_t kn, size_t nkeys) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32) return hw_info_map(o, key, nkeys);
+    hw_info_gather_key(g, key, kn, 0);
+    msgpack_pack_map(&g->pk, nkeys);
+    return *o;
+}
 /* A list of `n` items as the next item of `list` (a table's row); append n items to the result. */
 hw_info_out hw_info_item_list(hw_info_out *list, size_t n);
 void hw_info_item_str(hw_info_out *list, const char *s);

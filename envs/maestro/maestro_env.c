@@ -4,6 +4,7 @@
  * Observation: Box [latency, power, energy, area]. Reward: 1/X for the objective, 0 when
  * infeasible (info.reason says why). See docs/maestro.md. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ static void pow2_upto(int64_t n, choices *c) {
 }
 
 /* permutation index -> order of loop dims (lexicographic over K C Y X R S) */
-static void perm_from_index(int idx, int out[NL]) {
+static void perm_decode(int idx, int out[NL]) {
     int pool[NL] = {0, 1, 2, 3, 4, 5}, np = NL;
     int fact[NL] = {120, 24, 6, 2, 1, 1};
     for (int i = 0; i < NL; i++) {
@@ -94,6 +95,26 @@ static void perm_from_index(int idx, int out[NL]) {
         for (int j = k; j < np - 1; j++) pool[j] = pool[j + 1];
         np--;
     }
+}
+
+/* every step decodes one or two permutations: all 720, 3 bits a position, decoded once a process */
+static uint32_t perm_table[NPERM];
+static pthread_once_t perm_once = PTHREAD_ONCE_INIT;
+
+static void perm_table_fill(void) {
+    for (int p = 0; p < NPERM; p++) {
+        int o[NL];
+        perm_decode(p, o);
+        uint32_t code = 0;
+        for (int i = 0; i < NL; i++) code |= (uint32_t)o[i] << (3 * i);
+        perm_table[p] = code;
+    }
+}
+
+static void perm_from_index(int idx, int out[NL]) {
+    pthread_once(&perm_once, perm_table_fill);
+    uint32_t code = perm_table[idx];
+    for (int i = 0; i < NL; i++) out[i] = (int)((code >> (3 * i)) & 7u);
 }
 
 static const struct {
@@ -255,19 +276,15 @@ static int layer_from_config(const json_t *cfg, const hw_env_ctx *ctx, maestro_l
 
 /* ---------- decoding an action into directives ---------- */
 static void add_dir(maestro_mapping *m, const maestro_layer *l, int ld, int tile, bool spatial) {
-    maestro_directive *d = &m->d[m->n++];
-    memset(d, 0, sizeof *d);
-    d->kind = spatial ? MDIR_SPATIAL : MDIR_TEMPORAL;
-    d->dim = (unsigned char)loop_md[ld];
+    int size = tile, ofs = tile;
     if (ld == LY || ld == LX) { /* tile in output rows/cols -> input-centric window */
         int R = l->dim[ld == LY ? MD_R : MD_S], st = ld == LY ? l->stride_y : l->stride_x;
-        d->size = (tile - 1) * st + R;
-        d->ofs = tile * st;
+        size = (tile - 1) * st + R;
+        ofs = tile * st;
     } else if ((ld == LR || ld == LS) && !spatial) { /* MAESTRO: a TemporalMap must cover R/S */
-        d->size = d->ofs = l->dim[loop_md[ld]];
-    } else {
-        d->size = d->ofs = tile;
+        size = ofs = l->dim[loop_md[ld]];
     }
+    m->d[m->n++] = (maestro_directive){spatial ? MDIR_SPATIAL : MDIR_TEMPORAL, (unsigned char)loop_md[ld], 0, size, ofs};
 }
 
 static bool skip_dim(const menv *e, int ld) { return ld == LK && e->layer.type == MAESTRO_DSCONV; }
@@ -357,56 +374,60 @@ static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_
     }
 }
 
-/* The metrics of a scored mapping: a step's info and evaluate()'s metrics (one writer for the
- * JSON and the packed info, common/info_out.h). metric_keys() counts what put_metrics writes. */
+/* The metrics of a scored mapping: a step's info and evaluate()'s metrics, into a JSON object or,
+ * for info_pack, gathered on the stack and written to the reply at once (common/info_out.h; the
+ * _k writers take constant-length keys). One writer for both, so they cannot drift apart;
+ * tests/c/maestro/test_env.c compares the two. metric_keys() counts what put_metrics writes. */
 static size_t metric_keys(const maestro_result *r) { return 3 + !r->feasible + (r->valid ? 15 : 0); }
 
-static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, hw_info_out *j) {
-    if (!hw_info_on(j)) return;
+static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, hw_info_out *o) {
+    if (!hw_info_on(o)) return;
     char text[4096];
     maestro_mapping_to_text(m, text, sizeof text);
-    hw_info_str(j, "mapping", text); /* ASCII by construction */
-    hw_info_int(j, "num_pes", num_pes);
-    hw_info_bool(j, "feasible", r->feasible);
-    if (!r->feasible) hw_info_str(j, "reason", r->reason[0] ? r->reason : "infeasible");
+    hw_info_str_k(o, HW_KEY("mapping"), text); /* ASCII by construction */
+    hw_info_int_k(o, HW_KEY("num_pes"), num_pes);
+    hw_info_bool_k(o, HW_KEY("feasible"), r->feasible);
+    if (!r->feasible) hw_info_str_k(o, HW_KEY("reason"), r->reason[0] ? r->reason : "infeasible");
     if (!r->valid) return;
-    hw_info_int(j, "runtime", r->runtime);
-    hw_info_int(j, "num_macs", r->num_macs);
-    hw_info_real(j, "throughput", r->throughput);
-    hw_info_real(j, "energy", r->energy);
-    hw_info_real(j, "energy_nj", r->energy_nj);
-    hw_info_out ec = hw_info_map(j, "energy_components", 5);
-    hw_info_real(&ec, "mac", r->e_mac);
-    hw_info_real(&ec, "l1", r->e_l1);
-    hw_info_real(&ec, "l2", r->e_l2);
-    hw_info_real(&ec, "noc", r->e_noc);
-    hw_info_real(&ec, "offchip", r->e_offchip);
-    hw_info_real(j, "power", r->power);
-    hw_info_real(j, "area", r->area);
-    hw_info_real(j, "edp", r->edp);
-    hw_info_int(j, "l1_size", r->l1_req_total);
-    hw_info_int(j, "l2_size", r->l2_req_total);
-    hw_info_int(j, "peak_noc_bw", r->peak_bw);
-    hw_info_int(j, "offchip_bw_req", r->offchip_bw_req);
-    hw_info_real(j, "avg_utilized_pes", r->avg_util_pes);
-    hw_info_str(j, "objective", obj_names[e->objective]);
+    hw_info_int_k(o, HW_KEY("runtime"), r->runtime);
+    hw_info_int_k(o, HW_KEY("num_macs"), r->num_macs);
+    hw_info_real_k(o, HW_KEY("throughput"), r->throughput);
+    hw_info_real_k(o, HW_KEY("energy"), r->energy);
+    hw_info_real_k(o, HW_KEY("energy_nj"), r->energy_nj);
+    hw_info_out ec = hw_info_map_k(o, HW_KEY("energy_components"), 5);
+    hw_info_real_k(&ec, HW_KEY("mac"), r->e_mac);
+    hw_info_real_k(&ec, HW_KEY("l1"), r->e_l1);
+    hw_info_real_k(&ec, HW_KEY("l2"), r->e_l2);
+    hw_info_real_k(&ec, HW_KEY("noc"), r->e_noc);
+    hw_info_real_k(&ec, HW_KEY("offchip"), r->e_offchip);
+    hw_info_real_k(o, HW_KEY("power"), r->power);
+    hw_info_real_k(o, HW_KEY("area"), r->area);
+    hw_info_real_k(o, HW_KEY("edp"), r->edp);
+    hw_info_int_k(o, HW_KEY("l1_size"), r->l1_req_total);
+    hw_info_int_k(o, HW_KEY("l2_size"), r->l2_req_total);
+    hw_info_int_k(o, HW_KEY("peak_noc_bw"), r->peak_bw);
+    hw_info_int_k(o, HW_KEY("offchip_bw_req"), r->offchip_bw_req);
+    hw_info_real_k(o, HW_KEY("avg_utilized_pes"), r->avg_util_pes);
+    hw_info_str_k(o, HW_KEY("objective"), obj_names[e->objective]);
 }
 
 /* The info of the last reset (last_step false) or step, from what that call kept in the env. */
 static void put_info(const menv *e, hw_info_out *o) {
     if (!e->last_step) {
-        hw_info_str(o, "layer", e->layer.name);
-        hw_info_str(o, "objective", obj_names[e->objective]);
+        hw_info_str_k(o, HW_KEY("layer"), e->layer.name);
+        hw_info_str_k(o, HW_KEY("objective"), obj_names[e->objective]);
         return;
     }
     put_metrics(e, &e->last_m, e->last_pes, &e->last_r, o);
-    hw_info_int(o, "t", e->t);
+    hw_info_int_k(o, HW_KEY("t"), e->t);
 }
 
 static void m_info_pack(const void *p, struct msgpack_packer *pk) {
     const menv *e = p;
-    hw_info_out o = hw_info_packer(pk, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
+    hw_info_gather g; /* the buffer is written before it is read: not cleared */
+    hw_info_out o = hw_info_gatherer(&g, pk, e->last_step ? metric_keys(&e->last_r) + 1 : 2);
     put_info(e, &o);
+    hw_info_gather_flush(&g);
 }
 
 static void set_obs(menv *e, const maestro_result *r) {
@@ -419,8 +440,8 @@ static void set_obs(menv *e, const maestro_result *r) {
 
 static void fill_obs(menv *e, hw_obs *obs) {
     if (!obs) return;
-    memset(obs, 0, sizeof *obs);
-    obs->n = 1;
+    obs->n = 1; /* only the first of its fields is read (not cleared: a kilobyte a step) */
+    obs->keys[0] = NULL;
     obs->arr[0] = (hw_array){HW_DT_FLOAT64, 1, {4}, e->obs};
 }
 

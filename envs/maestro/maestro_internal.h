@@ -11,6 +11,7 @@
 #define HW_MAESTRO_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "maestro.h"
 
@@ -23,8 +24,18 @@ enum { POS_INIT = 0, POS_STEADY = 1, POS_EDGE = 2 };
 
 typedef struct {
     int dims[MD_NDIM];
-    bool has[MD_NDIM];
+    unsigned has; /* bit v: dimension v is defined here */
 } dimtab;
+static inline bool dim_has(const dimtab *D, int v) { return (D->has >> v) & 1u; }
+
+/* the directives and variables of one tensor at a level (static, built with the level) */
+typedef struct {
+    unsigned mask;             /* the tensor's variables (bit v) */
+    int nk;                    /* directives over the tensor's variables, in order */
+    unsigned char k[LV_DIRS];
+    int nsp;                   /* the tensor's variables whose first directive is a SpatialMap */
+    unsigned char sp[MD_NDIM]; /* in the tensor's order */
+} ltensor;
 
 typedef struct {
     int nd;
@@ -37,6 +48,18 @@ typedef struct {
     int spidx;  /* first SpatialMap */
     bool conv;  /* Y/R and X/S overlap (CONV, DSCONV); false for GEMM */
     long mapped[MD_NDIM], unique[MD_NDIM], medge[MD_NDIM], uedge[MD_NDIM];
+    /* per-case lookups, fixed with the level (maestro_level_tables, maestro_levels.c) */
+    int nvar;                   /* the variables with a directive here */
+    unsigned char var[MD_NDIM];
+    ltensor lt[MT_N];
+    int npk;                    /* directives over variables outside the output (partial sums) */
+    unsigned char pk[LV_DIRS];
+    int nspd;                   /* the SpatialMaps */
+    unsigned char spd[LV_DIRS];
+    int nov;                    /* the output tensor's variables, in its order, */
+    unsigned char ov[MD_NDIM];
+    unsigned char oa[MD_NDIM];  /* the variable each one's sizes are read at (Y'/X' for Y/X in a CONV) */
+    unsigned char osp[MD_NDIM]; /* 1 when its first directive is a SpatialMap */
 } level;
 
 typedef struct {
@@ -79,6 +102,7 @@ typedef struct {
         unsigned has;
         lres r;
     } memo[MEMO_N];
+    lres scratch[MAESTRO_MAX_LEVELS]; /* a sub-cluster level's result when the memo is full */
 } ctx;
 
 /* ---------- iteration analysis (per call, on the call's dimensions) ---------- */
@@ -87,10 +111,20 @@ typedef struct {
     istate st[LV_DIRS][MAX_STATES];
 } itab;
 
-/* one iteration case: the state of every directive */
+/* one iteration case: the state of every directive; sv and chg from maestro_case_index */
 typedef struct {
     const istate *s[LV_DIRS];
+    const istate *sv[MD_NDIM]; /* per variable with a directive: the state of its last directive */
+    int chg;                   /* the last directive whose variable is not in its Init state; -1: none */
 } icase;
+
+/* A case's output-tensor egress factors for every flag combination MAESTRO's calls use
+ * (maestro_egress_tab): the product over the output variables [first][ee][reuse_edge], and over
+ * the directives outside the output (partial sums) [first][ee]. */
+typedef struct {
+    long ov[2][2][2];
+    long ps[2][2];
+} egress_tab;
 
 /* ---------- overlap: Y/R and X/S (Y, X reference; R, S sliding) ---------- */
 static inline bool is_ref_c(bool conv, int v) { return conv && (v == MD_Y || v == MD_X); }
@@ -105,22 +139,32 @@ static inline int counterpart(int v) {
     }
 }
 static inline bool in_list(const varlist *vl, int v) { return (vl->mask >> v) & 1u; }
-static inline const istate *stv(const level *L, const icase *cs, int v) { return cs->s[L->last[v]]; }
 static inline bool is_edge(const istate *s) { return s->pos == POS_EDGE || s->iedge; }
 
-/* Writes the reason into c->reason; returns -1 (maestro_model.c). */
+/* Writes the reason into c->reason; returns -1 (maestro_levels.c). */
 int maestro_fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* snprintf, without stdio for %d, %ld, %lld and %s (maestro_levels.c). */
+int maestro_format(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Splits the mapping into cluster levels, fills c->lv, c->nlv, c->tv and c->invars; checks the
  * rules MAESTRO enforces by terminating. -1 with c->reason set when MAESTRO would not run. */
 int maestro_build_levels(ctx *c, const maestro_mapping *m);
 
+/* Fills the level's per-case lookups (L->var, lt, pk, spd, ov, oa, osp) from its directives and
+ * the tensors' variables (maestro_levels.c). */
+void maestro_level_tables(level *L, const varlist tv[MT_N]);
+
 /* Reuse analysis of one level on one case (maestro_reuse.c). */
 void maestro_iteration_states(const level *L, const dimtab *D, itab *it);
-int maestro_spatial_ingress(const level *L, const varlist *cv, const icase *cs, long *out); /* -1: MAESTRO terminates */
-long maestro_spatial_egress(const level *L, const varlist *ov, const icase *cs);
-long maestro_crit_psums(const level *L, const varlist *ov, const icase *cs);
-long maestro_psum_mapping_size(const level *L, const varlist *ov, const icase *cs);
+/* Sets cs->sv and cs->chg from cs->s (once per case, before the calls below). */
+void maestro_case_index(const level *L, icase *cs);
+/* Tensor t's (MT_IN or MT_W) ingress of one spatial step; -1 where MAESTRO terminates. */
+int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out);
+/* The output tensor's egress factors of case cs; the three volumes below read them. */
+void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e);
+long maestro_spatial_egress(const level *L, const icase *cs, const egress_tab *e);
+long maestro_crit_psums(const level *L, const icase *cs, const egress_tab *e);
+long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab *e);
 long maestro_mapped_volume(const level *L, const varlist *cv);
 /* The dimensions a sub-cluster sees in case cs (ee: the edge-of-edge sub-cluster). */
 void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out);

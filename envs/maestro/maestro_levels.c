@@ -10,12 +10,66 @@
 
 #include "maestro_internal.h"
 
+/* snprintf for the model's reasons, without stdio for the conversions they use (%d, %ld, %lld,
+ * %s): a rejected or infeasible mapping's reason is in every such step's info, and formatting it
+ * with vsnprintf was a twentieth of maestro-v0's step. Any other conversion (a width, %g) goes to
+ * vsnprintf. Truncates as snprintf does and returns what snprintf returns. */
+static int vformat(char *dst, size_t cap, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
+    size_t n = 0;
+    for (const char *f = fmt; *f; f++) {
+        char num[24];
+        const char *s = num;
+        size_t len;
+        if (*f != '%') { /* the text up to the next conversion */
+            s = f, len = (size_t)(strchrnul(f, '%') - f);
+            f += len - 1;
+        } else {
+            int longs = 0;
+            for (f++; *f == 'l' && longs < 2; f++) longs++;
+            if (*f == 'd') {
+                long long v = longs == 0 ? va_arg(ap, int) : longs == 1 ? va_arg(ap, long) : va_arg(ap, long long);
+                unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+                char *e = num + sizeof num, *p = e;
+                do *--p = (char)('0' + u % 10);
+                while (u /= 10);
+                if (v < 0) *--p = '-';
+                s = p, len = (size_t)(e - p);
+            } else if (*f == 's' && !longs) {
+                s = va_arg(ap, const char *);
+                if (!s) s = "(null)";
+                len = strlen(s);
+            } else if (*f == '%' && !longs) {
+                s = f, len = 1;
+            } else {
+                int r = vsnprintf(dst, cap, fmt, again);
+                va_end(again);
+                return r;
+            }
+        }
+        if (n < cap) memcpy(dst + n, s, len < cap - n ? len : cap - n);
+        n += len;
+    }
+    va_end(again);
+    if (cap) dst[n < cap ? n : cap - 1] = 0;
+    return (int)n;
+}
+
+int maestro_format(char *dst, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vformat(dst, cap, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
 /* Sets the context's rejection reason (every check of the model, here and in maestro_model.c,
  * fails through it; it lives in this lower file so the model calls down only). */
 int maestro_fail(ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->reason, 200, fmt, ap);
+    vformat(c->reason, 200, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -79,6 +133,41 @@ static void mapping_sizes(level *L) {
     }
 }
 
+void maestro_level_tables(level *L, const varlist tv[MT_N]) {
+    unsigned vars = 0;
+    for (int k = 0; k < L->nd; k++) vars |= 1u << L->d[k].dim;
+    L->nvar = 0;
+    for (; vars; vars &= vars - 1) L->var[L->nvar++] = (unsigned char)__builtin_ctz(vars); /* ascending */
+    ltensor *T = L->lt;
+    for (int t = 0; t < MT_N; t++) T[t].mask = tv[t].mask, T[t].nk = T[t].nsp = 0;
+    L->npk = L->nspd = 0;
+    for (int k = 0; k < L->nd; k++) { /* one pass: each directive into the lists it belongs to */
+        unsigned bit = 1u << L->d[k].dim;
+        for (int t = 0; t < MT_N; t++)
+            if (T[t].mask & bit) T[t].k[T[t].nk++] = (unsigned char)k;
+        if (!(T[MT_OUT].mask & bit)) L->pk[L->npk++] = (unsigned char)k;
+        if (L->d[k].kind == MDIR_SPATIAL) L->spd[L->nspd++] = (unsigned char)k;
+    }
+    unsigned spfirst = 0; /* the variables whose first directive is a SpatialMap */
+    for (int i = 0; i < L->nspd; i++) {
+        int k = L->spd[i], v = L->d[k].dim;
+        if (L->first[v] == k) spfirst |= 1u << v;
+    }
+    for (int t = 0; t < MT_N; t++)
+        for (int i = 0; i < tv[t].n; i++) {
+            int v = tv[t].v[i];
+            if ((spfirst >> v) & 1u) T[t].sp[T[t].nsp++] = (unsigned char)v;
+        }
+    const varlist *ov = &tv[MT_OUT];
+    L->nov = ov->n;
+    for (int i = 0; i < ov->n; i++) {
+        int v = ov->v[i];
+        L->ov[i] = (unsigned char)v;
+        L->oa[i] = (unsigned char)(!L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v);
+        L->osp[i] = (spfirst >> v) & 1u;
+    }
+}
+
 int maestro_build_levels(ctx *c, const maestro_mapping *m) {
     const maestro_layer *ly = c->l;
     int ncl = 0;
@@ -133,12 +222,12 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
     int ostr[MD_NDIM];
     for (int v = 0; v < MD_NDIM; v++) {
         full.dims[v] = ly->dim[v];
-        full.has[v] = true;
         ostr[v] = 1;
     }
-    full.has[MD_N] = ly->has_n;
-    full.has[MD_G] = ly->type == MAESTRO_NGCONV;
-    if (gemm) full.has[MD_N] = full.has[MD_R] = full.has[MD_S] = full.has[MD_X] = full.has[MD_YP] = full.has[MD_XP] = false;
+    full.has = (1u << MD_NDIM) - 1;
+    if (!ly->has_n) full.has &= ~(1u << MD_N);
+    if (ly->type != MAESTRO_NGCONV) full.has &= ~(1u << MD_G);
+    if (gemm) full.has &= ~(1u << MD_N | 1u << MD_R | 1u << MD_S | 1u << MD_X | 1u << MD_YP | 1u << MD_XP);
     ostr[MD_Y] = ostr[MD_YP] = ly->stride_y;
     ostr[MD_X] = ostr[MD_XP] = ly->stride_x;
 
@@ -157,8 +246,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
             buf[nb++] = m->d[i];
             continue;
         }
-        level *L = &c->lv[lvl];
-        memset(L, 0, sizeof *L);
+        level *L = &c->lv[lvl]; /* every field is set below (no memset: a kilobyte a level) */
         /* ConvertToInputCentric: Y'/X' become Y/X when the level has no Y/X */
         {
             int has_y = 0, has_x = 0, iyp = -1, ixp = -1, rsz = cur.dims[MD_R], ssz = cur.dims[MD_S];
@@ -177,17 +265,17 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         /* InheritMissingDirectives: front-inserted TemporalMaps copied from the level above */
         int nd = 0;
         maestro_directive tmp[LV_DIRS];
+        unsigned present = 0; /* the variables with a directive so far (bit v) */
+        for (int q = 0; q < nb; q++) present |= 1u << buf[q].dim;
         if (prev) {
             maestro_directive front[MD_NDIM * 2];
             int nf = 0;
             for (int k = 0; k < prev->nd; k++) {
                 int v = prev->d[k].dim;
-                bool found = false;
-                for (int q = 0; q < nb && !found; q++) found = buf[q].dim == v;
-                for (int q = 0; q < nf && !found; q++) found = front[q].dim == v;
-                if (!found) {
+                if (!((present >> v) & 1u)) {
                     maestro_directive t = {MDIR_TEMPORAL, (unsigned char)v, 0, prev->d[k].size, prev->d[k].ofs};
                     front[nf++] = t;
+                    present |= 1u << v;
                 }
             }
             for (int q = nf - 1; q >= 0; q--) tmp[nd++] = front[q];
@@ -196,11 +284,10 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         /* UnrollMissingDirectives */
         for (int k = 0; k < c->invars.n; k++) {
             int v = c->invars.v[k];
-            bool found = false;
-            for (int q = 0; q < nd && !found; q++) found = tmp[q].dim == v;
-            if (!found && cur.has[v]) {
+            if (!((present >> v) & 1u) && dim_has(&cur, v)) {
                 maestro_directive t = {MDIR_TEMPORAL, (unsigned char)v, 0, cur.dims[v], cur.dims[v]};
                 tmp[nd++] = t;
+                present |= 1u << v;
             }
         }
         /* ApplyOuterStride (MAESTRO rescales a Y/X map >= the filter size when stride > 1) */
@@ -239,7 +326,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
             }
             if (L->d[k].dim == MD_YP || L->d[k].dim == MD_XP)
                 return maestro_fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
-            if (!cur.has[L->d[k].dim])
+            if (!dim_has(&cur, L->d[k].dim))
                 return maestro_fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
         }
         if (nsp == 0) return maestro_fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
@@ -247,6 +334,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         if (L->csize <= 0) return maestro_fail(c, "cluster level %d has no sub-clusters", lvl);
         spatial_edge_clusters(L);
         mapping_sizes(L);
+        maestro_level_tables(L, c->tv);
         lvl++;
         if (i == m->n) break;
         /* lower-level dimensions: the mapping sizes of this level */
@@ -256,7 +344,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
             int v = c->invars.v[k];
             int sz = L->d[L->first[v]].size;
             low.dims[v] = sz < cur.dims[v] ? sz : cur.dims[v];
-            low.has[v] = true;
+            low.has |= 1u << v;
         }
         cur = low;
         next_size = m->d[i].size;

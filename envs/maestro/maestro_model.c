@@ -7,6 +7,7 @@
  * The quirks of MAESTRO that change its printed numbers are reproduced on purpose (they are
  * marked "MAESTRO:" in these files); the two crashes/bugs we do not reproduce are documented in
  * docs/maestro.md ("Deliberate differences"). */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,31 +19,35 @@ static inline long noc_delay(const maestro_hw *h, long t) {
 }
 
 /* ---------- the per-level engine ---------- */
-static unsigned has_mask(const dimtab *D) {
-    unsigned m = 0;
-    for (int v = 0; v < MD_NDIM; v++) m |= (unsigned)D->has[v] << v;
-    return m;
-}
-
 static int analyze_level(ctx *c, int li, const dimtab *D, lres *R);
 
-static int analyze(ctx *c, int li, const dimtab *D, lres *R) {
-    unsigned hm = has_mask(D);
-    if (li > 0)
-        for (int i = 0; i < c->nmemo; i++) {
-            const struct memo *e = &c->memo[i];
-            if (e->li == li && e->has == hm && memcmp(e->dims, D->dims, sizeof e->dims) == 0) {
-                *R = e->r;
-                return 0;
-            }
+/* A sub-cluster level's result on dimensions D (li > 0), memoised: *out points into the memo, or
+ * at the level's scratch result when the memo is full (read it before the next call). */
+static int analyze_sub(ctx *c, int li, const dimtab *D, const lres **out) {
+    for (int i = 0; i < c->nmemo; i++) {
+        const struct memo *e = &c->memo[i];
+        if (e->li == li && e->has == D->has && memcmp(e->dims, D->dims, sizeof e->dims) == 0) {
+            *out = &e->r;
+            return 0;
         }
+    }
+    lres *R = &c->scratch[li];
     if (analyze_level(c, li, D, R)) return -1;
-    if (li > 0 && c->nmemo < MEMO_N) {
+    *out = R;
+    if (c->nmemo < MEMO_N) {
         struct memo *e = &c->memo[c->nmemo++];
-        e->li = li, e->has = hm, e->r = *R;
+        e->li = li, e->has = D->has, e->r = *R;
         memcpy(e->dims, D->dims, sizeof e->dims);
+        *out = &e->r;
     }
     return 0;
+}
+
+/* The sub-clusters' result in case cs (ee: the edge-of-edge sub-cluster's). */
+static int sub_result(ctx *c, int li, const icase *cs, bool ee, const lres **out) {
+    dimtab sd;
+    maestro_sub_dims(&c->lv[li], cs, ee, &sd);
+    return analyze_sub(c, li + 1, &sd, out);
 }
 
 static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
@@ -51,7 +56,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     R->sp_occ = 1;
     for (int t = 0; t < 3; t++) R->dmin[t] = 1e300L, R->dmax[t] = -1e300L;
     for (int k = 0; k < L->nd; k++)
-        if (!D->has[L->d[k].dim]) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
+        if (!dim_has(D, L->d[k].dim)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
     itab it;
     maestro_iteration_states(L, D, &it);
     int nd = L->nd;
@@ -62,58 +67,70 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         ncases *= it.nst[k];
         if (ncases > MAX_CASES) return maestro_fail(c, "more than %d iteration cases at cluster level %d", MAX_CASES, li);
     }
-    int ctr[LV_DIRS];
-    memset(ctr, 0, sizeof ctr);
+    /* MAESTRO's order of the cases: directive k moves to its next state when cid % freq[k] == 0
+     * (tick[k] counts that); only the directives with more than one state (mk) ever move */
+    int ctr[LV_DIRS], mk[LV_DIRS], nm = 0;
+    long tick[LV_DIRS];
+    icase cs;
+    for (int k = 0; k < nd; k++) {
+        cs.s[k] = &it.st[k][0];
+        if (it.nst[k] > 1) ctr[nm] = 0, tick[nm] = 0, mk[nm++] = k;
+    }
     const varlist *ov = &c->tv[MT_OUT];
     const bool leaf = li == c->nlv - 1;
     long long total_occ = 0;
     int case_id = 0;
-    icase cs;
+    long dmin[3] = {LONG_MAX, LONG_MAX, LONG_MAX}, dmax[3] = {LONG_MIN, LONG_MIN, LONG_MIN};
+    egress_tab et;
     for (long cid = 0; cid < ncases; cid++) {
-        long occ = 1;
-        for (int k = 0; k < nd; k++) {
-            int si = ctr[k];
+        long occ = 1; /* a single-state directive's state is Init, its occurrence 1 */
+        for (int j = 0; j < nm; j++) {
+            int k = mk[j], si = ctr[j];
             cs.s[k] = &it.st[k][si];
             occ *= it.st[k][si].occ;
-            if (cid % freq[k] == 0) ctr[k] = (si + 1 == it.nst[k]) ? 0 : si + 1;
+            if (tick[j] == 0) ctr[j] = (si + 1 == it.nst[k]) ? 0 : si + 1;
+            if (++tick[j] == freq[k]) tick[j] = 0;
         }
-        bool all_init = true;
-        for (int v = 0; v < MD_NDIM; v++)
-            if (L->last[v] >= 0 && cs.s[L->last[v]]->pos != POS_INIT) all_init = false;
+        maestro_case_index(L, &cs);
+        bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
+        maestro_egress_tab(L, &cs, &et);
+        long egress = maestro_spatial_egress(L, &cs, &et);
+        long ing_t[2];
+        bool have_ing = false;
         if (case_id == 0) { /* buffer requirements (MAESTRO: only the first counted case) */
             for (int t = 0; t < 2; t++) {
                 long long size = 1;
                 for (int i = 0; i < c->tv[t].n; i++) {
                     int v = c->tv[t].v[i];
-                    if (!D->has[v]) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(v), li);
+                    if (!dim_has(D, v)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(v), li);
                     size *= D->dims[v];
                 }
-                long ing;
-                if (maestro_spatial_ingress(L, &c->tv[t], &cs, &ing)) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
-                R->upreq[t] += 2 * ing;
+                if (maestro_spatial_ingress(L, t, &cs, &ing_t[t])) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
+                R->upreq[t] += 2 * ing_t[t];
                 R->l2wr[t] = size;
                 R->downreq[t] += 2 * maestro_mapped_volume(L, &c->tv[t]);
             }
+            have_ing = true;
             long long size = 1;
             for (int i = 0; i < ov->n; i++) {
                 int v = ov->v[i];
                 size *= is_overlapped_c(L->conv, v) ? (D->dims[v] - D->dims[counterpart(v)] + 1) : D->dims[v];
             }
-            R->upreq[MT_OUT] = 2 * maestro_spatial_egress(L, ov, &cs);
+            R->upreq[MT_OUT] = 2 * egress;
             R->l2rd[MT_OUT] = size;
             R->downreq[MT_OUT] = 2 * maestro_mapped_volume(L, ov);
         }
-        long egress = maestro_spatial_egress(L, ov, &cs);
-        long psmap = maestro_psum_mapping_size(L, ov, &cs);
+        long psmap = maestro_psum_mapping_size(L, &cs, &et);
         R->l2wr[MT_OUT] += occ * egress;
         R->l1wr[MT_OUT] += occ * psmap;
         R->l1rd[MT_OUT] += occ * psmap;
-        long npsums = maestro_crit_psums(L, ov, &cs);
+        long npsums = maestro_crit_psums(L, &cs, &et);
         if (npsums <= 0) continue; /* MAESTRO: "Skipping Invalid case" */
         long ingress = 0;
         for (int t = 0; t < 2; t++) {
-            long ing;
-            if (maestro_spatial_ingress(L, &c->tv[t], &cs, &ing)) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
+            long ing = ing_t[t];
+            if (!have_ing && maestro_spatial_ingress(L, t, &cs, &ing))
+                return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
             ingress += ing;
             R->l2rd[t] += occ * ing;
             R->l1wr[t] = R->l2rd[t]; /* MAESTRO: L1 write = L2 read */
@@ -121,36 +138,31 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         }
         R->ai = (double)psmap / (double)ingress;
         long comp = 0;
-        const istate *sps = cs.s[L->last[L->d[L->spidx].dim]];
+        const istate *sps = cs.sv[L->d[L->spidx].dim];
         long nact = is_edge(sps) ? L->nedge : L->csize;
         long double act_units = 0;
         if (!leaf) {
-            dimtab sd;
-            lres sr;
+            const lres *sr;
             if (is_edge(sps)) {
                 if (sps->spee) {
-                    maestro_sub_dims(L, &cs, true, &sd);
-                    if (analyze(c, li + 1, &sd, &sr)) return -1;
-                    comp = sr.runtime;
-                    act_units += sr.avg_active * 1;
+                    if (sub_result(c, li, &cs, true, &sr)) return -1;
+                    comp = sr->runtime;
+                    act_units += sr->avg_active * 1;
                     long rem = L->nedge - 1;
                     if (rem > 0) {
-                        maestro_sub_dims(L, &cs, false, &sd);
-                        if (analyze(c, li + 1, &sd, &sr)) return -1;
-                        if (sr.runtime > comp) comp = sr.runtime;
-                        act_units += sr.avg_active * rem;
+                        if (sub_result(c, li, &cs, false, &sr)) return -1;
+                        if (sr->runtime > comp) comp = sr->runtime;
+                        act_units += sr->avg_active * rem;
                     }
                 } else {
-                    maestro_sub_dims(L, &cs, false, &sd);
-                    if (analyze(c, li + 1, &sd, &sr)) return -1;
-                    comp = sr.runtime;
-                    act_units += sr.avg_active * L->nedge;
+                    if (sub_result(c, li, &cs, false, &sr)) return -1;
+                    comp = sr->runtime;
+                    act_units += sr->avg_active * L->nedge;
                 }
             } else {
-                maestro_sub_dims(L, &cs, false, &sd);
-                if (analyze(c, li + 1, &sd, &sr)) return -1;
-                comp = sr.runtime;
-                act_units += sr.avg_active * L->csize;
+                if (sub_result(c, li, &cs, false, &sr)) return -1;
+                comp = sr->runtime;
+                act_units += sr->avg_active * L->csize;
             }
         } else {
             comp = (npsums + c->h->simd - 1) / c->h->simd;
@@ -187,12 +199,14 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         long dl[3] = {din, deg, comp};
         for (int t = 0; t < 3; t++) {
             R->davg[t] += occ * dl[t];
-            if (dl[t] < R->dmin[t]) R->dmin[t] = dl[t];
-            if (dl[t] > R->dmax[t]) R->dmax[t] = dl[t];
+            if (dl[t] < dmin[t]) dmin[t] = dl[t];
+            if (dl[t] > dmax[t]) dmax[t] = dl[t];
         }
         total_occ += occ;
         case_id++;
     }
+    if (case_id) /* the extreme delays, exact in long double (64-bit mantissa) */
+        for (int t = 0; t < 3; t++) R->dmin[t] = dmin[t], R->dmax[t] = dmax[t];
     if (leaf && !c->leaf_seen) { /* MAESTRO prints the L1 needs of the first finished leaf call */
         c->leaf_seen = true;
         for (int t = 0; t < MT_N; t++) c->leaf_downreq[t] = R->downreq[t];
@@ -241,13 +255,8 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     }
     if (maestro_build_levels(&c, m)) return;
     r->num_levels = c.nlv;
-    dimtab full;
-    for (int v = 0; v < MD_NDIM; v++) full.dims[v] = l->dim[v], full.has[v] = true;
-    full.has[MD_N] = l->has_n;
-    full.has[MD_G] = l->type == MAESTRO_NGCONV;
-    if (l->type == MAESTRO_GEMM) full.has[MD_N] = full.has[MD_R] = full.has[MD_S] = full.has[MD_X] = full.has[MD_YP] = full.has[MD_XP] = false;
     lres R;
-    if (analyze(&c, 0, &full, &R)) return;
+    if (analyze_level(&c, 0, &c.lv[0].sd, &R)) return; /* the top level's static dimensions: the layer's */
     if (R.runtime <= 0 || R.macs <= 0) {
         snprintf(r->reason, sizeof r->reason, "no valid iteration case (zero runtime or MACs)");
         r->degenerate = true;
@@ -316,8 +325,8 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     r->warn_offchip_bw = R.offchip > h->offchip_bw;
     r->feasible = true;
     if (r->warn_l1)
-        snprintf(r->reason, sizeof r->reason, "L1 requirement %lld exceeds L1 size %ld", r->l1_req_total, h->l1_size);
+        maestro_format(r->reason, sizeof r->reason, "L1 requirement %lld exceeds L1 size %ld", r->l1_req_total, h->l1_size);
     else if (r->warn_l2)
-        snprintf(r->reason, sizeof r->reason, "L2 requirement %lld exceeds L2 size %ld", r->l2_req_total, h->l2_size);
+        maestro_format(r->reason, sizeof r->reason, "L2 requirement %lld exceeds L2 size %ld", r->l2_req_total, h->l2_size);
     if (r->warn_l1 || r->warn_l2) r->feasible = false;
 }

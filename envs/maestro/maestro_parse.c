@@ -171,48 +171,78 @@ int maestro_mapping_to_text(const maestro_mapping *m, char *buf, size_t cap) {
     return maestro_mapping_to_text_for(m, MAESTRO_CONV, buf, cap);
 }
 
-/* The mapping text is in every maestro-v0 step's info: appended by hand (snprintf was a fifth of
- * a step's instructions). Truncates as snprintf does; *off counts what did not fit too. */
-static void put_c(char *buf, size_t cap, size_t *off, char c) {
-    if (*off + 1 < cap) buf[*off] = c;
-    (*off)++;
+/* The mapping text is in every maestro-v0 step's info: written by hand (snprintf was a fifth of
+ * a step's instructions), straight into buf when it has room for the longest text the directives
+ * can make (DIR_TEXT_MAX each), else into a local buffer copied over truncated as snprintf
+ * truncates. */
+#define DIR_TEXT_MAX 48 /* " TemporalMap(-2147483648,-2147483648) Y';" is 41 bytes */
+
+static char *put_lit(char *p, const char *s, size_t n) {
+    memcpy(p, s, n);
+    return p + n;
 }
 
-static void put_s(char *buf, size_t cap, size_t *off, const char *s) {
-    while (*s) put_c(buf, cap, off, *s++);
-}
-
-static void put_i(char *buf, size_t cap, size_t *off, int v) {
-    char t[16];
-    int n = 0;
+static char *put_i(char *p, int v) {
     unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    if (v < 0) *p++ = '-';
+    if (u < 10) {
+        *p++ = (char)('0' + u);
+        return p;
+    }
+    if (u < 100) {
+        p[0] = (char)('0' + u / 10), p[1] = (char)('0' + u % 10);
+        return p + 2;
+    }
+    if (u < 1000) {
+        p[0] = (char)('0' + u / 100), p[1] = (char)('0' + u / 10 % 10), p[2] = (char)('0' + u % 10);
+        return p + 3;
+    }
+    char t[12];
+    int n = 0;
     do t[n++] = (char)('0' + u % 10);
     while (u /= 10);
-    if (v < 0) t[n++] = '-';
-    while (n) put_c(buf, cap, off, t[--n]);
+    while (n) *p++ = t[--n];
+    return p;
+}
+
+/* maestro_dim_name_for, without a call a directive */
+static const char *dim_text(int d, maestro_ltype t) {
+    static const char *const conv[MD_NDIM] = {"N", "K", "C", "R", "S", "Y", "X", "Y'", "X'", "G"};
+    static const char *const gemm[MD_NDIM] = {"N", "N", "K", "R", "S", "M", "X", "Y'", "X'", "G"};
+    if (d < 0 || d >= MD_NDIM) return "?";
+    return (t == MAESTRO_GEMM ? gemm : conv)[d];
 }
 
 int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char *buf, size_t cap) {
-    size_t off = 0;
-    for (int i = 0; i < m->n; i++) {
+    char local[MAESTRO_MAX_DIRS * DIR_TEXT_MAX + 1];
+    int nd = m->n < 0 ? 0 : m->n > MAESTRO_MAX_DIRS ? MAESTRO_MAX_DIRS : m->n;
+    char *start = cap > (size_t)nd * DIR_TEXT_MAX ? buf : local, *p = start;
+    for (int i = 0; i < nd; i++) {
         const maestro_directive *d = &m->d[i];
-        if (i) put_c(buf, cap, &off, ' ');
+        if (i) *p++ = ' ';
         if (d->kind == MDIR_CLUSTER) {
-            put_s(buf, cap, &off, "Cluster(");
-            put_i(buf, cap, &off, d->size);
-            put_s(buf, cap, &off, d->logical ? ", L);" : ", P);");
+            p = put_lit(p, "Cluster(", 8);
+            p = put_i(p, d->size);
+            p = put_lit(p, d->logical ? ", L);" : ", P);", 5);
             continue;
         }
-        put_s(buf, cap, &off, d->kind == MDIR_SPATIAL ? "SpatialMap(" : "TemporalMap(");
-        put_i(buf, cap, &off, d->size);
-        put_c(buf, cap, &off, ',');
-        put_i(buf, cap, &off, d->ofs);
-        put_s(buf, cap, &off, ") ");
-        put_s(buf, cap, &off, maestro_dim_name_for(d->dim, t));
-        put_c(buf, cap, &off, ';');
+        p = d->kind == MDIR_SPATIAL ? put_lit(p, "SpatialMap(", 11) : put_lit(p, "TemporalMap(", 12);
+        p = put_i(p, d->size);
+        *p++ = ',';
+        p = put_i(p, d->ofs);
+        p = put_lit(p, ") ", 2);
+        for (const char *name = dim_text(d->dim, t); *name;) *p++ = *name++;
+        *p++ = ';';
     }
-    if (cap) buf[off < cap ? off : cap - 1] = 0;
-    return off < cap ? 0 : -1;
+    size_t len = (size_t)(p - start);
+    if (start == local && cap) {
+        size_t n = len < cap ? len : cap - 1;
+        memcpy(buf, local, n);
+        buf[n] = 0;
+    } else if (cap) {
+        buf[len] = 0;
+    }
+    return len < cap ? 0 : -1;
 }
 
 static int expect(lexer *lx, const char *want, hw_err *err) {

@@ -36,245 +36,261 @@ void maestro_iteration_states(const level *L, const dimtab *D, itab *it) {
     }
 }
 
-/* ---------- reuse analysis ---------- */
-static long pe_mapped(const level *L, const varlist *cv, const icase *cs, bool first, bool ee) {
-    long r = 1;
-    for (int k = 0; k < L->nd; k++) {
-        const maestro_directive *d = &L->d[k];
-        int v = d->dim;
-        if (!in_list(cv, v)) continue;
-        const istate *s = stv(L, cs, v);
-        if (d->kind == MDIR_TEMPORAL) {
-            r *= is_edge(s) ? L->medge[v] : L->mapped[v];
-        } else if (is_edge(s)) {
-            int na = L->nedge;
-            if (na == 1 && (first || ee)) r *= L->medge[v];
-            else if (na > 1) r *= ee ? L->medge[v] : L->mapped[v];
-        } else {
-            r *= L->mapped[v];
-        }
+/* ---------- reuse analysis ----------
+ * MAESTRO's per-PE volumes are products of one size per directive (or per output variable),
+ * each picked by the case's states and by which PE is asked about: the first PE of a spatial step
+ * (first), the edge-of-edge PE (ee) and, for the output, whether reuse applies at an edge
+ * (reuse_edge). MAESTRO asks up to twelve such questions a case, each a pass over the level; here
+ * one pass per tensor answers every flag combination at once (p[first][ee], egress_tab), from the
+ * per-variable states maestro_case_index finds once a case. tests/c/maestro/test_reuse.c checks
+ * every answer against MAESTRO's one-question-a-pass definitions on random mappings. */
+void maestro_case_index(const level *L, icase *cs) {
+    int chg = -1;
+    for (int i = 0; i < L->nvar; i++) {
+        int v = L->var[i], k = L->last[v];
+        const istate *s = cs->s[k];
+        cs->sv[v] = s;
+        /* every directive over v shares its last one's state: the last of them is the candidate */
+        if (s->pos != POS_INIT && k > chg) chg = k;
     }
-    return r;
+    cs->chg = chg;
 }
 
-static int pe_ingress(const level *L, const varlist *cv, const icase *cs, bool first, bool ee, long *out) {
-    int chg = -1;
-    for (int k = 0; k < L->nd; k++)
-        if (stv(L, cs, L->d[k].dim)->pos != POS_INIT) chg = k;
-    if (chg == -1) {
-        *out = pe_mapped(L, cv, cs, first, ee);
+/* The data one PE receives of input tensor t in case cs, p[first][ee]; -1 where MAESTRO
+ * terminates (the same for every flag combination). */
+static int pe_ingress4(const level *L, int t, const icase *cs, long p[2][2]) {
+    const ltensor *T = &L->lt[t];
+    long p00 = 1, p01 = 1, p10 = 1, p11 = 1;
+    const int chg = cs->chg, na = L->nedge, nk = T->nk;
+    const unsigned char *tk = T->k;
+    if (chg == -1) { /* every variable in its Init state: the mapped volume */
+        for (int i = 0; i < nk; i++) {
+            const maestro_directive *d = &L->d[tk[i]];
+            int v = d->dim;
+            const istate *s = cs->sv[v];
+            if (d->kind == MDIR_TEMPORAL) {
+                long f = is_edge(s) ? L->medge[v] : L->mapped[v];
+                p00 *= f, p01 *= f, p10 *= f, p11 *= f;
+            } else if (!is_edge(s)) {
+                long f = L->mapped[v];
+                p00 *= f, p01 *= f, p10 *= f, p11 *= f;
+            } else if (na == 1) { /* the first or the edge-of-edge PE gets the edge size */
+                p01 *= L->medge[v], p10 *= L->medge[v], p11 *= L->medge[v];
+            } else if (na > 1) {
+                p00 *= L->mapped[v], p10 *= L->mapped[v], p01 *= L->medge[v], p11 *= L->medge[v];
+            }
+        }
+        p[0][0] = p00, p[0][1] = p01, p[1][0] = p10, p[1][1] = p11;
         return 0;
     }
-    bool inited = false;
-    for (int k = chg + 1; k < L->nd; k++) {
-        const istate *s = stv(L, cs, L->d[k].dim);
-        if (s->pos == POS_INIT && in_list(cv, L->d[k].dim) && !s->unroll) {
-            inited = true;
-            break;
-        }
+    if (!((T->mask >> L->d[chg].dim) & 1u)) { /* the changing directive is not over this tensor */
+        p[0][0] = p[0][1] = p[1][0] = p[1][1] = 0;
+        return 0;
     }
-    bool changing = false;
-    long r = 1;
-    for (int k = 0; k < L->nd; k++) {
+    /* one pass: every directive but the changing one (whose factor depends on `inited`: a later
+     * directive of the tensor restarts, in Init and not unrolled), then that one */
+    bool inited = false;
+    for (int i = 0; i < nk; i++) {
+        int k = tk[i];
         const maestro_directive *d = &L->d[k];
         int v = d->dim;
-        if (!in_list(cv, v)) continue;
-        const istate *s = stv(L, cs, v);
-        bool is_chg = k == chg, is_reset = k > chg;
-        if (is_chg) changing = true;
+        const istate *s = cs->sv[v];
+        if (k > chg && s->pos == POS_INIT && !s->unroll) inited = true;
+        if (k == chg) continue;
         if (d->kind == MDIR_TEMPORAL) {
-            if (s->pos == POS_INIT) {
-                r *= is_edge(s) ? L->medge[v] : L->mapped[v];
-            } else if (is_chg && !inited) {
-                if (L->unique[v] == 0) return -1; /* MAESTRO terminates here */
-                r *= L->unique[v];
-            } else {
-                r *= L->mapped[v];
-            }
-        } else {
-            long mm = ee ? L->medge[v] : L->mapped[v];
-            long uu = ee ? L->uedge[v] : L->unique[v];
-            if (first) r *= mm;
-            else if (s->pos == POS_INIT) r *= (!is_reset) ? mm : uu;
-            else r *= (!inited && is_chg) ? uu : mm;
+            long f = s->pos != POS_INIT ? L->mapped[v] : is_edge(s) ? L->medge[v] : L->mapped[v];
+            p00 *= f, p01 *= f, p10 *= f, p11 *= f;
+            continue;
         }
+        bool uniq = s->pos == POS_INIT && k > chg; /* a PE after the first gets the new part only */
+        p10 *= L->mapped[v], p11 *= L->medge[v];
+        p00 *= uniq ? L->unique[v] : L->mapped[v];
+        p01 *= uniq ? L->uedge[v] : L->medge[v];
     }
-    *out = changing ? r : 0;
+    const maestro_directive *d = &L->d[chg]; /* over this tensor, not in its Init state */
+    int v = d->dim;
+    if (d->kind == MDIR_TEMPORAL) {
+        long f = L->mapped[v];
+        if (!inited) {
+            if (L->unique[v] == 0) return -1; /* MAESTRO terminates here */
+            f = L->unique[v];
+        }
+        p00 *= f, p01 *= f, p10 *= f, p11 *= f;
+    } else {
+        p10 *= L->mapped[v], p11 *= L->medge[v];
+        p00 *= !inited ? L->unique[v] : L->mapped[v];
+        p01 *= !inited ? L->uedge[v] : L->medge[v];
+    }
+    p[0][0] = p00, p[0][1] = p01, p[1][0] = p10, p[1][1] = p11;
     return 0;
 }
 
-static bool sp_info(const level *L, const varlist *cv, const icase *cs, const istate **sps) {
-    bool spm = false;
-    *sps = NULL;
-    for (int i = 0; i < cv->n; i++) {
-        int v = cv->v[i];
-        if (L->d[L->first[v]].kind == MDIR_SPATIAL) {
-            spm = true;
-            *sps = stv(L, cs, v);
-        }
-    }
-    return spm;
+/* A spatial step at an edge: its first PE's volume (a), the full PEs' (full) and, when the step
+ * has an edge-of-edge sub-cluster (hee), that one's (ee); ne PEs are active. */
+static long edge_step(long ne, bool hee, long a, long full, long ee) {
+    if (ne <= 1) return a;
+    long nee = hee ? 1 : 0, nf = ne - nee - 1;
+    if (nf < 0) nf = 0;
+    return a + nf * full + nee * ee;
 }
-static bool any_edge_sp(const level *L, const varlist *cv, const icase *cs) {
-    for (int i = 0; i < cv->n; i++) {
-        int v = cv->v[i];
-        if (L->d[L->first[v]].kind == MDIR_SPATIAL && is_edge(stv(L, cs, v))) return true;
-    }
+
+static bool any_edge_sp(const ltensor *T, const icase *cs) {
+    for (int i = 0; i < T->nsp; i++)
+        if (is_edge(cs->sv[T->sp[i]])) return true;
     return false;
 }
 
-int maestro_spatial_ingress(const level *L, const varlist *cv, const icase *cs, long *out) {
-    const istate *sps;
-    bool spm = sp_info(L, cv, cs, &sps);
-    long a = 0, b = 0;
-    if (!spm) return pe_ingress(L, cv, cs, true, false, out);
-    long nc = L->csize, ne = L->nedge;
-    if (!any_edge_sp(L, cv, cs)) {
-        if (pe_ingress(L, cv, cs, true, false, &a) || pe_ingress(L, cv, cs, false, false, &b)) return -1;
-        *out = a + (nc - 1) * b;
+int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out) {
+    const ltensor *T = &L->lt[t];
+    long p[2][2];
+    if (pe_ingress4(L, t, cs, p)) return -1;
+    if (!T->nsp) {
+        *out = p[1][0];
         return 0;
     }
-    bool hee = sps->spee;
-    if (pe_ingress(L, cv, cs, true, ne == 1 && hee, &a)) return -1;
-    long r = a;
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        if (pe_ingress(L, cv, cs, false, false, &b)) return -1;
-        r += nf * b;
-        if (nee) {
-            if (pe_ingress(L, cv, cs, false, true, &b)) return -1;
-            r += nee * b;
-        }
+    long nc = L->csize, ne = L->nedge;
+    if (!any_edge_sp(T, cs)) {
+        *out = p[1][0] + (nc - 1) * p[0][0];
+        return 0;
     }
-    *out = r;
+    bool hee = cs->sv[T->sp[T->nsp - 1]]->spee;
+    *out = edge_step(ne, hee, p[1][ne == 1 && hee], p[0][0], p[0][1]);
     return 0;
 }
 
-static long pe_egress(const level *L, const varlist *ov, const icase *cs, bool psums, bool first, bool ee, bool reuse_edge) {
-    long r = 1;
-    if (psums) {
-        for (int k = 0; k < L->nd; k++) {
-            const maestro_directive *d = &L->d[k];
-            int v = d->dim;
-            if (in_list(ov, v)) continue;
-            const istate *s = stv(L, cs, v);
-            if (d->kind == MDIR_TEMPORAL) {
-                r *= is_edge(s) ? L->medge[v] : L->mapped[v];
-                continue;
-            }
-            int na = L->nedge;
-            switch (s->pos) {
-            case POS_INIT:
-                if (is_edge(s) && ee) r *= L->medge[v]; /* edge-of-edge PE: edge size either way */
-                else if (first) r *= L->mapped[v];
-                else if (L->unique[v] != 0) r *= L->unique[v];
-                break;
-            case POS_STEADY:
-                if (first) r *= L->mapped[v];
-                else if (L->unique[v] != 0) r *= L->unique[v];
-                break;
-            default:
-                if (na == 1 && (first || ee)) r *= L->medge[v];
-                else if (na > 1) {
-                    if (ee) r *= L->uedge[v];
-                    else if (first) r *= L->mapped[v];
-                    else if (L->unique[v] != 0) r *= L->unique[v];
-                }
-            }
-        }
+static inline long nz(long x) { return x != 0 ? x : 1; } /* MAESTRO skips a zero unique size */
+
+/* A SpatialMap's size factors of the partial-sum part (variable v outside the output, state s):
+ * f[first][ee]. */
+static inline void ps_factors(const level *L, int v, const istate *s, long f[2][2]) {
+    switch (s->pos) {
+    case POS_INIT:
+        f[1][0] = L->mapped[v], f[0][0] = nz(L->unique[v]);
+        if (is_edge(s)) f[1][1] = f[0][1] = L->medge[v]; /* edge-of-edge PE: edge size either way */
+        else f[1][1] = f[1][0], f[0][1] = f[0][0];
+        return;
+    case POS_STEADY:
+        f[1][0] = f[1][1] = L->mapped[v], f[0][0] = f[0][1] = nz(L->unique[v]);
+        return;
+    default:
+        if (L->nedge == 1) f[1][0] = f[1][1] = f[0][1] = L->medge[v], f[0][0] = 1;
+        else if (L->nedge > 1) f[1][1] = f[0][1] = L->uedge[v], f[1][0] = L->mapped[v], f[0][0] = nz(L->unique[v]);
+        else f[0][0] = f[0][1] = f[1][0] = f[1][1] = 1;
     }
-    for (int i = 0; i < ov->n; i++) {
-        int v = ov->v[i];
-        const maestro_directive *d = &L->d[L->first[v]];
-        const istate *s = stv(L, cs, v);
-        int a = !L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v;
-        if (d->kind == MDIR_TEMPORAL) {
-            if (s->pos == POS_INIT) r *= is_edge(s) ? L->medge[a] : L->mapped[a];
-            else if (s->pos == POS_STEADY) r *= L->mapped[a];
-            else r *= L->medge[a];
-            continue;
-        }
-        int na = L->nedge;
-        switch (s->pos) {
-        case POS_INIT:
-            if (is_edge(s) && ee) {
-                if (na == 1) r *= L->medge[a];
-                else r *= reuse_edge ? L->uedge[a] : L->medge[a];
-            } else if (first) r *= L->mapped[a];
-            else if (L->unique[a] != 0) r *= L->unique[a];
-            break;
-        case POS_STEADY:
-            if (first) r *= L->mapped[a];
-            else if (L->unique[a] != 0) r *= L->unique[a];
-            break;
-        default:
-            if (na == 1 && (first || ee)) r *= L->medge[v]; /* MAESTRO: input-centric name here */
-            else if (na > 1) {
-                if (ee) r *= L->uedge[a];
-                else if (first) r *= L->mapped[a];
-                else if (L->unique[a] != 0) r *= L->unique[a];
-            }
-        }
-    }
-    return r;
 }
 
-long maestro_spatial_egress(const level *L, const varlist *ov, const icase *cs) {
-    const istate *sps;
-    bool spm = sp_info(L, ov, cs, &sps);
-    if (!spm) return pe_egress(L, ov, cs, false, true, false, true);
+/* A SpatialMap's size factors of output variable v (sizes read at a, state s): f[first][ee] with
+ * reuse at an edge, and f0[first] for the edge-of-edge PE without it. */
+static inline void ov_factors(const level *L, int v, int a, const istate *s, long f[2][2], long f0[2]) {
+    switch (s->pos) {
+    case POS_INIT:
+        f[1][0] = L->mapped[a], f[0][0] = nz(L->unique[a]);
+        if (is_edge(s)) {
+            f[1][1] = f[0][1] = L->nedge == 1 ? L->medge[a] : L->uedge[a];
+            f0[1] = f0[0] = L->medge[a];
+        } else {
+            f[1][1] = f0[1] = f[1][0], f[0][1] = f0[0] = f[0][0];
+        }
+        return;
+    case POS_STEADY:
+        f[1][0] = f[1][1] = f0[1] = L->mapped[a], f[0][0] = f[0][1] = f0[0] = nz(L->unique[a]);
+        return;
+    default:
+        if (L->nedge == 1) f[1][0] = f[1][1] = f[0][1] = L->medge[v], f[0][0] = 1; /* MAESTRO: input-centric name here */
+        else if (L->nedge > 1) f[1][1] = f[0][1] = L->uedge[a], f[1][0] = L->mapped[a], f[0][0] = nz(L->unique[a]);
+        else f[0][0] = f[0][1] = f[1][0] = f[1][1] = 1;
+        f0[1] = f[1][1], f0[0] = f[0][1];
+    }
+}
+
+/* The output tensor's egress as partial products: of the TemporalMaps' factors outside the
+ * output (pc) and over it (oc), which no flag changes, and of the SpatialMaps' per flag
+ * combination: outside the output ps[first][ee], over it ov[first][ee] with reuse at an edge and
+ * ov0[first] the edge-of-edge PE's without. */
+typedef struct {
+    long pc, oc, ps[2][2], ov[2][2], ov0[2];
+} eprod;
+
+/* multiplies in a partial-sum directive k's factors */
+static void eprod_add_pk(const level *L, const icase *cs, int k, eprod *e) {
+    const maestro_directive *d = &L->d[k];
+    int v = d->dim;
+    const istate *s = cs->sv[v];
+    if (d->kind == MDIR_TEMPORAL) {
+        e->pc *= is_edge(s) ? L->medge[v] : L->mapped[v];
+        return;
+    }
+    long f[2][2];
+    ps_factors(L, v, s, f);
+    e->ps[0][0] *= f[0][0], e->ps[0][1] *= f[0][1], e->ps[1][0] *= f[1][0], e->ps[1][1] *= f[1][1];
+}
+
+/* multiplies in output variable L->ov[i]'s factors */
+static void eprod_add_ov(const level *L, const icase *cs, int i, eprod *e) {
+    int v = L->ov[i], a = L->oa[i];
+    const istate *s = cs->sv[v];
+    if (!L->osp[i]) {
+        e->oc *= s->pos == POS_INIT ? (is_edge(s) ? L->medge[a] : L->mapped[a]) : s->pos == POS_STEADY ? L->mapped[a] : L->medge[a];
+        return;
+    }
+    long f[2][2], f0[2];
+    ov_factors(L, v, a, s, f, f0);
+    e->ov[0][0] *= f[0][0], e->ov[0][1] *= f[0][1], e->ov[1][0] *= f[1][0], e->ov[1][1] *= f[1][1];
+    e->ov0[0] *= f0[0], e->ov0[1] *= f0[1];
+}
+
+void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e) {
+    eprod p = {1, 1, {{1, 1}, {1, 1}}, {{1, 1}, {1, 1}}, {1, 1}};
+    for (int i = 0; i < L->npk; i++) eprod_add_pk(L, cs, L->pk[i], &p);
+    for (int i = 0; i < L->nov; i++) eprod_add_ov(L, cs, i, &p);
+    for (int f = 0; f < 2; f++) {
+        for (int x = 0; x < 2; x++) {
+            e->ps[f][x] = p.pc * p.ps[f][x];
+            e->ov[f][x][1] = p.oc * p.ov[f][x];
+        }
+        e->ov[f][0][0] = e->ov[f][0][1]; /* reuse at an edge matters to the edge-of-edge PE only */
+        e->ov[f][1][0] = p.oc * p.ov0[f];
+    }
+}
+
+/* MAESTRO's pe_egress(psums, first, ee, reuse_edge): the output part, times the partial sums' */
+static inline long pe_egress(const egress_tab *e, bool psums, bool first, bool ee, bool reuse_edge) {
+    return (psums ? e->ps[first][ee] : 1) * e->ov[first][ee][reuse_edge];
+}
+
+long maestro_spatial_egress(const level *L, const icase *cs, const egress_tab *e) {
+    const ltensor *T = &L->lt[MT_OUT];
+    if (!T->nsp) return pe_egress(e, false, true, false, true);
     long nc = L->csize, ne = L->nedge;
-    if (!any_edge_sp(L, ov, cs))
-        return pe_egress(L, ov, cs, false, true, false, true) + (nc - 1) * pe_egress(L, ov, cs, false, false, false, true);
-    bool hee = sps->spee;
-    long r = pe_egress(L, ov, cs, false, true, ne == 1 && hee, true);
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        r += nf * pe_egress(L, ov, cs, false, false, false, true);
-        r += nee * pe_egress(L, ov, cs, false, false, true, true);
-    }
-    return r;
+    if (!any_edge_sp(T, cs)) return pe_egress(e, false, true, false, true) + (nc - 1) * pe_egress(e, false, false, false, true);
+    bool hee = cs->sv[T->sp[T->nsp - 1]]->spee;
+    return edge_step(ne, hee, pe_egress(e, false, true, ne == 1 && hee, true), pe_egress(e, false, false, false, true),
+                     pe_egress(e, false, false, true, true));
 }
 
-long maestro_crit_psums(const level *L, const varlist *ov, const icase *cs) {
-    const istate *sps;
-    bool spm = sp_info(L, ov, cs, &sps);
-    if (!spm) return pe_egress(L, ov, cs, true, true, false, true);
-    if (!any_edge_sp(L, ov, cs)) return pe_egress(L, ov, cs, true, true, false, true);
-    return pe_egress(L, ov, cs, true, true, L->nedge == 1 && sps->spee, true);
+long maestro_crit_psums(const level *L, const icase *cs, const egress_tab *e) {
+    const ltensor *T = &L->lt[MT_OUT];
+    if (!T->nsp || !any_edge_sp(T, cs)) return pe_egress(e, true, true, false, true);
+    return pe_egress(e, true, true, L->nedge == 1 && cs->sv[T->sp[T->nsp - 1]]->spee, true);
 }
 
-long maestro_psum_mapping_size(const level *L, const varlist *ov, const icase *cs) {
+long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab *e) {
+    const ltensor *T = &L->lt[MT_OUT];
     const istate *sps = NULL;
-    bool spm = false, spe = false;
-    for (int i = 0; i < ov->n; i++) { /* output-coupled spatial maps */
-        int v = ov->v[i];
-        if (L->d[L->first[v]].kind == MDIR_SPATIAL) {
-            spm = true;
-            sps = stv(L, cs, v);
-            if (is_edge(sps)) spe = true;
-        }
+    bool spe = false;
+    for (int i = 0; i < T->nsp; i++) { /* output-coupled spatial maps */
+        sps = cs->sv[T->sp[i]];
+        if (is_edge(sps)) spe = true;
     }
-    for (int k = 0; k < L->nd; k++) /* for partial sums: every spatial map */
-        if (L->d[k].kind == MDIR_SPATIAL) {
-            spm = true;
-            sps = stv(L, cs, L->d[k].dim);
-            if (is_edge(sps)) spe = true;
-        }
+    for (int i = 0; i < L->nspd; i++) { /* for partial sums: every spatial map */
+        sps = cs->sv[L->d[L->spd[i]].dim];
+        if (is_edge(sps)) spe = true;
+    }
     long nc = L->csize, ne = L->nedge;
-    if (!spm) return nc * pe_egress(L, ov, cs, true, true, false, true);
-    if (!spe) return nc * pe_egress(L, ov, cs, true, true, false, true);
+    if (!sps || !spe) return nc * pe_egress(e, true, true, false, true);
     bool hee = sps->spee;
-    long r = pe_egress(L, ov, cs, true, true, ne == 1 && hee, true);
-    if (ne > 1) {
-        long nee = hee ? 1 : 0, nf = ne - nee - 1;
-        if (nf < 0) nf = 0;
-        r += nf * pe_egress(L, ov, cs, true, true, false, true);
-        r += nee * pe_egress(L, ov, cs, true, false, true, false);
-    }
-    return r;
+    return edge_step(ne, hee, pe_egress(e, true, true, ne == 1 && hee, true), pe_egress(e, true, true, false, true),
+                     pe_egress(e, true, false, true, false));
 }
 
 long maestro_mapped_volume(const level *L, const varlist *cv) {
@@ -288,17 +304,17 @@ void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out) {
     for (int k = 0; k < L->nd; k++) {
         const maestro_directive *d = &L->d[k];
         int v = d->dim;
-        if (out->has[v]) continue; /* first insertion wins */
-        const istate *s = stv(L, cs, v);
+        if (dim_has(out, v)) continue; /* first insertion wins */
+        const istate *s = cs->sv[v];
         int sz;
         if (d->kind == MDIR_TEMPORAL) sz = is_edge(s) ? L->medge[v] : L->mapped[v];
         else if (s->pos == POS_INIT) sz = (is_edge(s) && (L->nedge == 1 || ee)) ? L->medge[v] : L->mapped[v];
         else if (s->pos == POS_STEADY) sz = L->mapped[v];
         else sz = (L->nedge == 1 || ee) ? L->medge[v] : L->mapped[v];
         out->dims[v] = sz;
-        out->has[v] = true;
+        out->has |= 1u << v;
     }
     if (!L->conv) return;
-    if (out->has[MD_Y]) out->dims[MD_YP] = out->dims[MD_Y] - out->dims[MD_R] + 1, out->has[MD_YP] = true;
-    if (out->has[MD_X]) out->dims[MD_XP] = out->dims[MD_X] - out->dims[MD_S] + 1, out->has[MD_XP] = true;
+    if (dim_has(out, MD_Y)) out->dims[MD_YP] = out->dims[MD_Y] - out->dims[MD_R] + 1, out->has |= 1u << MD_YP;
+    if (dim_has(out, MD_X)) out->dims[MD_XP] = out->dims[MD_X] - out->dims[MD_S] + 1, out->has |= 1u << MD_XP;
 }

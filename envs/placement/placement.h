@@ -79,6 +79,7 @@ typedef struct pl_model {
     int64_t total_bytes;
     int *last_use;           /* [n] last step at which activation i is alive (>= i) */
     int *alive_off, *alive;  /* CSR [n+1]: activation tensor ids alive at step t */
+    int *dead_off, *dead;    /* CSR [n+1]: activation tensor ids whose last step is t (running sums) */
     double *t_compute;       /* [n] seconds */
     int64_t *w_read;         /* [n] weight bytes read by node i */
     int *in_off, *in_t;      /* CSR [n+1]: input tensor ids (-1 = graph input, in memory 0) */

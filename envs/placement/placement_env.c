@@ -211,9 +211,8 @@ static const hw_space *env_ospace(const void *p) { return ((const pl_env *)p)->o
 static void fill_obs(pl_env *e, hw_obs *obs) {
     if (!obs) return;
     const pl_model *m = e->m;
-    memset(obs, 0, sizeof *obs);
     for (int t = 0; t < m->nt; t++) e->obs_map[t] = e->cur[t];
-    obs->n = 3;
+    obs->n = 3; /* only the first n fields are read: the struct (a kilobyte) is not cleared */
     obs->keys[0] = "edges";
     obs->arr[0] = (hw_array){HW_DT_INT64, 2, {m->ne, 2}, m->edges};
     obs->keys[1] = "mapping";
@@ -224,17 +223,17 @@ static void fill_obs(pl_env *e, hw_obs *obs) {
 
 enum { STATIC_KEYS = 8, STEP_KEYS = 11 };
 static void add_static_info(const pl_model *m, hw_info_out *info) {
-    hw_info_str(info, "workload", m->g.name);
-    hw_info_int(info, "nodes", m->n);
-    hw_info_int(info, "edges", m->ne);
-    hw_info_real(info, "baseline_latency_us", m->baseline * 1e6);
+    hw_info_str_k(info, HW_KEY("workload"), m->g.name);
+    hw_info_int_k(info, HW_KEY("nodes"), m->n);
+    hw_info_int_k(info, HW_KEY("edges"), m->ne);
+    hw_info_real_k(info, HW_KEY("baseline_latency_us"), m->baseline * 1e6);
     hw_info_out names = hw_info_list(info, "memories", (size_t)m->hw.n_mem);
     for (int k = 0; k < m->hw.n_mem; k++) hw_info_item_str(&names, m->hw.mem[k].name);
     hw_info_out caps = hw_info_list(info, "capacity_bytes", (size_t)m->hw.n_mem);
     for (int k = 0; k < m->hw.n_mem; k++) hw_info_item_int(&caps, (int64_t)m->hw.mem[k].capacity);
     hw_info_out banks = hw_info_list(info, "banks", (size_t)m->hw.n_mem);
     for (int k = 0; k < m->hw.n_mem; k++) hw_info_item_int(&banks, m->hw.mem[k].banks);
-    hw_info_int(info, "element_bytes", m->hw.element_bytes);
+    hw_info_int_k(info, HW_KEY("element_bytes"), m->hw.element_bytes);
 }
 
 static int env_reset(void *p, const uint64_t *seed, const json_t *options, hw_obs *obs, json_t *info, hw_err *err) {
@@ -262,17 +261,17 @@ static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     const pl_model *m = e->m;
     const int valid = r->reassigned_bytes == 0;
     const double rect_speedup = m->baseline / r->latency;
-    hw_info_bool(j, "valid", valid);
-    hw_info_real(j, "eps", r->eps);
-    hw_info_real(j, "speedup", valid ? rect_speedup : 0.0);
-    hw_info_real(j, "latency_us", r->latency * 1e6);
-    hw_info_real(j, "baseline_latency_us", m->baseline * 1e6);
-    hw_info_real(j, "rectified_speedup", rect_speedup);
-    hw_info_int(j, "reassigned_bytes", r->reassigned_bytes);
-    hw_info_int(j, "reassigned_tensors", r->n_reassigned);
-    hw_info_int(j, "total_bytes", m->total_bytes);
+    hw_info_bool_k(j, HW_KEY("valid"), valid);
+    hw_info_real_k(j, HW_KEY("eps"), r->eps);
+    hw_info_real_k(j, HW_KEY("speedup"), valid ? rect_speedup : 0.0);
+    hw_info_real_k(j, HW_KEY("latency_us"), r->latency * 1e6);
+    hw_info_real_k(j, HW_KEY("baseline_latency_us"), m->baseline * 1e6);
+    hw_info_real_k(j, HW_KEY("rectified_speedup"), rect_speedup);
+    hw_info_int_k(j, HW_KEY("reassigned_bytes"), r->reassigned_bytes);
+    hw_info_int_k(j, HW_KEY("reassigned_tensors"), r->n_reassigned);
+    hw_info_int_k(j, HW_KEY("total_bytes"), m->total_bytes);
     hw_info_list_u8(j, "rectified", r->rectified, (size_t)m->nt);
-    hw_info_out occ = hw_info_map(j, "occupancy", (size_t)m->hw.n_mem);
+    hw_info_out occ = hw_info_map_k(j, HW_KEY("occupancy"), (size_t)m->hw.n_mem);
     /* non-empty weight and activation tensors per memory, in one pass */
     int nwk[PL_MAX_MEMS] = {0}, nak[PL_MAX_MEMS] = {0};
     for (int i = 0; i < m->n; i++) {
@@ -282,13 +281,13 @@ static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     for (int k = 0; k < m->hw.n_mem; k++) {
         int nw = nwk[k], na = nak[k];
         hw_info_out o = hw_info_map(&occ, m->hw.mem[k].name, 7);
-        hw_info_int(&o, "peak_bytes", r->peak[k]);
-        hw_info_int(&o, "capacity_bytes", (int64_t)m->hw.mem[k].capacity);
-        hw_info_int(&o, "banks", m->hw.mem[k].banks);
-        hw_info_int(&o, "weights_bytes", r->weights_in[k]);
-        hw_info_real(&o, "utilization", (double)r->peak[k] / (double)m->hw.mem[k].capacity);
-        hw_info_int(&o, "weight_tensors", nw);
-        hw_info_int(&o, "activation_tensors", na);
+        hw_info_int_k(&o, HW_KEY("peak_bytes"), r->peak[k]);
+        hw_info_int_k(&o, HW_KEY("capacity_bytes"), (int64_t)m->hw.mem[k].capacity);
+        hw_info_int_k(&o, HW_KEY("banks"), m->hw.mem[k].banks);
+        hw_info_int_k(&o, HW_KEY("weights_bytes"), r->weights_in[k]);
+        hw_info_real_k(&o, HW_KEY("utilization"), (double)r->peak[k] / (double)m->hw.mem[k].capacity);
+        hw_info_int_k(&o, HW_KEY("weight_tensors"), nw);
+        hw_info_int_k(&o, HW_KEY("activation_tensors"), na);
     }
 }
 
@@ -305,13 +304,15 @@ static void put_info(const pl_env *e, hw_info_out *o) {
         return;
     }
     put_result(e, &e->last, o);
-    hw_info_int(o, "t", e->t);
+    hw_info_int_k(o, HW_KEY("t"), e->t);
 }
 
 static void env_info_pack(const void *p, struct msgpack_packer *pk) {
     const pl_env *e = p;
-    hw_info_out o = hw_info_packer(pk, e->last_step ? STEP_KEYS + 1 : STATIC_KEYS);
+    hw_info_gather g; /* written before it is read: not cleared */
+    hw_info_out o = hw_info_gatherer(&g, pk, e->last_step ? STEP_KEYS + 1 : STATIC_KEYS);
     put_info(e, &o);
+    hw_info_gather_flush(&g);
 }
 
 static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw_err *err) {
@@ -321,11 +322,18 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     if (e->t >= e->steps) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
     if (!act->i || (int64_t)act->n != m->nt)
         return hw_fail(err, HW_E_BAD_ACTION, "action: expected %d memory indices", m->nt);
+    /* the whole action checked in one branch-free pass (the first bad index found after) */
+    const uint64_t M = (uint64_t)m->hw.n_mem;
+    uint64_t bad = 0;
     for (int t = 0; t < m->nt; t++) {
+        uint64_t v = (uint64_t)act->i[t]; /* a negative index is a huge unsigned one */
+        bad |= v >= M;
+        e->act[t] = (uint8_t)v;
+    }
+    for (int t = 0; bad && t < m->nt; t++) {
         int64_t v = act->i[t];
         if (v < 0 || v >= m->hw.n_mem)
             return hw_fail(err, HW_E_BAD_ACTION, "action[%d]: %lld out of range [0, %d]", t, (long long)v, m->hw.n_mem - 1);
-        e->act[t] = (uint8_t)v;
     }
     pl_evaluate(m, e->act, e->s, &e->last);
     e->last_step = 1;

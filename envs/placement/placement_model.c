@@ -38,6 +38,8 @@ void pl_model_free(pl_model *m) {
     free(m->last_use);
     free(m->alive_off);
     free(m->alive);
+    free(m->dead_off);
+    free(m->dead);
     free(m->t_compute);
     free(m->w_read);
     free(m->in_off);
@@ -110,14 +112,17 @@ static void occupancy_stats(const pl_model *m, const uint8_t *map, int64_t *peak
     enum { NCH = PL_MAX_MEMS * PL_MAX_BANKS };
     const int M = m->hw.n_mem;
     if (m->one_bank) { /* a channel is a memory: the same sums and maxima without the bank index */
-        int64_t pb[PL_MAX_MEMS] = {0}, a[PL_MAX_MEMS];
+        /* the activations alive at step t per memory, as a running sum: + the one born at t,
+         * maximum, - those whose last step is t (exact integer sums: the per-step totals) */
+        int64_t pb[PL_MAX_MEMS] = {0}, a[PL_MAX_MEMS] = {0};
         for (int k = 0; k < M; k++) win[k] = 0;
         for (int i = 0; i < m->n; i++) win[map[2 * i]] += m->bytes[2 * i];
         for (int t = 0; t < m->n; t++) {
-            for (int k = 0; k < M; k++) a[k] = 0;
-            for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) a[map[m->alive[p]]] += m->bytes[m->alive[p]];
-            for (int k = 0; k < M; k++)
-                if (a[k] > pb[k]) pb[k] = a[k];
+            /* a memory's sum only grows at a birth: its maximum is at one, in the memory born into */
+            int k = map[2 * t + 1];
+            a[k] += m->bytes[2 * t + 1];
+            if (a[k] > pb[k]) pb[k] = a[k];
+            for (int p = m->dead_off[t]; p < m->dead_off[t + 1]; p++) a[map[m->dead[p]]] -= m->bytes[m->dead[p]];
         }
         for (int k = 0; k < M; k++) peak[k] = pb[k] + win[k];
         return;
@@ -202,7 +207,8 @@ static int demote_one(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, 
  * a tensor only counts against its own bank and a demotion leaves `mem`, so the banks are
  * independent and this equals rectifying one bank after the other (tests/c/placement checks it
  * against a bank-by-bank oracle). out is updated in place; bits holds banks x nwords words. */
-static inline __attribute__((always_inline)) void rectify_mem_b(const pl_model *m, uint8_t *out, uint64_t *bits, int mem, const int B) {
+static inline __attribute__((always_inline)) void rectify_mem_b(const pl_model *m, const uint8_t *map, uint8_t *out, uint64_t *bits, int mem,
+                                                                const int B, int64_t *moved, int *nmov) {
     const int n = m->n, nw = m->nwords;
     const int64_t cap = m->hw.mem[mem].capacity;
     int64_t W[PL_MAX_BANKS] = {0}, A[PL_MAX_BANKS];
@@ -215,28 +221,36 @@ static inline __attribute__((always_inline)) void rectify_mem_b(const pl_model *
             W[b] += m->bytes[w];
         }
     }
+    /* A[b]: the activations in the bank alive at step t, as a running sum: + the one born at t,
+     * - a demoted one, - those whose last step was t - 1 and are still here (the same totals as
+     * summing the step's live list: only demotions move a tensor out of `mem` during the pass) */
+    memset(A, 0, sizeof A);
     for (int t = 0; t < n; t++) {
-        if (B == 1) A[0] = 0;
-        else memset(A, 0, sizeof A); /* fixed size: inlined, unlike a loop over B */
-        for (int p = m->alive_off[t]; p < m->alive_off[t + 1]; p++) {
-            int x = m->alive[p];
-            if (out[x] == mem) A[B == 1 ? 0 : (x >> 1) % B] += m->bytes[x];
-        }
+        const int xb = 2 * t + 1;
+        if (out[xb] == mem) A[B == 1 ? 0 : t % B] += m->bytes[xb];
         for (int b = 0; b < B; b++)
             while (W[b] + A[b] > cap) {
                 int x = demote_one(m, out, bits + (size_t)b * (size_t)nw, mem, b, t, W[b] + A[b] - cap);
                 if (x < 0) break; /* cannot happen: the overflow is made of the bank's tensors */
                 if ((x & 1) == 0) W[b] -= m->bytes[x];
                 else A[b] -= m->bytes[x];
+                if (map[x] == mem) { /* its first move (a tensor only moves down, one memory at a time) */
+                    *moved += m->bytes[x];
+                    ++*nmov;
+                }
             }
+        for (int p = m->dead_off[t]; p < m->dead_off[t + 1]; p++) {
+            int x = m->dead[p];
+            if (out[x] == mem) A[B == 1 ? 0 : (x >> 1) % B] -= m->bytes[x];
+        }
     }
 }
 
 /* rectify_mem_b compiled twice: for a memory of one bank (the common case) and for any */
-static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem) {
+static void rectify_mem(const pl_model *m, const uint8_t *map, uint8_t *out, uint64_t *bits, int mem, int64_t *moved, int *nmov) {
     const int B = m->hw.mem[mem].banks;
-    if (B == 1) rectify_mem_b(m, out, bits, mem, 1);
-    else rectify_mem_b(m, out, bits, mem, B);
+    if (B == 1) rectify_mem_b(m, map, out, bits, mem, 1, moved, nmov);
+    else rectify_mem_b(m, map, out, bits, mem, B, moved, nmov);
 }
 
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
@@ -245,16 +259,20 @@ static void rectify_mem(const pl_model *m, uint8_t *out, uint64_t *bits, int mem
  * overflow, or the largest one if none does; ties by tensor id (rank order). */
 int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, int *n_moved) {
     const int nt = m->nt, M = m->hw.n_mem;
-    if (out != map) memcpy(out, map, (size_t)nt);
-    int64_t moved = 0;
+    uint8_t *orig = NULL; /* rectifying in place: the map as given, to count the moves against */
+    if (out == map) {
+        orig = malloc((size_t)nt);
+        if (!orig) abort();
+        memcpy(orig, map, (size_t)nt);
+        map = orig;
+    } else {
+        memcpy(out, map, (size_t)nt);
+    }
+    int64_t moved = 0; /* the tensors whose memory changed, counted as they first move */
     int nmov = 0;
     for (int mem = M - 1; mem >= 1; mem--)
-        rectify_mem(m, out, s->bits, mem);
-    for (int t = 0; t < nt; t++)
-        if (out[t] != map[t]) {
-            moved += m->bytes[t];
-            nmov++;
-        }
+        rectify_mem(m, map, out, s->bits, mem, &moved, &nmov);
+    free(orig);
     if (n_moved) *n_moved = nmov;
     return moved;
 }
@@ -510,6 +528,14 @@ pl_model *pl_model_build(pl_graph *g, const pl_hw *hw, int features, hw_err *err
     memset(cnt, 0, sizeof(int) * ((size_t)n + 1));
     for (int i = 0; i < n; i++)
         for (int s = i; s <= m->last_use[i]; s++) m->alive[m->alive_off[s] + cnt[s]++] = 2 * i + 1;
+    /* the activations by their last step: node i's is born at step i and dies after last_use[i] */
+    m->dead_off = xcalloc((size_t)n + 1, sizeof(int));
+    m->dead = xcalloc((size_t)n, sizeof(int));
+    memset(cnt, 0, sizeof(int) * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) cnt[m->last_use[i]]++;
+    for (int s = 0; s < n; s++) m->dead_off[s + 1] = m->dead_off[s] + cnt[s];
+    memset(cnt, 0, sizeof(int) * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) m->dead[m->dead_off[m->last_use[i]] + cnt[m->last_use[i]]++] = 2 * i + 1;
     free(cnt);
     /* rank order */
     m->by_rank = xcalloc((size_t)nt, sizeof(int));

@@ -15,14 +15,26 @@ typedef struct bf_key {
 
 typedef struct bf_slot {
     long long used; /* 0: empty; else the lookup count when it was last stored or hit */
+    long long born; /* the lookup count when this entry was stored (its costs' stamp) */
     bf_key k;
     int f[SCHED_NROW][SCHED_NDIM]; /* the brute force's result (the loop orders are not changed) */
+    unsigned cost_ix;              /* its cost's place in the cost ring, if it is still there */
 } bf_slot;
+
+/* the result's cost of a recently used entry: a pure function of the entry, kept in a ring of
+ * an eighth as many places as slots (a sched_cost is 1.1 kB, more than a slot) */
+typedef struct bf_cost {
+    const bf_slot *owner;
+    long long born; /* the owner's born when this was stored: the place is stale once it differs */
+    sched_cost c;
+} bf_cost;
 
 struct sched_bfcache {
     bf_slot *slot;
     size_t mask;
     long long hits, lookups;
+    bf_cost *cost;
+    size_t ncost, next_cost;
 };
 
 sched_bfcache *sched_bfcache_new(long slots) {
@@ -31,8 +43,10 @@ sched_bfcache *sched_bfcache_new(long slots) {
     sched_bfcache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->slot = calloc(n, sizeof *c->slot); /* zero pages: memory is committed as slots fill */
-    if (!c->slot) {
-        free(c);
+    c->ncost = n / 8;
+    c->cost = calloc(c->ncost, sizeof *c->cost);
+    if (!c->slot || !c->cost) {
+        sched_bfcache_free(c);
         return NULL;
     }
     c->mask = n - 1;
@@ -42,7 +56,16 @@ sched_bfcache *sched_bfcache_new(long slots) {
 void sched_bfcache_free(sched_bfcache *c) {
     if (!c) return;
     free(c->slot);
+    free(c->cost);
     free(c);
+}
+
+/* keeps cost as slot s's, in the ring's next place */
+static void cost_keep(sched_bfcache *c, bf_slot *s, const sched_cost *cost) {
+    bf_cost *e = &c->cost[c->next_cost];
+    s->cost_ix = (unsigned)c->next_cost;
+    c->next_cost = c->next_cost + 1 == c->ncost ? 0 : c->next_cost + 1;
+    e->owner = s, e->born = s->born, e->c = *cost;
 }
 
 void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups) {
@@ -50,11 +73,28 @@ void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lo
     *lookups = c ? c->lookups : 0;
 }
 
-/* FNV-1a over the key's bytes (the key is zeroed before it is filled: no stray padding) */
-static uint64_t key_hash(const bf_key *k) {
-    const unsigned char *p = (const unsigned char *)k;
+/* FNV-1a of n bytes. Most of a key's four-byte groups are a small number then three zero bytes,
+ * and h ^ 0 = h: such a group is one step by the prime's fourth power, the same h as four byte steps
+ * (the byte-at-a-time loop was a sixth of a memo hit's instructions). */
+static inline uint64_t fnv1a(const void *data, size_t n) {
+    const unsigned char *p = data;
+    const uint64_t P = 1099511628211ULL, P4 = P * P * P * P;
     uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        if (!(p[i + 1] | p[i + 2] | p[i + 3])) h = (h ^ p[i]) * P4;
+        else
+            for (size_t j = i; j < i + 4; j++) h = (h ^ p[j]) * P;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * P;
+    return h;
+}
+
+uint64_t sched_bfcache_fnv1a(const void *data, size_t n) { return fnv1a(data, n); }
+
+/* the key's bytes (zeroed before it is filled: no stray padding), of a size known here */
+static uint64_t key_hash(const bf_key *k) {
+    uint64_t h = fnv1a(k, sizeof *k);
     return h ^ (h >> 29);
 }
 
@@ -81,7 +121,11 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
         s->used = c->lookups;
         c->hits++;
         memcpy(t->f, s->f, sizeof t->f);
-        if (best) sched_cost_eval(a, l, t, best);
+        if (best) { /* the result's cost from the ring, else evaluated (and kept) */
+            const bf_cost *e = &c->cost[s->cost_ix];
+            if (e->owner == s && e->born == s->born) *best = e->c;
+            else sched_cost_eval(a, l, t, best), cost_keep(c, s, best);
+        }
         if (st) {
             memset(st, 0, sizeof *st);
             st->cache_hits = 1;
@@ -91,11 +135,16 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
     int rc = sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
     if (rc == 0 && !hw_deadline_passed()) {
         if (s->used && (!s1->used || s1->used < s->used)) s = s1;
-        s->used = c->lookups;
+        s->used = s->born = c->lookups;
         s->k = k;
         memcpy(s->f, t->f, sizeof s->f);
+        /* sched_bruteforce's best is sched_cost_eval of its result; a ring place kept for an
+         * earlier entry of this slot is stale by its born */
+        if (best) cost_keep(c, s, best);
     }
     return rc;
 }
 
-size_t sched_bfcache_bytes(const sched_bfcache *c) { return c ? sizeof *c + (c->mask + 1) * sizeof *c->slot : 0; }
+size_t sched_bfcache_bytes(const sched_bfcache *c) {
+    return c ? sizeof *c + (c->mask + 1) * sizeof *c->slot + c->ncost * sizeof *c->cost : 0;
+}

@@ -4,12 +4,17 @@
  * secondary objective) to the table the brute force returns, for one accelerator. The brute force
  * is a pure function of those, so a hit returns exactly what sched_bruteforce would; layers with
  * the same shape (ResNet-50's repeated blocks) and later training episodes reaching the same
- * table reuse the search. Memory is bounded by the slot count (about 800 bytes a slot, touched
- * lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
+ * table reuse the search. The result's cost is kept too, for the most recently stored or hit
+ * entries (a ring of an eighth as many costs as slots): a hit on one of them does not run the cost
+ * model again. Memory is bounded by the slot count (about 950 bytes a slot with its share of the
+ * ring, touched lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
  * empty one of the two or replaces the one used less recently. A search cut short by the server's request
  * deadline is not stored. Not thread-safe: one per env instance. */
 #ifndef HW_SCHED_BFCACHE_H
 #define HW_SCHED_BFCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "sched.h"
 
@@ -27,6 +32,8 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
 /* bytes the cache may come to hold (its slots, all of them once touched; 0 for NULL): the env's
  * memory estimate counts them (envs/env.h mem_bytes) */
 size_t sched_bfcache_bytes(const sched_bfcache *c);
+/* FNV-1a (64-bit) of n bytes, the memo's key hash (exposed for its test) */
+uint64_t sched_bfcache_fnv1a(const void *data, size_t n);
 /* hits and lookups so far */
 void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups);
 

@@ -1,5 +1,6 @@
 /* sched_env.c - the sched-v0 env family (see sched.h, docs/sched.md). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,9 +174,22 @@ static int resolve_accel(sched_env *e, const json_t *cfg, const hw_env_ctx *ctx,
     return rc;
 }
 
+/* log(f) of the factors a table holds (below LOG_TAB), computed once a process: log is a pure
+ * function, so these are the bits a call returns (a step's observation took a dozen calls) */
+enum { LOG_TAB = 1024 };
+static double log_tab[LOG_TAB];
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static void log_tab_fill(void) {
+    for (int f = 1; f < LOG_TAB; f++) log_tab[f] = log((double)f);
+}
+
+static double log_of(int f) { return f > 0 && f < LOG_TAB ? log_tab[f] : log((double)f); }
+
 static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err) {
     static const char *const keys[] = {"accelerator", "model", "layer", "layers", "mode", "objective",
                                        "steps_per_layer", "penalty", "obs", "step_cache", NULL};
+    pthread_once(&log_once, log_tab_fill);
     if (cfg && !json_is_object(cfg)) {
         hw_fail(err, HW_E_BAD_CONFIG, "config: expected an object");
         return NULL;
@@ -279,13 +293,12 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
     for (int r = 0; r < SCHED_NROW; r++)
         for (int d = 0; d < SCHED_NDIM; d++) {
             int f = s->tab.f[r][d];
-            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log((double)f) / e->logd[d]) : 0.0f;
+            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log_of(f) / e->logd[d]) : 0.0f;
         }
     for (int r = 0; r < SCHED_NROW; r++) o[OBS_TABLE + r] = r == s->r ? 1.0f : 0.0f;
     o[OBS_N - 2] = (float)(s->cost.energy_pj / s->init_energy);
     o[OBS_N - 1] = (float)(s->cost.cycles / s->init_cycles);
-    memset(obs, 0, sizeof *obs);
-    if (e->dict_obs) {
+    if (e->dict_obs) { /* only the first n fields are read: the struct (a kilobyte) is not cleared */
         obs->n = 4;
         obs->keys[0] = "layer";
         obs->arr[0] = (hw_array){HW_DT_FLOAT32, 1, {OBS_LAYER}, o + OBS_TABLE + SCHED_NROW};
@@ -297,6 +310,7 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
         obs->arr[3] = (hw_array){HW_DT_FLOAT32, 2, {SCHED_NROW, SCHED_NDIM}, o};
     } else {
         obs->n = 1;
+        obs->keys[0] = NULL;
         obs->arr[0] = (hw_array){HW_DT_FLOAT32, 1, {OBS_N}, o};
     }
 }
@@ -327,17 +341,17 @@ static size_t state_keys(const sched_env *e) { return 9 + 2 * (e->mode == MODE_N
 static void put_state(const sched_env *e, hw_info_out *info) {
     const sched_state *s = &e->st;
     hw_info_list_u8(info, "action_mask", e->valid[s->r], SCHED_NACT);
-    hw_info_real(info, "energy_pj", s->cost.energy_pj);
-    hw_info_real(info, "cycles", s->cost.cycles);
-    hw_info_real(info, "edp", s->cost.edp);
-    hw_info_real(info, "utilisation", s->cost.utilisation);
-    hw_info_int(info, "layer", s->li);
-    hw_info_str(info, "layer_name", e->layers[s->li].name);
-    hw_info_str(info, "row", sched_row_names[s->r]);
+    hw_info_real_k(info, HW_KEY("energy_pj"), s->cost.energy_pj);
+    hw_info_real_k(info, HW_KEY("cycles"), s->cost.cycles);
+    hw_info_real_k(info, HW_KEY("edp"), s->cost.edp);
+    hw_info_real_k(info, HW_KEY("utilisation"), s->cost.utilisation);
+    hw_info_int_k(info, HW_KEY("layer"), s->li);
+    hw_info_str_k(info, HW_KEY("layer_name"), e->layers[s->li].name);
+    hw_info_str_k(info, HW_KEY("row"), sched_row_names[s->r]);
     put_table(info, "table", &s->tab);
     if (e->mode == MODE_NETWORK) {
-        hw_info_real(info, "network_energy_pj", s->net_energy + (s->done ? 0 : s->cost.energy_pj));
-        hw_info_real(info, "network_cycles", s->net_cycles + (s->done ? 0 : s->cost.cycles));
+        hw_info_real_k(info, HW_KEY("network_energy_pj"), s->net_energy + (s->done ? 0 : s->cost.energy_pj));
+        hw_info_real_k(info, HW_KEY("network_cycles"), s->net_cycles + (s->done ? 0 : s->cost.cycles));
     }
 }
 
@@ -345,27 +359,29 @@ static void put_state(const sched_env *e, hw_info_out *info) {
 static void put_info(const sched_env *e, hw_info_out *info) {
     const sched_last *l = &e->last;
     if (l->step) {
-        hw_info_bool(info, "invalid_action", l->invalid);
+        hw_info_bool_k(info, HW_KEY("invalid_action"), l->invalid);
         hw_info_out rj = hw_info_list(info, "rows", (size_t)l->n);
         for (int i = 0; i < l->n; i++) hw_info_item_str(&rj, sched_row_names[l->rows[i]]);
-        hw_info_int(info, "bf_leaves", l->bs.leaves);
-        hw_info_int(info, "bf_pruned", l->bs.pruned);
-        hw_info_int(info, "bf_bounded", l->bs.bounded);
-        hw_info_bool(info, "bf_cache_hit", l->bs.cache_hits > 0);
+        hw_info_int_k(info, HW_KEY("bf_leaves"), l->bs.leaves);
+        hw_info_int_k(info, HW_KEY("bf_pruned"), l->bs.pruned);
+        hw_info_int_k(info, HW_KEY("bf_bounded"), l->bs.bounded);
+        hw_info_bool_k(info, HW_KEY("bf_cache_hit"), l->bs.cache_hits > 0);
     }
     if (l->step && l->finished) {
-        hw_info_int(info, "finished_layer", l->fin_li);
+        hw_info_int_k(info, HW_KEY("finished_layer"), l->fin_li);
         put_table(info, "finished_layer_table", &l->fin_tab);
-        hw_info_real(info, "finished_layer_energy_pj", l->fin_energy);
-        hw_info_real(info, "finished_layer_cycles", l->fin_cycles);
+        hw_info_real_k(info, HW_KEY("finished_layer_energy_pj"), l->fin_energy);
+        hw_info_real_k(info, HW_KEY("finished_layer_cycles"), l->fin_cycles);
     }
     put_state(e, info);
 }
 
 static void env_info_pack(const void *p, struct msgpack_packer *pk) {
     const sched_env *e = p;
-    hw_info_out o = hw_info_packer(pk, (e->last.step ? 6 + 4 * (size_t)e->last.finished : 0) + state_keys(e));
+    hw_info_gather g; /* written before it is read: not cleared */
+    hw_info_out o = hw_info_gatherer(&g, pk, (e->last.step ? 6 + 4 * (size_t)e->last.finished : 0) + state_keys(e));
     put_info(e, &o);
+    hw_info_gather_flush(&g);
 }
 
 static void add_info(sched_env *e, json_t *info) {

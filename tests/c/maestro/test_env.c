@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "hw_codec.h"
 #include "maestro/maestro.h"
 #include "../common/hwtest_env.h"
 #include "registry.h"
@@ -222,4 +223,51 @@ Test(maestro_env, zoo_layer_matches_maestro_reference) {
     json_decref(met);
     json_decref(pt);
     f->destroy(env);
+}
+
+/* The packed info (info_pack, what the server sends) is, byte for byte, the JSON info packed:
+ * over random actions of both action spaces (feasible, infeasible with a reason, rejected), the
+ * reset's info, and a long reason (a tiny L1: the "L1 requirement" text). */
+static void info_pack_is_json_info(const char *cfg, int nparams) {
+    const hw_env_family *f;
+    void *env = mk(cfg, &f);
+    cr_assert(f->info_pack);
+    const hw_space *as = f->action_space(env);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 5);
+    msgpack_sbuffer a, b;
+    msgpack_sbuffer_init(&a), msgpack_sbuffer_init(&b);
+    int valid = 0, reasons = 0;
+    for (int k = 0; k < 400; k++) {
+        hw_err err = {0};
+        json_t *info = json_object();
+        hw_obs obs;
+        hw_step_out out;
+        int64_t act[17];
+        for (int i = 0; i < nparams; i++) act[i] = (int64_t)gsl_rng_uniform_int(rng, (unsigned long)hw_space_choices(as, i));
+        hw_act ha = {(size_t)nparams, act, NULL};
+        if (k % 50 == 0) cr_assert_eq(f->reset(env, NULL, NULL, &obs, info, &err), 0, "%s", err.msg);
+        else cr_assert_eq(f->step(env, &ha, &out, info, &err), 0, "%s", err.msg);
+        valid += json_object_get(info, "runtime") != NULL;
+        reasons += json_object_get(info, "reason") != NULL;
+        msgpack_sbuffer_clear(&a), msgpack_sbuffer_clear(&b);
+        msgpack_packer pa, pb;
+        msgpack_packer_init(&pa, &a, msgpack_sbuffer_write), msgpack_packer_init(&pb, &b, msgpack_sbuffer_write);
+        hw_pack_json(&pa, info);
+        f->info_pack(env, &pb);
+        cr_assert_eq(b.size, a.size, "step %d: packed info %zu bytes, the JSON info %zu", k, b.size, a.size);
+        cr_assert_eq(memcmp(a.data, b.data, a.size), 0, "step %d: packed info differs from the JSON info", k);
+        json_decref(info);
+    }
+    cr_assert_gt(valid, 20, "valid %d", valid);
+    cr_assert_gt(reasons, 20, "infeasible or rejected %d", reasons);
+    msgpack_sbuffer_destroy(&a), msgpack_sbuffer_destroy(&b);
+    gsl_rng_free(rng);
+    f->destroy(env);
+}
+
+Test(maestro_env, info_pack_is_json_info) {
+    info_pack_is_json_info("{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000}", 10);
+    info_pack_is_json_info("{\"model\":\"vgg16\",\"layer\":\"CONV2\",\"action_space\":\"gamma17\",\"objective\":\"edp\",\"l1_size\":8,"
+                           "\"episode_length\":100000}", 17);
 }

@@ -525,3 +525,23 @@ Test(placement_chain, observation_matches_space_single_node) {
         f->destroy(env);
     }
 }
+
+/* An out-of-range memory index names the first bad position (negative, or past the last memory),
+ * and the env keeps stepping after it. */
+Test(placement_chain, bad_memory_index_names_its_position) {
+    const hw_env_family *f;
+    void *env = pl_test_env(CHAIN_CFG "}", &f);
+    hw_obs obs;
+    hw_err err = {0};
+    cr_assert_eq(f->reset(env, NULL, NULL, &obs, NULL, &err), 0);
+    hw_step_out o;
+    int64_t bad1[6] = {0, 1, 2, 0, -1, 7}, bad2[6] = {3, 0, 0, 0, 0, 0}, good[6] = {0, 1, 2, 0, 1, 2};
+    hw_act a1 = {6, bad1, NULL}, a2 = {6, bad2, NULL}, a3 = {6, good, NULL};
+    cr_assert_eq(f->step(env, &a1, &o, NULL, &err), -1);
+    cr_assert_eq(err.code, HW_E_BAD_ACTION);
+    cr_assert(strstr(err.msg, "action[4]: -1 out of range [0, 2]"), "%s", err.msg);
+    cr_assert_eq(f->step(env, &a2, &o, NULL, &err), -1);
+    cr_assert(strstr(err.msg, "action[0]: 3 out of range [0, 2]"), "%s", err.msg);
+    cr_assert_eq(f->step(env, &a3, &o, NULL, &err), 0, "%s", err.msg);
+    f->destroy(env);
+}

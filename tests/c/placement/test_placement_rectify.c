@@ -85,10 +85,27 @@ static void check_against_oracle(const char *cfg, int maps_per_kind) {
             }
             cr_assert_eq(moved, want_moved, "%s: reassigned bytes", cfg);
             cr_assert_eq(n_moved, want_n, "%s: reassigned tensors", cfg);
+            /* in place (out == map) the same map and counts */
+            memcpy(got, map, (size_t)m->nt);
+            cr_assert_eq(pl_rectify(m, got, got, s, &n_moved), want_moved, "%s: reassigned bytes in place", cfg);
+            cr_assert_eq(n_moved, want_n, "%s: reassigned tensors in place", cfg);
+            cr_assert_eq(memcmp(got, want, (size_t)m->nt), 0, "%s: the map rectified in place", cfg);
             /* pl_evaluate rectifies the same way */
             pl_result r;
             pl_evaluate(m, map, s, &r);
             cr_assert_eq(memcmp(r.rectified, want, (size_t)m->nt), 0, "%s: pl_evaluate's map", cfg);
+            /* its occupancy (running sums over the steps) against a recount of every step and bank */
+            for (int mem = 0; mem < m->hw.n_mem; mem++) {
+                int64_t peak = 0, win = 0;
+                for (int b = 0; b < m->hw.mem[mem].banks; b++)
+                    for (int st = 0; st < m->n; st++) {
+                        int64_t o = pl_occupancy_bank(m, want, mem, b, st);
+                        if (o > peak) peak = o;
+                    }
+                for (int i = 0; i < m->n; i++) win += want[2 * i] == mem ? m->bytes[2 * i] : 0;
+                cr_assert_eq(r.peak[mem], peak, "%s: memory %d peak %lld, recounted %lld", cfg, mem, (long long)r.peak[mem], (long long)peak);
+                cr_assert_eq(r.weights_in[mem], win, "%s: memory %d weights", cfg, mem);
+            }
             demoted_somewhere |= want_n > 0;
         }
     cr_assert(demoted_somewhere, "%s: the maps never overflowed, the comparison proves nothing", cfg);

@@ -3,6 +3,7 @@
  * one, given the same actions, is served from the memo; a repeated episode is too; step_cache 0
  * turns it off; a bad value names the field. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "registry.h"
@@ -130,23 +131,34 @@ Test(sched_cache, counts_and_bad_config) {
  * to (direct-mapped, about 1 pair in 16 shared a slot and the second evicted the first); a third
  * lookup of the first key after both still hits, and the stored tables are what the uncached
  * search returns. */
-Test(sched_cache, two_way_keeps_pairs_of_one_slot) {
+static sched_accel eyeriss(void) {
     sched_accel a;
     hw_err err;
     json_t *nm = json_string("eyeriss_v1");
     cr_assert_eq(sched_accel_resolve(nm, "a", &a, &err), 0);
     json_decref(nm);
+    return a;
+}
+
+/* a 7x7 layer of C input and K output channels */
+static sched_layer layer_ck(int C, int K) {
+    char txt[128];
+    snprintf(txt, sizeof txt, "{\"C\":%d,\"K\":%d,\"P\":7,\"Q\":7}", C, K);
+    json_t *lj = json_loads(txt, 0, NULL);
+    sched_layer l;
+    hw_err err;
+    cr_assert_eq(sched_layer_from_json(lj, "l", &l, &err), 0, "%s", err.msg);
+    json_decref(lj);
+    return l;
+}
+
+Test(sched_cache, two_way_keeps_pairs_of_one_slot) {
+    sched_accel a = eyeriss();
     int rows[2] = {SR_GB, SR_DRAM};
     for (int i = 0; i < 48; i++) {
         sched_bfcache *c = sched_bfcache_new(16);
         sched_layer l[2];
-        for (int j = 0; j < 2; j++) {
-            char txt[128];
-            snprintf(txt, sizeof txt, "{\"C\":%d,\"K\":%d,\"P\":7,\"Q\":7}", 4 + 4 * i, 8 + 8 * j);
-            json_t *lj = json_loads(txt, 0, NULL);
-            cr_assert_eq(sched_layer_from_json(lj, "l", &l[j], &err), 0, "%s", err.msg);
-            json_decref(lj);
-        }
+        for (int j = 0; j < 2; j++) l[j] = layer_ck(4 + 4 * i, 8 + 8 * j);
         sched_table want[2];
         for (int k = 0; k < 5; k++) {
             int j = k % 2 == 0 ? 0 : 1;
@@ -168,5 +180,62 @@ Test(sched_cache, two_way_keeps_pairs_of_one_slot) {
             }
         }
         sched_bfcache_free(c);
+    }
+}
+
+/* the same cost, byte for byte (the doubles, then the bound row; not the struct's padding) */
+static void same_cost(const sched_cost *x, const sched_cost *y, const char *what) {
+    cr_assert_eq(memcmp(x, y, offsetof(sched_cost, bound_row)), 0, "%s: the cost differs from a fresh evaluation's", what);
+    cr_assert_eq(x->bound_row, y->bound_row, "%s: bound row", what);
+}
+
+/* A hit returns the result's cost without the cost model (kept with the entry in a ring of an
+ * eighth as many places as slots), equal to evaluating the returned table: after a miss that
+ * asked for the cost, after one that did not (the first hit evaluates and keeps it), and for
+ * entries whose ring place was since taken by others (evaluated again). */
+Test(sched_cache, a_hit_returns_the_cost_a_fresh_evaluation_does) {
+    sched_accel a = eyeriss();
+    sched_bfcache *c = sched_bfcache_new(256); /* a ring of 32 costs, for 40 entries */
+    int rows[2] = {SR_GB, SR_DRAM};
+    enum { NL = 40 };
+    sched_layer l[NL];
+    for (int j = 0; j < NL; j++) l[j] = layer_ck(8 + 4 * (j % 20), 16 + 16 * (j / 20));
+    long long hits = 0;
+    for (int round = 0; round < 4; round++)
+        for (int j = 0; j < NL; j++) {
+            sched_table t;
+            sched_table_init(&l[j], &t);
+            sched_cost got, want;
+            sched_bf_stats st;
+            /* round 0 stores half the layers with their cost, half without */
+            bool ask = round > 0 || j % 2;
+            cr_assert_eq(sched_bruteforce_cached(c, &a, &l[j], &t, 2, rows, SOBJ_ENERGY, -1, ask ? &got : NULL, &st), 0);
+            hits += st.cache_hits;
+            if (!ask) continue;
+            sched_cost_eval(&a, &l[j], &t, &want);
+            char what[64];
+            snprintf(what, sizeof what, "round %d layer %d (hit %lld)", round, j, st.cache_hits);
+            same_cost(&got, &want, what);
+        }
+    cr_assert_geq(hits, 2 * NL, "only %lld hits", hits); /* (a few keys may share a slot pair) */
+    sched_bfcache_free(c);
+}
+
+/* The memo's key hash takes a four-byte group of a small number and three zero bytes in one step:
+ * it must be byte-at-a-time FNV-1a's value, on random bytes with many such groups, at every length
+ * (the trailing bytes past the last group too). */
+Test(sched_cache, key_hash_is_fnv1a) {
+    unsigned char buf[203];
+    unsigned long long rs = 42;
+    for (int trial = 0; trial < 2000; trial++) {
+        size_t n = (size_t)(trial % 203);
+        for (size_t i = 0; i < n; i++) {
+            rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+            unsigned r = (unsigned)(rs >> 33);
+            buf[i] = (i % 4 == 0 || r % 5 == 0) ? (unsigned char)(r >> 8) : 0; /* mostly small groups */
+        }
+        uint64_t want = 1469598103934665603ULL;
+        for (size_t i = 0; i < n; i++) want = (want ^ buf[i]) * 1099511628211ULL;
+        cr_assert_eq(sched_bfcache_fnv1a(buf, n), want, "trial %d, %zu bytes", trial, n);
     }
 }

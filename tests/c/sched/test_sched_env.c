@@ -303,3 +303,49 @@ Test(sched_env, config_errors_name_the_field) {
     bad_config("{\"layers\":[{\"K\":2},{\"R\":\"x\"}],\"mode\":\"network\"}", "config.layers[1].R");
     bad_config("{\"model\":\"resnet50\",\"mode\":\"network\",\"layer\":3}", "config.layer: not used in network mode");
 }
+
+/* The observation's table part, log(factor) / log(dimension), equals the direct computation bit for
+ * bit (the env reads log of a factor below 1024 from a table computed once): over legal steps on a
+ * layer whose dimensions go past 1024 (K = 2048: factors past the table too) and on the default. */
+Test(sched_env, observation_logs_are_the_direct_ones) {
+    static const char *const cfgs[2] = {
+        "{\"layers\":[{\"name\":\"wide\",\"C\":96,\"K\":2048,\"R\":3,\"S\":3,\"P\":14,\"Q\":14}],\"steps_per_layer\":100000}",
+        "{\"steps_per_layer\":100000}"};
+    static const int dims[2][SCHED_NDIM] = {{1, 96, 1, 2048, 3, 3, 14, 14}, {1, 128, 1, 128, 3, 3, 28, 28}};
+    for (int c = 0; c < 2; c++) {
+        const hw_env_family *f;
+        void *env = mk(cfgs[c], &f);
+        hw_obs obs;
+        json_t *info = json_object();
+        cr_assert_eq(f->reset(env, NULL, NULL, &obs, info, NULL), 0);
+        int checked = 0;
+        for (int step = 0; step < 60; step++) {
+            int a = -1, nvalid = 0; /* a legal action, varied over the steps */
+            for (int x = 0; x < SCHED_NACT; x++) nvalid += mask_at(info, x);
+            for (int x = 0, k = step % (nvalid ? nvalid : 1); x < SCHED_NACT && a < 0; x++)
+                if (mask_at(info, x) && k-- == 0) a = x;
+            cr_assert_geq(a, 0);
+            int64_t av = a;
+            hw_act act = {1, &av, NULL};
+            hw_step_out out;
+            json_decref(info);
+            info = json_object();
+            hw_err err;
+            cr_assert_eq(f->step(env, &act, &out, info, &err), 0, "%s", err.msg);
+            const float *o = out.obs.arr[0].data;
+            json_t *tab = json_object_get(info, "table");
+            for (int r = 0; r < SCHED_NROW; r++)
+                for (int d = 0; d < SCHED_NDIM; d++) {
+                    int fct = (int)json_integer_value(json_array_get(json_array_get(tab, (size_t)r), (size_t)d));
+                    int D = dims[c][d];
+                    float want = D > 1 && fct != 1 ? (float)(log((double)fct) / log((double)D)) : 0.0f;
+                    cr_assert_eq(memcmp(&o[r * SCHED_NDIM + d], &want, sizeof want), 0, "config %d step %d row %d dim %d: %g, direct %g",
+                                 c, step, r, d, o[r * SCHED_NDIM + d], want);
+                    checked += fct > 1;
+                }
+        }
+        cr_assert_gt(checked, 100, "config %d: only %d factors above 1", c, checked);
+        json_decref(info);
+        f->destroy(env);
+    }
+}

@@ -1,9 +1,11 @@
 /* Packing shortcuts of issue 29. envs/common/info_out.h's packed writers that gather bytes: a list
- * of bytes and a row of ints pack exactly what hw_pack_json packs of the JSON the same calls
- * build, for values on both sides of every msgpack integer width, and for keys and strings of 31
- * and 32 bytes. server/reply.h's reply_begin_sized: a reply begun with room reserved packs the
+ * of bytes, a row of ints, a key with its scalar value, and a whole info gathered on the stack
+ * (hw_info_gatherer) pack exactly what hw_pack_json packs of the JSON the same calls build, for
+ * values on both sides of every msgpack integer width, keys and strings of 31 and 32 bytes, and
+ * infos larger than the gathering buffer. server/reply.h's reply_begin_sized: a reply begun with room reserved packs the
  * same bytes as one begun without, in one allocation when the hint covers it. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/info_out.h"
@@ -25,6 +27,15 @@ static void same_bytes(void (*write)(hw_info_out *, const void *), size_t nkeys,
     hw_pack_json(&pp.pk[1], j);
     size_t got = pp.sb[0].size, want = pp.sb[1].size;
     cr_assert(pack_pair_same(&pp), "%zu packed bytes against %zu, or different bytes", got, want);
+    /* gathered on the stack and written at the end: the same bytes */
+    pack_pair_init(&pp);
+    hw_info_gather g;
+    hw_info_out q = hw_info_gatherer(&g, &pp.pk[0], nkeys);
+    write(&q, arg);
+    hw_info_gather_flush(&g);
+    hw_pack_json(&pp.pk[1], j);
+    got = pp.sb[0].size, want = pp.sb[1].size;
+    cr_assert(pack_pair_same(&pp), "%zu gathered bytes against %zu, or different bytes", got, want);
     json_decref(j);
 }
 
@@ -61,7 +72,82 @@ static void write_bytes(hw_info_out *o, const void *arg) {
     hw_info_item_str(&l, "a value of exactly 31 bytes lon");
 }
 
+/* a key of `len` bytes (2, 31 or 32) ending in the two digits of i */
+static void key_of(char *key, char c, int len, int i) {
+    memset(key, c, (size_t)len - 2);
+    snprintf(key + len - 2, 3, "%02d", i);
+}
+
+/* scalars with keys of 2, 31 and 32 bytes (one write, or key and value apart): every integer
+ * width, reals, booleans */
+static void write_scalars(hw_info_out *o, const void *arg) {
+    (void)arg;
+    static const int lens[3] = {2, 31, 32};
+    static const int64_t big[] = {INT64_C(4294967295), INT64_C(4294967296), INT64_MAX, INT64_MIN, -INT64_C(2147483649)};
+    static const double reals[3] = {-0.0, 1e300, 3.25};
+    char key[40];
+    hw_info_out ints = hw_info_map(o, "ints", 3 * (NV + 5));
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < NV + 5; i++) {
+            key_of(key, 'i', lens[k], i);
+            hw_info_int(&ints, key, i < NV ? VALS[i] : big[i - NV]);
+        }
+    for (int k = 0; k < 3; k++) {
+        key_of(key, 'r', lens[k], k);
+        hw_info_real(o, key, reals[k]);
+        key_of(key, 'b', lens[k], 10 + k);
+        hw_info_bool(o, key, k == 1);
+    }
+}
+
 Test(info_out, int_rows_pack_what_the_json_path_packs) { same_bytes(write_rows, 1, NULL); }
+
+Test(info_out, scalars_pack_what_the_json_path_packs) { same_bytes(write_scalars, 7, NULL); }
+
+/* more than a gathering buffer holds: many keys (it fills and is written mid-way) and one list
+ * larger than the buffer (written straight through, in order) */
+static void write_large(hw_info_out *o, const void *arg) {
+    (void)arg;
+    static uint8_t big[5000];
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i % 100);
+    hw_info_out m = hw_info_map(o, "many", 400);
+    for (int i = 0; i < 400; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "key%d", i);
+        hw_info_real(&m, key, i * 0.5);
+    }
+    hw_info_list_u8(o, "big", big, sizeof big);
+    hw_info_str(o, "after", "the end");
+}
+
+Test(info_out, larger_than_the_gathering_buffer_packs_the_same) { same_bytes(write_large, 3, NULL); }
+
+/* the constant-key writers (HW_KEY): keys of 1, 31 and 32 bytes, strings across the fixstr, str8
+ * and str16 headers, every integer width, a nested map */
+static void write_k(hw_info_out *o, const void *arg) {
+    (void)arg;
+    static char s31[32], s32[33], s255[256], s256[257];
+    memset(s31, 'a', 31), memset(s32, 'b', 32), memset(s255, 'c', 255), memset(s256, 'd', 256);
+    hw_info_str_k(o, HW_KEY("s"), "");
+    hw_info_str_k(o, HW_KEY("a_key_of_exactly_31_bytes_long_"), s31);
+    hw_info_str_k(o, HW_KEY("a_key_of_exactly_32_bytes_long__"), s32);
+    hw_info_str_k(o, HW_KEY("s255"), s255);
+    hw_info_str_k(o, HW_KEY("s256"), s256);
+    hw_info_bool_k(o, HW_KEY("t"), true);
+    hw_info_bool_k(o, HW_KEY("b_key_of_exactly_32_bytes_long__"), false);
+    hw_info_real_k(o, HW_KEY("r"), -1.5e-300);
+    hw_info_real_k(o, HW_KEY("r_key_of_exactly_32_bytes_long__"), 2.0);
+    hw_info_out m = hw_info_map_k(o, HW_KEY("ints"), NV + 1);
+    for (int i = 0; i < NV; i++) {
+        char key[4] = {'i', (char)('0' + i / 10), (char)('0' + i % 10), 0};
+        hw_info_int_k(&m, key, 3, VALS[i]);
+    }
+    hw_info_int_k(&m, HW_KEY("i_key_of_exactly_32_bytes_long__"), INT64_MIN);
+    hw_info_out m2 = hw_info_map_k(o, HW_KEY("m_key_of_exactly_32_bytes_long__"), 1);
+    hw_info_int_k(&m2, HW_KEY("big"), INT64_C(1) << 40);
+}
+
+Test(info_out, constant_key_writers_pack_what_the_json_path_packs) { same_bytes(write_k, 11, NULL); }
 
 Test(info_out, byte_lists_and_strings_pack_what_the_json_path_packs) { same_bytes(write_bytes, 6, NULL); }
 

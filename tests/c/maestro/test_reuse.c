@@ -1,0 +1,410 @@
+/* The maestro cost model's tabled reuse analysis (maestro_reuse.c: every flag combination of a
+ * case from one pass) against MAESTRO's own one-question-a-pass definitions, kept here as the
+ * reference (the model's code before the tables), on every iteration case of every cluster level of
+ * random mappings; and the model's hand-written formatters (reasons, mapping text) against snprintf. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "maestro/maestro_internal.h"
+
+/* ---------- the reference: MAESTRO's definitions, one pass per question ---------- */
+static const istate *stv(const level *L, const icase *cs, int v) { return cs->s[L->last[v]]; }
+
+/* pe_mapped's factor: a directive's size when every variable is in its Init state */
+static long mapped_factor(const level *L, const maestro_directive *d, const istate *s, bool first, bool ee) {
+    int v = d->dim, na = L->nedge;
+    if (d->kind == MDIR_TEMPORAL) return is_edge(s) ? L->medge[v] : L->mapped[v];
+    if (!is_edge(s)) return L->mapped[v];
+    if (na == 1 && (first || ee)) return L->medge[v];
+    if (na > 1) return ee ? L->medge[v] : L->mapped[v];
+    return 1;
+}
+
+static int pe_ingress(const level *L, const varlist *cv, const icase *cs, bool first, bool ee, long *out) {
+    int chg = -1;
+    for (int k = 0; k < L->nd; k++)
+        if (stv(L, cs, L->d[k].dim)->pos != POS_INIT) chg = k;
+    if (chg == -1) { /* pe_mapped */
+        long r = 1;
+        for (int k = 0; k < L->nd; k++)
+            if (in_list(cv, L->d[k].dim)) r *= mapped_factor(L, &L->d[k], stv(L, cs, L->d[k].dim), first, ee);
+        *out = r;
+        return 0;
+    }
+    bool inited = false;
+    for (int k = chg + 1; k < L->nd; k++) {
+        const istate *s = stv(L, cs, L->d[k].dim);
+        if (s->pos == POS_INIT && in_list(cv, L->d[k].dim) && !s->unroll) {
+            inited = true;
+            break;
+        }
+    }
+    bool changing = false;
+    long r = 1;
+    for (int k = 0; k < L->nd; k++) {
+        const maestro_directive *d = &L->d[k];
+        int v = d->dim;
+        if (!in_list(cv, v)) continue;
+        const istate *s = stv(L, cs, v);
+        bool is_chg = k == chg, is_reset = k > chg;
+        if (is_chg) changing = true;
+        if (d->kind == MDIR_TEMPORAL) {
+            if (s->pos == POS_INIT) {
+                r *= is_edge(s) ? L->medge[v] : L->mapped[v];
+            } else if (is_chg && !inited) {
+                if (L->unique[v] == 0) return -1; /* MAESTRO terminates here */
+                r *= L->unique[v];
+            } else {
+                r *= L->mapped[v];
+            }
+        } else {
+            long mm = ee ? L->medge[v] : L->mapped[v];
+            long uu = ee ? L->uedge[v] : L->unique[v];
+            if (first) r *= mm;
+            else if (s->pos == POS_INIT) r *= (!is_reset) ? mm : uu;
+            else r *= (!inited && is_chg) ? uu : mm;
+        }
+    }
+    *out = changing ? r : 0;
+    return 0;
+}
+
+static bool sp_info(const level *L, const varlist *cv, const icase *cs, const istate **sps) {
+    bool spm = false;
+    *sps = NULL;
+    for (int i = 0; i < cv->n; i++) {
+        int v = cv->v[i];
+        if (L->d[L->first[v]].kind == MDIR_SPATIAL) {
+            spm = true;
+            *sps = stv(L, cs, v);
+        }
+    }
+    return spm;
+}
+static bool any_edge_sp(const level *L, const varlist *cv, const icase *cs) {
+    for (int i = 0; i < cv->n; i++) {
+        int v = cv->v[i];
+        if (L->d[L->first[v]].kind == MDIR_SPATIAL && is_edge(stv(L, cs, v))) return true;
+    }
+    return false;
+}
+
+static int ref_spatial_ingress(const level *L, const varlist *cv, const icase *cs, long *out) {
+    const istate *sps;
+    bool spm = sp_info(L, cv, cs, &sps);
+    long a = 0, b = 0;
+    if (!spm) return pe_ingress(L, cv, cs, true, false, out);
+    long nc = L->csize, ne = L->nedge;
+    if (!any_edge_sp(L, cv, cs)) {
+        if (pe_ingress(L, cv, cs, true, false, &a) || pe_ingress(L, cv, cs, false, false, &b)) return -1;
+        *out = a + (nc - 1) * b;
+        return 0;
+    }
+    bool hee = sps->spee;
+    if (pe_ingress(L, cv, cs, true, ne == 1 && hee, &a)) return -1;
+    long r = a;
+    if (ne > 1) {
+        long nee = hee ? 1 : 0, nf = ne - nee - 1;
+        if (nf < 0) nf = 0;
+        if (pe_ingress(L, cv, cs, false, false, &b)) return -1;
+        r += nf * b;
+        if (nee) {
+            if (pe_ingress(L, cv, cs, false, true, &b)) return -1;
+            r += nee * b;
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+/* a SpatialMap's factor in pe_egress: variable v, its sizes read at a (the partial sums: a = v,
+ * without reuse at an edge) */
+static long ref_sp_factor(const level *L, const istate *s, int v, int a, bool first, bool ee, bool reuse_edge) {
+    long r = 1;
+    int na = L->nedge;
+    switch (s->pos) {
+    case POS_INIT:
+        if (is_edge(s) && ee) {
+            if (na == 1) r *= L->medge[a];
+            else r *= reuse_edge ? L->uedge[a] : L->medge[a];
+        } else if (first) r *= L->mapped[a];
+        else if (L->unique[a] != 0) r *= L->unique[a];
+        break;
+    case POS_STEADY:
+        if (first) r *= L->mapped[a];
+        else if (L->unique[a] != 0) r *= L->unique[a];
+        break;
+    default:
+        if (na == 1 && (first || ee)) r *= L->medge[v]; /* MAESTRO: input-centric name here */
+        else if (na > 1) {
+            if (ee) r *= L->uedge[a];
+            else if (first) r *= L->mapped[a];
+            else if (L->unique[a] != 0) r *= L->unique[a];
+        }
+    }
+    return r;
+}
+
+static long ref_pe_egress(const level *L, const varlist *ov, const icase *cs, bool psums, bool first, bool ee, bool reuse_edge) {
+    long r = 1;
+    if (psums) {
+        for (int k = 0; k < L->nd; k++) {
+            const maestro_directive *d = &L->d[k];
+            int v = d->dim;
+            if (in_list(ov, v)) continue;
+            const istate *s = stv(L, cs, v);
+            if (d->kind == MDIR_TEMPORAL) r *= is_edge(s) ? L->medge[v] : L->mapped[v];
+            else r *= ref_sp_factor(L, s, v, v, first, ee, false);
+        }
+    }
+    for (int i = 0; i < ov->n; i++) {
+        int v = ov->v[i];
+        const maestro_directive *d = &L->d[L->first[v]];
+        const istate *s = stv(L, cs, v);
+        int a = !L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v;
+        if (d->kind != MDIR_TEMPORAL) r *= ref_sp_factor(L, s, v, a, first, ee, reuse_edge);
+        else if (s->pos == POS_INIT) r *= is_edge(s) ? L->medge[a] : L->mapped[a];
+        else if (s->pos == POS_STEADY) r *= L->mapped[a];
+        else r *= L->medge[a];
+    }
+    return r;
+}
+
+/* the edge step's sum, as MAESTRO adds it (first PE, full PEs, edge-of-edge PE) */
+static long ref_edge_step(long ne, bool hee, long a, long full, long ee) {
+    long r = a;
+    if (ne > 1) {
+        long nee = hee ? 1 : 0, nf = ne - nee - 1;
+        if (nf < 0) nf = 0;
+        r += nf * full;
+        r += nee * ee;
+    }
+    return r;
+}
+
+static long ref_spatial_egress(const level *L, const varlist *ov, const icase *cs) {
+    const istate *sps;
+    bool spm = sp_info(L, ov, cs, &sps);
+    if (!spm) return ref_pe_egress(L, ov, cs, false, true, false, true);
+    long nc = L->csize, ne = L->nedge;
+    if (!any_edge_sp(L, ov, cs))
+        return ref_pe_egress(L, ov, cs, false, true, false, true) + (nc - 1) * ref_pe_egress(L, ov, cs, false, false, false, true);
+    bool hee = sps->spee;
+    return ref_edge_step(ne, hee, ref_pe_egress(L, ov, cs, false, true, ne == 1 && hee, true), ref_pe_egress(L, ov, cs, false, false, false, true),
+                         ref_pe_egress(L, ov, cs, false, false, true, true));
+}
+
+static long ref_crit_psums(const level *L, const varlist *ov, const icase *cs) {
+    const istate *sps;
+    bool spm = sp_info(L, ov, cs, &sps);
+    if (!spm) return ref_pe_egress(L, ov, cs, true, true, false, true);
+    if (!any_edge_sp(L, ov, cs)) return ref_pe_egress(L, ov, cs, true, true, false, true);
+    return ref_pe_egress(L, ov, cs, true, true, L->nedge == 1 && sps->spee, true);
+}
+
+static long ref_psum_mapping_size(const level *L, const varlist *ov, const icase *cs) {
+    const istate *sps = NULL;
+    bool spm = false, spe = false;
+    for (int i = 0; i < ov->n; i++) { /* output-coupled spatial maps */
+        int v = ov->v[i];
+        if (L->d[L->first[v]].kind == MDIR_SPATIAL) {
+            spm = true;
+            sps = stv(L, cs, v);
+            if (is_edge(sps)) spe = true;
+        }
+    }
+    for (int k = 0; k < L->nd; k++) /* for partial sums: every spatial map */
+        if (L->d[k].kind == MDIR_SPATIAL) {
+            spm = true;
+            sps = stv(L, cs, L->d[k].dim);
+            if (is_edge(sps)) spe = true;
+        }
+    long nc = L->csize, ne = L->nedge;
+    if (!spm) return nc * ref_pe_egress(L, ov, cs, true, true, false, true);
+    if (!spe) return nc * ref_pe_egress(L, ov, cs, true, true, false, true);
+    bool hee = sps->spee;
+    return ref_edge_step(ne, hee, ref_pe_egress(L, ov, cs, true, true, ne == 1 && hee, true), ref_pe_egress(L, ov, cs, true, true, false, true),
+                         ref_pe_egress(L, ov, cs, true, false, true, false));
+}
+
+/* ---------- random layers and mappings (well-formed enough that most reach the analysis) ---------- */
+static unsigned long long rs;
+static unsigned rnd(unsigned n) {
+    rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
+    return (unsigned)(rs % n);
+}
+
+static void random_case(maestro_layer *l, maestro_hw *h, maestro_mapping *m) {
+    maestro_ltype t = (maestro_ltype)rnd(4);
+    maestro_layer_init(l, t, "r");
+    static const int sz[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 56};
+    for (int v = 0; v < MD_NDIM; v++) l->dim[v] = sz[rnd(13)];
+    l->dim[MD_R] = 1 + (int)rnd(5), l->dim[MD_S] = 1 + (int)rnd(5);
+    if (l->dim[MD_Y] < l->dim[MD_R]) l->dim[MD_Y] = l->dim[MD_R] + (int)rnd(8);
+    if (l->dim[MD_X] < l->dim[MD_S]) l->dim[MD_X] = l->dim[MD_S] + (int)rnd(8);
+    if (t == MAESTRO_GEMM) l->dim[MD_R] = l->dim[MD_S] = l->dim[MD_X] = 1;
+    if (t != MAESTRO_NGCONV) l->dim[MD_G] = 1;
+    l->has_n = t != MAESTRO_GEMM && rnd(3) == 0;
+    if (!l->has_n) l->dim[MD_N] = 1;
+    if (t == MAESTRO_DSCONV) l->dim[MD_K] = 1;
+    l->stride_x = l->stride_y = 1 + (rnd(4) == 0);
+    maestro_layer_finish(l);
+    maestro_hw_default(h);
+    h->num_pes = 64 << rnd(5);
+    m->n = 0;
+    int nlv = 1 + (int)rnd(3);
+    for (int lv = 0; lv < nlv; lv++) {
+        if (lv) m->d[m->n++] = (maestro_directive){MDIR_CLUSTER, 0, 0, 1 << rnd(4), 0};
+        int dims[8], nds = 0;
+        if (t == MAESTRO_GEMM) dims[nds++] = MD_Y, dims[nds++] = MD_K, dims[nds++] = MD_C;
+        else {
+            static const int base[] = {MD_K, MD_C, MD_R, MD_S, MD_Y, MD_X};
+            for (int q = 0; q < 6; q++) dims[nds++] = base[q];
+            if (l->has_n) dims[nds++] = MD_N;
+            if (t == MAESTRO_NGCONV) dims[nds++] = MD_G;
+        }
+        for (int q = nds - 1; q > 0; q--) {
+            int j = (int)rnd((unsigned)q + 1), x = dims[q];
+            dims[q] = dims[j], dims[j] = x;
+        }
+        int keep = lv ? 1 + (int)rnd((unsigned)nds) : nds, sp1 = (int)rnd((unsigned)keep), sp2 = rnd(3) == 0 ? (int)rnd((unsigned)keep) : -1;
+        for (int q = 0; q < keep; q++) {
+            maestro_directive *d = &m->d[m->n++];
+            d->kind = (q == sp1 || q == sp2) ? MDIR_SPATIAL : MDIR_TEMPORAL;
+            d->dim = (unsigned char)dims[q];
+            d->logical = 0;
+            int full = l->dim[d->dim];
+            d->size = rnd(3) == 0 ? full : 1 + (int)rnd((unsigned)full + 1);
+            d->ofs = rnd(3) ? d->size : 1 + (int)rnd((unsigned)d->size);
+            if (d->kind == MDIR_TEMPORAL && (d->dim == MD_R || d->dim == MD_S)) d->size = d->ofs = full;
+        }
+    }
+}
+
+/* every case of level L on dimensions D: the tabled answers equal the reference's */
+static long check_level(const ctx *c, const level *L, const dimtab *D) {
+    for (int k = 0; k < L->nd; k++)
+        if (!dim_has(D, L->d[k].dim)) return 0;
+    itab it;
+    maestro_iteration_states(L, D, &it);
+    long ncases = 1;
+    for (int k = 0; k < L->nd; k++) ncases *= it.nst[k];
+    if (ncases > 5000) return 0;
+    int ctr[LV_DIRS] = {0};
+    for (long cid = 0; cid < ncases; cid++) {
+        icase cs;
+        for (int k = 0; k < L->nd; k++) cs.s[k] = &it.st[k][ctr[k]];
+        for (int k = L->nd - 1; k >= 0; k--) { /* odometer */
+            if (++ctr[k] < it.nst[k]) break;
+            ctr[k] = 0;
+        }
+        maestro_case_index(L, &cs);
+        int chg = -1;
+        for (int k = 0; k < L->nd; k++)
+            if (stv(L, &cs, L->d[k].dim)->pos != POS_INIT) chg = k;
+        cr_assert_eq(cs.chg, chg);
+        for (int t = 0; t < 2; t++) {
+            long want = 0, got = 0;
+            int rw = ref_spatial_ingress(L, &c->tv[t], &cs, &want), rg = maestro_spatial_ingress(L, t, &cs, &got);
+            cr_assert_eq(rg, rw, "tensor %d case %ld", t, cid);
+            if (!rw) cr_assert_eq(got, want, "tensor %d case %ld: ingress %ld, MAESTRO's %ld", t, cid, got, want);
+        }
+        const varlist *ov = &c->tv[MT_OUT];
+        egress_tab e;
+        maestro_egress_tab(L, &cs, &e);
+        for (int q = 0; q < 16; q++) {
+            bool ps = q & 1, first = q & 2, ee = q & 4, reuse = q & 8;
+            cr_assert_eq((ps ? e.ps[first][ee] : 1) * e.ov[first][ee][reuse], ref_pe_egress(L, ov, &cs, ps, first, ee, reuse),
+                         "pe_egress(%d,%d,%d,%d) case %ld", ps, first, ee, reuse, cid);
+        }
+        cr_assert_eq(maestro_spatial_egress(L, &cs, &e), ref_spatial_egress(L, ov, &cs));
+        cr_assert_eq(maestro_crit_psums(L, &cs, &e), ref_crit_psums(L, ov, &cs));
+        cr_assert_eq(maestro_psum_mapping_size(L, &cs, &e), ref_psum_mapping_size(L, ov, &cs));
+    }
+    return ncases;
+}
+
+Test(maestro_reuse, tables_answer_what_maestros_definitions_answer, .timeout = 60) {
+    rs = 0x9e3779b97f4a7c15ull;
+    long cases = 0, levels = 0;
+    for (int it = 0; it < 4000; it++) {
+        maestro_layer l;
+        maestro_hw h;
+        maestro_mapping m;
+        random_case(&l, &h, &m);
+        char reason[200] = "";
+        ctx c;
+        memset(&c, 0, sizeof c);
+        c.l = &l, c.h = &h, c.reason = reason;
+        if (maestro_build_levels(&c, &m)) continue;
+        for (int li = 0; li < c.nlv; li++) {
+            dimtab D = c.lv[li].sd; /* the level's static dimensions (the top level's: the layer's) */
+            long n = check_level(&c, &c.lv[li], &D);
+            cases += n, levels += n > 0;
+        }
+    }
+    cr_assert_gt(levels, 2000, "only %ld levels analysed", levels);
+    cr_assert_gt(cases, 20000, "only %ld cases compared", cases);
+}
+
+/* the reasons' formatter: snprintf's bytes and return value, truncation included */
+Test(maestro_reuse, reasons_format_as_snprintf_does) {
+    static const long long vals[] = {0, 1, -1, 9, 10, 99, 12345, -987654, INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, LLONG_MAX, LLONG_MIN};
+    size_t nv = sizeof vals / sizeof vals[0];
+    for (size_t i = 0; i < nv; i++)
+        for (size_t cap = 0; cap < 70; cap += 3) {
+            char want[80], got[80];
+            memset(want, 'x', sizeof want), memset(got, 'x', sizeof got);
+            int a = (int)vals[i], b = (int)vals[(i + 3) % nv];
+            long lv = (long)vals[(i + 5) % nv];
+            long long llv = vals[(i + 7) % nv];
+            int rw = snprintf(want, cap, "need %ld PEs, %d of %d; %lld%% at %s level %d", lv, a, b, llv, "Y'", a);
+            int rg = maestro_format(got, cap, "need %ld PEs, %d of %d; %lld%% at %s level %d", lv, a, b, llv, "Y'", a);
+            cr_assert_eq(rg, rw);
+            cr_assert_eq(memcmp(got, want, sizeof want), 0, "cap %zu: '%.*s' vs '%.*s'", cap, (int)(cap ? cap - 1 : 0), got, (int)(cap ? cap - 1 : 0), want);
+        }
+    char want[200], got[200]; /* a conversion it does not write itself goes to vsnprintf */
+    cr_assert_eq(maestro_format(got, sizeof got, "layer too large (%.3g MAC-loop iterations; %5d)", 2.5e15, 42),
+                 snprintf(want, sizeof want, "layer too large (%.3g MAC-loop iterations; %5d)", 2.5e15, 42));
+    cr_assert_str_eq(got, want);
+}
+
+/* the mapping text: what snprintf writes of each directive, truncated as snprintf truncates */
+static int text_by_snprintf(const maestro_mapping *m, maestro_ltype t, char *buf, size_t cap) {
+    char all[MAESTRO_MAX_DIRS * 64] = "";
+    size_t n = 0;
+    for (int i = 0; i < m->n; i++) {
+        const maestro_directive *d = &m->d[i];
+        if (d->kind == MDIR_CLUSTER)
+            n += (size_t)snprintf(all + n, sizeof all - n, "%sCluster(%d, %s);", i ? " " : "", d->size, d->logical ? "L" : "P");
+        else
+            n += (size_t)snprintf(all + n, sizeof all - n, "%s%s(%d,%d) %s;", i ? " " : "", d->kind == MDIR_SPATIAL ? "SpatialMap" : "TemporalMap",
+                                  d->size, d->ofs, maestro_dim_name_for(d->dim, t));
+    }
+    return snprintf(buf, cap, "%s", all) < (int)cap ? 0 : -1;
+}
+
+Test(maestro_reuse, mapping_text_is_snprintfs) {
+    rs = 12345;
+    for (int it = 0; it < 3000; it++) {
+        maestro_layer l;
+        maestro_hw h;
+        maestro_mapping m;
+        random_case(&l, &h, &m);
+        if (it % 3 == 0) /* extreme sizes and logical clusters */
+            for (int i = 0; i < m.n; i++) {
+                if (m.d[i].kind == MDIR_CLUSTER) m.d[i].logical = (unsigned char)rnd(2);
+                else m.d[i].size = rnd(2) ? INT_MIN : INT_MAX - (int)rnd(100), m.d[i].ofs = -(int)rnd(100000);
+            }
+        size_t caps[] = {4096, rnd(160), 0, 1, 2, (size_t)m.n * 48, (size_t)m.n * 48 + 1};
+        for (size_t q = 0; q < sizeof caps / sizeof caps[0]; q++) {
+            char want[4096], got[4096];
+            memset(want, 'x', sizeof want), memset(got, 'x', sizeof got);
+            int rw = text_by_snprintf(&m, l.type, want, caps[q]), rg = maestro_mapping_to_text_for(&m, l.type, got, caps[q]);
+            cr_assert_eq(rg, rw, "cap %zu", caps[q]);
+            cr_assert_eq(memcmp(got, want, sizeof want), 0, "cap %zu: %s vs %s", caps[q], got, want);
+        }
+    }
+}
