@@ -46,23 +46,9 @@ static void out_done(msgpack_packer *pk, const char *p, size_t n) {
     else pk->callback(pk->data, p, n);
 }
 
-/* hw_pack_cstr's bytes in one write: a string under 32 bytes is msgpack's fixstr, its header byte
- * 0xa0 | length then the bytes (an info's keys and names; msgpack_pack_str packs the same) */
-static void pack_cstr(msgpack_packer *pk, const char *s) {
-    size_t n = strlen(s);
-    if (n >= 32) {
-        hw_pack_cstr(pk, s);
-        return;
-    }
-    char local[32], *b = out_room(pk, n + 1, local);
-    b[0] = (char)(0xa0 | n);
-    memcpy(b + 1, s, n);
-    out_done(pk, b, n + 1);
-}
-
 /* packs `key` when the sink packs (true), else the caller sets the JSON value */
 static bool packed_key(hw_info_out *o, const char *key) {
-    if (o->pk) pack_cstr(o->pk, key);
+    if (o->pk) hw_pack_cstr(o->pk, key);
     return o->pk != NULL;
 }
 
@@ -108,7 +94,7 @@ void hw_info_bool(hw_info_out *o, const char *key, bool v) {
 }
 
 void hw_info_str(hw_info_out *o, const char *key, const char *s) {
-    if (packed_key(o, key)) pack_cstr(o->pk, s);
+    if (packed_key(o, key)) hw_pack_cstr(o->pk, s);
     else if (o->obj) json_object_set_new(o->obj, key, json_string(s));
 }
 
@@ -201,6 +187,6 @@ hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
 }
 
 void hw_info_item_str(hw_info_out *l, const char *s) {
-    if (l->pk) pack_cstr(l->pk, s);
+    if (l->pk) hw_pack_cstr(l->pk, s);
     else if (l->obj) json_array_append_new(l->obj, json_string(s));
 }
