@@ -536,18 +536,6 @@ void hw_pack_json(msgpack_packer *pk, const json_t *j) {
 /* a fixstr of a literal into p: its header byte and bytes */
 #define PUT_FIXSTR(p, lit) ((p)[0] = (unsigned char)(0xa0 | (sizeof lit - 1)), memcpy((p) + 1, lit, sizeof lit - 1), (p) += sizeof lit)
 
-/* v >= 0 as msgpack_pack_int64 packs it (positive fixint, then uint 8/16/32/64) */
-static unsigned char *put_uint(unsigned char *p, uint64_t v) {
-    int nb = v < 128 ? 0 : v < 256 ? 1 : v < 65536 ? 2 : v >> 32 ? 8 : 4;
-    if (!nb) {
-        *p++ = (unsigned char)v;
-        return p;
-    }
-    *p++ = nb == 1 ? 0xcc : nb == 2 ? 0xcd : nb == 4 ? 0xce : 0xcf;
-    for (int i = nb - 1; i >= 0; i--) p[i] = (unsigned char)(v >> (8 * (nb - 1 - i)));
-    return p + nb;
-}
-
 void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes) {
     int nd = ndim + (lead > 0);
     bool fast = nd < 16 && ndim <= HW_MAX_DIMS && nbytes <= UINT32_MAX && strlen(hw_dtype_name(dt)) < 16;
@@ -563,8 +551,8 @@ void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t
         p += nl;
         PUT_FIXSTR(p, "shape");
         *p++ = (unsigned char)(0x90 | nd);
-        if (lead > 0) p = put_uint(p, (uint64_t)lead);
-        for (int d = 0; d < ndim; d++) p = put_uint(p, (uint64_t)shape[d]);
+        if (lead > 0) p += hw_put_uint(p, (uint64_t)lead);
+        for (int d = 0; d < ndim; d++) p += hw_put_uint(p, (uint64_t)shape[d]);
         PUT_FIXSTR(p, "data");
         int lb = nbytes < 256 ? 1 : nbytes < 65536 ? 2 : 4; /* msgpack_pack_bin: bin 8/16/32 */
         *p++ = lb == 1 ? 0xc4 : lb == 2 ? 0xc5 : 0xc6;

@@ -83,6 +83,35 @@ static inline void hw_pack_bool(msgpack_packer *pk, bool b) { b ? msgpack_pack_t
 void hw_pack_strn(msgpack_packer *pk, const char *s, size_t n);
 /* inline, so a literal's length is known where it is packed (no strlen per key) */
 static inline void hw_pack_cstr(msgpack_packer *pk, const char *s) { hw_pack_strn(pk, s, strlen(s)); }
+/* Scalars written as msgpack's bytes at p, for packers that gather a reply's bytes and write
+ * them at once; each returns the count written. hw_put_uint: what msgpack_pack_uint64 (and
+ * msgpack_pack_int64, for v >= 0) packs: a positive fixint, else the smallest of uint 8/16/32/64
+ * (at most 9 bytes). hw_put_double: msgpack_pack_double's 0xcb and the IEEE 754 bits big-endian
+ * (9 bytes). */
+static inline size_t hw_put_uint(unsigned char *p, uint64_t v) {
+    if (v < 128) return p[0] = (unsigned char)v, 1;
+    if (v < 256) return p[0] = 0xcc, p[1] = (unsigned char)v, 2;
+    if (v < 65536) {
+        p[0] = 0xcd;
+        _msgpack_store16(p + 1, (uint16_t)v);
+        return 3;
+    }
+    if (v <= UINT32_MAX) {
+        p[0] = 0xce;
+        _msgpack_store32(p + 1, (uint32_t)v);
+        return 5;
+    }
+    p[0] = 0xcf;
+    _msgpack_store64(p + 1, v);
+    return 9;
+}
+static inline size_t hw_put_double(unsigned char *p, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    p[0] = 0xcb;
+    _msgpack_store64(p + 1, bits);
+    return 9;
+}
 void hw_pack_kv_str(msgpack_packer *pk, const char *k, const char *v);
 /* {"dtype","shape","data"}; when lead > 0 the shape gets a leading axis of `lead` (the data
  * then holds lead * numel(a) elements). */

@@ -120,11 +120,8 @@ void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
      * msgpack_pack_double and hw_pack_bool pack (0xcb then the IEEE bits big-endian) */
     static const char k_rew[] = "\xa6reward", k_term[] = "\xaaterminated", k_trunc[] = "\xa9truncated";
     unsigned char b[sizeof k_rew + 9 + sizeof k_term + sizeof k_trunc], *p = b;
-    uint64_t bits;
-    memcpy(&bits, &out->reward, 8);
     memcpy(p, k_rew, sizeof k_rew - 1), p += sizeof k_rew - 1;
-    *p++ = 0xcb;
-    for (int i = 7; i >= 0; i--) *p++ = (unsigned char)(bits >> (8 * i));
+    p += hw_put_double(p, out->reward);
     memcpy(p, k_term, sizeof k_term - 1), p += sizeof k_term - 1;
     *p++ = out->terminated ? 0xc3 : 0xc2;
     memcpy(p, k_trunc, sizeof k_trunc - 1), p += sizeof k_trunc - 1;

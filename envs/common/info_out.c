@@ -74,13 +74,9 @@ void hw_info_int(hw_info_out *o, const char *key, int64_t v) {
 }
 
 void hw_info_real(hw_info_out *o, const char *key, double v) {
-    if (o->pk) { /* msgpack_pack_double's bytes: 0xcb, then the IEEE 754 bits big-endian */
+    if (o->pk) {
         unsigned char b[9];
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        b[0] = 0xcb;
-        _msgpack_store64(b + 1, bits);
-        if (pack_kv(o->pk, key, b, 9)) return;
+        if (pack_kv(o->pk, key, b, hw_put_double(b, v))) return;
     }
     if (packed_key(o, key)) msgpack_pack_double(o->pk, v);
     else if (o->obj) json_object_set_new(o->obj, key, json_real(v));
@@ -168,9 +164,7 @@ void hw_info_item_ints(hw_info_out *l, const int *v, size_t n) {
             b = (unsigned char *)out_room(l->pk, CHUNK, local);
             if (x < 0 || x > 65535) continue;
         }
-        if (x < 128) b[k++] = (unsigned char)x;
-        else if (x < 256) b[k++] = 0xcc, b[k++] = (unsigned char)x;
-        else b[k++] = 0xcd, b[k++] = (unsigned char)(x >> 8), b[k++] = (unsigned char)x;
+        k += hw_put_uint(b + k, (uint64_t)x);
     }
     if (k) out_done(l->pk, (const char *)b, k);
 }

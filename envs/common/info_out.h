@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hw_codec.h"
+
 typedef struct hw_info_out {
     json_t *obj;        /* JSON destination (borrowed), or NULL */
     msgpack_packer *pk; /* packed destination, or NULL */
@@ -42,17 +44,7 @@ typedef struct hw_info_gather {
 /* msgpack_pack_int64's bytes of 0 <= v < 2^32 written to b (a positive fixint, else the smallest
  * of uint8, uint16, uint32: tag, then big-endian); 0 for any other value (msgpack packs those). */
 static inline size_t hw_info_small_uint(int64_t v, unsigned char *b) {
-    if (v < 0 || v > UINT32_MAX) return 0;
-    if (v < 128) return b[0] = (unsigned char)v, 1;
-    if (v < 256) return b[0] = 0xcc, b[1] = (unsigned char)v, 2;
-    if (v < 65536) {
-        b[0] = 0xcd;
-        _msgpack_store16(b + 1, (uint16_t)v);
-        return 3;
-    }
-    b[0] = 0xce;
-    _msgpack_store32(b + 1, (uint32_t)v);
-    return 5;
+    return v < 0 || v > UINT32_MAX ? 0 : hw_put_uint(b, (uint64_t)v);
 }
 
 /* A sink gathering into g for dst; packs the header of a map of `nkeys` keys. */
@@ -122,12 +114,7 @@ HW_INFO_INLINE void hw_info_real_k(hw_info_out *o, const char *key, size_t kn, d
         hw_info_real(o, key, v);
         return;
     }
-    unsigned char *q = hw_info_gather_key(g, key, kn, 9);
-    uint64_t bits; /* msgpack_pack_double's bytes: 0xcb, then the IEEE 754 bits big-endian */
-    memcpy(&bits, &v, sizeof bits);
-    q[0] = 0xcb;
-    _msgpack_store64(q + 1, bits);
-    g->n += 9;
+    g->n += hw_put_double(hw_info_gather_key(g, key, kn, 9), v);
 }
 
 HW_INFO_INLINE void hw_info_bool_k(hw_info_out *o, const char *key, size_t kn, bool v) {
