@@ -485,10 +485,8 @@ json_t *hw_mp_to_json(const msgpack_object *o, hw_err *err) { return hw_mp_to_js
 
 void hw_pack_strn(msgpack_packer *pk, const char *s, size_t n) {
     if (n < 32) { /* a fixstr (header byte 0xa0 | length, as msgpack_pack_str packs it): one write */
-        char b[32];
-        b[0] = (char)(0xa0 | n);
-        memcpy(b + 1, s, n);
-        pk->callback(pk->data, b, n + 1);
+        unsigned char b[32];
+        pk->callback(pk->data, (const char *)b, hw_put_fixstr(b, s, n));
         return;
     }
     msgpack_pack_str(pk, n);
@@ -533,27 +531,22 @@ void hw_pack_json(msgpack_packer *pk, const json_t *j) {
     }
 }
 
-/* a fixstr of a literal into p: its header byte and bytes */
-#define PUT_FIXSTR(p, lit) ((p)[0] = (unsigned char)(0xa0 | (sizeof lit - 1)), memcpy((p) + 1, lit, sizeof lit - 1), (p) += sizeof lit)
-
 void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes) {
     int nd = ndim + (lead > 0);
-    bool fast = nd < 16 && ndim <= HW_MAX_DIMS && nbytes <= UINT32_MAX && strlen(hw_dtype_name(dt)) < 16;
+    const char *name = hw_dtype_name(dt);
+    size_t nl = strlen(name);
+    bool fast = nd < 16 && ndim <= HW_MAX_DIMS && nbytes <= UINT32_MAX && nl < 16;
     for (int d = 0; fast && d < ndim; d++) fast = shape[d] >= 0;
     if (fast) { /* the same bytes as the packer's calls below, in one write */
         unsigned char b[128], *p = b;
-        const char *name = hw_dtype_name(dt);
-        size_t nl = strlen(name);
         *p++ = 0x83;
-        PUT_FIXSTR(p, "dtype");
-        *p++ = (unsigned char)(0xa0 | nl);
-        memcpy(p, name, nl);
-        p += nl;
-        PUT_FIXSTR(p, "shape");
+        p += hw_put_fixstr(p, "dtype", 5);
+        p += hw_put_fixstr(p, name, nl);
+        p += hw_put_fixstr(p, "shape", 5);
         *p++ = (unsigned char)(0x90 | nd);
         if (lead > 0) p += hw_put_uint(p, (uint64_t)lead);
         for (int d = 0; d < ndim; d++) p += hw_put_uint(p, (uint64_t)shape[d]);
-        PUT_FIXSTR(p, "data");
+        p += hw_put_fixstr(p, "data", 4);
         int lb = nbytes < 256 ? 1 : nbytes < 65536 ? 2 : 4; /* msgpack_pack_bin: bin 8/16/32 */
         *p++ = lb == 1 ? 0xc4 : lb == 2 ? 0xc5 : 0xc6;
         for (int i = lb - 1; i >= 0; i--) p[i] = (unsigned char)(nbytes >> (8 * (lb - 1 - i)));
@@ -562,7 +555,7 @@ void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t
         return;
     }
     msgpack_pack_map(pk, 3);
-    hw_pack_kv_str(pk, "dtype", hw_dtype_name(dt));
+    hw_pack_kv_str(pk, "dtype", name);
     hw_pack_cstr(pk, "shape");
     msgpack_pack_array(pk, (size_t)nd);
     if (lead > 0) msgpack_pack_int64(pk, lead);

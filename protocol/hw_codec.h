@@ -84,10 +84,16 @@ void hw_pack_strn(msgpack_packer *pk, const char *s, size_t n);
 /* inline, so a literal's length is known where it is packed (no strlen per key) */
 static inline void hw_pack_cstr(msgpack_packer *pk, const char *s) { hw_pack_strn(pk, s, strlen(s)); }
 /* Scalars written as msgpack's bytes at p, for packers that gather a reply's bytes and write
- * them at once; each returns the count written. hw_put_uint: what msgpack_pack_uint64 (and
+ * them at once; each returns the count written. hw_put_fixstr: a string under 32 bytes as
+ * msgpack_pack_str packs it (header 0xa0 | n, then the bytes). hw_put_uint: what msgpack_pack_uint64 (and
  * msgpack_pack_int64, for v >= 0) packs: a positive fixint, else the smallest of uint 8/16/32/64
  * (at most 9 bytes). hw_put_double: msgpack_pack_double's 0xcb and the IEEE 754 bits big-endian
  * (9 bytes). */
+static inline size_t hw_put_fixstr(unsigned char *p, const char *s, size_t n) { /* n < 32: 0xa0 | n, the bytes */
+    p[0] = (unsigned char)(0xa0 | n);
+    memcpy(p + 1, s, n);
+    return 1 + n;
+}
 static inline size_t hw_put_uint(unsigned char *p, uint64_t v) {
     if (v < 128) return p[0] = (unsigned char)v, 1;
     if (v < 256) return p[0] = 0xcc, p[1] = (unsigned char)v, 2;

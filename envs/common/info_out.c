@@ -58,8 +58,7 @@ static bool pack_kv(msgpack_packer *pk, const char *key, const unsigned char *v,
     size_t n = strlen(key);
     if (n >= 32) return false;
     char local[1 + 31 + 9], *b = out_room(pk, 1 + n + vn, local);
-    b[0] = (char)(0xa0 | n);
-    memcpy(b + 1, key, n);
+    hw_put_fixstr((unsigned char *)b, key, n);
     memcpy(b + 1 + n, v, vn);
     out_done(pk, b, 1 + n + vn);
     return true;

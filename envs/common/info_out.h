@@ -91,10 +91,9 @@ void hw_info_item_ints(hw_info_out *list, const int *v, size_t n);
 /* a fixstr key into g; returns where its value goes, with room for vn more bytes */
 HW_INFO_INLINE unsigned char *hw_info_gather_key(hw_info_gather *g, const char *key, size_t kn, size_t vn) {
     unsigned char *q = (unsigned char *)hw_info_gather_room(g, 1 + kn + vn);
-    q[0] = (unsigned char)(0xa0 | kn);
-    memcpy(q + 1, key, kn);
-    g->n += 1 + kn;
-    return q + 1 + kn;
+    size_t h = hw_put_fixstr(q, key, kn);
+    g->n += h;
+    return q + h;
 }
 
 HW_INFO_INLINE void hw_info_int_k(hw_info_out *o, const char *key, size_t kn, int64_t v) {
@@ -137,9 +136,8 @@ HW_INFO_INLINE void hw_info_str_k(hw_info_out *o, const char *key, size_t kn, co
     /* msgpack_pack_str's header: below 32 bytes a fixstr (0xa0 | length), else str8 (0xd9, length) */
     size_t h = n < 32 ? 1 : 2;
     unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
-    if (h == 1) q[0] = (unsigned char)(0xa0 | n);
-    else q[0] = 0xd9, q[1] = (unsigned char)n;
-    memcpy(q + h, s, n);
+    if (h == 1) hw_put_fixstr(q, s, n);
+    else q[0] = 0xd9, q[1] = (unsigned char)n, memcpy(q + 2, s, n);
     g->n += h + n;
 }
 
