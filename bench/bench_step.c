@@ -7,9 +7,13 @@
  * bench_server's round trip. For instruction counts, independent of the machine's load:
  *     valgrind --tool=callgrind --toggle-collect=server_step build/bench/bench_step --only ENV --steps N
  * (Ir of server_step / N = instructions a step).
- * --dump FILE writes every reply of both passes (each as its size, 4 bytes, then its bytes) to
+ * --dump FILE writes every reply of every pass (each as its size, 4 bytes, then its bytes) to
  * FILE, so two builds' replies can be compared byte for byte (`cmp`).
- * Usage: bench_step [--only ENV] [--steps N] [--dump FILE] */
+ * A third pass (--cold KB, default 4096; 0: none) writes KB KiB of other memory before each
+ * timed step, so the step starts with its code and data out of L1/L2, as it does in a server whose
+ * cores ran the client and ZeroMQ's threads between two requests: beside the warm median, that
+ * pass's median is the env's share of a round trip as bench_server sees it (bench/README).
+ * Usage: bench_step [--only ENV] [--steps N] [--cold KB] [--dump FILE] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,13 @@
 #include "worker_int.h"
 
 static FILE *dump; /* --dump: every reply */
+static long cold_kb = 4096; /* --cold: KiB written before each step of the cold pass */
+static volatile unsigned char *sweep_buf;
+
+/* writes one byte of every cache line of cold_kb KiB: what the step had in L1/L2 is evicted */
+static void sweep(void) {
+    for (long i = 0; i < cold_kb * 1024; i += 64) sweep_buf[i]++;
+}
 
 static double now_us(void) {
     struct timespec ts;
@@ -71,8 +82,9 @@ __attribute__((noipa)) static int timed_step(const hw_env_family *fam, void *env
 }
 
 /* the sequence from a seeded reset; us: NULL for the warm-up pass, else each step's wall µs
- * (and *bytes the replies' sizes); returns the steps run */
-static int run_pass(const hw_env_family *fam, void *env, policy *p, int steps, msgpack_sbuffer *sb, double *us, double *bytes, hw_err *err) {
+ * (and *bytes the replies' sizes); cold: sweep() before each step; returns the steps run */
+static int run_pass(const hw_env_family *fam, void *env, policy *p, int steps, msgpack_sbuffer *sb, double *us, bool cold, double *bytes,
+                    hw_err *err) {
     uint8_t mask[MAXA];
     int nmask = 0, k = 0;
     uint64_t seed = 1;
@@ -84,6 +96,7 @@ static int run_pass(const hw_env_family *fam, void *env, policy *p, int steps, m
     for (; k < steps; k++) {
         choose(p, nmask ? mask : NULL, nmask, a);
         hw_act act = {(size_t)p->n, a, NULL};
+        if (cold) sweep();
         double t = now_us();
         if ((us ? timed_step(fam, env, &act, sb, err) : server_step(fam, env, &act, NULL, sb, err))) break;
         if (us) us[k] = now_us() - t;
@@ -107,13 +120,20 @@ static void bench_family(const fam_case *f, int steps) {
     msgpack_sbuffer_init(&sb);
     double *us = calloc((size_t)steps, sizeof *us), bytes = 0;
     /* a warm-up pass first, as bench_server's (the server's env then has its caches filled) */
-    int k = run_pass(fam, env, &p, steps, &sb, NULL, &bytes, &err);
-    if (k == steps) k = run_pass(fam, env, &p, steps, &sb, us, &bytes, &err);
+    int k = run_pass(fam, env, &p, steps, &sb, NULL, false, &bytes, &err);
+    if (k == steps) k = run_pass(fam, env, &p, steps, &sb, us, false, &bytes, &err);
     if (k < steps) printf("  %-13s step %d failed: %s\n", f->id, k, err.msg);
     if (k > 0) {
         qsort(us, (size_t)k, sizeof *us, cmp_d);
         printf("  %-13s %6d steps: median %7.2f us a step, 10%% %7.2f us, 90%% %7.2f us; reply %6.0f B avg (%s)\n", f->id, k, us[k / 2],
                us[k / 10], us[k * 9 / 10], bytes / k, fam->info_pack ? "info packed" : "info as JSON");
+        double warm = us[k / 2];
+        if (cold_kb > 0 && k == steps && (k = run_pass(fam, env, &p, steps, &sb, us, true, &bytes, &err)) == steps) {
+            qsort(us, (size_t)k, sizeof *us, cmp_d);
+            printf("  %-13s cold (%ld KiB written before each step): median %7.2f us, 10%% %7.2f us, 90%% %7.2f us; %.2fx warm\n", "", cold_kb,
+                   us[k / 2], us[k / 10], us[k * 9 / 10], us[k / 2] / (warm > 0 ? warm : 1));
+        } else if (cold_kb > 0 && k < steps)
+            printf("  %-13s cold pass: step %d failed: %s\n", f->id, k, err.msg);
     }
     free(us);
     msgpack_sbuffer_destroy(&sb);
@@ -126,6 +146,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cold") && i + 1 < argc) cold_kb = atol(argv[++i]);
         else if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
             if (!(dump = fopen(argv[++i], "wb"))) {
                 perror(argv[i]);
@@ -133,15 +154,25 @@ int main(int argc, char **argv) {
             }
         }
         else {
-            printf("usage: bench_step [--only ENV] [--steps N] [--dump FILE]\n"
+            printf("usage: bench_step [--only ENV] [--steps N] [--cold KB] [--dump FILE]\n"
                    "  every env family's step as the server runs it (step + reply packed), in process\n"
                    "  --only ENV   one family (e.g. placement-v0)\n"
                    "  --steps N    steps per family (default 1500, bench_server's --iters)\n"
+                   "  --cold KB    then the same steps with KB KiB of other memory written before each one (default\n"
+                   "               4096, 0: no cold pass): the step with its code and data out of L1/L2, as in a server\n"
                    "  --dump FILE  write every reply (u32 size, bytes) to FILE, to compare two builds byte for byte\n");
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
     if (steps < 1) steps = 1;
+    if (cold_kb < 0 || cold_kb > (1L << 20)) {
+        printf("bench_step: --cold %ld: expected 0 to 1048576 KiB\n", cold_kb);
+        return 2;
+    }
+    if (cold_kb > 0 && !(sweep_buf = calloc((size_t)cold_kb, 1024))) {
+        printf("bench_step: --cold %ld: out of memory\n", cold_kb);
+        return 1;
+    }
     printf("env step as the server runs it, in process (step + reply packed; wall time per step, median):\n");
     int found = 0;
     for (int f = 0; f < NFAMS; f++)
