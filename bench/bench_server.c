@@ -366,7 +366,8 @@ static const char *only_family; /* --only: measure this family alone */
 
 static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int rounds, int iters, double budget_s) {
     printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15):\n");
-    double worst = 0, worst_env = 0, worst_pair = 0;
+    double worst = 0, worst_env = 0, worst_pair = 0, worst_fit = 0;
+    int nfit = 0, nlong = 0;
     for (int f = 0; f < NFAMS; f++) {
         if (only_family && strcmp(only_family, FAMS[f].id)) continue;
         policy p;
@@ -422,6 +423,16 @@ static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int ro
         if (tokj)
             printf("  %-13s the same steps on a --info-json server (the JSON path), interleaved: hwgym %7.1f us, ratio %.2f (packed %.2f)\n", "",
                    median(hj, rounds), median(qj, rounds), qm);
+        /* an env whose own step is over 15% of the echo cannot reach 1.15 through any server */
+        if (bare_us > 0.15 * em) {
+            nlong++;
+            printf("  %-13s its own step (%.1f us in process, without info) is over 15%% of the echo: no server brings this raw ratio "
+                   "to 1.15 (a server costing nothing would give %.2f); the server's share above is its comparable figure\n",
+                   "", bare_us, 1 + bare_us / em);
+        } else {
+            nfit++;
+            worst_fit = qm > worst_fit ? qm : worst_fit;
+        }
         free(req_n);
         free(rep_n);
         free(h);
@@ -437,6 +448,9 @@ static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int ro
            "share: %.2f %s; worst paired 1 + (step - echo) / echo: %.2f %s\n",
            worst, worst <= 1.15 ? "PASS" : "FAIL", worst_env, worst_env <= 1.15 ? "PASS" : "FAIL", worst_pair,
            worst_pair <= 1.15 ? "PASS" : "FAIL");
+    if (nlong && nfit)
+        printf("worst raw ratio of the %d families whose own step is under 15%% of the echo: %.2f %s (%d family over it: see its line)\n",
+               nfit, worst_fit, worst_fit <= 1.15 ? "PASS" : "FAIL", nlong);
 }
 
 /* `extra`: one more flag, with the server's stderr to /dev/null (a server that does not know the
