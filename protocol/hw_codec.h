@@ -125,6 +125,11 @@ void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead);
 /* hw_pack_array's header alone: {"dtype": dt, "shape": [lead?, shape...], "data": bin of nbytes}
  * up to the bin's length; the caller appends the nbytes of data (e.g. converted in place). */
 void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes);
+/* hw_pack_array_head's bytes written at p (at most HW_ARRAY_HEAD_MAX), for a packer that gathers
+ * them with others; 0 (nothing written) when they take the packer's general calls (a negative
+ * extent, too many dims, more than 4 GiB) */
+#define HW_ARRAY_HEAD_MAX 96
+size_t hw_put_array_head(unsigned char *p, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes);
 /* An observation: a wire array for a single-array obs, a map key -> wire array for Dict. */
 void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs);
 /* {"id": <copied>, "ok": false, "error": {"code","message"}} */

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 msgpack_packer reply_begin(task *t, size_t nfields) { return reply_begin_sized(t, nfields, 0); }
 
@@ -20,16 +21,22 @@ msgpack_packer reply_begin_sized(task *t, size_t nfields, size_t bytes) {
     }
     msgpack_packer pk;
     msgpack_packer_init(&pk, &t->reply, msgpack_sbuffer_write);
-    /* {"id": <echo>, "ok": true, in three writes (the map's header and "id" in one when the map is a
-     * fixmap); the bytes msgpack_pack_map and hw_pack_cstr pack */
-    if (nfields + 2 < 16) pk.callback(pk.data, (const char[]){(char)(0x80 | (nfields + 2)), (char)0xa2, 'i', 'd'}, 4);
+    /* {"id": <echo>, "ok": true, with the bytes msgpack_pack_map, hw_pack_cstr, msgpack_pack_object
+     * (msgpack_pack_uint64 for a non-negative integer id) and msgpack_pack_nil pack: in one write when
+     * the map is a fixmap and the id a non-negative integer or absent */
+    unsigned char b[24], *p = b;
+    if (nfields + 2 < 16) *p++ = (unsigned char)(0x80 | (nfields + 2));
+    else msgpack_pack_map(&pk, nfields + 2);
+    memcpy(p, "\xa2id", 3), p += 3;
+    if (!t->id) *p++ = 0xc0;
+    else if (t->id->type == MSGPACK_OBJECT_POSITIVE_INTEGER) p += hw_put_uint(p, t->id->via.u64);
     else {
-        msgpack_pack_map(&pk, nfields + 2);
-        pk.callback(pk.data, "\xa2id", 3);
+        pk.callback(pk.data, (const char *)b, (size_t)(p - b));
+        msgpack_pack_object(&pk, *t->id);
+        p = b;
     }
-    if (t->id) msgpack_pack_object(&pk, *t->id);
-    else msgpack_pack_nil(&pk);
-    pk.callback(pk.data, "\xa2ok\xc3", 4);
+    memcpy(p, "\xa2ok\xc3", 4), p += 4;
+    pk.callback(pk.data, (const char *)b, (size_t)(p - b));
     t->failed = false;
     return pk;
 }

@@ -85,8 +85,9 @@ static void send_reply(router *r, task *t) {
 }
 
 void finish(router *r, task *t) {
-    if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (hw_now() - t->t0) * 1e6);
-    else if (t->op < 0) hw_hist_add(&r->hist_bad, (hw_now() - t->t0) * 1e6);
+    double now = t->done > 0 ? t->done : hw_now(); /* an inline op's end (worker.c): no second reading */
+    if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (now - t->t0) * 1e6);
+    else if (t->op < 0) hw_hist_add(&r->hist_bad, (now - t->t0) * 1e6);
     if (t->failed) r->errors++;
     if (t->op == OP_STEP && !t->failed) r->steps++;
     send_reply(r, t);
@@ -166,7 +167,7 @@ void dispatch(router *r, task *t, int wi) {
 
 session *lookup(router *r, task *t, bool required, hw_err *err) {
     char tok[80];
-    const msgpack_object *o = hw_mp_get(t->msg.root, "session");
+    const msgpack_object *o = t->session_o;
     if (!o || o->type == MSGPACK_OBJECT_NIL) {
         if (required) hw_fail(err, HW_E_BAD_REQUEST, "field 'session' is required for %s", hw_op_name_of(t->op));
         else hw_err_clear(err);

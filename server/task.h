@@ -39,8 +39,12 @@ typedef struct task {
     bool has_body, decoded;
     hw_msg msg;
     const msgpack_object *id;          /* echoed in the reply (may be NULL) */
+    const msgpack_object *session_o;   /* the request's "session" and "action" values (NULL when */
+    const msgpack_object *action_o;    /* absent), found with its other fields (router.c on_request) */
     struct session *s;
     double t0;                         /* receipt time (monotonic seconds) */
+    double done;                       /* when an inline op ended, timed on the wall clock (0: not so):
+                                          the router's bookkeeping after it reads no clock again */
     msgpack_sbuffer reply;             /* packed reply; empty = no reply to send */
     bool failed;                       /* the reply is an error */
     bool dispatched;                   /* set by the router before handing it to a worker; never written by workers */
