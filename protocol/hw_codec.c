@@ -132,6 +132,9 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
     int depth = 0;
     size_t pos = 0, total = 0, zb = 0;
     const size_t max_total = lim->max_total;
+    /* every object takes a byte at least: a message of at most max_total bytes holds no more
+     * objects than that, and then they are not counted */
+    const bool count = len > max_total;
     for (;;) {
         if (left == 0) {
             if (depth == 0) break;
@@ -140,10 +143,16 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
         }
         left--;
         if (pos >= len) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: message ends at byte %zu inside a container", pos);
-        if (++total > max_total) return hw_fail(err, HW_E_LIMIT, "more than %zu objects in one message", max_total);
+        if (count && ++total > max_total) return hw_fail(err, HW_E_LIMIT, "more than %zu objects in one message", max_total);
         unsigned b = p[pos++], c = scan_class[b], arg = c >> 4;
         uint64_t n;
         bool map;
+        /* the kinds most objects of a request are (keys, small values) before the switch */
+        if (c == SC_FIXSTR) {
+            n = b & 0x1f;
+            goto str;
+        }
+        if (c == SC_SCALAR) continue; /* a fixint, nil, false or true: the byte alone */
         switch (c & 15) {
         case SC_SCALAR:
             if (len - pos < arg) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: number cut at byte %zu", pos);
@@ -633,14 +642,57 @@ void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead) {
 }
 
 void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs) {
-    if (obs->n == 1 && !obs->keys[0]) {
-        hw_pack_array(pk, &obs->arr[0], 0);
+    hw_gather g; /* not zeroed: 1 KiB */
+    g.pk = pk;
+    g.n = 0;
+    hw_gather_obs(&g, obs);
+    hw_gather_flush(&g);
+}
+
+/* hw_pack_array(pk, a, 0)'s bytes, gathered */
+static void gather_array(hw_gather *g, const hw_array *a) {
+    size_t nb = hw_array_nbytes(a);
+    unsigned char *p = hw_gather_room(g, HW_ARRAY_HEAD_MAX + 256);
+    size_t h = hw_put_array_head(p, a->dtype, a->ndim, a->shape, 0, nb);
+    if (!h) { /* the packer's general calls */
+        hw_gather_flush(g);
+        hw_pack_array(g->pk, a, 0);
         return;
     }
-    msgpack_pack_map(pk, (size_t)obs->n);
+    g->n += h;
+    if (nb <= 256) {
+        if (nb) memcpy(p + h, a->data, nb);
+        g->n += nb;
+        return;
+    }
+    hw_gather_flush(g);
+    msgpack_pack_bin_body(g->pk, a->data, nb);
+}
+
+void hw_gather_obs(hw_gather *g, const hw_obs *obs) {
+    if (obs->n == 1 && !obs->keys[0]) {
+        gather_array(g, &obs->arr[0]);
+        return;
+    }
+    if (obs->n < 0 || obs->n >= 65536) { /* no Dict is this big: msgpack_pack_map's general form */
+        hw_gather_flush(g);
+        msgpack_pack_map(g->pk, (size_t)obs->n);
+    } else { /* msgpack_pack_map: a fixmap, else map 16 */
+        unsigned char *p = hw_gather_room(g, 3);
+        if (obs->n < 16) p[0] = (unsigned char)(0x80 | obs->n), g->n += 1;
+        else p[0] = 0xde, p[1] = (unsigned char)(obs->n >> 8), p[2] = (unsigned char)obs->n, g->n += 3;
+    }
     for (int i = 0; i < obs->n; i++) {
-        hw_pack_cstr(pk, obs->keys[i] ? obs->keys[i] : "");
-        hw_pack_array(pk, &obs->arr[i], 0);
+        const char *k = obs->keys[i] ? obs->keys[i] : "";
+        size_t kl = strlen(k);
+        if (kl < 32) {
+            unsigned char *p = hw_gather_room(g, 32);
+            g->n += hw_put_fixstr(p, k, kl);
+        } else {
+            hw_gather_flush(g);
+            hw_pack_strn(g->pk, k, kl);
+        }
+        gather_array(g, &obs->arr[i]);
     }
 }
 

@@ -683,6 +683,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
                 zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
                 r->rcvtimeo = to;
             }
+            r->now = 0;
             task *t = recv_request(r, true);
             if (t) {
                 if (t->reply.size) finish(r, t);
@@ -691,7 +692,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             }
         } else if (serve_polled(r, timeout, draining, &stopped) < 0)
             *stop = 1;
-        now = hw_now();
+        now = r->now > 0 ? r->now : hw_now(); /* a request just answered read the clock already */
         if (!draining && now >= next_reap) {
             reap(r, now);
             next_reap = now + reap_every;

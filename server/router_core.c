@@ -4,6 +4,7 @@
  * charges, handing a task to a worker, and finding a request's session. Calls down only (the
  * session table, peers, op names, the latency histograms). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ task *task_new(router *r) {
     task *t = r->spare_task;
     if (t) {
         r->spare_task = NULL;
-        memset(t, 0, sizeof *t);
+        memset(t, 0, offsetof(task, env)); /* the frames after it are set as they arrive (task.h) */
         return t;
     }
     if (!(t = calloc(1, sizeof *t))) abort();
@@ -69,6 +70,7 @@ static void send_reply(router *r, task *t) {
     /* the envelope's frames themselves: a sent frame is moved out (left empty for task_free) */
     for (int i = 0; i < t->nenv; i++)
         if (zmq_msg_send(&t->env[i], r->sock, ZMQ_SNDMORE) < 0) return; /* peer gone */
+    t->nenv = 0; /* every envelope frame sent, which leaves none to close (zmq_msg_close(3)) */
     if (t->reply.size <= REPLY_COPY_MAX) {
         zmq_send(r->sock, t->reply.data, t->reply.size, 0);
         if (!r->spare.data && t->reply.alloc <= SPARE_MAX) {
@@ -86,6 +88,7 @@ static void send_reply(router *r, task *t) {
 
 void finish(router *r, task *t) {
     double now = t->done > 0 ? t->done : hw_now(); /* an inline op's end (worker.c): no second reading */
+    r->now = now;
     if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (now - t->t0) * 1e6);
     else if (t->op < 0) hw_hist_add(&r->hist_bad, (now - t->t0) * 1e6);
     if (t->failed) r->errors++;

@@ -33,10 +33,8 @@ struct peer;
 
 typedef struct task {
     int op;
-    zmq_msg_t env[TASK_MAX_ENVELOPE]; /* routing id (+ empty delimiter for REQ peers) */
-    int nenv;
-    zmq_msg_t body;                    /* the raw request; hw_msg points into it */
-    bool has_body, decoded;
+    int nenv;                          /* frames held in env[] */
+    bool has_body, decoded;            /* body holds a frame; msg was decoded from it */
     hw_msg msg;
     const msgpack_object *id;          /* echoed in the reply (may be NULL) */
     const msgpack_object *session_o;   /* the request's "session" and "action" values (NULL when */
@@ -67,6 +65,10 @@ typedef struct task {
     bool inline_alone;                 /* over --inline-us, run inline because its client was alone:
                                           timed on the CPU clock (worker_handle_timed) */
     json_t *info_hold;                 /* freed by task_free */
+    /* last, and not zeroed by the router's task_new (zmq_msg_init sets each frame it receives):
+     * only nenv frames of env and body when has_body are valid */
+    zmq_msg_t env[TASK_MAX_ENVELOPE]; /* routing id (+ empty delimiter for REQ peers) */
+    zmq_msg_t body;                    /* the raw request; hw_msg points into it */
 } task;
 
 #endif

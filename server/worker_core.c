@@ -114,36 +114,25 @@ int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *wh
 
 void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
     /* the bytes hw_pack_cstr("obs"), hw_pack_obs, then msgpack_pack_double and hw_pack_bool pack for
-     * "reward": float 64 (0xcb then the IEEE bits big-endian), "terminated", "truncated", gathered:
-     * a single-array obs of up to 256 bytes goes out in one write with all of it */
+     * "reward": float 64 (0xcb then the IEEE bits big-endian), "terminated", "truncated", gathered
+     * (hw_gather): a step with a small observation goes out in one write */
     static const char k_rew[] = "\xa6reward", k_term[] = "\xaaterminated", k_trunc[] = "\xa9truncated";
-    unsigned char b[4 + HW_ARRAY_HEAD_MAX + 256 + sizeof k_rew + 9 + sizeof k_term + sizeof k_trunc], *p = b;
-    p += hw_put_fixstr(p, "obs", 3);
-    const hw_obs *obs = &out->obs;
-    const hw_array *a = &obs->arr[0];
-    size_t nb = 0, h = 0;
-    if (obs->n == 1 && !obs->keys[0]) h = hw_put_array_head(p, a->dtype, a->ndim, a->shape, 0, nb = hw_array_nbytes(a));
-    if (!h) {
-        pk->callback(pk->data, (const char *)b, (size_t)(p - b));
-        hw_pack_obs(pk, obs);
-        p = b;
-    } else if (p += h, nb <= 256) {
-        if (nb) memcpy(p, a->data, nb);
-        p += nb;
-    } else {
-        pk->callback(pk->data, (const char *)b, (size_t)(p - b));
-        msgpack_pack_bin_body(pk, a->data, nb);
-        p = b;
-    }
+    hw_gather g; /* not zeroed: 1 KiB */
+    g.pk = pk;
+    g.n = 0;
+    g.n = hw_put_fixstr(g.b, "obs", 3);
+    hw_gather_obs(&g, &out->obs);
     if (step) {
+        unsigned char *p = hw_gather_room(&g, sizeof k_rew + 9 + sizeof k_term + sizeof k_trunc), *p0 = p;
         memcpy(p, k_rew, sizeof k_rew - 1), p += sizeof k_rew - 1;
         p += hw_put_double(p, out->reward);
         memcpy(p, k_term, sizeof k_term - 1), p += sizeof k_term - 1;
         *p++ = out->terminated ? 0xc3 : 0xc2;
         memcpy(p, k_trunc, sizeof k_trunc - 1), p += sizeof k_trunc - 1;
         *p++ = out->truncated ? 0xc3 : 0xc2;
+        g.n += (size_t)(p - p0);
     }
-    if (p > b) pk->callback(pk->data, (const char *)b, (size_t)(p - b));
+    hw_gather_flush(&g);
 }
 
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
