@@ -97,13 +97,14 @@ bool hw_utf8_valid(const char *s, size_t n) { return utf8_valid((const unsigned 
  * to utf8_valid (non-ASCII, a longer string, or one ending before byte 8 of the message) */
 static inline bool ascii_short(const unsigned char *p, size_t pos, size_t n) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n == 0) return true;
-    if (n > 16 || pos + n < 8) return false;
+    /* the high bit of each of the word's last n bytes (its high ones), n = 0..8 */
+    static const uint64_t top[9] = {0, 0x8000000000000000ull, 0x8080000000000000ull, 0x8080800000000000ull, 0x8080808000000000ull,
+                                    0x8080808080000000ull, 0x8080808080800000ull, 0x8080808080808000ull, 0x8080808080808080ull};
+    if (n - 1 >= 16 || pos + n < 8) return n == 0; /* "" is ASCII; too long or too near the start: the walk */
     uint64_t w, lo = 0;
     memcpy(&w, p + pos + n - 8, 8);
     if (n > 8) memcpy(&lo, p + pos, 8);
-    else w &= ~0ull << (8 * (8 - n)); /* the last n bytes of the word: its high ones */
-    return !((w | lo) & 0x8080808080808080ull);
+    return !((w & top[n > 8 ? 8 : n]) | (lo & top[8]));
 #else
     (void)p, (void)pos, (void)n;
     return false;
@@ -114,27 +115,33 @@ static uint64_t be(const unsigned char *p, int n) {
     return n == 1 ? p[0] : n == 2 ? (uint64_t)p[0] << 8 | p[1] : (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3];
 }
 
-/* hw_msg_check's walk; *zone_bytes gets the bytes msgpack-c's unpacker takes from its zone for
- * this message (one object per array element, one key/value pair per map entry). One table
- * lookup per leading byte (scan_class), then the checks of its kind. */
-static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *err, size_t *zone_bytes) {
-    if (!lim) lim = &hw_limits_default;
-    const unsigned char *p = (const unsigned char *)buf;
-    if (len > lim->max_msg) return hw_fail(err, HW_E_LIMIT, "message of %zu bytes exceeds the limit of %zu", len, lim->max_msg);
-    if (len == 0) return hw_fail(err, HW_E_BAD_REQUEST, "empty message: expected a msgpack map");
-    unsigned b0 = p[0];
-    if (!((b0 >= 0x80 && b0 <= 0x8f) || b0 == 0xde || b0 == 0xdf))
-        return hw_fail(err, HW_E_BAD_REQUEST, "message is not a msgpack map (first byte 0x%02x)", b0);
+/* a string's or bin's declared size n at offset pos too big: over its limit (told first, as the
+ * walk checks it first), else more than the message holds */
+static int size_error(hw_err *err, const char *what, uint64_t n, size_t pos, size_t len, size_t cap) {
+    if (n > cap) return hw_fail(err, HW_E_LIMIT, "%s of %llu bytes at offset %zu exceeds the limit of %zu", what, (unsigned long long)n, pos, cap);
+    return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu bytes but %zu remain", what, (unsigned long long)n, len - pos);
+}
+
+/* the same for an array's or map's n entries, with `left` bytes after its header */
+static int entries_error(hw_err *err, bool map, uint64_t n, size_t left, size_t cap) {
+    if (n > cap) return hw_fail(err, HW_E_LIMIT, "%s of %llu entries exceeds the limit of %zu", map ? "map" : "array", (unsigned long long)n, cap);
+    return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu entries but only %zu bytes remain", map ? "map" : "array",
+                   (unsigned long long)n, left);
+}
+
+/* msg_scan's walk from the root map's first byte. `within`: the message is no longer than
+ * max_str, max_bin, max_elems and max_total, which then hold wherever a declared size fits in what
+ * remains (one compare, not two: a size over its limit fails the fit too, and size_error /
+ * entries_error tell it apart), and the objects need no counting (each takes a byte at least).
+ * Inline, so msg_scan compiles it for both: a request, far under every limit, takes the short walk. */
+static inline __attribute__((always_inline)) int scan_walk(const unsigned char *p, size_t len, const hw_limits *lim, hw_err *err, size_t *zone_bytes,
+                                                          const bool within) {
     /* `left`: the objects still to come at this level (first the root alone); `outer`: the same of
      * each enclosing level, `depth` of them (the containers open) */
     uint64_t outer[72], left = 1;
     int maxd = lim->max_depth < 64 ? lim->max_depth : 64;
     int depth = 0;
     size_t pos = 0, total = 0, zb = 0;
-    const size_t max_total = lim->max_total;
-    /* every object takes a byte at least: a message of at most max_total bytes holds no more
-     * objects than that, and then they are not counted */
-    const bool count = len > max_total;
     for (;;) {
         if (left == 0) {
             if (depth == 0) break;
@@ -143,7 +150,7 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
         }
         left--;
         if (pos >= len) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: message ends at byte %zu inside a container", pos);
-        if (count && ++total > max_total) return hw_fail(err, HW_E_LIMIT, "more than %zu objects in one message", max_total);
+        if (!within && ++total > lim->max_total) return hw_fail(err, HW_E_LIMIT, "more than %zu objects in one message", lim->max_total);
         unsigned b = p[pos++], c = scan_class[b], arg = c >> 4;
         uint64_t n;
         bool map;
@@ -164,8 +171,7 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
             n = be(p + pos, (int)arg);
             pos += arg;
         str:
-            if (n > lim->max_str) return hw_fail(err, HW_E_LIMIT, "%s of %llu bytes at offset %zu exceeds the limit of %zu", "string", (unsigned long long)n, pos, lim->max_str);
-            if (n > len - pos) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu bytes but %zu remain", "string", (unsigned long long)n, len - pos);
+            if ((!within && n > lim->max_str) || n > len - pos) return size_error(err, "string", n, pos, len, lim->max_str);
             if (!ascii_short(p, pos, (size_t)n) && !utf8_valid(p + pos, (size_t)n)) return hw_fail(err, HW_E_BAD_REQUEST, "string at offset %zu is not valid UTF-8", pos);
             pos += (size_t)n;
             continue;
@@ -173,8 +179,7 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
             if (len - pos < arg) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: length field cut at byte %zu", pos);
             n = be(p + pos, (int)arg);
             pos += arg;
-            if (n > lim->max_bin) return hw_fail(err, HW_E_LIMIT, "%s of %llu bytes at offset %zu exceeds the limit of %zu", "bin", (unsigned long long)n, pos, lim->max_bin);
-            if (n > len - pos) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu bytes but %zu remain", "bin", (unsigned long long)n, len - pos);
+            if ((!within && n > lim->max_bin) || n > len - pos) return size_error(err, "bin", n, pos, len, lim->max_bin);
             pos += (size_t)n;
             continue;
         case SC_FIXARR: n = b & 0x0f, map = false; break;
@@ -190,9 +195,8 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
         default: return hw_fail(err, HW_E_BAD_REQUEST, "msgpack ext types are not supported (byte 0x%02x at offset %zu)", b, pos - 1);
         }
         /* an array or a map of n entries */
-        if (n > lim->max_elems) return hw_fail(err, HW_E_LIMIT, "%s of %llu entries exceeds the limit of %zu", map ? "map" : "array", (unsigned long long)n, lim->max_elems);
         uint64_t items = map ? 2 * n : n;
-        if (items > len - pos) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu entries but only %zu bytes remain", map ? "map" : "array", (unsigned long long)n, len - pos);
+        if ((!within && n > lim->max_elems) || items > len - pos) return entries_error(err, map, n, len - pos, lim->max_elems);
         if (depth + 1 > maxd) return hw_fail(err, HW_E_LIMIT, "nesting deeper than %d levels", maxd);
         if (items) {
             outer[depth++] = left;
@@ -203,6 +207,22 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
     *zone_bytes += zb;
     if (pos != len) return hw_fail(err, HW_E_BAD_REQUEST, "%zu trailing bytes after the message map", len - pos);
     return 0;
+}
+
+/* hw_msg_check's walk; *zone_bytes gets the bytes msgpack-c's unpacker takes from its zone for
+ * this message (one object per array element, one key/value pair per map entry). One table
+ * lookup per leading byte (scan_class), then the checks of its kind (scan_walk). */
+static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *err, size_t *zone_bytes) {
+    if (!lim) lim = &hw_limits_default;
+    const unsigned char *p = (const unsigned char *)buf;
+    if (len > lim->max_msg) return hw_fail(err, HW_E_LIMIT, "message of %zu bytes exceeds the limit of %zu", len, lim->max_msg);
+    if (len == 0) return hw_fail(err, HW_E_BAD_REQUEST, "empty message: expected a msgpack map");
+    unsigned b0 = p[0];
+    if (!((b0 >= 0x80 && b0 <= 0x8f) || b0 == 0xde || b0 == 0xdf))
+        return hw_fail(err, HW_E_BAD_REQUEST, "message is not a msgpack map (first byte 0x%02x)", b0);
+    if (len <= lim->max_str && len <= lim->max_bin && len <= lim->max_elems && len <= lim->max_total)
+        return scan_walk(p, len, lim, err, zone_bytes, true);
+    return scan_walk(p, len, lim, err, zone_bytes, false);
 }
 
 int hw_msg_check(const char *buf, size_t len, const hw_limits *lim, hw_err *err) {

@@ -673,6 +673,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
         long timeout = (long)((next_reap - now) * 1000.0);
         if (timeout < 0) timeout = 0;
         if (timeout > 100) timeout = 100;
+        r->now = 0; /* set again by a request answered in this turn (finish) */
         if (!r->inflight && !r->P.nqueued) {
             /* Nothing is out at a worker, so no reply can come: wait on the ROUTER socket alone,
              * in a blocking receive bounded by the same timeout. This is the raw echo's own wait;
@@ -683,7 +684,6 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
                 zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
                 r->rcvtimeo = to;
             }
-            r->now = 0;
             task *t = recv_request(r, true);
             if (t) {
                 if (t->reply.size) finish(r, t);
