@@ -5,6 +5,8 @@
  * compared in place, dtype names as words, int64 actions) give msgpack-c's bytes and the general
  * check's answers. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -375,4 +377,58 @@ Test(codec, wire_array_first_key_counts_in_any_order) {
         hw_msg_free(&m);
         msgpack_sbuffer_destroy(&sb);
     }
+}
+
+/* the router finds a request's id, v, op, session and action in one pass over its keys: with a key
+ * given twice the first counts (as hw_mp_get finds it), in any order, beside unknown and
+ * non-string keys; a session op answered inline (no peer looked up) still works */
+static size_t raw_req(char *b, const char *const *kv, int n) {
+    msgpack_sbuffer sb = {0};
+    msgpack_packer pk = {.data = &sb, .callback = msgpack_sbuffer_write};
+    msgpack_pack_map(&pk, (size_t)n + 1);
+    msgpack_pack_int(&pk, 9); /* a non-string key first */
+    msgpack_pack_int(&pk, 9);
+    for (int i = 0; i < n; i++) {
+        hw_pack_cstr(&pk, kv[2 * i]);
+        const char *v = kv[2 * i + 1];
+        if (v[0] == '#') msgpack_pack_int(&pk, atoi(v + 1));
+        else hw_pack_cstr(&pk, v);
+    }
+    memcpy(b, sb.data, sb.size);
+    size_t len = sb.size;
+    msgpack_sbuffer_destroy(&sb);
+    return len;
+}
+
+Test(codec, request_fields_first_key_counts) {
+    srv S;
+    srv_start(&S, 1, 60);
+    void *c = cli_new(S.ep);
+    char b[512];
+    static const char *const ping_hello[] = {"op", "ping", "x", "y", "v", "#1", "op", "hello", "id", "#7", "id", "#8"};
+    json_t *r = call_raw(c, b, raw_req(b, ping_hello, 6));
+    cr_assert(r && !err_code(r) && json_object_get(r, "time") && json_integer_value(json_object_get(r, "id")) == 7, "the first op and id count");
+    json_decref(r);
+    static const char *const v21[] = {"v", "#2", "v", "#1", "op", "ping"};
+    r = call_raw(c, b, raw_req(b, v21, 3));
+    cr_assert(r && err_code(r) && !strcmp(err_code(r), "UNSUPPORTED_VERSION"), "the first v counts: %s", r ? err_msg(r) : "no reply");
+    json_decref(r);
+    static const char *const noop[] = {"v", "#1", "opx", "ping", "o", "ping"};
+    r = call_raw(c, b, raw_req(b, noop, 3));
+    cr_assert(r && err_code(r) && strstr(err_msg(r), "field 'op' is required"), "no op: %s", r ? err_msg(r) : "no reply");
+    json_decref(r);
+    r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"config\":{\"dims\":3}}");
+    cr_assert(r && !err_code(r), "%s", r ? err_msg(r) : "no reply");
+    char tok[64];
+    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
+    json_decref(r);
+    for (int k = 0; k < 3; k++) { /* reset, then steps: inline after the first of each op */
+        const char *const reset[] = {"session", tok, "op", "reset", "session", "nonsense", "v", "#1"};
+        r = call_raw(c, b, raw_req(b, reset, 4));
+        cr_assert(r && !err_code(r) && json_object_get(r, "obs"), "reset %d: %s", k, r ? err_msg(r) : "no reply");
+        json_decref(r);
+    }
+    json_decref(call(c, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", tok));
+    cli_close(c);
+    cr_assert_eq(srv_stop(&S), 0);
 }
