@@ -17,7 +17,7 @@ const char *hw_op_name_of(int op) {
 }
 
 int hw_op_lookup(const char *name, size_t len) {
-    /* the length and the first byte tell every op from the others (tests/c/server/test_ops.c checks
+    /* the length and the first byte tell every op from the others (tests/c/server/test_codec.c checks
      * each name round-trips): one candidate, one compare */
     int i = -1;
     switch (len) {

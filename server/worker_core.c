@@ -119,7 +119,6 @@ void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
     static const char k_rew[] = "\xa6reward", k_term[] = "\xaaterminated", k_trunc[] = "\xa9truncated";
     hw_gather g; /* not zeroed: 1 KiB */
     g.pk = pk;
-    g.n = 0;
     g.n = hw_put_fixstr(g.b, "obs", 3);
     hw_gather_obs(&g, &out->obs);
     if (step) {
