@@ -9,17 +9,19 @@ static const size_t dt_sizes[HW_DT_COUNT] = {4, 8, 1, 2, 4, 8, 1, 1};
 
 const char *hw_dtype_name(hw_dtype dt) { return (unsigned)dt < HW_DT_COUNT ? dt_names[dt] : "?"; }
 
-int hw_dtype_from_name(const char *name) {
-    if (!name) return -1;
-    size_t n = strnlen(name, 8);
-    if (n == 8) return -1;
+static const unsigned char dt_lens[HW_DT_COUNT] = {7, 7, 4, 5, 5, 5, 5, 4};
+
+int hw_dtype_from_name(const char *name) { return name ? hw_dtype_from_namen(name, strnlen(name, 8)) : -1; }
+
+int hw_dtype_from_namen(const char *name, size_t n) {
+    if (n == 0 || n >= 8) return -1;
     char b[8] = {0};
     memcpy(b, name, n);
     uint64_t w, x;
     memcpy(&w, b, 8);
     for (int i = 0; i < HW_DT_COUNT; i++) {
         memcpy(&x, dt_names[i], 8);
-        if (w == x) return i;
+        if (w == x && dt_lens[i] == n) return i; /* the length too: "int8\0" is no dtype */
     }
     return -1;
 }

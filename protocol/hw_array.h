@@ -31,6 +31,7 @@ typedef struct hw_array {
 
 const char *hw_dtype_name(hw_dtype dt);          /* "float32" (numpy spelling) */
 int hw_dtype_from_name(const char *name);        /* -1 when unknown */
+int hw_dtype_from_namen(const char *name, size_t n); /* the same for n bytes, not NUL-terminated */
 size_t hw_dtype_size(hw_dtype dt);
 int64_t hw_array_numel(const hw_array *a);       /* product of shape; 1 for a scalar */
 size_t hw_array_nbytes(const hw_array *a);

@@ -44,11 +44,10 @@ static bool utf8_walk(const unsigned char *p, size_t n) {
     return true;
 }
 
-bool hw_utf8_valid(const char *s, size_t n) {
+static inline bool utf8_valid(const unsigned char *p, size_t n) {
     /* all ASCII (every key and token of a request): eight bytes at a time, then the tail's bytes
      * or-ed together, with no per-byte branch; the walk only from the first word holding a byte
      * >= 0x80 */
-    const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     uint64_t w;
     for (; i + 8 <= n; i += 8) {
@@ -70,14 +69,149 @@ bool hw_utf8_valid(const char *s, size_t n) {
     return !(tail & 0x8080808080808080ull) || utf8_walk(p + i, n - i);
 }
 
+/* msg_scan's byte classes: what a leading byte is (kind, low bits) and how many bytes follow it
+ * before the value's payload (a scalar's payload, a string's / bin's / container's length field) */
+enum { SC_SCALAR, SC_FIXSTR, SC_FIXARR, SC_FIXMAP, SC_STR, SC_BIN, SC_ARR, SC_MAP, SC_C1, SC_EXT };
+#define SC(kind, arg) (unsigned char)((kind) | (arg) << 4)
+#define SC4(k, a) SC(k, a), SC(k, a), SC(k, a), SC(k, a)
+#define SC16(k, a) SC4(k, a), SC4(k, a), SC4(k, a), SC4(k, a)
+static const unsigned char scan_class[256] = {
+    /* 0x00-0x7f positive fixint */
+    SC16(SC_SCALAR, 0), SC16(SC_SCALAR, 0), SC16(SC_SCALAR, 0), SC16(SC_SCALAR, 0),
+    SC16(SC_SCALAR, 0), SC16(SC_SCALAR, 0), SC16(SC_SCALAR, 0), SC16(SC_SCALAR, 0),
+    SC16(SC_FIXMAP, 0), SC16(SC_FIXARR, 0), SC16(SC_FIXSTR, 0), SC16(SC_FIXSTR, 0), /* 0x80 .. 0xbf */
+    SC(SC_SCALAR, 0), SC(SC_C1, 0), SC(SC_SCALAR, 0), SC(SC_SCALAR, 0),              /* nil, 0xc1, false, true */
+    SC(SC_BIN, 1), SC(SC_BIN, 2), SC(SC_BIN, 4), SC(SC_EXT, 0),                       /* bin 8/16/32, ext 8 */
+    SC(SC_EXT, 0), SC(SC_EXT, 0), SC(SC_SCALAR, 4), SC(SC_SCALAR, 8),                 /* ext 16/32, float 32/64 */
+    SC(SC_SCALAR, 1), SC(SC_SCALAR, 2), SC(SC_SCALAR, 4), SC(SC_SCALAR, 8),           /* uint 8..64 */
+    SC(SC_SCALAR, 1), SC(SC_SCALAR, 2), SC(SC_SCALAR, 4), SC(SC_SCALAR, 8),           /* int 8..64 */
+    SC4(SC_EXT, 0), SC(SC_EXT, 0), SC(SC_STR, 1), SC(SC_STR, 2), SC(SC_STR, 4),       /* fixext 1..16, str 8/16/32 */
+    SC(SC_ARR, 2), SC(SC_ARR, 4), SC(SC_MAP, 2), SC(SC_MAP, 4),                       /* array 16/32, map 16/32 */
+    SC16(SC_SCALAR, 0), SC16(SC_SCALAR, 0),                                           /* 0xe0-0xff negative fixint */
+};
+
+bool hw_utf8_valid(const char *s, size_t n) { return utf8_valid((const unsigned char *)s, n); }
+
+/* true when the n <= 16 bytes at p + pos are all ASCII (a request's keys, op names, dtypes: the
+ * common case), in one or two 8-byte loads that end at the string's end; false sends the caller
+ * to utf8_valid (non-ASCII, a longer string, or one ending before byte 8 of the message) */
+static inline bool ascii_short(const unsigned char *p, size_t pos, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* the high bit of each of the word's last n bytes (its high ones), n = 0..8 */
+    static const uint64_t top[9] = {0, 0x8000000000000000ull, 0x8080000000000000ull, 0x8080800000000000ull, 0x8080808000000000ull,
+                                    0x8080808080000000ull, 0x8080808080800000ull, 0x8080808080808000ull, 0x8080808080808080ull};
+    if (n - 1 >= 16 || pos + n < 8) return n == 0; /* "" is ASCII; too long or too near the start: the walk */
+    uint64_t w, lo = 0;
+    memcpy(&w, p + pos + n - 8, 8);
+    if (n > 8) memcpy(&lo, p + pos, 8);
+    return !((w & top[n > 8 ? 8 : n]) | (lo & top[8]));
+#else
+    (void)p, (void)pos, (void)n;
+    return false;
+#endif
+}
+
 static uint64_t be(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++) v = (v << 8) | p[i];
-    return v;
+    return n == 1 ? p[0] : n == 2 ? (uint64_t)p[0] << 8 | p[1] : (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 8 | p[3];
+}
+
+/* a string's or bin's declared size n at offset pos too big: over its limit (told first, as the
+ * walk checks it first), else more than the message holds */
+static int size_error(hw_err *err, const char *what, uint64_t n, size_t pos, size_t len, size_t cap) {
+    if (n > cap) return hw_fail(err, HW_E_LIMIT, "%s of %llu bytes at offset %zu exceeds the limit of %zu", what, (unsigned long long)n, pos, cap);
+    return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu bytes but %zu remain", what, (unsigned long long)n, len - pos);
+}
+
+/* the same for an array's or map's n entries, with `left` bytes after its header */
+static int entries_error(hw_err *err, bool map, uint64_t n, size_t left, size_t cap) {
+    if (n > cap) return hw_fail(err, HW_E_LIMIT, "%s of %llu entries exceeds the limit of %zu", map ? "map" : "array", (unsigned long long)n, cap);
+    return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu entries but only %zu bytes remain", map ? "map" : "array",
+                   (unsigned long long)n, left);
+}
+
+/* msg_scan's walk from the root map's first byte. `within`: the message is no longer than
+ * max_str, max_bin, max_elems and max_total, which then hold wherever a declared size fits in what
+ * remains (one compare, not two: a size over its limit fails the fit too, and size_error /
+ * entries_error tell it apart), and the objects need no counting (each takes a byte at least).
+ * Inline, so msg_scan compiles it for both: a request, far under every limit, takes the short walk. */
+static inline __attribute__((always_inline)) int scan_walk(const unsigned char *p, size_t len, const hw_limits *lim, hw_err *err, size_t *zone_bytes,
+                                                          const bool within) {
+    /* `left`: the objects still to come at this level (first the root alone); `outer`: the same of
+     * each enclosing level, `depth` of them (the containers open) */
+    uint64_t outer[72], left = 1;
+    int maxd = lim->max_depth < 64 ? lim->max_depth : 64;
+    int depth = 0;
+    size_t pos = 0, total = 0, zb = 0;
+    for (;;) {
+        if (left == 0) {
+            if (depth == 0) break;
+            left = outer[--depth];
+            continue;
+        }
+        left--;
+        if (pos >= len) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: message ends at byte %zu inside a container", pos);
+        if (!within && ++total > lim->max_total) return hw_fail(err, HW_E_LIMIT, "more than %zu objects in one message", lim->max_total);
+        unsigned b = p[pos++], c = scan_class[b], arg = c >> 4;
+        uint64_t n;
+        bool map;
+        /* the kinds most objects of a request are (keys, small values) before the switch */
+        if (c == SC_FIXSTR) {
+            n = b & 0x1f;
+            goto str;
+        }
+        if (c == SC_SCALAR) continue; /* a fixint, nil, false or true: the byte alone */
+        switch (c & 15) {
+        case SC_SCALAR:
+            if (len - pos < arg) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: number cut at byte %zu", pos);
+            pos += arg;
+            continue;
+        case SC_FIXSTR: n = b & 0x1f; goto str;
+        case SC_STR:
+            if (len - pos < arg) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: length field cut at byte %zu", pos);
+            n = be(p + pos, (int)arg);
+            pos += arg;
+        str:
+            if ((!within && n > lim->max_str) || n > len - pos) return size_error(err, "string", n, pos, len, lim->max_str);
+            if (!ascii_short(p, pos, (size_t)n) && !utf8_valid(p + pos, (size_t)n)) return hw_fail(err, HW_E_BAD_REQUEST, "string at offset %zu is not valid UTF-8", pos);
+            pos += (size_t)n;
+            continue;
+        case SC_BIN:
+            if (len - pos < arg) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: length field cut at byte %zu", pos);
+            n = be(p + pos, (int)arg);
+            pos += arg;
+            if ((!within && n > lim->max_bin) || n > len - pos) return size_error(err, "bin", n, pos, len, lim->max_bin);
+            pos += (size_t)n;
+            continue;
+        case SC_FIXARR: n = b & 0x0f, map = false; break;
+        case SC_FIXMAP: n = b & 0x0f, map = true; break;
+        case SC_ARR:
+        case SC_MAP:
+            if (len - pos < arg) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: length field cut at byte %zu", pos);
+            n = be(p + pos, (int)arg);
+            pos += arg;
+            map = (c & 15) == SC_MAP;
+            break;
+        case SC_C1: return hw_fail(err, HW_E_BAD_REQUEST, "invalid msgpack byte 0xc1 at offset %zu", pos - 1);
+        default: return hw_fail(err, HW_E_BAD_REQUEST, "msgpack ext types are not supported (byte 0x%02x at offset %zu)", b, pos - 1);
+        }
+        /* an array or a map of n entries */
+        uint64_t items = map ? 2 * n : n;
+        if ((!within && n > lim->max_elems) || items > len - pos) return entries_error(err, map, n, len - pos, lim->max_elems);
+        if (depth + 1 > maxd) return hw_fail(err, HW_E_LIMIT, "nesting deeper than %d levels", maxd);
+        if (items) {
+            outer[depth++] = left;
+            left = items;
+        }
+        zb += (size_t)n * (map ? sizeof(msgpack_object_kv) : sizeof(msgpack_object));
+    }
+    *zone_bytes += zb;
+    if (pos != len) return hw_fail(err, HW_E_BAD_REQUEST, "%zu trailing bytes after the message map", len - pos);
+    return 0;
 }
 
 /* hw_msg_check's walk; *zone_bytes gets the bytes msgpack-c's unpacker takes from its zone for
- * this message (one object per array element, one key/value pair per map entry) */
+ * this message (one object per array element, one key/value pair per map entry). One table
+ * lookup per leading byte (scan_class), then the checks of its kind (scan_walk). */
 static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *err, size_t *zone_bytes) {
     if (!lim) lim = &hw_limits_default;
     const unsigned char *p = (const unsigned char *)buf;
@@ -86,74 +220,9 @@ static int msg_scan(const char *buf, size_t len, const hw_limits *lim, hw_err *e
     unsigned b0 = p[0];
     if (!((b0 >= 0x80 && b0 <= 0x8f) || b0 == 0xde || b0 == 0xdf))
         return hw_fail(err, HW_E_BAD_REQUEST, "message is not a msgpack map (first byte 0x%02x)", b0);
-    uint64_t remaining[72];
-    int maxd = lim->max_depth < 64 ? lim->max_depth : 64;
-    int depth = 0;
-    remaining[0] = 1;
-    size_t pos = 0, total = 0;
-    while (depth >= 0) {
-        if (remaining[depth] == 0) {
-            depth--;
-            continue;
-        }
-        remaining[depth]--;
-        if (pos >= len) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: message ends at byte %zu inside a container", pos);
-        if (++total > lim->max_total) return hw_fail(err, HW_E_LIMIT, "more than %zu objects in one message", lim->max_total);
-        unsigned b = p[pos++];
-        size_t need = 0;      /* fixed payload bytes */
-        int lenbytes = 0;     /* length prefix bytes for str/bin/array/map */
-        int kind = 0;         /* 0 scalar, 1 str, 2 bin, 3 array, 4 map */
-        uint64_t n = 0;
-        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) need = 0;
-        else if (b >= 0x80 && b <= 0x8f) { kind = 4; n = b & 0x0f; }
-        else if (b >= 0x90 && b <= 0x9f) { kind = 3; n = b & 0x0f; }
-        else if (b >= 0xa0 && b <= 0xbf) { kind = 1; n = b & 0x1f; }
-        else switch (b) {
-            case 0xc4: kind = 2; lenbytes = 1; break;
-            case 0xc5: kind = 2; lenbytes = 2; break;
-            case 0xc6: kind = 2; lenbytes = 4; break;
-            case 0xca: need = 4; break;
-            case 0xcb: need = 8; break;
-            case 0xcc: case 0xd0: need = 1; break;
-            case 0xcd: case 0xd1: need = 2; break;
-            case 0xce: case 0xd2: need = 4; break;
-            case 0xcf: case 0xd3: need = 8; break;
-            case 0xd9: kind = 1; lenbytes = 1; break;
-            case 0xda: kind = 1; lenbytes = 2; break;
-            case 0xdb: kind = 1; lenbytes = 4; break;
-            case 0xdc: kind = 3; lenbytes = 2; break;
-            case 0xdd: kind = 3; lenbytes = 4; break;
-            case 0xde: kind = 4; lenbytes = 2; break;
-            case 0xdf: kind = 4; lenbytes = 4; break;
-            case 0xc1: return hw_fail(err, HW_E_BAD_REQUEST, "invalid msgpack byte 0xc1 at offset %zu", pos - 1);
-            default: return hw_fail(err, HW_E_BAD_REQUEST, "msgpack ext types are not supported (byte 0x%02x at offset %zu)", b, pos - 1);
-            }
-        if (lenbytes) {
-            if (len - pos < (size_t)lenbytes) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: length field cut at byte %zu", pos);
-            n = be(p + pos, lenbytes);
-            pos += (size_t)lenbytes;
-        }
-        if (kind == 0) {
-            if (len - pos < need) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: number cut at byte %zu", pos);
-            pos += need;
-        } else if (kind == 1 || kind == 2) {
-            size_t cap = kind == 1 ? lim->max_str : lim->max_bin;
-            if (n > cap) return hw_fail(err, HW_E_LIMIT, "%s of %llu bytes at offset %zu exceeds the limit of %zu", kind == 1 ? "string" : "bin", (unsigned long long)n, pos, cap);
-            if (n > len - pos) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu bytes but %zu remain", kind == 1 ? "string" : "bin", (unsigned long long)n, len - pos);
-            if (kind == 1 && !hw_utf8_valid((const char *)p + pos, (size_t)n))
-                return hw_fail(err, HW_E_BAD_REQUEST, "string at offset %zu is not valid UTF-8", pos);
-            pos += (size_t)n;
-        } else {
-            if (n > lim->max_elems) return hw_fail(err, HW_E_LIMIT, "%s of %llu entries exceeds the limit of %zu", kind == 3 ? "array" : "map", (unsigned long long)n, lim->max_elems);
-            uint64_t items = kind == 4 ? 2 * n : n;
-            if (items > len - pos) return hw_fail(err, HW_E_BAD_REQUEST, "truncated msgpack: %s declares %llu entries but only %zu bytes remain", kind == 3 ? "array" : "map", (unsigned long long)n, len - pos);
-            if (depth + 1 > maxd) return hw_fail(err, HW_E_LIMIT, "nesting deeper than %d levels", maxd);
-            if (items) remaining[++depth] = items;
-            *zone_bytes += (size_t)n * (kind == 4 ? sizeof(msgpack_object_kv) : sizeof(msgpack_object));
-        }
-    }
-    if (pos != len) return hw_fail(err, HW_E_BAD_REQUEST, "%zu trailing bytes after the message map", len - pos);
-    return 0;
+    if (len <= lim->max_str && len <= lim->max_bin && len <= lim->max_elems && len <= lim->max_total)
+        return scan_walk(p, len, lim, err, zone_bytes, true);
+    return scan_walk(p, len, lim, err, zone_bytes, false);
 }
 
 int hw_msg_check(const char *buf, size_t len, const hw_limits *lim, hw_err *err) {
@@ -334,6 +403,20 @@ static int list_array(const msgpack_object *o, const char *what, msgpack_zone *z
     return 0;
 }
 
+/* a wire array's "dtype", "shape" and "data" in one pass over its keys: each the first entry with
+ * that key, as hw_mp_get finds it */
+static void array_fields(const msgpack_object *map, const msgpack_object *f[3]) {
+    f[0] = f[1] = f[2] = NULL;
+    for (uint32_t i = 0; i < map->via.map.size; i++) {
+        const msgpack_object *k = &map->via.map.ptr[i].key;
+        if (k->type != MSGPACK_OBJECT_STR) continue;
+        const char *s = k->via.str.ptr;
+        int j = k->via.str.size == 5 ? (!memcmp(s, "dtype", 5) ? 0 : !memcmp(s, "shape", 5) ? 1 : -1)
+              : k->via.str.size == 4 && !memcmp(s, "data", 4) ? 2 : -1;
+        if (j >= 0 && !f[j]) f[j] = &map->via.map.ptr[i].val;
+    }
+}
+
 int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, size_t max_elems, hw_array *out, hw_err *err) {
     memset(out, 0, sizeof *out);
     if (!o) return hw_fail(err, HW_E_BAD_REQUEST, "field '%s' is required", what);
@@ -354,18 +437,17 @@ int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, s
     if (o->type != MSGPACK_OBJECT_MAP) return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an array {dtype, shape, data}, a list or a number; got %s", what, type_name(o));
     char dt[16];
     hw_err e2;
-    /* a dtype name (under 8 bytes, no NUL) matched in place; anything else through hw_mp_str's checks */
-    const msgpack_object *dto = hw_mp_get(o, "dtype");
-    int d = -1;
-    if (dto && dto->type == MSGPACK_OBJECT_STR && dto->via.str.size && dto->via.str.size < 8 && !memchr(dto->via.str.ptr, 0, dto->via.str.size)) {
-        memcpy(dt, dto->via.str.ptr, dto->via.str.size);
-        dt[dto->via.str.size] = 0;
-        d = hw_dtype_from_name(dt);
-    }
+    const msgpack_object *f[3];
+    array_fields(o, f);
+    /* a dtype's name matched in place (hw_dtype_from_namen: a name holding a NUL matches none);
+     * anything else through hw_mp_str's checks */
+    const msgpack_object *dto = f[0];
+    int d = dto && dto->type == MSGPACK_OBJECT_STR ? hw_dtype_from_namen(dto->via.str.ptr, dto->via.str.size) : -1;
     if (d < 0 && hw_mp_str(o, "dtype", NULL, dt, sizeof dt, &e2)) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: %s", what, e2.msg);
     if (d < 0) d = hw_dtype_from_name(dt);
     if (d < 0) return hw_fail(err, HW_E_BAD_REQUEST, "%s.dtype: unknown dtype '%s' (float32, float64, int8, int16, int32, int64, uint8, bool)", what, dt);
-    const msgpack_object *sh = hw_mp_get(o, "shape");
+    const char *dtn = hw_dtype_name((hw_dtype)d); /* the name as sent */
+    const msgpack_object *sh = f[1];
     if (!sh || sh->type != MSGPACK_OBJECT_ARRAY) return hw_fail(err, HW_E_BAD_REQUEST, "%s.shape: expected a list of integers", what);
     if (sh->via.array.size > HW_MAX_DIMS) return hw_fail(err, HW_E_LIMIT, "%s.shape: %u dims exceed the limit of %d", what, sh->via.array.size, HW_MAX_DIMS);
     uint64_t numel = 1;
@@ -379,11 +461,11 @@ int hw_mp_array(const msgpack_object *o, const char *what, msgpack_zone *zone, s
         numel *= x->via.u64;
         if (numel > max_elems) return hw_fail(err, HW_E_LIMIT, "%s: %llu elements exceed the limit of %zu", what, (unsigned long long)numel, max_elems);
     }
-    const msgpack_object *data = hw_mp_get(o, "data");
+    const msgpack_object *data = f[2];
     if (!data || data->type != MSGPACK_OBJECT_BIN) return hw_fail(err, HW_E_BAD_REQUEST, "%s.data: expected bin bytes", what);
     size_t want = (size_t)numel * hw_dtype_size(out->dtype);
     if (data->via.bin.size != want)
-        return hw_fail(err, HW_E_BAD_REQUEST, "%s.data: %u bytes, but dtype %s and shape give %zu", what, data->via.bin.size, dt, want);
+        return hw_fail(err, HW_E_BAD_REQUEST, "%s.data: %u bytes, but dtype %s and shape give %zu", what, data->via.bin.size, dtn, want);
     out->data = (void *)data->via.bin.ptr;
     return 0;
 }
@@ -531,29 +613,38 @@ void hw_pack_json(msgpack_packer *pk, const json_t *j) {
     }
 }
 
-void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes) {
+size_t hw_put_array_head(unsigned char *b, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes) {
     int nd = ndim + (lead > 0);
     const char *name = hw_dtype_name(dt);
     size_t nl = strlen(name);
     bool fast = nd < 16 && ndim <= HW_MAX_DIMS && nbytes <= UINT32_MAX && nl < 16;
     for (int d = 0; fast && d < ndim; d++) fast = shape[d] >= 0;
-    if (fast) { /* the same bytes as the packer's calls below, in one write */
-        unsigned char b[128], *p = b;
-        *p++ = 0x83;
-        p += hw_put_fixstr(p, "dtype", 5);
-        p += hw_put_fixstr(p, name, nl);
-        p += hw_put_fixstr(p, "shape", 5);
-        *p++ = (unsigned char)(0x90 | nd);
-        if (lead > 0) p += hw_put_uint(p, (uint64_t)lead);
-        for (int d = 0; d < ndim; d++) p += hw_put_uint(p, (uint64_t)shape[d]);
-        p += hw_put_fixstr(p, "data", 4);
-        int lb = nbytes < 256 ? 1 : nbytes < 65536 ? 2 : 4; /* msgpack_pack_bin: bin 8/16/32 */
-        *p++ = lb == 1 ? 0xc4 : lb == 2 ? 0xc5 : 0xc6;
-        for (int i = lb - 1; i >= 0; i--) p[i] = (unsigned char)(nbytes >> (8 * (lb - 1 - i)));
-        p += lb;
-        pk->callback(pk->data, (const char *)b, (size_t)(p - b));
+    if (!fast) return 0;
+    unsigned char *p = b;
+    *p++ = 0x83;
+    p += hw_put_fixstr(p, "dtype", 5);
+    p += hw_put_fixstr(p, name, nl);
+    p += hw_put_fixstr(p, "shape", 5);
+    *p++ = (unsigned char)(0x90 | nd);
+    if (lead > 0) p += hw_put_uint(p, (uint64_t)lead);
+    for (int d = 0; d < ndim; d++) p += hw_put_uint(p, (uint64_t)shape[d]);
+    p += hw_put_fixstr(p, "data", 4);
+    int lb = nbytes < 256 ? 1 : nbytes < 65536 ? 2 : 4; /* msgpack_pack_bin: bin 8/16/32 */
+    *p++ = lb == 1 ? 0xc4 : lb == 2 ? 0xc5 : 0xc6;
+    for (int i = lb - 1; i >= 0; i--) p[i] = (unsigned char)(nbytes >> (8 * (lb - 1 - i)));
+    p += lb;
+    return (size_t)(p - b);
+}
+
+void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes) {
+    unsigned char b[HW_ARRAY_HEAD_MAX];
+    size_t n = hw_put_array_head(b, dt, ndim, shape, lead, nbytes);
+    if (n) { /* the same bytes as the packer's calls below, in one write */
+        pk->callback(pk->data, (const char *)b, n);
         return;
     }
+    int nd = ndim + (lead > 0);
+    const char *name = hw_dtype_name(dt);
     msgpack_pack_map(pk, 3);
     hw_pack_kv_str(pk, "dtype", name);
     hw_pack_cstr(pk, "shape");
@@ -571,14 +662,57 @@ void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead) {
 }
 
 void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs) {
-    if (obs->n == 1 && !obs->keys[0]) {
-        hw_pack_array(pk, &obs->arr[0], 0);
+    hw_gather g; /* not zeroed: 1 KiB */
+    g.pk = pk;
+    g.n = 0;
+    hw_gather_obs(&g, obs);
+    hw_gather_flush(&g);
+}
+
+/* hw_pack_array(pk, a, 0)'s bytes, gathered */
+static void gather_array(hw_gather *g, const hw_array *a) {
+    size_t nb = hw_array_nbytes(a);
+    unsigned char *p = hw_gather_room(g, HW_ARRAY_HEAD_MAX + 256);
+    size_t h = hw_put_array_head(p, a->dtype, a->ndim, a->shape, 0, nb);
+    if (!h) { /* the packer's general calls */
+        hw_gather_flush(g);
+        hw_pack_array(g->pk, a, 0);
         return;
     }
-    msgpack_pack_map(pk, (size_t)obs->n);
+    g->n += h;
+    if (nb <= 256) {
+        if (nb) memcpy(p + h, a->data, nb);
+        g->n += nb;
+        return;
+    }
+    hw_gather_flush(g);
+    msgpack_pack_bin_body(g->pk, a->data, nb);
+}
+
+void hw_gather_obs(hw_gather *g, const hw_obs *obs) {
+    if (obs->n == 1 && !obs->keys[0]) {
+        gather_array(g, &obs->arr[0]);
+        return;
+    }
+    if (obs->n < 0 || obs->n >= 65536) { /* no Dict is this big: msgpack_pack_map's general form */
+        hw_gather_flush(g);
+        msgpack_pack_map(g->pk, (size_t)obs->n);
+    } else { /* msgpack_pack_map: a fixmap, else map 16 */
+        unsigned char *p = hw_gather_room(g, 3);
+        if (obs->n < 16) p[0] = (unsigned char)(0x80 | obs->n), g->n += 1;
+        else p[0] = 0xde, p[1] = (unsigned char)(obs->n >> 8), p[2] = (unsigned char)obs->n, g->n += 3;
+    }
     for (int i = 0; i < obs->n; i++) {
-        hw_pack_cstr(pk, obs->keys[i] ? obs->keys[i] : "");
-        hw_pack_array(pk, &obs->arr[i], 0);
+        const char *k = obs->keys[i] ? obs->keys[i] : "";
+        size_t kl = strlen(k);
+        if (kl < 32) {
+            unsigned char *p = hw_gather_room(g, 32);
+            g->n += hw_put_fixstr(p, k, kl);
+        } else {
+            hw_gather_flush(g);
+            hw_pack_strn(g->pk, k, kl);
+        }
+        gather_array(g, &obs->arr[i]);
     }
 }
 

@@ -125,8 +125,31 @@ void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead);
 /* hw_pack_array's header alone: {"dtype": dt, "shape": [lead?, shape...], "data": bin of nbytes}
  * up to the bin's length; the caller appends the nbytes of data (e.g. converted in place). */
 void hw_pack_array_head(msgpack_packer *pk, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes);
+/* hw_pack_array_head's bytes written at p (at most HW_ARRAY_HEAD_MAX), for a packer that gathers
+ * them with others; 0 (nothing written) when they take the packer's general calls (a negative
+ * extent, too many dims, more than 4 GiB) */
+#define HW_ARRAY_HEAD_MAX 96
+size_t hw_put_array_head(unsigned char *p, hw_dtype dt, int ndim, const int64_t *shape, int64_t lead, size_t nbytes);
 /* An observation: a wire array for a single-array obs, a map key -> wire array for Dict. */
 void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs);
+/* A packer's bytes gathered in a buffer and written at once (fewer writes of a reply's small
+ * pieces): hw_gather_room makes room for `need` bytes (writing what is gathered when short of it)
+ * and returns where they go; the caller then adds what it put to n. hw_gather_flush writes it. */
+typedef struct hw_gather {
+    msgpack_packer *pk;
+    size_t n;
+    unsigned char b[1024];
+} hw_gather;
+static inline void hw_gather_flush(hw_gather *g) {
+    if (g->n) g->pk->callback(g->pk->data, (const char *)g->b, g->n);
+    g->n = 0;
+}
+static inline unsigned char *hw_gather_room(hw_gather *g, size_t need) {
+    if (sizeof g->b - g->n < need) hw_gather_flush(g);
+    return g->b + g->n;
+}
+/* hw_pack_obs's bytes, gathered: keys, map and array headers, and arrays' data up to 256 bytes */
+void hw_gather_obs(hw_gather *g, const hw_obs *obs);
 /* {"id": <copied>, "ok": false, "error": {"code","message"}} */
 void hw_pack_error(msgpack_packer *pk, const msgpack_object *id, hw_code code, const char *msg);
 

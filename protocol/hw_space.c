@@ -437,16 +437,25 @@ hw_space *hw_space_from_json(const json_t *j, hw_err *err) {
  * check, which names the first bad element */
 static bool ints_in_range(const hw_space *s, const hw_array *a, int64_t off, int64_t n, int64_t *ib) {
     if (!ib || a->dtype != HW_DT_INT64 || !hw_space_is_integer(s)) return false;
-    const char *p = (const char *)a->data + 8 * off;
-    int64_t lo = s->type == HW_SPACE_DISCRETE ? s->start : 0;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t v;
-        memcpy(&v, p + 8 * i, 8); /* bin data in the request: not aligned */
-        int64_t c = s->type == HW_SPACE_MULTIDISCRETE ? s->nvec[i] : s->type == HW_SPACE_DISCRETE ? s->n : 2;
-        if (v < lo || v > lo + c - 1) return false;
-        ib[i] = v;
+    /* the elements copied first (bin data in the request is not aligned), then checked with no
+     * branch per element (a loop the compiler may vectorise); for Discrete and MultiBinary an
+     * element below lo wraps to a huge unsigned offset */
+    if (n > 0) memcpy(ib, (const char *)a->data + 8 * off, 8 * (size_t)n);
+    uint64_t bad = 0;
+    if (s->type == HW_SPACE_MULTIDISCRETE) {
+        const int64_t *nv = s->nvec;
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4) /* four at a time: fewer loop steps for long actions (placement-v0) */
+            bad |= (uint64_t)((ib[i] < 0) | (ib[i] >= nv[i]) | (ib[i + 1] < 0) | (ib[i + 1] >= nv[i + 1]) | (ib[i + 2] < 0) |
+                              (ib[i + 2] >= nv[i + 2]) | (ib[i + 3] < 0) | (ib[i + 3] >= nv[i + 3]));
+        for (; i < n; i++) bad |= (uint64_t)((ib[i] < 0) | (ib[i] >= nv[i]));
+        return !bad;
     }
-    return true;
+    int64_t lo = s->type == HW_SPACE_DISCRETE ? s->start : 0, c = s->type == HW_SPACE_DISCRETE ? s->n : 2;
+    if (c < 1) return false; /* no value fits: the general check says so */
+    uint64_t span = (uint64_t)c - 1;
+    for (int64_t i = 0; i < n; i++) bad |= (uint64_t)ib[i] - (uint64_t)lo > span;
+    return !bad;
 }
 
 static int check_one(const hw_space *s, const hw_array *a, int64_t off, int64_t k, int64_t *ib, double *fb, hw_err *err) {
@@ -499,6 +508,17 @@ static int check_shape(const hw_space *s, const hw_array *a, int lead, int64_t c
 }
 
 int hw_space_check_action(const hw_space *s, const hw_array *a, int64_t *ibuf, double *fbuf, hw_act *out, hw_err *err) {
+    /* the common case, all that check_shape and check_one would find of it: an int64 action of an
+     * integer space, of its element count, every element in range */
+    if (a->dtype == HW_DT_INT64 && hw_space_is_integer(s)) {
+        int64_t n = hw_space_numel(s);
+        if (hw_array_numel(a) == n && ints_in_range(s, a, 0, n, ibuf)) {
+            out->n = (size_t)n;
+            out->i = ibuf;
+            out->f = NULL;
+            return 0;
+        }
+    }
     if (check_shape(s, a, 0, 1, err)) return -1;
     if (check_one(s, a, 0, -1, ibuf, fbuf, err)) return -1;
     out->n = (size_t)hw_space_numel(s);

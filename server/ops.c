@@ -17,7 +17,18 @@ const char *hw_op_name_of(int op) {
 }
 
 int hw_op_lookup(const char *name, size_t len) {
-    for (int i = 0; i < OP_COUNT; i++)
-        if (op_lens[i] == len && memcmp(op_names[i], name, len) == 0) return i;
-    return -1;
+    /* the length and the first byte tell every op from the others (tests/c/server/test_codec.c checks
+     * each name round-trips): one candidate, one compare */
+    int i = -1;
+    switch (len) {
+    case 4: i = name[0] == 's' ? OP_STEP : name[0] == 'p' ? OP_PING : name[0] == 'e' ? OP_ENVS : name[0] == 'm' ? OP_MAKE : name[0] == 'j' ? OP_JOIN : -1; break;
+    case 5: i = name[0] == 'r' ? OP_RESET : name[0] == 'h' ? OP_HELLO : name[0] == 's' ? OP_STATS : name[0] == 'c' ? OP_CLOSE : -1; break;
+    case 6: i = OP_SPACES; break;
+    case 7: i = OP_RESTORE; break;
+    case 8: i = name[0] == 's' ? OP_SNAPSHOT : OP_EVALUATE; break;
+    case 13: i = OP_DROP_SNAPSHOT; break;
+    case 14: i = OP_EVALUATE_BATCH; break;
+    default: break;
+    }
+    return i >= 0 && op_lens[i] == len && memcmp(op_names[i], name, len) == 0 ? i : -1;
 }

@@ -4,10 +4,19 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 msgpack_packer reply_begin(task *t, size_t nfields) { return reply_begin_sized(t, nfields, 0); }
 
 msgpack_packer reply_begin_sized(task *t, size_t nfields, size_t bytes) {
+    msgpack_packer pk;
+    hw_gather g; /* not zeroed: 1 KiB */
+    reply_begin_gather(t, nfields, bytes, &pk, &g);
+    hw_gather_flush(&g);
+    return pk;
+}
+
+void reply_begin_gather(task *t, size_t nfields, size_t bytes, msgpack_packer *pk, hw_gather *g) {
     /* a buffer the task already holds (on the inline path, the router's spare: router_core.c) is
      * reused from its start, whatever it held before; one smaller than the hint is replaced. Below
      * 8 KiB the packer's first allocation is enough; a hint is not a promise */
@@ -18,20 +27,27 @@ msgpack_packer reply_begin_sized(task *t, size_t nfields, size_t bytes) {
         msgpack_sbuffer_init(&t->reply);
         if (bytes && (t->reply.data = malloc(bytes))) t->reply.alloc = bytes;
     }
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &t->reply, msgpack_sbuffer_write);
-    /* {"id": <echo>, "ok": true, in three writes (the map's header and "id" in one when the map is a
-     * fixmap); the bytes msgpack_pack_map and hw_pack_cstr pack */
-    if (nfields + 2 < 16) pk.callback(pk.data, (const char[]){(char)(0x80 | (nfields + 2)), (char)0xa2, 'i', 'd'}, 4);
+    msgpack_packer_init(pk, &t->reply, msgpack_sbuffer_write);
+    g->pk = pk;
+    g->n = 0;
+    /* {"id": <echo>, "ok": true, with the bytes msgpack_pack_map, hw_pack_cstr, msgpack_pack_object
+     * (msgpack_pack_uint64 for a non-negative integer id) and msgpack_pack_nil pack, gathered
+     * (written at once when the map is a fixmap and the id a non-negative integer or absent) */
+    if (nfields + 2 >= 16) msgpack_pack_map(pk, nfields + 2);
+    unsigned char *p = hw_gather_room(g, 24), *p0 = p; /* map, "id", a uint64, "ok": true */
+    if (nfields + 2 < 16) *p++ = (unsigned char)(0x80 | (nfields + 2));
+    memcpy(p, "\xa2id", 3), p += 3;
+    if (!t->id) *p++ = 0xc0;
+    else if (t->id->type == MSGPACK_OBJECT_POSITIVE_INTEGER) p += hw_put_uint(p, t->id->via.u64);
     else {
-        msgpack_pack_map(&pk, nfields + 2);
-        pk.callback(pk.data, "\xa2id", 3);
+        g->n += (size_t)(p - p0);
+        hw_gather_flush(g);
+        msgpack_pack_object(pk, *t->id);
+        p = p0 = hw_gather_room(g, 4);
     }
-    if (t->id) msgpack_pack_object(&pk, *t->id);
-    else msgpack_pack_nil(&pk);
-    pk.callback(pk.data, "\xa2ok\xc3", 4);
+    memcpy(p, "\xa2ok\xc3", 4), p += 4;
+    g->n += (size_t)(p - p0);
     t->failed = false;
-    return pk;
 }
 
 void reply_error(task *t, const hw_err *e) {

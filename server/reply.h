@@ -13,6 +13,10 @@ msgpack_packer reply_begin(task *t, size_t nfields);
  * Both reuse a buffer the task already holds (its size reset to 0; replaced when smaller than the
  * hint): the router hands its spare to inline ops (router_core.c, reply_spare_give). */
 msgpack_packer reply_begin_sized(task *t, size_t nfields, size_t bytes);
+/* reply_begin_sized with the header's bytes left in g, a gather (hw_codec.h) on *pk, which it sets
+ * up on t's buffer: the caller adds the reply's next pieces and flushes g before packing into *pk
+ * (a step's header, observation and reward in one write) */
+void reply_begin_gather(task *t, size_t nfields, size_t bytes, msgpack_packer *pk, hw_gather *g);
 void reply_error(task *t, const hw_err *e);
 /* Copies an error message for the wire into dst (size n): cut at n-1 bytes, invalid UTF-8 and
  * control bytes replaced by '?', an empty message replaced by `fallback` (every per-point error

@@ -209,6 +209,37 @@ static void route_make(router *r, task *t) {
 static bool try_inline(router *r, task *t);
 static bool fair_idle(router *r);
 
+/* A request that may queue or reach a worker is charged to its client (peers.h): t->peer, held
+ * until finish(). An op answered inline queues nothing and is charged nothing, so it skips this
+ * (the client's address, looked up in the message's metadata, and a hash of it per request). */
+static void charge_to_peer(router *r, task *t) {
+    char label[48];
+    bool curve = r->o->curve_secret != NULL;
+    uint64_t key = peers_key_of(t, curve, NULL, 0); /* the label only for a new peer */
+    if (!(t->peer = peers_get(&r->P, key, NULL, false)))
+        t->peer = peers_get(&r->P, peers_key_of(t, curve, label, sizeof label), label, true);
+    t->peer->holds++; /* until finish() */
+}
+
+/* A request's "id", "v", "op", "session" and "action" in one pass over its keys: each the first
+ * entry with that key, as hw_mp_get finds it (five lookups scanned the keys five times) */
+static void request_fields(const msgpack_object *root, const msgpack_object *f[5]) {
+    for (int j = 0; j < 5; j++) f[j] = NULL;
+    for (uint32_t i = 0; i < root->via.map.size; i++) {
+        const msgpack_object *k = &root->via.map.ptr[i].key;
+        if (k->type != MSGPACK_OBJECT_STR) continue;
+        const char *s = k->via.str.ptr;
+        int j = -1;
+        switch (k->via.str.size) {
+        case 1: j = s[0] == 'v' ? 1 : -1; break;
+        case 2: j = !memcmp(s, "id", 2) ? 0 : !memcmp(s, "op", 2) ? 2 : -1; break;
+        case 6: j = !memcmp(s, "action", 6) ? 4 : -1; break;
+        case 7: j = !memcmp(s, "session", 7) ? 3 : -1; break;
+        }
+        if (j >= 0 && !f[j]) f[j] = &root->via.map.ptr[i].val;
+    }
+}
+
 /* Decodes and routes one request. Replies at once when the router can answer. */
 static void on_request(router *r, task *t, bool draining) {
     hw_err err;
@@ -227,15 +258,18 @@ static void on_request(router *r, task *t, bool draining) {
         goto answer;
     }
     t->decoded = true;
-    const msgpack_object *root = t->msg.root;
-    const msgpack_object *id = hw_mp_get(root, "id");
+    const msgpack_object *f[5];
+    request_fields(t->msg.root, f);
+    t->session_o = f[3];
+    t->action_o = f[4];
+    const msgpack_object *id = f[0];
     if (id && (id->type == MSGPACK_OBJECT_POSITIVE_INTEGER || id->type == MSGPACK_OBJECT_NEGATIVE_INTEGER || id->type == MSGPACK_OBJECT_STR))
         t->id = id;
     else if (id && id->type != MSGPACK_OBJECT_NIL) {
         reply_fail(t, HW_E_BAD_REQUEST, "field 'id' must be an integer or a string");
         goto answer;
     }
-    const msgpack_object *v = hw_mp_get(root, "v");
+    const msgpack_object *v = f[1];
     if (!v) {
         reply_fail(t, HW_E_BAD_REQUEST, "field 'v' (protocol version) is required; this server speaks %d", HW_PROTOCOL_VERSION);
         goto answer;
@@ -247,7 +281,7 @@ static void on_request(router *r, task *t, bool draining) {
         else reply_fail(t, HW_E_UNSUPPORTED_VERSION, "field 'v' must be the integer protocol version (%d)", HW_PROTOCOL_VERSION);
         goto answer;
     }
-    const msgpack_object *op = hw_mp_get(root, "op");
+    const msgpack_object *op = f[2];
     if (!op || op->type != MSGPACK_OBJECT_STR) {
         reply_fail(t, HW_E_BAD_REQUEST, "field 'op' is required (a string)");
         goto answer;
@@ -276,17 +310,15 @@ static void on_request(router *r, task *t, bool draining) {
     case OP_STATS: op_stats(r, t); goto answer;
     default: break;
     }
-    { /* the rest may reach a worker: it is charged to its client (peers.h) */
-        char label[48];
-        bool curve = r->o->curve_secret != NULL;
-        uint64_t key = peers_key_of(t, curve, NULL, 0); /* the label only for a new peer */
-        if (!(t->peer = peers_get(&r->P, key, NULL, false)))
-            t->peer = peers_get(&r->P, peers_key_of(t, curve, label, sizeof label), label, true);
-        t->peer->holds++; /* until finish() */
-    }
     switch (o) {
-    case OP_MAKE: route_make(r, t); break;
-    case OP_EVALUATE_BATCH: route_batch(r, t); break;
+    case OP_MAKE:
+        charge_to_peer(r, t);
+        route_make(r, t);
+        break;
+    case OP_EVALUATE_BATCH:
+        charge_to_peer(r, t);
+        route_batch(r, t);
+        break;
     case OP_SPACES:
     case OP_EVALUATE: {
         session *s = lookup(r, t, false, &err);
@@ -296,6 +328,7 @@ static void on_request(router *r, task *t, bool draining) {
         }
         t->s = s;
         if (s && try_inline(r, t)) return;
+        charge_to_peer(r, t);
         if (queue_full(r, t, s)) break;
         if (s) dispatch(r, t, session_worker(r, s));
         else { /* session-less: waits in its client's fair queue (fair_pump) */
@@ -312,6 +345,7 @@ static void on_request(router *r, task *t, bool draining) {
         }
         t->s = s;
         if (try_inline(r, t)) return;
+        charge_to_peer(r, t);
         if (queue_full(r, t, s)) break;
         dispatch(r, t, session_worker(r, s));
         break;
@@ -326,7 +360,7 @@ answer:
 static void after_op(router *r, task *t) {
     session *s = t->s;
     if (s) {
-        peers_session_touch(s, hw_now()); /* keeps its client's list in order of use */
+        peers_session_touch(s, t->done > 0 ? t->done : hw_now()); /* keeps its client's list in order of use */
         if ((t->op == OP_MAKE || t->op == OP_CLOSE || t->op == OP_DESTROY) && s->dead) table_del(r, s);
         if (t->op == OP_MAKE && !s->dead && s->in_table && !s->mem_counted) {
             r->mem += s->mem_est;
@@ -426,37 +460,38 @@ static void reap(router *r, double now) {
  * nothing within the socket's ZMQ_RCVTIMEO when `wait`). */
 static task *recv_request(router *r, bool wait) {
     task *t = task_new(r);
-    zmq_msg_t parts[TASK_MAX_ENVELOPE + 1];
+    /* frames are received in place: the first TASK_MAX_ENVELOPE into t->env, the next into t->body
+     * (beyond that each replaces it: the last frame is kept as the body) */
     int n = 0;
     int more = 1;
     bool overflow = false;
     while (more) {
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, r->sock, n == 0 && !wait ? ZMQ_DONTWAIT : 0) < 0) {
-            zmq_msg_close(&m);
+        zmq_msg_t extra, *m = n < TASK_MAX_ENVELOPE ? &t->env[n] : n == TASK_MAX_ENVELOPE ? &t->body : &extra;
+        zmq_msg_init(m);
+        if (zmq_msg_recv(m, r->sock, n == 0 && !wait ? ZMQ_DONTWAIT : 0) < 0) {
+            zmq_msg_close(m);
             if (n == 0) {
                 task_recycle(r, t);
                 return NULL;
             }
             break;
         }
-        more = zmq_msg_more(&m);
-        if (n < TASK_MAX_ENVELOPE + 1) parts[n++] = m;
+        more = zmq_msg_more(m);
+        if (n <= TASK_MAX_ENVELOPE) n++;
         else {
             overflow = true;
-            zmq_msg_close(&parts[n - 1]);
-            parts[n - 1] = m; /* keep the last frame as the body */
+            zmq_msg_close(&t->body);
+            t->body = extra;
         }
     }
     t->t0 = hw_now();
     if (n < 2) { /* no routing id + body: cannot answer */
-        for (int i = 0; i < n; i++) zmq_msg_close(&parts[i]);
+        zmq_msg_close(&t->env[0]);
         task_recycle(r, t);
         return NULL;
     }
-    for (int i = 0; i < n - 1; i++) t->env[t->nenv++] = parts[i];
-    t->body = parts[n - 1];
+    if (n <= TASK_MAX_ENVELOPE) t->body = t->env[n - 1]; /* the last frame is the body */
+    t->nenv = n - 1;
     t->has_body = true;
     if (overflow) {
         t->op = -1;
@@ -638,6 +673,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
         long timeout = (long)((next_reap - now) * 1000.0);
         if (timeout < 0) timeout = 0;
         if (timeout > 100) timeout = 100;
+        r->now = 0; /* set again by a request answered in this turn (finish) */
         if (!r->inflight && !r->P.nqueued) {
             /* Nothing is out at a worker, so no reply can come: wait on the ROUTER socket alone,
              * in a blocking receive bounded by the same timeout. This is the raw echo's own wait;
@@ -656,7 +692,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             }
         } else if (serve_polled(r, timeout, draining, &stopped) < 0)
             *stop = 1;
-        now = hw_now();
+        now = r->now > 0 ? r->now : hw_now(); /* a request just answered read the clock already */
         if (!draining && now >= next_reap) {
             reap(r, now);
             next_reap = now + reap_every;

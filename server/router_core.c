@@ -4,6 +4,7 @@
  * charges, handing a task to a worker, and finding a request's session. Calls down only (the
  * session table, peers, op names, the latency histograms). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ task *task_new(router *r) {
     task *t = r->spare_task;
     if (t) {
         r->spare_task = NULL;
-        memset(t, 0, sizeof *t);
+        memset(t, 0, offsetof(task, env)); /* the frames after it are set as they arrive (task.h) */
         return t;
     }
     if (!(t = calloc(1, sizeof *t))) abort();
@@ -69,6 +70,7 @@ static void send_reply(router *r, task *t) {
     /* the envelope's frames themselves: a sent frame is moved out (left empty for task_free) */
     for (int i = 0; i < t->nenv; i++)
         if (zmq_msg_send(&t->env[i], r->sock, ZMQ_SNDMORE) < 0) return; /* peer gone */
+    t->nenv = 0; /* every envelope frame sent, which leaves none to close (zmq_msg_close(3)) */
     if (t->reply.size <= REPLY_COPY_MAX) {
         zmq_send(r->sock, t->reply.data, t->reply.size, 0);
         if (!r->spare.data && t->reply.alloc <= SPARE_MAX) {
@@ -85,8 +87,10 @@ static void send_reply(router *r, task *t) {
 }
 
 void finish(router *r, task *t) {
-    if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (hw_now() - t->t0) * 1e6);
-    else if (t->op < 0) hw_hist_add(&r->hist_bad, (hw_now() - t->t0) * 1e6);
+    double now = t->done > 0 ? t->done : hw_now(); /* an inline op's end (worker.c): no second reading */
+    r->now = now;
+    if (t->op >= 0 && t->op < OP_COUNT) hw_hist_add(&r->hist[t->op], (now - t->t0) * 1e6);
+    else if (t->op < 0) hw_hist_add(&r->hist_bad, (now - t->t0) * 1e6);
     if (t->failed) r->errors++;
     if (t->op == OP_STEP && !t->failed) r->steps++;
     send_reply(r, t);
@@ -166,7 +170,7 @@ void dispatch(router *r, task *t, int wi) {
 
 session *lookup(router *r, task *t, bool required, hw_err *err) {
     char tok[80];
-    const msgpack_object *o = hw_mp_get(t->msg.root, "session");
+    const msgpack_object *o = t->session_o;
     if (!o || o->type == MSGPACK_OBJECT_NIL) {
         if (required) hw_fail(err, HW_E_BAD_REQUEST, "field 'session' is required for %s", hw_op_name_of(t->op));
         else hw_err_clear(err);

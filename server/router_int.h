@@ -53,6 +53,8 @@ typedef struct router {
     msgpack_zone *spare_zone; /* and its decode zone (hw_msg_decode_in) */
     msgpack_sbuffer spare;    /* a sent reply's buffer, kept for the next inline op's (reply_spare_give) */
     int rcvtimeo;             /* the ROUTER socket's ZMQ_RCVTIMEO as last set (-2: not yet) */
+    double now;               /* the clock as finish() last read it (0: not since the main loop cleared it) */
+    session *last_found;      /* the session table_getn found last, while it is in the table (table.c) */
 } router;
 
 /* the session table (table.c) */

@@ -3,16 +3,32 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "reply.h"
 #include "router_int.h"
 
+/* floor(16 log2(us / 0.1)) without a log2 call (one per request): x = 1.f * 2^e from its bits,
+ * then which of the sixteenths of an octave 1.f falls in (the thresholds 2^(j/16)) */
 static int bucket_of(double us) {
-    if (us <= 0.1) return 0;
-    int k = (int)(16.0 * log2(us / 0.1));
-    if (k < 0) k = 0;
-    if (k >= HW_STATS_BUCKETS) k = HW_STATS_BUCKETS - 1;
-    return k;
+    static const double sixteenths[16] = {1.0, 1.0442737824274138, 1.0905077326652577, 1.1387886347566916, 1.189207115002721,
+                                          1.241857812073484, 1.2968395546510096, 1.3542555469368927, 1.4142135623730951,
+                                          1.4768261459394993, 1.5422108254079407, 1.6104903319492543, 1.681792830507429,
+                                          1.7562521603732995, 1.8340080864093424, 1.9152065613971474};
+    if (!(us > 0.1)) return 0;
+    double x = us / 0.1;
+    if (x >= 1048576.0) return HW_STATS_BUCKETS - 1; /* 2^20: bucket 320 and beyond */
+    uint64_t bits, one = 0x3ff0000000000000ull;
+    memcpy(&bits, &x, sizeof bits);
+    int e = (int)(bits >> 52) - 1023; /* x > 1: a normal number, e in 0..19 */
+    bits = (bits & 0x000fffffffffffffull) | one;
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    int j = 0;
+    for (int step = 8; step; step >>= 1)
+        if (m >= sixteenths[j + step]) j += step;
+    int k = 16 * e + j;
+    return k >= HW_STATS_BUCKETS ? HW_STATS_BUCKETS - 1 : k;
 }
 
 static double bucket_mid(int k) { return 0.1 * pow(2.0, (k + 0.5) / 16.0); }

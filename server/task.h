@@ -33,14 +33,16 @@ struct peer;
 
 typedef struct task {
     int op;
-    zmq_msg_t env[TASK_MAX_ENVELOPE]; /* routing id (+ empty delimiter for REQ peers) */
-    int nenv;
-    zmq_msg_t body;                    /* the raw request; hw_msg points into it */
-    bool has_body, decoded;
+    int nenv;                          /* frames held in env[] */
+    bool has_body, decoded;            /* body holds a frame; msg was decoded from it */
     hw_msg msg;
     const msgpack_object *id;          /* echoed in the reply (may be NULL) */
+    const msgpack_object *session_o;   /* the request's "session" and "action" values (NULL when */
+    const msgpack_object *action_o;    /* absent), found with its other fields (router.c on_request) */
     struct session *s;
     double t0;                         /* receipt time (monotonic seconds) */
+    double done;                       /* when an inline op ended, timed on the wall clock (0: not so):
+                                          the router's bookkeeping after it reads no clock again */
     msgpack_sbuffer reply;             /* packed reply; empty = no reply to send */
     bool failed;                       /* the reply is an error */
     bool dispatched;                   /* set by the router before handing it to a worker; never written by workers */
@@ -63,6 +65,10 @@ typedef struct task {
     bool inline_alone;                 /* over --inline-us, run inline because its client was alone:
                                           timed on the CPU clock (worker_handle_timed) */
     json_t *info_hold;                 /* freed by task_free */
+    /* last, and not zeroed by the router's task_new (zmq_msg_init sets each frame it receives):
+     * only nenv frames of env and body when has_body are valid */
+    zmq_msg_t env[TASK_MAX_ENVELOPE]; /* routing id (+ empty delimiter for REQ peers) */
+    zmq_msg_t body;                    /* the raw request; hw_msg points into it */
 } task;
 
 #endif

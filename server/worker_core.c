@@ -112,21 +112,32 @@ int get_seed(const msgpack_object *o, uint64_t *out, hw_err *err, const char *wh
     return hw_fail(err, HW_E_BAD_REQUEST, "%s: expected an integer seed", what);
 }
 
-void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
-    hw_pack_cstr(pk, "obs");
-    hw_pack_obs(pk, &out->obs);
-    if (!step) return;
-    /* "reward": float 64, "terminated": bool, "truncated": bool in one write, the bytes
-     * msgpack_pack_double and hw_pack_bool pack (0xcb then the IEEE bits big-endian) */
+/* pack_step_out's bytes, gathered into g */
+static void step_out_gather(hw_gather *g, const hw_step_out *out, bool step) {
     static const char k_rew[] = "\xa6reward", k_term[] = "\xaaterminated", k_trunc[] = "\xa9truncated";
-    unsigned char b[sizeof k_rew + 9 + sizeof k_term + sizeof k_trunc], *p = b;
+    unsigned char *p = hw_gather_room(g, 4);
+    g->n += hw_put_fixstr(p, "obs", 3);
+    hw_gather_obs(g, &out->obs);
+    if (!step) return;
+    unsigned char *p0 = p = hw_gather_room(g, sizeof k_rew + 9 + sizeof k_term + sizeof k_trunc);
     memcpy(p, k_rew, sizeof k_rew - 1), p += sizeof k_rew - 1;
     p += hw_put_double(p, out->reward);
     memcpy(p, k_term, sizeof k_term - 1), p += sizeof k_term - 1;
     *p++ = out->terminated ? 0xc3 : 0xc2;
     memcpy(p, k_trunc, sizeof k_trunc - 1), p += sizeof k_trunc - 1;
     *p++ = out->truncated ? 0xc3 : 0xc2;
-    pk->callback(pk->data, (const char *)b, (size_t)(p - b));
+    g->n += (size_t)(p - p0);
+}
+
+void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
+    /* the bytes hw_pack_cstr("obs"), hw_pack_obs, then msgpack_pack_double and hw_pack_bool pack for
+     * "reward": float 64 (0xcb then the IEEE bits big-endian), "terminated", "truncated", gathered
+     * (hw_gather): a step with a small observation goes out in one write */
+    hw_gather g; /* not zeroed: 1 KiB */
+    g.pk = pk;
+    g.n = 0;
+    step_out_gather(&g, out, step);
+    hw_gather_flush(&g);
 }
 
 /* Single env reset/step; `act` NULL means reset. Packs into each task in `targets`. */
@@ -147,9 +158,14 @@ int run_single(worker *w, session *s, const hw_act *act, const uint64_t *seed, c
     for (int k = 0; k < ntargets; k++) {
         task *t = targets[k];
         bool joint = s->kind == SK_MULTI && act;
-        msgpack_packer pk = reply_begin_sized(t, act ? 5 + joint : 2, s->reply_hint);
-        pack_step_out(&pk, &out, act != NULL);
-        hw_pack_cstr(&pk, "info");
+        /* the header, "obs" ... "truncated" and the "info" key gathered: one write for a small
+         * observation (pack_step_out's bytes; reply_begin_sized's and hw_pack_cstr's before and after) */
+        msgpack_packer pk;
+        hw_gather g;
+        reply_begin_gather(t, act ? 5 + joint : 2, s->reply_hint, &pk, &g);
+        step_out_gather(&g, &out, act != NULL);
+        g.n += hw_put_fixstr(hw_gather_room(&g, 5), "info", 4);
+        hw_gather_flush(&g);
         pack_env_info(&pk, s, 0, info);
         if (joint) {
             hw_pack_cstr(&pk, "action");

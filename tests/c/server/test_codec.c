@@ -5,11 +5,14 @@
  * compared in place, dtype names as words, int64 actions) give msgpack-c's bytes and the general
  * check's answers. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
 #include "hw_codec.h"
 #include "hw_space.h"
+#include "task.h"
 
 /* ASCII around a sequence does not change whether the string is valid: every string here is
  * exactly as valid as the one sequence it holds, wherever the eight-byte runs fall */
@@ -275,4 +278,157 @@ Test(codec, wire_array_dtype_in_place_and_its_errors) {
         hw_msg_free(&m);
         msgpack_sbuffer_destroy(&sb);
     }
+}
+
+/* hw_op_lookup tells ops apart by length and first byte, then compares the one candidate: every
+ * op name finds its op, and a name differing in any byte, cut short, extended, empty or an
+ * internal op's name finds none */
+Test(codec, op_names_round_trip_and_nothing_else_matches) {
+    for (int op = 0; op < OP_COUNT; op++) {
+        const char *n = hw_op_name_of(op);
+        size_t len = strlen(n);
+        cr_assert_eq(hw_op_lookup(n, len), op, "%s", n);
+        char b[32];
+        for (size_t i = 0; i < len; i++) { /* one byte changed */
+            memcpy(b, n, len);
+            b[i] = b[i] == 'x' ? 'y' : 'x';
+            cr_assert_eq(hw_op_lookup(b, len), -1, "'%.*s' matched", (int)len, b);
+        }
+        cr_assert_eq(hw_op_lookup(n, len - 1), -1, "%s cut short", n);
+        memcpy(b, n, len);
+        b[len] = 's';
+        cr_assert_eq(hw_op_lookup(b, len + 1), -1, "%s extended", n);
+    }
+    cr_assert_eq(hw_op_lookup("", 0), -1);
+    cr_assert_eq(hw_op_lookup("destroy", 7), -1);
+    cr_assert_eq(hw_op_lookup("batch_slice", 11), -1);
+    cr_assert_eq(hw_op_lookup("stop", 4), -1);
+}
+
+/* the scan's short-string shortcut (one or two words ending at the string's end) gives the general
+ * check's answer and message: every string of 0..40 bytes holding one sequence (valid or not) at
+ * every position, as a key at the message's start (fewer than 8 bytes before its end) and as a value */
+Test(codec, scan_strings_of_every_length_and_position) {
+    static const char *const seqs[] = {"\xc3\xa9", "\xe2\x82\xac", "\xff", "\xc0\xaf", "\xe2\x82", "\x80", "z"};
+    unsigned char s[48], m[64];
+    int checked = 0;
+    for (size_t len = 0; len <= 40; len++)
+        for (size_t at = 0; at <= len; at++)
+            for (size_t k = 0; k < sizeof seqs / sizeof *seqs; k++)
+                for (int as_key = 0; as_key < 2; as_key++) {
+                    size_t q = strlen(seqs[k]), n = at + q > len ? at + q : len;
+                    if (n > 40) continue;
+                    memset(s, 'a' + (int)(len % 26), sizeof s);
+                    memcpy(s + at, seqs[k], q);
+                    size_t h = 0;
+                    m[h++] = 0x81;
+                    if (!as_key) m[h++] = 0xa1, m[h++] = 'k';
+                    size_t off = h + (n < 32 ? 1 : 2); /* where the string's bytes start */
+                    if (n < 32) m[h++] = (unsigned char)(0xa0 | n);
+                    else m[h++] = 0xd9, m[h++] = (unsigned char)n;
+                    memcpy(m + h, s, n), h += n;
+                    if (as_key) m[h++] = 0x01;
+                    hw_err err;
+                    int rc = hw_msg_check((const char *)m, h, NULL, &err);
+                    bool ok = hw_utf8_valid((const char *)s, n);
+                    cr_assert_eq(rc == 0, ok, "len %zu, sequence %zu at %zu, key %d", n, k, at, as_key);
+                    if (!ok) {
+                        char want[80];
+                        snprintf(want, sizeof want, "string at offset %zu is not valid UTF-8", off);
+                        cr_assert_str_eq(err.msg, want);
+                    }
+                    checked++;
+                }
+    cr_assert_gt(checked, 10000);
+}
+
+/* a wire array's keys in one pass: the first entry of each key counts (as hw_mp_get finds it),
+ * whatever the order, with other keys and non-string keys around them */
+Test(codec, wire_array_first_key_counts_in_any_order) {
+    for (int order = 0; order < 3; order++) {
+        msgpack_sbuffer sb = {0};
+        msgpack_packer pk = {.data = &sb, .callback = msgpack_sbuffer_write};
+        msgpack_pack_map(&pk, 7);
+        msgpack_pack_int(&pk, 7); /* a non-string key */
+        msgpack_pack_int(&pk, 1);
+        for (int k = 0; k < 3; k++) {
+            int which = (k + order) % 3;
+            if (which == 0) hw_pack_kv_str(&pk, "dtype", "int8");
+            else if (which == 1) {
+                hw_pack_cstr(&pk, "shape");
+                msgpack_pack_array(&pk, 1);
+                msgpack_pack_int(&pk, 2);
+            } else {
+                hw_pack_cstr(&pk, "data");
+                msgpack_pack_bin(&pk, 2);
+                msgpack_pack_bin_body(&pk, "\x05\x06", 2);
+            }
+        }
+        hw_pack_kv_str(&pk, "dtype", "float64"); /* later duplicates do not count */
+        hw_pack_cstr(&pk, "shape");
+        msgpack_pack_array(&pk, 0);
+        hw_pack_kv_str(&pk, "datum", "x");
+        hw_msg m;
+        hw_err err;
+        cr_assert_eq(hw_msg_decode(&m, sb.data, sb.size, NULL, &err), 0, "%s", err.msg);
+        hw_array a;
+        cr_assert_eq(hw_mp_array(m.root, "action", m.up.zone, 16, &a, &err), 0, "order %d: %s", order, err.msg);
+        cr_assert(a.dtype == HW_DT_INT8 && a.ndim == 1 && a.shape[0] == 2 && ((const char *)a.data)[1] == 6, "order %d", order);
+        hw_msg_free(&m);
+        msgpack_sbuffer_destroy(&sb);
+    }
+}
+
+/* the router finds a request's id, v, op, session and action in one pass over its keys: with a key
+ * given twice the first counts (as hw_mp_get finds it), in any order, beside unknown and
+ * non-string keys; a session op answered inline (no peer looked up) still works */
+static size_t raw_req(char *b, const char *const *kv, int n) {
+    msgpack_sbuffer sb = {0};
+    msgpack_packer pk = {.data = &sb, .callback = msgpack_sbuffer_write};
+    msgpack_pack_map(&pk, (size_t)n + 1);
+    msgpack_pack_int(&pk, 9); /* a non-string key first */
+    msgpack_pack_int(&pk, 9);
+    for (int i = 0; i < n; i++) {
+        hw_pack_cstr(&pk, kv[2 * i]);
+        const char *v = kv[2 * i + 1];
+        if (v[0] == '#') msgpack_pack_int(&pk, atoi(v + 1));
+        else hw_pack_cstr(&pk, v);
+    }
+    memcpy(b, sb.data, sb.size);
+    size_t len = sb.size;
+    msgpack_sbuffer_destroy(&sb);
+    return len;
+}
+
+Test(codec, request_fields_first_key_counts) {
+    srv S;
+    srv_start(&S, 1, 60);
+    void *c = cli_new(S.ep);
+    char b[512];
+    static const char *const ping_hello[] = {"op", "ping", "x", "y", "v", "#1", "op", "hello", "id", "#7", "id", "#8"};
+    json_t *r = call_raw(c, b, raw_req(b, ping_hello, 6));
+    cr_assert(r && !err_code(r) && json_object_get(r, "time") && json_integer_value(json_object_get(r, "id")) == 7, "the first op and id count");
+    json_decref(r);
+    static const char *const v21[] = {"v", "#2", "v", "#1", "op", "ping"};
+    r = call_raw(c, b, raw_req(b, v21, 3));
+    cr_assert(r && err_code(r) && !strcmp(err_code(r), "UNSUPPORTED_VERSION"), "the first v counts: %s", r ? err_msg(r) : "no reply");
+    json_decref(r);
+    static const char *const noop[] = {"v", "#1", "opx", "ping", "o", "ping"};
+    r = call_raw(c, b, raw_req(b, noop, 3));
+    cr_assert(r && err_code(r) && strstr(err_msg(r), "field 'op' is required"), "no op: %s", r ? err_msg(r) : "no reply");
+    json_decref(r);
+    r = call(c, "{\"op\":\"make\",\"v\":1,\"env\":\"diag-v0\",\"config\":{\"dims\":3}}");
+    cr_assert(r && !err_code(r), "%s", r ? err_msg(r) : "no reply");
+    char tok[64];
+    snprintf(tok, sizeof tok, "%s", json_string_value(json_object_get(r, "session")));
+    json_decref(r);
+    for (int k = 0; k < 3; k++) { /* reset, then steps: inline after the first of each op */
+        const char *const reset[] = {"session", tok, "op", "reset", "session", "nonsense", "v", "#1"};
+        r = call_raw(c, b, raw_req(b, reset, 4));
+        cr_assert(r && !err_code(r) && json_object_get(r, "obs"), "reset %d: %s", k, r ? err_msg(r) : "no reply");
+        json_decref(r);
+    }
+    json_decref(call(c, "{\"op\":\"close\",\"v\":1,\"session\":\"%s\"}", tok));
+    cli_close(c);
+    cr_assert_eq(srv_stop(&S), 0);
 }

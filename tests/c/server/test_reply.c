@@ -34,16 +34,18 @@ static void reference_header(msgpack_sbuffer *sb, size_t nfields, const msgpack_
 }
 
 Test(reply, header_bytes_are_msgpacks_for_every_field_count_id_and_buffer) {
-    msgpack_object ids[5];
+    /* integer ids at each width boundary of msgpack_pack_uint64 (one write with the header) */
+    static const uint64_t uints[] = {5, (uint64_t)1 << 40, 0, 127, 128, 255, 256, 65535, 65536, 4294967295u, 4294967296u, UINT64_MAX};
+    enum { NU = sizeof uints / sizeof *uints, NID = NU + 3 };
+    msgpack_object ids[NID];
     memset(ids, 0, sizeof ids);
-    ids[0].type = MSGPACK_OBJECT_POSITIVE_INTEGER, ids[0].via.u64 = 5;
-    ids[1].type = MSGPACK_OBJECT_POSITIVE_INTEGER, ids[1].via.u64 = (uint64_t)1 << 40;
-    ids[2].type = MSGPACK_OBJECT_NEGATIVE_INTEGER, ids[2].via.i64 = -3;
-    ids[3].type = MSGPACK_OBJECT_STR, ids[3].via.str.ptr = "request-7", ids[3].via.str.size = 9;
-    ids[4].type = MSGPACK_OBJECT_STR, ids[4].via.str.ptr = NULL, ids[4].via.str.size = 0;
+    for (int k = 0; k < NU; k++) ids[k].type = MSGPACK_OBJECT_POSITIVE_INTEGER, ids[k].via.u64 = uints[k];
+    ids[NU].type = MSGPACK_OBJECT_NEGATIVE_INTEGER, ids[NU].via.i64 = -3;
+    ids[NU + 1].type = MSGPACK_OBJECT_STR, ids[NU + 1].via.str.ptr = "request-7", ids[NU + 1].via.str.size = 9;
+    ids[NU + 2].type = MSGPACK_OBJECT_STR, ids[NU + 2].via.str.ptr = NULL, ids[NU + 2].via.str.size = 0;
     int checked = 0;
     for (size_t nf = 0; nf <= 40; nf++)
-        for (int k = -1; k < 5; k++)
+        for (int k = -1; k < NID; k++)
             for (int state = 0; state < 4; state++) {
                 task t;
                 memset(&t, 0, sizeof t);
@@ -74,30 +76,46 @@ Test(reply, header_bytes_are_msgpacks_for_every_field_count_id_and_buffer) {
                 msgpack_sbuffer_destroy(&t.reply);
                 checked++;
             }
-    cr_assert_eq(checked, 41 * 6 * 4);
+    cr_assert_eq(checked, 41 * (NID + 1) * 4);
 }
 
-/* pack_step_out writes reward, terminated and truncated in one write: msgpack-c's bytes for them
- * (float 64, true/false) at signed zeros, infinities, NaN, tiny and huge values */
+/* pack_step_out gathers "obs", a single array's header and (up to 256 bytes) its data, reward,
+ * terminated and truncated into one write: msgpack-c's bytes for them (float 64, true/false) at
+ * signed zeros, infinities, NaN, tiny and huge values, for observations of 0, 3, 32 (256 bytes) and
+ * 33 int64s, a Dict, a one-key Dict, and a reset (obs alone) */
 Test(reply, step_out_bytes_are_msgpacks) {
     static const double rewards[] = {0.0, -0.0, 1.0, -1.5, 1e-310, 1.7976931348623157e308, -3.25e-7, 0.1};
     double special[] = {1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0};
+    static const int64_t lens[] = {3, 0, 32, 33};
+    int64_t v[40];
+    for (int i = 0; i < 40; i++) v[i] = i * 977 - 300;
+    for (int shape = 0; shape < 7; shape++)
     for (int i = 0; i < 11; i++)
         for (int f = 0; f < 4; f++) {
             hw_step_out out;
             memset(&out, 0, sizeof out);
-            int64_t v[3] = {1, -2, 300};
             out.obs.n = 1;
-            out.obs.arr[0] = (hw_array){HW_DT_INT64, 1, {3}, v};
+            out.obs.arr[0] = (hw_array){HW_DT_INT64, 1, {shape < 4 ? lens[shape] : 3}, shape == 1 ? NULL : v};
+            if (shape == 4 || shape == 5) { /* a Dict (two keys), a Dict of one key */
+                out.obs.keys[0] = "a";
+                out.obs.arr[1] = (hw_array){HW_DT_FLOAT64, 2, {2, 2}, v};
+                out.obs.keys[1] = "bb";
+                out.obs.n = shape == 4 ? 2 : 1;
+            }
+            bool step = shape != 6;
             out.reward = i < 8 ? rewards[i] : special[i - 8];
             out.terminated = f & 1;
             out.truncated = f & 2;
             pack_pair pp;
             pack_pair_init(&pp);
             msgpack_packer *pb = &pp.pk[1];
-            pack_step_out(&pp.pk[0], &out, true);
+            pack_step_out(&pp.pk[0], &out, step);
             hw_pack_cstr(pb, "obs");
             hw_pack_obs(pb, &out.obs);
+            if (!step) {
+                cr_assert(pack_pair_same(&pp), "reset, obs shape %d: different bytes", shape);
+                continue;
+            }
             msgpack_pack_str(pb, 6);
             msgpack_pack_str_body(pb, "reward", 6);
             msgpack_pack_double(pb, out.reward);
@@ -109,7 +127,7 @@ Test(reply, step_out_bytes_are_msgpacks) {
             msgpack_pack_str_body(pb, "truncated", 9);
             if (out.truncated) msgpack_pack_true(pb);
             else msgpack_pack_false(pb);
-            cr_assert(pack_pair_same(&pp), "reward %g, flags %d: different bytes", out.reward, f);
+            cr_assert(pack_pair_same(&pp), "obs shape %d, reward %g, flags %d: different bytes", shape, out.reward, f);
         }
 }
 
