@@ -28,7 +28,13 @@ typedef struct pl_env {
     /* what the last reset/step's info reports (env.h info_pack packs it after the call) */
     int last_step;
     pl_result last;
+    /* each memory's entry in info's "occupancy" up to its keys, as msgpack packs it (its name,
+     * then the header of its object of OCC_KEYS keys): written at once into a gathered info */
+    unsigned char occ_head[PL_MAX_MEMS][48];
+    size_t occ_head_n[PL_MAX_MEMS];
 } pl_env;
+
+enum { OCC_KEYS = 7 };
 
 typedef struct pl_snap {
     int started;
@@ -179,6 +185,17 @@ static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *er
     e->cur = xcalloc((size_t)m->nt, 1);
     e->act = xcalloc((size_t)m->nt, 1);
     e->obs_map = xcalloc((size_t)m->nt, sizeof(int64_t));
+    for (int k = 0; k < m->hw.n_mem; k++) {
+        msgpack_sbuffer sb;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer pk;
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        hw_info_out o = hw_info_packer(&pk, 1); /* the one key's bytes follow the map's header byte */
+        hw_info_map(&o, m->hw.mem[k].name, OCC_KEYS);
+        e->occ_head_n[k] = sb.size - 1;
+        memcpy(e->occ_head[k], sb.data + 1, sb.size - 1); /* a name is at most 31 bytes: 1 + 31 + 1 */
+        msgpack_sbuffer_destroy(&sb);
+    }
     /* action space */
     int64_t *nv = xcalloc((size_t)m->nt, sizeof(int64_t));
     for (int t = 0; t < m->nt; t++) nv[t] = m->hw.n_mem;
@@ -211,7 +228,13 @@ static const hw_space *env_ospace(const void *p) { return ((const pl_env *)p)->o
 static void fill_obs(pl_env *e, hw_obs *obs) {
     if (!obs) return;
     const pl_model *m = e->m;
-    for (int t = 0; t < m->nt; t++) e->obs_map[t] = e->cur[t];
+    const uint8_t *cur = e->cur; /* locals: a store through obs_map may alias e's fields */
+    int64_t *om = e->obs_map;
+    const int nt = m->nt;
+    int t = 0;
+    for (; t + 4 <= nt; t += 4) /* four at a time: half the loop's own instructions */
+        om[t] = cur[t], om[t + 1] = cur[t + 1], om[t + 2] = cur[t + 2], om[t + 3] = cur[t + 3];
+    for (; t < nt; t++) om[t] = cur[t];
     obs->n = 3; /* only the first n fields are read: the struct (a kilobyte) is not cleared */
     obs->keys[0] = "edges";
     obs->arr[0] = (hw_array){HW_DT_INT64, 2, {m->ne, 2}, m->edges};
@@ -272,15 +295,16 @@ static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     hw_info_int_k(j, HW_KEY("total_bytes"), m->total_bytes);
     hw_info_list_u8(j, "rectified", r->rectified, (size_t)m->nt);
     hw_info_out occ = hw_info_map_k(j, HW_KEY("occupancy"), (size_t)m->hw.n_mem);
-    /* non-empty weight and activation tensors per memory, in one pass */
-    int nwk[PL_MAX_MEMS] = {0}, nak[PL_MAX_MEMS] = {0};
-    for (int i = 0; i < m->n; i++) {
-        nwk[r->rectified[2 * i]] += m->bytes[2 * i] > 0;
-        nak[r->rectified[2 * i + 1]] += m->bytes[2 * i + 1] > 0;
-    }
     for (int k = 0; k < m->hw.n_mem; k++) {
-        int nw = nwk[k], na = nak[k];
-        hw_info_out o = hw_info_map(&occ, m->hw.mem[k].name, 7);
+        int nw = r->weight_tensors[k], na = r->act_tensors[k];
+        hw_info_gather *g = hw_info_gathering(&occ);
+        hw_info_out o = occ;
+        if (g) {
+            memcpy(hw_info_gather_room(g, e->occ_head_n[k]), e->occ_head[k], e->occ_head_n[k]);
+            g->n += e->occ_head_n[k];
+        } else {
+            o = hw_info_map(&occ, m->hw.mem[k].name, OCC_KEYS);
+        }
         hw_info_int_k(&o, HW_KEY("peak_bytes"), r->peak[k]);
         hw_info_int_k(&o, HW_KEY("capacity_bytes"), (int64_t)m->hw.mem[k].capacity);
         hw_info_int_k(&o, HW_KEY("banks"), m->hw.mem[k].banks);
@@ -322,14 +346,25 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     if (e->t >= e->steps) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
     if (!act->i || (int64_t)act->n != m->nt)
         return hw_fail(err, HW_E_BAD_ACTION, "action: expected %d memory indices", m->nt);
-    /* the whole action checked in one branch-free pass (the first bad index found after) */
-    const uint64_t M = (uint64_t)m->hw.n_mem;
-    uint64_t bad = 0;
-    for (int t = 0; t < m->nt; t++) {
-        uint64_t v = (uint64_t)act->i[t]; /* a negative index is a huge unsigned one */
-        bad |= v >= M;
-        e->act[t] = (uint8_t)v;
+    /* the whole action checked in one branch-free pass: the largest index as unsigned (a negative
+     * one is huge), two at a time (the first bad index found after) */
+    const int64_t *ai = act->i;
+    uint8_t *dst = e->act; /* locals: a byte store may alias anything the loop would reload */
+    uint64_t mx = 0, mx2 = 0;
+    const int nt = m->nt;
+    int q = 0;
+    for (; q + 2 <= nt; q += 2) {
+        uint64_t v = (uint64_t)ai[q], v2 = (uint64_t)ai[q + 1];
+        mx = v > mx ? v : mx;
+        mx2 = v2 > mx2 ? v2 : mx2;
+        dst[q] = (uint8_t)v, dst[q + 1] = (uint8_t)v2;
     }
+    for (; q < nt; q++) {
+        uint64_t v = (uint64_t)ai[q];
+        mx = v > mx ? v : mx;
+        dst[q] = (uint8_t)v;
+    }
+    const bool bad = (mx > mx2 ? mx : mx2) >= (uint64_t)m->hw.n_mem;
     for (int t = 0; bad && t < m->nt; t++) {
         int64_t v = act->i[t];
         if (v < 0 || v >= m->hw.n_mem)
