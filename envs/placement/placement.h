@@ -105,11 +105,10 @@ typedef struct pl_model {
     int one_bank;            /* every memory has one bank: a channel is its memory (faster paths) */
     /* latency with one bank per memory (placement_eval.c): node i's reads xf[xoff[i]..xoff[i+1])
      * (its weights if any, then its inputs: the order their seconds add up; the output written
-     * comes last), and the largest latency of the memories in a bitmask */
+     * comes last) */
     int *xoff;
     pl_xfer *xf;
     uint8_t *xslow;          /* [n] 1: node i reads a graph input (no tensor): the per-node path */
-    double lat_of[1 << PL_MAX_MEMS];
     /* observation */
     float *feat;             /* [n * PL_NFEAT] */
     int64_t *edges;          /* [ne * 2] (producer, consumer) */

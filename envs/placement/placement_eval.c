@@ -282,12 +282,13 @@ static double node_time_one_bank(const pl_model *m, const uint8_t *map, int i) {
         PL_ADD(k, (double)m->bytes[2 * i + 1] * m->inv_wbw[k]);
     }
 #undef PL_ADD
-    double tm = 0;
+    double tm = 0, lat = 0;
     for (unsigned u = touched; u; u &= u - 1) {
         int k = __builtin_ctz(u);
         if (t[k] > tm) tm = t[k];
+        if (m->lat[k] > lat) lat = m->lat[k];
     }
-    return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + m->lat_of[touched] + m->hw.node_overhead;
+    return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
 }
 
 double pl_node_time(const pl_model *m, const uint8_t *map, int i) {
@@ -321,35 +322,36 @@ double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigne
     return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
 }
 
-/* Every node's time with one bank per memory, from the transfer lists: the seconds of memory k
- * add up in t[k] from 0 (0 + s is s), and as they only grow, the largest of the final sums is the
- * largest of the running ones (an untouched memory's 0 never wins); the memories touched form a
- * bitmask whose largest latency is a table lookup. The same numbers as node_time_one_bank, which
- * serves the nodes that read a graph input. */
+/* Every node's time with one bank per memory, from the read lists: the seconds of memory k add
+ * up in t[k] from 0 (0 + s is s), and as they only grow, the largest of the final sums is the
+ * largest of the running ones (an untouched memory's 0 never wins); so is the largest latency of
+ * the memories touched. The same numbers as node_time_one_bank, which serves the nodes that read
+ * a graph input. (Each maximum is written `a > b ? a : b` with a the running one: x86's maxsd.) */
 static double latency_one_bank(const pl_model *m, const uint8_t *map, double *node_time) {
     double total = 0;
+    const pl_xfer *x = m->xf; /* node i's reads follow node i - 1's */
     for (int i = 0; i < m->n; i++) {
+        const pl_xfer *e = m->xf + m->xoff[i + 1];
         double ti;
         if (m->xslow[i]) {
             ti = node_time_one_bank(m, map, i);
+            x = e;
         } else {
-            double t[PL_MAX_MEMS] = {0}, tm = 0;
-            unsigned touched = 0;
-            const pl_xfer *x = m->xf + m->xoff[i], *e = m->xf + m->xoff[i + 1];
-            for (; x < e; x++) { /* reads: the weights, then the inputs */
+            double t[PL_MAX_MEMS] = {0}, tm = 0, lat = 0;
+            for (; x < e; x++) { /* the weights, then the inputs */
                 const int k = map[x->tensor];
                 const double v = t[k] + x->bytes * m->inv_rbw[k];
                 t[k] = v;
-                tm = v > tm ? v : tm;
-                touched |= 1u << k;
+                tm = tm > v ? tm : v;
+                lat = lat > m->lat[k] ? lat : m->lat[k];
             }
             if (m->bytes[2 * i + 1] > 0) { /* the output written */
                 const int k = map[2 * i + 1];
                 const double v = t[k] + (double)m->bytes[2 * i + 1] * m->inv_wbw[k];
-                tm = v > tm ? v : tm;
-                touched |= 1u << k;
+                tm = tm > v ? tm : v;
+                lat = lat > m->lat[k] ? lat : m->lat[k];
             }
-            ti = (m->t_compute[i] > tm ? m->t_compute[i] : tm) + m->lat_of[touched] + m->hw.node_overhead;
+            ti = (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
         }
         if (node_time) node_time[i] = ti;
         total += ti;

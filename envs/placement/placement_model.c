@@ -153,13 +153,6 @@ static void eval_tables(pl_model *m) {
         m->lat[k] = hw->mem[k].latency;
     }
     m->coff[hw->n_mem] = m->nch;
-    /* the largest latency of the memories in each set, maxima taken in memory order */
-    for (unsigned u = 0; u < (1u << hw->n_mem); u++) {
-        double l = 0;
-        for (int k = 0; k < hw->n_mem; k++)
-            if (u >> k & 1 && m->lat[k] > l) l = m->lat[k];
-        m->lat_of[u] = l;
-    }
     /* weight ranks: the weights in rank order */
     m->nww = (n + 63) / 64;
     m->wword = xcalloc((size_t)n, sizeof(int));
