@@ -42,8 +42,13 @@ void pl_scratch_free(pl_scratch *s) {
     free(s);
 }
 
-/* what a rectification leaves besides the map and the scratch's channels */
+/* a rectification: what it works on, and what it leaves besides the map and the scratch's channels */
 typedef struct {
+    const pl_model *m;
+    const uint8_t *map;                    /* the agent's map */
+    uint8_t *out;                          /* the map being rectified */
+    pl_scratch *s;
+    int mem, c;                            /* the memory and channel being scanned */
     int64_t W[PL_MAX_MEMS * PL_MAX_BANKS]; /* resident weight bytes per channel (the first nch) */
     int na[PL_MAX_MEMS];                   /* non-empty activations per memory */
     int64_t moved;                         /* bytes of the tensors moved from the agent's memory */
@@ -55,38 +60,53 @@ static inline int chan(const pl_model *m, int k, int i, const int one) {
     return one ? k : m->coff[k] + i % m->hw.mem[k].banks;
 }
 
-/* Loads every channel from the map `out` (see the file comment). */
+/* Loads every channel from the map `out` (see the file comment). The channels' rows are reached
+ * through pointer tables and the sums kept in locals: the loop's few registers stay its own. */
 static inline __attribute__((always_inline)) void load(const pl_model *m, const uint8_t *out, pl_scratch *s, pl_state *st, const int one) {
-    const int n = m->n, nww = m->nww;
+    enum { NCH = PL_MAX_MEMS * PL_MAX_BANKS };
+    const int n = m->n, nww = m->nww, C = m->nch;
     const size_t dn = (size_t)n + 1;
-    uint64_t *wb = s->wbits;
-    int64_t *d = s->delta;
-    memset(wb, 0, sizeof *wb * (size_t)m->nch * (size_t)nww);
-    memset(d, 0, sizeof *d * (size_t)m->nch * dn);
-    memset(st->W, 0, sizeof *st->W * (size_t)m->nch);
-    memset(st->na, 0, sizeof st->na);
-    st->moved = 0;
-    st->nmov = 0;
+    uint64_t *wp[NCH];
+    int64_t *dp[NCH], W[NCH];
+    int na[PL_MAX_MEMS] = {0};
+    memset(s->wbits, 0, sizeof *s->wbits * (size_t)C * (size_t)nww);
+    memset(s->delta, 0, sizeof *s->delta * (size_t)C * dn);
+    for (int c = 0; c < C; c++) {
+        wp[c] = s->wbits + (size_t)c * (size_t)nww;
+        dp[c] = s->delta + (size_t)c * dn;
+        W[c] = 0;
+    }
+    const int *wword = m->wword, *lu = m->last_use;
+    const uint64_t *wbit = m->wbit;
+    const int64_t *bytes = m->bytes;
     for (int i = 0; i < n; i++) {
         const int kw = out[2 * i], ka = out[2 * i + 1];
-        const int cw = chan(m, kw, i, one);
-        wb[(size_t)cw * (size_t)nww + (size_t)m->wword[i]] |= m->wbit[i];
-        st->W[cw] += m->bytes[2 * i];
-        const int64_t b = m->bytes[2 * i + 1];
-        int64_t *dc = d + (size_t)chan(m, ka, i, one) * dn;
-        dc[i] += b;
-        dc[m->last_use[i] + 1] -= b;
-        st->na[ka] += b > 0;
+        const int cw = chan(m, kw, i, one), ca = chan(m, ka, i, one);
+        wp[cw][wword[i]] |= wbit[i];
+        W[cw] += bytes[2 * i];
+        const int64_t b = bytes[2 * i + 1];
+        dp[ca][i] += b;
+        dp[ca][lu[i] + 1] -= b;
+        na[ka] += b > 0;
     }
+    memcpy(st->W, W, sizeof *W * (size_t)C);
+    memcpy(st->na, na, sizeof na);
+    st->moved = 0;
+    st->nmov = 0;
 }
 
-/* One demotion in channel c of memory `mem` at step t, whose overflow is `over` > 0 bytes: the
- * smallest tensor of the channel resident at t whose size covers the overflow, or the largest one
- * if none does ((bytes, id) rank order breaks ties). The tensor moves to memory mem - 1 in out and
- * in the channels. Returns it, or -1 if the channel holds nothing (cannot happen). Not inlined:
- * the scan that calls it keeps its few variables in registers. */
-static __attribute__((noinline)) int demote(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s, pl_state *st, int mem,
-                                            int c, int t, int64_t over, const int one) {
+/* One demotion in channel st->c of memory st->mem at step t, whose overflow is `over` > 0 bytes:
+ * the smallest tensor of the channel resident at t whose size covers the overflow, or the largest
+ * one if none does ((bytes, id) rank order breaks ties). The tensor moves to memory mem - 1 in
+ * out and in the channels. Returns its bytes (> 0: empty tensors are never demoted), or -1 if the
+ * channel holds nothing (cannot happen). Not inlined: the scan that calls it keeps its few
+ * variables in registers. */
+static __attribute__((noinline)) int64_t demote(pl_state *st, int t, int64_t over, const int one) {
+    const pl_model *m = st->m;
+    const uint8_t *map = st->map;
+    uint8_t *out = st->out;
+    pl_scratch *s = st->s;
+    const int mem = st->mem, c = st->c;
     const int n = m->n, nww = m->nww;
     uint64_t *bits = s->wbits + (size_t)c * (size_t)nww;
     /* weights: the first weight rank whose size covers the overflow, then the lowest resident one
@@ -151,29 +171,32 @@ static __attribute__((noinline)) int demote(const pl_model *m, const uint8_t *ma
         st->moved += b;
         st->nmov++;
     }
-    return x;
+    return b;
 }
 
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
  * memory 1, within a memory each bank (channel) on its own, steps in execution order; while the
  * channel overflows at step t, demote one tensor (demote). out holds map on entry. */
-static inline __attribute__((always_inline)) void rectify_body(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scratch *s,
-                                                               pl_state *st, const int one) {
+static inline __attribute__((always_inline)) void rectify_body(pl_state *st, const int one) {
+    const pl_model *m = st->m;
     const int n = m->n;
     const size_t dn = (size_t)n + 1;
-    load(m, out, s, st, one);
+    load(m, st->out, st->s, st, one);
     for (int mem = m->hw.n_mem - 1; mem >= 1; mem--) {
         const int64_t cap = m->hw.mem[mem].capacity;
         for (int c = m->coff[mem]; c < m->coff[mem + 1]; c++) {
-            const int64_t *dc = s->delta + (size_t)c * dn;
-            int64_t a = 0, room = cap - st->W[c]; /* the live activation bytes at step t; the room the weights leave */
+            const int64_t *dc = st->s->delta + (size_t)c * dn;
+            /* the room the channel's weights leave, less its live activation bytes at step t;
+             * a demotion gives back the tensor's bytes either way */
+            int64_t slack = cap - st->W[c];
+            st->mem = mem;
+            st->c = c;
             for (int t = 0; t < n; t++) {
-                a += dc[t];
-                while (a > room) {
-                    int x = demote(m, map, out, s, st, mem, c, t, a - room, one);
-                    if (x < 0) break; /* cannot happen: the overflow is made of the channel's tensors */
-                    if (x & 1) a -= m->bytes[x];
-                    else room += m->bytes[x];
+                slack -= dc[t];
+                while (slack < 0) {
+                    int64_t b = demote(st, t, -slack, one);
+                    if (b < 0) break; /* cannot happen: the overflow is made of the channel's tensors */
+                    slack += b;
                 }
             }
         }
@@ -191,8 +214,12 @@ static void rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scra
     } else {
         memcpy(out, map, (size_t)m->nt);
     }
-    if (m->one_bank) rectify_body(m, map, out, s, st, 1);
-    else rectify_body(m, map, out, s, st, 0);
+    st->m = m;
+    st->map = map;
+    st->out = out;
+    st->s = s;
+    if (m->one_bank) rectify_body(st, 1);
+    else rectify_body(st, 0);
     free(orig);
 }
 
