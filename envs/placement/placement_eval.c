@@ -240,11 +240,16 @@ static void occupancy(const pl_model *m, const pl_scratch *s, const pl_state *st
         int nw = 0;
         for (int c = m->coff[k]; c < m->coff[k + 1]; c++) {
             const int64_t *dc = s->delta + (size_t)c * dn;
-            int64_t a = 0, pa = 0;
-            for (int t = 0; t < n; t++) {
+            int64_t a = 0, pa = 0, pb = 0;
+            int t = 0;
+            for (; t + 2 <= n; t += 2) { /* two steps at a time, a maximum each */
                 a += dc[t];
-                pa = a > pa ? a : pa;
+                pa = pa > a ? pa : a;
+                a += dc[t + 1];
+                pb = pb > a ? pb : a;
             }
+            if (t < n) a += dc[t], pa = pa > a ? pa : a;
+            pa = pa > pb ? pa : pb;
             if (pa + st->W[c] > peak) peak = pa + st->W[c];
             win += st->W[c];
             for (int w = 0; w < nww; w++) nw += __builtin_popcountll(s->wbits[(size_t)c * (size_t)nww + (size_t)w]);
