@@ -50,6 +50,7 @@ typedef struct {
     pl_scratch *s;
     int mem, c;                            /* the memory and channel being scanned */
     int64_t W[PL_MAX_MEMS * PL_MAX_BANKS]; /* resident weight bytes per channel (the first nch) */
+    int64_t A[PL_MAX_MEMS * PL_MAX_BANKS]; /* activation bytes per channel, over all steps */
     int na[PL_MAX_MEMS];                   /* non-empty activations per memory */
     int64_t moved;                         /* bytes of the tensors moved from the agent's memory */
     int nmov;
@@ -67,14 +68,14 @@ static inline __attribute__((always_inline)) void load(const pl_model *m, const 
     const int n = m->n, nww = m->nww, C = m->nch;
     const size_t dn = (size_t)n + 1;
     uint64_t *wp[NCH];
-    int64_t *dp[NCH], W[NCH];
+    int64_t *dp[NCH], W[NCH], A[NCH];
     int na[PL_MAX_MEMS] = {0};
     memset(s->wbits, 0, sizeof *s->wbits * (size_t)C * (size_t)nww);
     memset(s->delta, 0, sizeof *s->delta * (size_t)C * dn);
     for (int c = 0; c < C; c++) {
         wp[c] = s->wbits + (size_t)c * (size_t)nww;
         dp[c] = s->delta + (size_t)c * dn;
-        W[c] = 0;
+        W[c] = A[c] = 0;
     }
     const int *wword = m->wword, *lu = m->last_use;
     const uint64_t *wbit = m->wbit;
@@ -87,9 +88,11 @@ static inline __attribute__((always_inline)) void load(const pl_model *m, const 
         const int64_t b = bytes[2 * i + 1];
         dp[ca][i] += b;
         dp[ca][lu[i] + 1] -= b;
+        A[ca] += b;
         na[ka] += b > 0;
     }
     memcpy(st->W, W, sizeof *W * (size_t)C);
+    memcpy(st->A, A, sizeof *A * (size_t)C);
     memcpy(st->na, na, sizeof na);
     st->moved = 0;
     st->nmov = 0;
@@ -164,6 +167,8 @@ static __attribute__((noinline)) int64_t demote(pl_state *st, int t, int64_t ove
         dc[e] += b;
         d2[i] += b;
         d2[e] -= b;
+        st->A[c] -= b;
+        st->A[c2] += b;
         st->na[mem]--;
         st->na[mem - 1]++;
     }
@@ -185,6 +190,7 @@ static inline __attribute__((always_inline)) void rectify_body(pl_state *st, con
     for (int mem = m->hw.n_mem - 1; mem >= 1; mem--) {
         const int64_t cap = m->hw.mem[mem].capacity;
         for (int c = m->coff[mem]; c < m->coff[mem + 1]; c++) {
+            if (st->W[c] + st->A[c] <= cap) continue; /* fits even with every activation alive at once */
             const int64_t *dc = st->s->delta + (size_t)c * dn;
             /* the room the channel's weights leave, less its live activation bytes at step t;
              * a demotion gives back the tensor's bytes either way */
