@@ -135,3 +135,32 @@ Test(placement_eval, banked_memories, .timeout = 120) {
 Test(placement_eval, hand_built_chain) {
     check_sequence("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw_file\":\"tests/data/placement/chain3_hw.json\"}", 200);
 }
+
+/* By hand, on the chain (tests/data/placement/chain3.json: w0 1000, a0 200, w1 3000, a1 300,
+ * w2 500, a2 50; a0 alive at steps 0-1, a1 at 1-2, a2 at 2) with an LLC of 3400 B: the map puts
+ * w0, a0, a1, w2 in the SRAM (1500 B) and w1, a2 in the LLC, whose own tensors fit at once
+ * (3000 + 50). The SRAM overflows at step 0 by a0's 200 B (a0 is the smallest that covers it)
+ * and at step 1 by a1's 300 B: both go to the LLC, which then holds 3000 + 200 + 300 at step 1,
+ * 100 B too many: a0, the smallest that covers it, goes on to DRAM. An LLC skipped because of its
+ * own tensors alone would keep a0. */
+Test(placement_eval, demoted_activations_can_overflow_the_slower_memory) {
+    const hw_env_family *f;
+    void *env = pl_test_env("{\"graph_file\":\"tests/data/placement/chain3.json\",\"hw\":{\"name\":\"tight\",\"compute\":{"
+                            "\"engines\":1,\"freq_ghz\":1,\"macs_per_cycle\":1000,\"vector_ops_per_cycle\":1},\"memories\":["
+                            "{\"name\":\"DRAM\",\"capacity_bytes\":1000000000,\"read_gbps\":0.5,\"latency_ns\":100},"
+                            "{\"name\":\"LLC\",\"capacity_bytes\":3400,\"read_gbps\":10,\"write_gbps\":5,\"latency_ns\":10},"
+                            "{\"name\":\"SRAM\",\"capacity_bytes\":1500,\"read_gbps\":100,\"write_gbps\":50,\"latency_ns\":1}]}}",
+                            &f);
+    const pl_model *m = pl_env_model(env);
+    const uint8_t map[6] = {2, 2, 1, 2, 2, 1}, want[6] = {2, 0, 1, 1, 2, 1};
+    pl_scratch *s = pl_scratch_new(m);
+    pl_result r;
+    pl_evaluate(m, map, s, &r);
+    for (int t = 0; t < 6; t++) cr_assert_eq(r.rectified[t], want[t], "tensor %d: memory %d, expected %d", t, r.rectified[t], want[t]);
+    cr_assert_eq(r.n_reassigned, 2, "a0 and a1 moved");
+    cr_assert_eq(r.reassigned_bytes, 500);
+    check_occupancy("chain3, tight LLC", m, r.rectified, &r);
+    cr_assert_eq(r.peak[1], 3350, "the LLC's fullest step (2: w1, a1, a2)");
+    pl_scratch_free(s);
+    f->destroy(env);
+}
