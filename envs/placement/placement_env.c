@@ -12,6 +12,12 @@
 #include "common/info_out.h"
 #include "common/zoo.h"
 
+/* A constant run of info bytes (see put_result); n = 0: not packed (the writers run instead). */
+typedef struct {
+    unsigned char b[64];
+    size_t n;
+} pl_chunk;
+
 typedef struct pl_env {
     pl_model *m;
     pl_scratch *s;
@@ -28,13 +34,12 @@ typedef struct pl_env {
     /* what the last reset/step's info reports (env.h info_pack packs it after the call) */
     int last_step;
     pl_result last;
-    /* each memory's entry in info's "occupancy" up to its keys, as msgpack packs it (its name,
-     * then the header of its object of OCC_KEYS keys): written at once into a gathered info */
-    unsigned char occ_head[PL_MAX_MEMS][48];
-    size_t occ_head_n[PL_MAX_MEMS];
+    /* the constant runs of a step's info, packed at create (see put_result) */
+    pl_chunk rect_head, mem_head[PL_MAX_MEMS], mem_const[PL_MAX_MEMS];
 } pl_env;
 
 enum { OCC_KEYS = 7 };
+static void prepack_info(pl_env *e);
 
 typedef struct pl_snap {
     int started;
@@ -185,17 +190,7 @@ static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *er
     e->cur = xcalloc((size_t)m->nt, 1);
     e->act = xcalloc((size_t)m->nt, 1);
     e->obs_map = xcalloc((size_t)m->nt, sizeof(int64_t));
-    for (int k = 0; k < m->hw.n_mem; k++) {
-        msgpack_sbuffer sb;
-        msgpack_sbuffer_init(&sb);
-        msgpack_packer pk;
-        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-        hw_info_out o = hw_info_packer(&pk, 1); /* the one key's bytes follow the map's header byte */
-        hw_info_map(&o, m->hw.mem[k].name, OCC_KEYS);
-        e->occ_head_n[k] = sb.size - 1;
-        memcpy(e->occ_head[k], sb.data + 1, sb.size - 1); /* a name is at most 31 bytes: 1 + 31 + 1 */
-        msgpack_sbuffer_destroy(&sb);
-    }
+    prepack_info(e);
     /* action space */
     int64_t *nv = xcalloc((size_t)m->nt, sizeof(int64_t));
     for (int t = 0; t < m->nt; t++) nv[t] = m->hw.n_mem;
@@ -279,6 +274,58 @@ static double reward_of(const pl_env *e, const pl_result *r) {
     return r->reassigned_bytes == 0 ? m->baseline / r->latency : e->invalid_const ? e->invalid_value : -e->invalid_scale * r->eps;
 }
 
+/* The constant runs of a step's info, each written by one function below for any sink (JSON or
+ * packed); for a gathered info (the server's step reply) put_result copies their bytes, packed
+ * once at create by the same functions, instead of writing them key by key:
+ *  - rect_head: "total_bytes" and the header of the "rectified" list (whose items, memory indices
+ *    below 128, are packed as the bytes themselves: hw_info_list_u8);
+ *  - mem_head[k]: memory k's object in "occupancy" up to its first key (memory 0's begins with
+ *    the "occupancy" object itself);
+ *  - mem_const[k]: its "capacity_bytes" and "banks". */
+static hw_info_out w_rect_head(const pl_env *e, hw_info_out *o) {
+    hw_info_int_k(o, HW_KEY("total_bytes"), e->m->total_bytes);
+    return hw_info_list(o, "rectified", (size_t)e->m->nt);
+}
+static hw_info_out w_occupancy(const pl_env *e, hw_info_out *o) { return hw_info_map_k(o, HW_KEY("occupancy"), (size_t)e->m->hw.n_mem); }
+static hw_info_out w_mem_head(const pl_env *e, int k, hw_info_out *occ) { return hw_info_map(occ, e->m->hw.mem[k].name, OCC_KEYS); }
+static void w_mem_const(const pl_env *e, int k, hw_info_out *o) {
+    hw_info_int_k(o, HW_KEY("capacity_bytes"), (int64_t)e->m->hw.mem[k].capacity);
+    hw_info_int_k(o, HW_KEY("banks"), e->m->hw.mem[k].banks);
+}
+
+/* what=0: rect_head, 1: mem_head[k], 2: mem_const[k], packed by their writers */
+static void prepack(pl_env *e, int what, int k, pl_chunk *c) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    hw_info_out o = {NULL, &pk}; /* packs keys and values only: no header of its own */
+    if (what == 0) w_rect_head(e, &o);
+    else if (what == 1 && k == 0) w_mem_head(e, 0, (hw_info_out[]){w_occupancy(e, &o)});
+    else if (what == 1) w_mem_head(e, k, &o);
+    else w_mem_const(e, k, &o);
+    c->n = sb.size <= sizeof c->b ? sb.size : 0;
+    memcpy(c->b, sb.data, c->n);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+static void prepack_info(pl_env *e) {
+    prepack(e, 0, 0, &e->rect_head);
+    for (int k = 0; k < e->m->hw.n_mem; k++) {
+        prepack(e, 1, k, &e->mem_head[k]);
+        prepack(e, 2, k, &e->mem_const[k]);
+    }
+}
+
+static inline void put_bytes(hw_info_gather *g, const void *b, size_t n) {
+    for (size_t q = 0; q < n;) { /* a piece at a time: no more than the gathering buffer holds */
+        size_t w = n - q < sizeof g->b ? n - q : sizeof g->b;
+        memcpy(hw_info_gather_room(g, w), (const char *)b + q, w);
+        g->n += w;
+        q += w;
+    }
+}
+
 /* the info/metrics keys of a scored mapping (STEP_KEYS of them) */
 static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     const pl_model *m = e->m;
@@ -292,26 +339,28 @@ static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     hw_info_real_k(j, HW_KEY("rectified_speedup"), rect_speedup);
     hw_info_int_k(j, HW_KEY("reassigned_bytes"), r->reassigned_bytes);
     hw_info_int_k(j, HW_KEY("reassigned_tensors"), r->n_reassigned);
-    hw_info_int_k(j, HW_KEY("total_bytes"), m->total_bytes);
-    hw_info_list_u8(j, "rectified", r->rectified, (size_t)m->nt);
-    hw_info_out occ = hw_info_map_k(j, HW_KEY("occupancy"), (size_t)m->hw.n_mem);
+    hw_info_gather *g = hw_info_gathering(j);
+    const bool fast = g && e->rect_head.n && e->mem_head[m->hw.n_mem - 1].n; /* every chunk packed */
+    hw_info_out occ = *j;
+    if (fast) {
+        put_bytes(g, e->rect_head.b, e->rect_head.n);
+        put_bytes(g, r->rectified, (size_t)m->nt);
+    } else {
+        hw_info_out l = w_rect_head(e, j);
+        for (int t = 0; t < m->nt; t++) hw_info_item_int(&l, r->rectified[t]);
+        occ = w_occupancy(e, j);
+    }
     for (int k = 0; k < m->hw.n_mem; k++) {
-        int nw = r->weight_tensors[k], na = r->act_tensors[k];
-        hw_info_gather *g = hw_info_gathering(&occ);
-        hw_info_out o = occ;
-        if (g) {
-            memcpy(hw_info_gather_room(g, e->occ_head_n[k]), e->occ_head[k], e->occ_head_n[k]);
-            g->n += e->occ_head_n[k];
-        } else {
-            o = hw_info_map(&occ, m->hw.mem[k].name, OCC_KEYS);
-        }
+        hw_info_out o = *j;
+        if (fast) put_bytes(g, e->mem_head[k].b, e->mem_head[k].n);
+        else o = w_mem_head(e, k, &occ);
         hw_info_int_k(&o, HW_KEY("peak_bytes"), r->peak[k]);
-        hw_info_int_k(&o, HW_KEY("capacity_bytes"), (int64_t)m->hw.mem[k].capacity);
-        hw_info_int_k(&o, HW_KEY("banks"), m->hw.mem[k].banks);
+        if (fast) put_bytes(g, e->mem_const[k].b, e->mem_const[k].n);
+        else w_mem_const(e, k, &o);
         hw_info_int_k(&o, HW_KEY("weights_bytes"), r->weights_in[k]);
         hw_info_real_k(&o, HW_KEY("utilization"), (double)r->peak[k] / (double)m->hw.mem[k].capacity);
-        hw_info_int_k(&o, HW_KEY("weight_tensors"), nw);
-        hw_info_int_k(&o, HW_KEY("activation_tensors"), na);
+        hw_info_int_k(&o, HW_KEY("weight_tensors"), r->weight_tensors[k]);
+        hw_info_int_k(&o, HW_KEY("activation_tensors"), r->act_tensors[k]);
     }
 }
 
