@@ -104,11 +104,11 @@ typedef struct pl_model {
     double inv_rbw[PL_MAX_MEMS], inv_wbw[PL_MAX_MEMS], lat[PL_MAX_MEMS];
     int one_bank;            /* every memory has one bank: a channel is its memory (faster paths) */
     /* latency with one bank per memory (placement_eval.c): node i's reads xf[xoff[i]..xoff[i+1])
-     * (its weights if any, then its inputs: the order their seconds add up; the output written
-     * comes last) */
+     * (its weights if any, then its inputs, a graph input as tensor nt: the order their seconds
+     * add up), then its output written, out_bytes[i] (as a double; 0: none) */
     int *xoff;
     pl_xfer *xf;
-    uint8_t *xslow;          /* [n] 1: node i reads a graph input (no tensor): the per-node path */
+    double *out_bytes;
     /* observation */
     float *feat;             /* [n * PL_NFEAT] */
     int64_t *edges;          /* [ne * 2] (producer, consumer) */

@@ -26,7 +26,7 @@ static void *xcalloc(size_t n, size_t sz) {
 
 pl_scratch *pl_scratch_new(const pl_model *m) {
     pl_scratch *s = xcalloc(1, sizeof *s);
-    s->map = xcalloc((size_t)m->nt, 1);
+    s->map = xcalloc((size_t)m->nt + 1, 1); /* map[nt] stays 0: where a graph input lives */
     s->wbits = xcalloc((size_t)m->nch * (size_t)m->nww, sizeof(uint64_t));
     s->delta = xcalloc((size_t)m->nch * ((size_t)m->n + 1), sizeof(int64_t));
     s->node_time = xcalloc((size_t)m->n, sizeof(double));
@@ -360,48 +360,42 @@ double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigne
     return (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
 }
 
-/* Every node's time with one bank per memory, from the read lists: the seconds of memory k add
- * up in t[k] from 0 (0 + s is s), and as they only grow, the largest of the final sums is the
- * largest of the running ones (an untouched memory's 0 never wins); so is the largest latency of
- * the memories touched. The same numbers as node_time_one_bank, which serves the nodes that read
- * a graph input. (Each maximum is written `a > b ? a : b` with a the running one: x86's maxsd.) */
+/* Every node's time with one bank per memory, from the read lists (a graph input is read from
+ * map[nt], which must be 0: pl_scratch's map): the seconds of memory k add up in t[k] from 0
+ * (0 + s is s), and as they only grow, the largest of the final sums is the largest of the
+ * running ones (an untouched memory's 0 never wins); so is the largest latency of the memories
+ * touched. The same numbers as node_time_one_bank. (Each maximum is written `a > b ? a : b` with
+ * a the running one: x86's maxsd.) */
 static double latency_one_bank(const pl_model *m, const uint8_t *map, double *node_time) {
     double total = 0;
     const pl_xfer *x = m->xf; /* node i's reads follow node i - 1's */
     for (int i = 0; i < m->n; i++) {
         const pl_xfer *e = m->xf + m->xoff[i + 1];
-        double ti;
-        if (m->xslow[i]) {
-            ti = node_time_one_bank(m, map, i);
-            x = e;
-        } else {
-            double t[PL_MAX_MEMS] = {0}, tm = 0, lat = 0;
-            for (; x < e; x++) { /* the weights, then the inputs */
-                const int k = map[x->tensor];
-                const double v = t[k] + x->bytes * m->inv_rbw[k];
-                t[k] = v;
-                tm = tm > v ? tm : v;
-                lat = lat > m->lat[k] ? lat : m->lat[k];
-            }
-            if (m->bytes[2 * i + 1] > 0) { /* the output written */
-                const int k = map[2 * i + 1];
-                const double v = t[k] + (double)m->bytes[2 * i + 1] * m->inv_wbw[k];
-                tm = tm > v ? tm : v;
-                lat = lat > m->lat[k] ? lat : m->lat[k];
-            }
-            ti = (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+        double t[PL_MAX_MEMS] = {0}, tm = 0, lat = 0;
+        for (; x < e; x++) { /* the weights, then the inputs */
+            const int k = map[x->tensor];
+            const double v = t[k] + x->bytes * m->inv_rbw[k];
+            t[k] = v;
+            tm = tm > v ? tm : v;
+            lat = lat > m->lat[k] ? lat : m->lat[k];
         }
-        if (node_time) node_time[i] = ti;
+        if (m->out_bytes[i] > 0) { /* the output written */
+            const int k = map[2 * i + 1];
+            const double v = t[k] + m->out_bytes[i] * m->inv_wbw[k];
+            tm = tm > v ? tm : v;
+            lat = lat > m->lat[k] ? lat : m->lat[k];
+        }
+        const double ti = (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+        node_time[i] = ti;
         total += ti;
     }
     return total;
 }
 
 double pl_latency(const pl_model *m, const uint8_t *map, double *node_time) {
-    if (m->one_bank) return latency_one_bank(m, map, node_time);
     double total = 0;
     for (int i = 0; i < m->n; i++) {
-        double ti = pl_node_time_masked(m, map, i, ~0u);
+        double ti = pl_node_time(m, map, i);
         if (node_time) node_time[i] = ti;
         total += ti;
     }
@@ -414,7 +408,7 @@ void pl_evaluate(const pl_model *m, const uint8_t *map, pl_scratch *s, pl_result
     r->reassigned_bytes = st.moved;
     r->n_reassigned = st.nmov;
     r->eps = m->total_bytes > 0 ? (double)st.moved / (double)m->total_bytes : 0.0;
-    r->latency = pl_latency(m, s->map, s->node_time);
+    r->latency = m->one_bank ? latency_one_bank(m, s->map, s->node_time) : pl_latency(m, s->map, s->node_time);
     occupancy(m, s, &st, r);
     r->rectified = s->map;
 }

@@ -51,7 +51,7 @@ void pl_model_free(pl_model *m) {
     free(m->wrank_bytes);
     free(m->xoff);
     free(m->xf);
-    free(m->xslow);
+    free(m->out_bytes);
     free(m->feat);
     free(m->edges);
     free(m->heuristic);
@@ -168,18 +168,17 @@ static void eval_tables(pl_model *m) {
         m->wbit[x >> 1] = m->bytes[x] > 0 ? 1ull << (w & 63) : 0;
         w++;
     }
-    /* read lists: the weights, then the inputs (as pl_node_time adds them) */
+    /* read lists: the weights, then the inputs (as pl_node_time adds them; a graph input from map[nt]) */
     m->xoff = xcalloc((size_t)n + 1, sizeof(int));
     m->xf = xcalloc((size_t)n + (size_t)m->in_off[n], sizeof(pl_xfer));
-    m->xslow = xcalloc((size_t)n, 1);
+    m->out_bytes = xcalloc((size_t)n, sizeof(double));
     int q = 0;
     for (int i = 0; i < n; i++) {
         m->xoff[i] = q;
         if (m->w_read[i] > 0) m->xf[q++] = (pl_xfer){(double)m->w_read[i], 2 * i};
-        for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++) {
-            if (m->in_t[p] < 0) m->xslow[i] = 1;
-            else m->xf[q++] = (pl_xfer){(double)m->in_bytes[p], m->in_t[p]};
-        }
+        for (int p = m->in_off[i]; p < m->in_off[i + 1]; p++)
+            m->xf[q++] = (pl_xfer){(double)m->in_bytes[p], m->in_t[p] < 0 ? m->nt : m->in_t[p]};
+        m->out_bytes[i] = (double)m->bytes[2 * i + 1];
     }
     m->xoff[n] = q;
 }
