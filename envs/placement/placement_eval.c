@@ -89,8 +89,9 @@ static inline __attribute__((always_inline)) void load(const pl_model *m, const 
         dp[ca][i] += b;
         dp[ca][lu[i] + 1] -= b;
         A[ca] += b;
-        na[ka] += b > 0;
+        na[ka]++;
     }
+    for (int q = 0; q < m->n_aempty; q++) na[out[m->aempty[q]]]--; /* non-empty ones only */
     memcpy(st->W, W, sizeof *W * (size_t)C);
     memcpy(st->A, A, sizeof *A * (size_t)C);
     memcpy(st->na, na, sizeof na);
@@ -366,12 +367,14 @@ double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigne
  * running ones (an untouched memory's 0 never wins); so is the largest latency of the memories
  * touched. The same numbers as node_time_one_bank. (Each maximum is written `a > b ? a : b` with
  * a the running one: x86's maxsd.) */
-static double latency_one_bank(const pl_model *m, const uint8_t *map, double *node_time) {
+static inline __attribute__((always_inline)) double latency_one_bank_m(const pl_model *m, const uint8_t *map, double *node_time,
+                                                                       const int MM) {
     double total = 0;
     const pl_xfer *x = m->xf; /* node i's reads follow node i - 1's */
     for (int i = 0; i < m->n; i++) {
         const pl_xfer *e = m->xf + m->xoff[i + 1];
-        double t[PL_MAX_MEMS] = {0}, tm = 0, lat = 0;
+        double t[PL_MAX_MEMS], tm = 0, lat = 0;
+        for (int k = 0; k < MM; k++) t[k] = 0; /* MM >= the memories, a constant: a few stores */
         for (; x < e; x++) { /* the weights, then the inputs */
             const int k = map[x->tensor];
             const double v = t[k] + x->bytes * m->inv_rbw[k];
@@ -390,6 +393,10 @@ static double latency_one_bank(const pl_model *m, const uint8_t *map, double *no
         total += ti;
     }
     return total;
+}
+
+static double latency_one_bank(const pl_model *m, const uint8_t *map, double *node_time) {
+    return m->hw.n_mem <= 4 ? latency_one_bank_m(m, map, node_time, 4) : latency_one_bank_m(m, map, node_time, PL_MAX_MEMS);
 }
 
 double pl_latency(const pl_model *m, const uint8_t *map, double *node_time) {

@@ -52,6 +52,7 @@ void pl_model_free(pl_model *m) {
     free(m->xoff);
     free(m->xf);
     free(m->out_bytes);
+    free(m->aempty);
     free(m->feat);
     free(m->edges);
     free(m->heuristic);
@@ -168,6 +169,9 @@ static void eval_tables(pl_model *m) {
         m->wbit[x >> 1] = m->bytes[x] > 0 ? 1ull << (w & 63) : 0;
         w++;
     }
+    m->aempty = xcalloc((size_t)n, sizeof(int));
+    for (int i = 0; i < n; i++)
+        if (m->bytes[2 * i + 1] == 0) m->aempty[m->n_aempty++] = 2 * i + 1;
     /* read lists: the weights, then the inputs (as pl_node_time adds them; a graph input from map[nt]) */
     m->xoff = xcalloc((size_t)n + 1, sizeof(int));
     m->xf = xcalloc((size_t)n + (size_t)m->in_off[n], sizeof(pl_xfer));

@@ -81,10 +81,7 @@ static void check_occupancy(const char *cfg, const pl_model *m, const uint8_t *m
     }
 }
 
-static void check_sequence(const char *cfg, int maps) {
-    const hw_env_family *f;
-    void *env = pl_test_env(cfg, &f);
-    const pl_model *m = pl_env_model(env);
+static void check_maps(const char *cfg, const pl_model *m, int maps) {
     pl_scratch *s = pl_scratch_new(m), *fresh_s;
     uint8_t *map = malloc((size_t)m->nt);
     double *nt_raw = malloc(sizeof(double) * (size_t)m->n);
@@ -118,6 +115,12 @@ static void check_sequence(const char *cfg, int maps) {
     free(map);
     free(nt_raw);
     pl_scratch_free(s);
+}
+
+static void check_sequence(const char *cfg, int maps) {
+    const hw_env_family *f;
+    void *env = pl_test_env(cfg, &f);
+    check_maps(cfg, pl_env_model(env), maps);
     f->destroy(env);
 }
 
@@ -163,4 +166,38 @@ Test(placement_eval, demoted_activations_can_overflow_the_slower_memory) {
     cr_assert_eq(r.peak[1], 3350, "the LLC's fullest step (2: w1, a1, a2)");
     pl_scratch_free(s);
     f->destroy(env);
+}
+
+/* A graph built in C with empty tensors (no graph file can give an activation of 0 bytes: its
+ * ofm must be at least 1): a pool with no weights whose output is empty, read by an fc; an
+ * eltwise that reads it and the first conv. Empty tensors are never demoted, never counted as
+ * tensors of a memory, and still touch their memory (its latency). */
+Test(placement_eval, empty_tensors) {
+    pl_hw hw;
+    pl_hw_default(&hw);
+    hw.mem[1].capacity = 4000;
+    hw.mem[2].capacity = 1500;
+    pl_graph g = {.name = "empties", .n = 4, .nodes = calloc(4, sizeof(pl_node))};
+    const int64_t ofm[4][3] = {{10, 10, 3}, {0, 10, 3}, {1, 1, 500}, {1, 1, 500}}, w[4] = {1000, 0, 3000, 0};
+    for (int i = 0; i < 4; i++) {
+        pl_node *d = &g.nodes[i];
+        snprintf(d->name, sizeof d->name, "n%d", i);
+        d->op = i == 0 ? 0 : i == 1 ? 4 : i == 2 ? 2 : 5; /* conv, pool, fc, eltwise */
+        memcpy(d->ofm, ofm[i], sizeof d->ofm);
+        memcpy(d->ifm, i ? ofm[i - 1] : ofm[0], sizeof d->ifm);
+        d->weights = w[i];
+        d->ops = 1000 * (i + 1);
+        d->groups = d->kx = d->ky = d->stride = d->dilation = d->batch = 1;
+        d->n_in = i == 3 ? 2 : 1;
+        d->in[0] = i - 1;
+        d->in[1] = 0;
+    }
+    hw_err err;
+    pl_model *m = pl_model_build(&g, &hw, PL_FEAT_RAW, &err);
+    cr_assert_not_null(m, "%s", err.msg);
+    cr_assert_eq(m->bytes[3], 0, "n1's output is empty");
+    cr_assert_eq(m->bytes[2], 0, "n1 has no weights");
+    check_maps("empties", m, 200);
+    pl_graph_free(&g);
+    pl_model_free(m);
 }
