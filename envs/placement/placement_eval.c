@@ -6,11 +6,12 @@
  *  - one pass over the nodes loads each channel (memory, bank) with its resident weights (a
  *    bitset over weight ranks and their bytes) and its activations as a difference array over the
  *    steps (+bytes at birth, -bytes after the last use);
- *  - the rectification scans each channel's steps with a running sum of that array; a demotion
- *    moves the tensor's bits / differences to the slower memory's channel, so every channel stays
- *    exact for the memories rectified after it and for the occupancy;
+ *  - the rectification scans each channel's steps with a running sum of that array (a channel
+ *    whose weights and activations all fit at once is not scanned); a demotion moves the tensor's
+ *    bits / differences / byte sums to the slower memory's channel, so every channel stays exact
+ *    for the memories rectified after it and for the occupancy;
  *  - the occupancy is then one running maximum per channel, and the latency one pass over the
- *    nodes' transfer lists.
+ *    nodes' read lists.
  * tests/c/placement/test_placement_rectify.c checks the map against a literal bank-by-bank oracle,
  * and test_placement_eval.c the latency and occupancy against per-node and per-step recounts. */
 #include <stdlib.h>
