@@ -99,6 +99,7 @@ typedef struct pl_model {
     uint64_t *wbit;          /* [n] its bit in that word; 0 for empty weights (never demoted) */
     int *wrank_glob;         /* [n] the rank of the weight of weight rank r */
     int64_t *wrank_bytes;    /* [n] its bytes (ascending) */
+    int wrank_pow2[65];      /* the first weight rank of at least 2^b bytes (n: none); [64] = n */
     int *aempty, n_aempty;   /* the empty activations (tensor ids): uncounted in pl_result's act_tensors */
     /* channels: memory k's bank b is channel coff[k] + b (nch of them) */
     int coff[PL_MAX_MEMS + 1], nch;

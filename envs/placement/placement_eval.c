@@ -114,9 +114,11 @@ static __attribute__((noinline)) int64_t demote(pl_state *st, int t, int64_t ove
     const int mem = st->mem, c = st->c;
     const int n = m->n, nww = m->nww;
     uint64_t *bits = s->wbits + (size_t)c * (size_t)nww;
-    /* weights: the first weight rank whose size covers the overflow, then the lowest resident one
-     * from there, or else the highest resident one */
-    int lo = 0, hi = n;
+    /* weights: the first weight rank whose size covers the overflow (between the first of at least
+     * 2^b and the first of at least 2^(b+1) bytes, 2^b <= over < 2^(b+1)), then the lowest resident
+     * one from there, or else the highest resident one */
+    const int lb = 63 - __builtin_clzll((uint64_t)over);
+    int lo = m->wrank_pow2[lb], hi = m->wrank_pow2[lb + 1];
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
         if (m->wrank_bytes[mid] >= over) hi = mid;

@@ -172,6 +172,10 @@ static void eval_tables(pl_model *m) {
     m->aempty = xcalloc((size_t)n, sizeof(int));
     for (int i = 0; i < n; i++)
         if (m->bytes[2 * i + 1] == 0) m->aempty[m->n_aempty++] = 2 * i + 1;
+    for (int b = 0, w = 0; b <= 64; b++) { /* where a demotion's search for a size starts and ends */
+        while (b < 64 && w < n && (uint64_t)m->wrank_bytes[w] < (1ull << b)) w++;
+        m->wrank_pow2[b] = b < 64 ? w : n;
+    }
     /* read lists: the weights, then the inputs (as pl_node_time adds them; a graph input from map[nt]) */
     m->xoff = xcalloc((size_t)n + 1, sizeof(int));
     m->xf = xcalloc((size_t)n + (size_t)m->in_off[n], sizeof(pl_xfer));
