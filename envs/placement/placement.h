@@ -71,6 +71,12 @@ typedef struct pl_graph {
 
 enum { PL_FEAT_RAW = 0, PL_FEAT_LOG1P, PL_FEAT_NORMALIZED };
 
+/* One read of a node (pl_model.xf): `bytes` of `tensor`, from the memory the mapping gives it. */
+typedef struct pl_xfer {
+    double bytes;
+    int tensor;
+} pl_xfer;
+
 typedef struct pl_model {
     pl_hw hw;
     pl_graph g;              /* owned copy */
@@ -79,18 +85,32 @@ typedef struct pl_model {
     int64_t total_bytes;
     int *last_use;           /* [n] last step at which activation i is alive (>= i) */
     int *alive_off, *alive;  /* CSR [n+1]: activation tensor ids alive at step t */
-    int *dead_off, *dead;    /* CSR [n+1]: activation tensor ids whose last step is t (running sums) */
     double *t_compute;       /* [n] seconds */
     int64_t *w_read;         /* [n] weight bytes read by node i */
     int *in_off, *in_t;      /* CSR [n+1]: input tensor ids (-1 = graph input, in memory 0) */
     int64_t *in_bytes;
-    /* rectification: tensors sorted by (bytes, id) ascending */
+    /* rectification: tensors sorted by (bytes, id) ascending (their rank) */
     int *rank_of;            /* [nt] */
     int *by_rank;            /* [nt] */
-    int64_t *rank_bytes;     /* [nt] bytes in rank order */
-    int nwords;              /* bitset words over ranks */
+    /* the weights alone in the same order (weight rank): a memory bank's resident weights are a
+     * bitset over weight ranks, nww words (one up to 64 nodes) */
+    int nww;
+    int *wword;              /* [n] the word of node i's weights */
+    uint64_t *wbit;          /* [n] its bit in that word; 0 for empty weights (never demoted) */
+    int *wrank_glob;         /* [n] the rank of the weight of weight rank r */
+    int64_t *wrank_bytes;    /* [n] its bytes (ascending) */
+    int wrank_pow2[65];      /* the first weight rank of at least 2^b bytes (n: none); [64] = n */
+    int *aempty, n_aempty;   /* the empty activations (tensor ids): uncounted in pl_result's act_tensors */
+    /* channels: memory k's bank b is channel coff[k] + b (nch of them) */
+    int coff[PL_MAX_MEMS + 1], nch;
     double inv_rbw[PL_MAX_MEMS], inv_wbw[PL_MAX_MEMS], lat[PL_MAX_MEMS];
     int one_bank;            /* every memory has one bank: a channel is its memory (faster paths) */
+    /* latency with one bank per memory (placement_eval.c): node i's reads xf[xoff[i]..xoff[i+1])
+     * (its weights if any, then its inputs, a graph input as tensor nt: the order their seconds
+     * add up), then its output written, out_bytes[i] (as a double; 0: none) */
+    int *xoff;
+    pl_xfer *xf;
+    double *out_bytes;
     /* observation */
     float *feat;             /* [n * PL_NFEAT] */
     int64_t *edges;          /* [ne * 2] (producer, consumer) */
@@ -101,7 +121,8 @@ typedef struct pl_model {
 
 typedef struct pl_scratch {
     uint8_t *map;            /* [nt] rectified mapping of the last evaluation */
-    uint64_t *bits;          /* [nwords x the most banks of any memory] */
+    uint64_t *wbits;         /* [nch x nww] each channel's resident weights (weight-rank bitset) */
+    int64_t *delta;          /* [nch x (n + 1)] each channel's activation bytes: + at birth, - after the last use */
     double *node_time;       /* [n] per-node latency of the last evaluation */
 } pl_scratch;
 
@@ -112,6 +133,7 @@ typedef struct pl_result {
     int n_reassigned;        /* tensors moved by the compiler */
     int64_t peak[PL_MAX_MEMS];    /* peak occupancy per memory (bytes; its fullest bank), rectified map */
     int64_t weights_in[PL_MAX_MEMS]; /* resident weight bytes per memory */
+    int weight_tensors[PL_MAX_MEMS], act_tensors[PL_MAX_MEMS]; /* non-empty tensors per memory */
     const uint8_t *rectified;     /* = scratch->map */
 } pl_result;
 
@@ -162,6 +184,9 @@ double pl_node_time(const pl_model *m, const uint8_t *map, int i);
 /* The same with only the inputs p (0-based, in the node's input order) whose bit is set in
  * in_mask; dropping inputs can only lower the time (used by the bounds, placement_bound.h). */
 double pl_node_time_masked(const pl_model *m, const uint8_t *map, int i, unsigned in_mask);
+/* The occupancy keys of r (peak, weights_in, weight_tensors, act_tensors) of a mapping as it is
+ * (no rectification). */
+void pl_occupancy_of(const pl_model *m, const uint8_t *map, pl_scratch *s, pl_result *r);
 /* Latency (seconds) of an already valid mapping; per-node times go to node_time if non-NULL. */
 double pl_latency(const pl_model *m, const uint8_t *map, double *node_time);
 /* Rectify + latency. map entries must be < hw.n_mem. No allocation. */

@@ -12,6 +12,12 @@
 #include "common/info_out.h"
 #include "common/zoo.h"
 
+/* A constant run of info bytes (see put_result); n = 0: not packed (the writers run instead). */
+typedef struct {
+    unsigned char b[64];
+    size_t n;
+} pl_chunk;
+
 typedef struct pl_env {
     pl_model *m;
     pl_scratch *s;
@@ -28,7 +34,12 @@ typedef struct pl_env {
     /* what the last reset/step's info reports (env.h info_pack packs it after the call) */
     int last_step;
     pl_result last;
+    /* the constant runs of a step's info, packed at create (see put_result) */
+    pl_chunk rect_head, mem_head[PL_MAX_MEMS], mem_const[PL_MAX_MEMS];
 } pl_env;
+
+enum { OCC_KEYS = 7 };
+static void prepack_info(pl_env *e);
 
 typedef struct pl_snap {
     int started;
@@ -179,6 +190,7 @@ static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *er
     e->cur = xcalloc((size_t)m->nt, 1);
     e->act = xcalloc((size_t)m->nt, 1);
     e->obs_map = xcalloc((size_t)m->nt, sizeof(int64_t));
+    prepack_info(e);
     /* action space */
     int64_t *nv = xcalloc((size_t)m->nt, sizeof(int64_t));
     for (int t = 0; t < m->nt; t++) nv[t] = m->hw.n_mem;
@@ -211,7 +223,13 @@ static const hw_space *env_ospace(const void *p) { return ((const pl_env *)p)->o
 static void fill_obs(pl_env *e, hw_obs *obs) {
     if (!obs) return;
     const pl_model *m = e->m;
-    for (int t = 0; t < m->nt; t++) e->obs_map[t] = e->cur[t];
+    const uint8_t *cur = e->cur; /* locals: a store through obs_map may alias e's fields */
+    int64_t *om = e->obs_map;
+    const int nt = m->nt;
+    int t = 0;
+    for (; t + 4 <= nt; t += 4) /* four at a time: half the loop's own instructions */
+        om[t] = cur[t], om[t + 1] = cur[t + 1], om[t + 2] = cur[t + 2], om[t + 3] = cur[t + 3];
+    for (; t < nt; t++) om[t] = cur[t];
     obs->n = 3; /* only the first n fields are read: the struct (a kilobyte) is not cleared */
     obs->keys[0] = "edges";
     obs->arr[0] = (hw_array){HW_DT_INT64, 2, {m->ne, 2}, m->edges};
@@ -256,6 +274,58 @@ static double reward_of(const pl_env *e, const pl_result *r) {
     return r->reassigned_bytes == 0 ? m->baseline / r->latency : e->invalid_const ? e->invalid_value : -e->invalid_scale * r->eps;
 }
 
+/* The constant runs of a step's info, each written by one function below for any sink (JSON or
+ * packed); for a gathered info (the server's step reply) put_result copies their bytes, packed
+ * once at create by the same functions, instead of writing them key by key:
+ *  - rect_head: "total_bytes" and the header of the "rectified" list (whose items, memory indices
+ *    below 128, are packed as the bytes themselves: hw_info_list_u8);
+ *  - mem_head[k]: memory k's object in "occupancy" up to its first key (memory 0's begins with
+ *    the "occupancy" object itself);
+ *  - mem_const[k]: its "capacity_bytes" and "banks". */
+static hw_info_out w_rect_head(const pl_env *e, hw_info_out *o) {
+    hw_info_int_k(o, HW_KEY("total_bytes"), e->m->total_bytes);
+    return hw_info_list(o, "rectified", (size_t)e->m->nt);
+}
+static hw_info_out w_occupancy(const pl_env *e, hw_info_out *o) { return hw_info_map_k(o, HW_KEY("occupancy"), (size_t)e->m->hw.n_mem); }
+static hw_info_out w_mem_head(const pl_env *e, int k, hw_info_out *occ) { return hw_info_map(occ, e->m->hw.mem[k].name, OCC_KEYS); }
+static void w_mem_const(const pl_env *e, int k, hw_info_out *o) {
+    hw_info_int_k(o, HW_KEY("capacity_bytes"), (int64_t)e->m->hw.mem[k].capacity);
+    hw_info_int_k(o, HW_KEY("banks"), e->m->hw.mem[k].banks);
+}
+
+/* what=0: rect_head, 1: mem_head[k], 2: mem_const[k], packed by their writers */
+static void prepack(pl_env *e, int what, int k, pl_chunk *c) {
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    hw_info_out o = {NULL, &pk}; /* packs keys and values only: no header of its own */
+    if (what == 0) w_rect_head(e, &o);
+    else if (what == 1 && k == 0) w_mem_head(e, 0, (hw_info_out[]){w_occupancy(e, &o)});
+    else if (what == 1) w_mem_head(e, k, &o);
+    else w_mem_const(e, k, &o);
+    c->n = sb.size <= sizeof c->b ? sb.size : 0;
+    memcpy(c->b, sb.data, c->n);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+static void prepack_info(pl_env *e) {
+    prepack(e, 0, 0, &e->rect_head);
+    for (int k = 0; k < e->m->hw.n_mem; k++) {
+        prepack(e, 1, k, &e->mem_head[k]);
+        prepack(e, 2, k, &e->mem_const[k]);
+    }
+}
+
+static inline void put_bytes(hw_info_gather *g, const void *b, size_t n) {
+    for (size_t q = 0; q < n;) { /* a piece at a time: no more than the gathering buffer holds */
+        size_t w = n - q < sizeof g->b ? n - q : sizeof g->b;
+        memcpy(hw_info_gather_room(g, w), (const char *)b + q, w);
+        g->n += w;
+        q += w;
+    }
+}
+
 /* the info/metrics keys of a scored mapping (STEP_KEYS of them) */
 static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     const pl_model *m = e->m;
@@ -269,25 +339,28 @@ static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     hw_info_real_k(j, HW_KEY("rectified_speedup"), rect_speedup);
     hw_info_int_k(j, HW_KEY("reassigned_bytes"), r->reassigned_bytes);
     hw_info_int_k(j, HW_KEY("reassigned_tensors"), r->n_reassigned);
-    hw_info_int_k(j, HW_KEY("total_bytes"), m->total_bytes);
-    hw_info_list_u8(j, "rectified", r->rectified, (size_t)m->nt);
-    hw_info_out occ = hw_info_map_k(j, HW_KEY("occupancy"), (size_t)m->hw.n_mem);
-    /* non-empty weight and activation tensors per memory, in one pass */
-    int nwk[PL_MAX_MEMS] = {0}, nak[PL_MAX_MEMS] = {0};
-    for (int i = 0; i < m->n; i++) {
-        nwk[r->rectified[2 * i]] += m->bytes[2 * i] > 0;
-        nak[r->rectified[2 * i + 1]] += m->bytes[2 * i + 1] > 0;
+    hw_info_gather *g = hw_info_gathering(j);
+    const bool fast = g && e->rect_head.n && e->mem_head[m->hw.n_mem - 1].n; /* every chunk packed */
+    hw_info_out occ = *j;
+    if (fast) {
+        put_bytes(g, e->rect_head.b, e->rect_head.n);
+        put_bytes(g, r->rectified, (size_t)m->nt);
+    } else {
+        hw_info_out l = w_rect_head(e, j);
+        for (int t = 0; t < m->nt; t++) hw_info_item_int(&l, r->rectified[t]);
+        occ = w_occupancy(e, j);
     }
     for (int k = 0; k < m->hw.n_mem; k++) {
-        int nw = nwk[k], na = nak[k];
-        hw_info_out o = hw_info_map(&occ, m->hw.mem[k].name, 7);
+        hw_info_out o = *j;
+        if (fast) put_bytes(g, e->mem_head[k].b, e->mem_head[k].n);
+        else o = w_mem_head(e, k, &occ);
         hw_info_int_k(&o, HW_KEY("peak_bytes"), r->peak[k]);
-        hw_info_int_k(&o, HW_KEY("capacity_bytes"), (int64_t)m->hw.mem[k].capacity);
-        hw_info_int_k(&o, HW_KEY("banks"), m->hw.mem[k].banks);
+        if (fast) put_bytes(g, e->mem_const[k].b, e->mem_const[k].n);
+        else w_mem_const(e, k, &o);
         hw_info_int_k(&o, HW_KEY("weights_bytes"), r->weights_in[k]);
         hw_info_real_k(&o, HW_KEY("utilization"), (double)r->peak[k] / (double)m->hw.mem[k].capacity);
-        hw_info_int_k(&o, HW_KEY("weight_tensors"), nw);
-        hw_info_int_k(&o, HW_KEY("activation_tensors"), na);
+        hw_info_int_k(&o, HW_KEY("weight_tensors"), r->weight_tensors[k]);
+        hw_info_int_k(&o, HW_KEY("activation_tensors"), r->act_tensors[k]);
     }
 }
 
@@ -322,14 +395,25 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
     if (e->t >= e->steps) return hw_fail(err, HW_E_BAD_STATE, "episode is over: call reset");
     if (!act->i || (int64_t)act->n != m->nt)
         return hw_fail(err, HW_E_BAD_ACTION, "action: expected %d memory indices", m->nt);
-    /* the whole action checked in one branch-free pass (the first bad index found after) */
-    const uint64_t M = (uint64_t)m->hw.n_mem;
-    uint64_t bad = 0;
-    for (int t = 0; t < m->nt; t++) {
-        uint64_t v = (uint64_t)act->i[t]; /* a negative index is a huge unsigned one */
-        bad |= v >= M;
-        e->act[t] = (uint8_t)v;
+    /* the whole action checked in one branch-free pass: the largest index as unsigned (a negative
+     * one is huge), two at a time (the first bad index found after) */
+    const int64_t *ai = act->i;
+    uint8_t *dst = e->act; /* locals: a byte store may alias anything the loop would reload */
+    uint64_t mx = 0, mx2 = 0;
+    const int nt = m->nt;
+    int q = 0;
+    for (; q + 2 <= nt; q += 2) {
+        uint64_t v = (uint64_t)ai[q], v2 = (uint64_t)ai[q + 1];
+        mx = v > mx ? v : mx;
+        mx2 = v2 > mx2 ? v2 : mx2;
+        dst[q] = (uint8_t)v, dst[q + 1] = (uint8_t)v2;
     }
+    for (; q < nt; q++) {
+        uint64_t v = (uint64_t)ai[q];
+        mx = v > mx ? v : mx;
+        dst[q] = (uint8_t)v;
+    }
+    const bool bad = (mx > mx2 ? mx : mx2) >= (uint64_t)m->hw.n_mem;
     for (int t = 0; bad && t < m->nt; t++) {
         int64_t v = act->i[t];
         if (v < 0 || v >= m->hw.n_mem)
@@ -533,11 +617,12 @@ static size_t env_mem_bytes(const void *p) {
     const pl_env *e = p;
     const pl_model *m = e->m;
     size_t n = (size_t)m->n, nt = (size_t)m->nt, ne = (size_t)m->ne;
-    size_t model = sizeof *m + n * sizeof(pl_node) + nt * (3 * sizeof(int64_t) + 2 * sizeof(int) + 1) +
-                   n * (sizeof(int) + sizeof(double) + sizeof(int64_t) + PL_NFEAT * sizeof(float)) +
-                   (n + 1) * 2 * sizeof(int) + (size_t)m->alive_off[m->n] * sizeof(int) + (size_t)m->in_off[m->n] * (sizeof(int) + sizeof(int64_t)) +
-                   ne * 2 * sizeof(int64_t) + 20 * 16;
-    size_t scratch = sizeof(pl_scratch) + nt + (size_t)m->nwords * sizeof(uint64_t) + n * sizeof(double) + 4 * 16;
+    size_t nin = (size_t)m->in_off[m->n];
+    size_t model = sizeof *m + n * sizeof(pl_node) + nt * (sizeof(int64_t) + 2 * sizeof(int) + 1) +
+                   n * (4 * sizeof(int) + 2 * sizeof(double) + 3 * sizeof(int64_t) + PL_NFEAT * sizeof(float)) +
+                   (n + 1) * 3 * sizeof(int) + (size_t)m->alive_off[m->n] * sizeof(int) + nin * (sizeof(int) + sizeof(int64_t)) +
+                   ne * 2 * sizeof(int64_t) + (n + nin) * sizeof(pl_xfer) + 24 * 16;
+    size_t scratch = sizeof(pl_scratch) + nt + 1 + (size_t)m->nch * ((size_t)m->nww + n + 1) * sizeof(uint64_t) + n * sizeof(double) + 4 * 16;
     return sizeof *e + model + scratch + nt * (2 + sizeof(int64_t)) + 4 * 16;
 }
 
