@@ -131,11 +131,20 @@ void hw_info_item_int(hw_info_out *l, int64_t v) {
     else if (l->obj) json_array_append_new(l->obj, json_integer((json_int_t)v));
 }
 
+bool hw_info_u8_small(const uint8_t *v, size_t n) {
+    uint64_t any = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* eight bytes a step: their high bits together */
+        memcpy(&w, v + i, 8);
+        any |= w;
+    }
+    for (; i < n; i++) any |= v[i];
+    return !(any & 0x8080808080808080ULL);
+}
+
 void hw_info_list_u8(hw_info_out *o, const char *key, const uint8_t *v, size_t n) {
     hw_info_out l = hw_info_list(o, key, n);
-    uint8_t any = 0;
-    for (size_t i = 0; i < n; i++) any |= v[i];
-    if (l.pk && any < 128) {
+    if (l.pk && hw_info_u8_small(v, n)) {
         if (n) l.pk->callback(l.pk->data, (const char *)v, n);
         return;
     }

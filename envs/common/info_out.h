@@ -148,6 +148,47 @@ HW_INFO_INLINE hw_info_out hw_info_map_k(hw_info_out *o, const char *key, size_t
     msgpack_pack_map(&g->pk, nkeys);
     return *o;
 }
+/* A list of `n` items under a constant key (hw_info_list's bytes); append n items to the result. */
+HW_INFO_INLINE hw_info_out hw_info_list_k(hw_info_out *o, const char *key, size_t kn, size_t n) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32 || n >= 16) return hw_info_list(o, key, n);
+    *hw_info_gather_key(g, key, kn, 1) = (unsigned char)(0x90 | n); /* fixarray */
+    g->n += 1;
+    return *o;
+}
+
+/* every one of the n bytes is below 128 (a positive fixint each, packed) */
+bool hw_info_u8_small(const uint8_t *v, size_t n);
+
+/* hw_info_list_u8 under a constant key: into a gathering sink, a list of up to 1024 bytes below
+ * 128 is the key, the list's header and the bytes, in one move each */
+HW_INFO_INLINE void hw_info_list_u8_k(hw_info_out *o, const char *key, size_t kn, const uint8_t *v, size_t n) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32 || n > 1024 || !hw_info_u8_small(v, n)) {
+        hw_info_list_u8(o, key, v, n);
+        return;
+    }
+    size_t h = n < 16 ? 1 : 3; /* fixarray, else array16 */
+    unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
+    if (h == 1) q[0] = (unsigned char)(0x90 | n);
+    else q[0] = 0xdc, q[1] = (unsigned char)(n >> 8), q[2] = (unsigned char)n;
+    memcpy(q + h, v, n);
+    g->n += h + n;
+}
+
+/* A constant key and its value's msgpack bytes, which the caller packed (an env keeping a value's
+ * bytes from an earlier step); g: the sink's hw_info_gathering (a sink without one takes the
+ * caller's own path). Any vn: a value larger than the buffer is written through in order. */
+HW_INFO_INLINE void hw_info_packed_k(hw_info_gather *g, const char *key, size_t kn, const void *v, size_t vn) {
+    if (kn < 32 && 1 + kn + vn <= sizeof g->b) {
+        memcpy(hw_info_gather_key(g, key, kn, vn), v, vn);
+        g->n += vn;
+        return;
+    }
+    hw_pack_strn(&g->pk, key, kn);
+    hw_info_gather_write(g, (const char *)v, vn);
+}
+
 /* A list of `n` items as the next item of `list` (a table's row); append n items to the result. */
 hw_info_out hw_info_item_list(hw_info_out *list, size_t n);
 void hw_info_item_str(hw_info_out *list, const char *s);

@@ -40,6 +40,17 @@ typedef struct sched_last {
     double fin_energy, fin_cycles;
 } sched_last;
 
+/* The table's rows as fill_obs last saw them, with what is made of each: its observation entries
+ * (in obs) and its info bytes (a msgpack list of 8 ints, what hw_info_item_ints packs). A step
+ * changes 2 or 3 rows: only rows that differ from the copy are made again (docs/sched.md "Speed").
+ * The info packs these bytes only while the copy equals the state's table. */
+enum { ROW_BYTES = 1 + 5 * SCHED_NDIM }; /* fixarray, then up to 5 bytes an int (uint32) */
+typedef struct sched_rows {
+    int f[SCHED_NROW][SCHED_NDIM];
+    unsigned char len[SCHED_NROW]; /* bytes of b[r]; 0: row r is not made (a negative factor) */
+    unsigned char b[SCHED_NROW][ROW_BYTES];
+} sched_rows;
+
 typedef struct sched_env {
     sched_accel acc;
     sched_layer *layers;
@@ -53,6 +64,7 @@ typedef struct sched_env {
     float obs[OBS_N];
     int obs_li;             /* the layer whose part of obs (and logd) is filled; -1: none */
     double logd[SCHED_NDIM]; /* log of that layer's dimensions (fill_obs) */
+    sched_rows rows;        /* the rows obs holds and their info bytes (valid with obs_li) */
     sched_last last;
     /* sched_action_valid(&acc, a, r) for every row and action, filled at create (the accelerator
      * does not change afterwards): the step's check and the info's action_mask */
@@ -276,12 +288,46 @@ static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *er
 static const hw_space *env_aspace(const void *p) { return ((const sched_env *)p)->aspace; }
 static const hw_space *env_ospace(const void *p) { return ((const sched_env *)p)->ospace; }
 
+/* row r's info bytes: a fixarray of its 8 factors, each as msgpack_pack_int64 packs it */
+static void pack_row(sched_rows *w, int r) {
+    unsigned char *b = w->b[r];
+    size_t k = 1;
+    b[0] = 0x90 | SCHED_NDIM;
+    for (int d = 0; d < SCHED_NDIM; d++) {
+        if (w->f[r][d] < 0) {
+            w->len[r] = 0;
+            return;
+        }
+        k += hw_put_uint(b + k, (uint64_t)w->f[r][d]);
+    }
+    w->len[r] = (unsigned char)k;
+}
+
+/* the table's rows that differ from e->rows (all of them after a layer change): their observation
+ * entries and info bytes made again */
+static void sync_rows(sched_env *e, bool all) {
+    const sched_state *s = &e->st;
+    const sched_layer *l = &e->layers[s->li];
+    sched_rows *w = &e->rows;
+    float *o = e->obs;
+    for (int r = 0; r < SCHED_NROW; r++) {
+        if (!all && !memcmp(w->f[r], s->tab.f[r], sizeof w->f[r])) continue;
+        memcpy(w->f[r], s->tab.f[r], sizeof w->f[r]);
+        pack_row(w, r);
+        /* log(1) is 0 exactly: most factors are 1, and 0 / log(d) = 0 */
+        for (int d = 0; d < SCHED_NDIM; d++) {
+            int f = s->tab.f[r][d];
+            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log_of(f) / e->logd[d]) : 0.0f;
+        }
+    }
+}
+
 static void fill_obs(sched_env *e, hw_obs *obs) {
-    if (!obs) return;
     const sched_state *s = &e->st;
     const sched_layer *l = &e->layers[s->li];
     float *o = e->obs;
-    if (e->obs_li != s->li) { /* the layer's own part, once per layer */
+    bool all = e->obs_li != s->li;
+    if (all) { /* the layer's own part, once per layer */
         for (int d = 0; d < SCHED_NDIM; d++) {
             e->logd[d] = log((double)l->d[d]);
             o[OBS_TABLE + SCHED_NROW + d] = (float)(log2((double)l->d[d]) / 16.0);
@@ -289,12 +335,8 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
         o[OBS_TABLE + SCHED_NROW + SCHED_NDIM] = (float)(l->stride / 64.0);
         e->obs_li = s->li;
     }
-    /* log(1) is 0 exactly: most factors are 1, and 0 / log(d) = 0 */
-    for (int r = 0; r < SCHED_NROW; r++)
-        for (int d = 0; d < SCHED_NDIM; d++) {
-            int f = s->tab.f[r][d];
-            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log_of(f) / e->logd[d]) : 0.0f;
-        }
+    sync_rows(e, all);
+    if (!obs) return;
     for (int r = 0; r < SCHED_NROW; r++) o[OBS_TABLE + r] = r == s->r ? 1.0f : 0.0f;
     o[OBS_N - 2] = (float)(s->cost.energy_pj / s->init_energy);
     o[OBS_N - 1] = (float)(s->cost.cycles / s->init_cycles);
@@ -336,11 +378,32 @@ static void put_table(hw_info_out *o, const char *key, const sched_table *t) {
     }
 }
 
+/* the state's table: into a gathering sink, the rows' bytes fill_obs kept when they are the
+ * table's (put_table's bytes); else put_table */
+static void put_state_table(const sched_env *e, hw_info_out *o) {
+    hw_info_gather *g = hw_info_gathering(o);
+    const sched_rows *w = &e->rows;
+    unsigned char b[1 + SCHED_NROW * ROW_BYTES];
+    size_t k = 1;
+    if (g && e->obs_li == e->st.li && !memcmp(w->f, e->st.tab.f, sizeof w->f)) {
+        b[0] = 0x90 | SCHED_NROW;
+        for (int r = 0; r < SCHED_NROW && k; r++) {
+            memcpy(b + k, w->b[r], ROW_BYTES);
+            k = w->len[r] ? k + w->len[r] : 0;
+        }
+        if (k) {
+            hw_info_packed_k(g, HW_KEY("table"), b, k);
+            return;
+        }
+    }
+    put_table(o, "table", &e->st.tab);
+}
+
 /* the info keys of the state (after a reset or a step) */
 static size_t state_keys(const sched_env *e) { return 9 + 2 * (e->mode == MODE_NETWORK); }
 static void put_state(const sched_env *e, hw_info_out *info) {
     const sched_state *s = &e->st;
-    hw_info_list_u8(info, "action_mask", e->valid[s->r], SCHED_NACT);
+    hw_info_list_u8_k(info, HW_KEY("action_mask"), e->valid[s->r], SCHED_NACT);
     hw_info_real_k(info, HW_KEY("energy_pj"), s->cost.energy_pj);
     hw_info_real_k(info, HW_KEY("cycles"), s->cost.cycles);
     hw_info_real_k(info, HW_KEY("edp"), s->cost.edp);
@@ -348,7 +411,7 @@ static void put_state(const sched_env *e, hw_info_out *info) {
     hw_info_int_k(info, HW_KEY("layer"), s->li);
     hw_info_str_k(info, HW_KEY("layer_name"), e->layers[s->li].name);
     hw_info_str_k(info, HW_KEY("row"), sched_row_names[s->r]);
-    put_table(info, "table", &s->tab);
+    put_state_table(e, info);
     if (e->mode == MODE_NETWORK) {
         hw_info_real_k(info, HW_KEY("network_energy_pj"), s->net_energy + (s->done ? 0 : s->cost.energy_pj));
         hw_info_real_k(info, HW_KEY("network_cycles"), s->net_cycles + (s->done ? 0 : s->cost.cycles));
@@ -360,7 +423,7 @@ static void put_info(const sched_env *e, hw_info_out *info) {
     const sched_last *l = &e->last;
     if (l->step) {
         hw_info_bool_k(info, HW_KEY("invalid_action"), l->invalid);
-        hw_info_out rj = hw_info_list(info, "rows", (size_t)l->n);
+        hw_info_out rj = hw_info_list_k(info, HW_KEY("rows"), (size_t)l->n);
         for (int i = 0; i < l->n; i++) hw_info_item_str(&rj, sched_row_names[l->rows[i]]);
         hw_info_int_k(info, HW_KEY("bf_leaves"), l->bs.leaves);
         hw_info_int_k(info, HW_KEY("bf_pruned"), l->bs.pruned);
