@@ -44,6 +44,8 @@ struct sched_bfcache {
     uint32_t *hint;
     size_t hint_mask;
     long last; /* the slot whose result the last lookup returned; -1: none */
+    bool no_hints;        /* sched_bfcache_use_hints(c, false): every lookup hashes (tests) */
+    long long hint_hits;  /* lookups answered through the hint */
 };
 
 sched_bfcache *sched_bfcache_new(long slots) {
@@ -80,6 +82,10 @@ static void cost_keep(sched_bfcache *c, bf_slot *s, const sched_cost *cost) {
     c->next_cost = c->next_cost + 1 == c->ncost ? 0 : c->next_cost + 1;
     e->owner = s, e->born = s->born, e->c = *cost;
 }
+
+void sched_bfcache_use_hints(sched_bfcache *c, bool on) { c->no_hints = !on; }
+
+long long sched_bfcache_hint_hits(const sched_bfcache *c) { return c ? c->hint_hits : 0; }
 
 void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups) {
     *hits = c ? c->hits : 0;
@@ -150,11 +156,13 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
                             const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st) {
     if (!c || n < 2 || n > 3) return sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
     /* the hinted slot first: when it holds this key, it is where the hashed lookup below ends */
-    size_t hi = c->last >= 0 ? hint_at(c, c->last, n, rows) : 0;
-    uint32_t h = c->last >= 0 ? c->hint[hi] : 0;
+    bool hinted = c->last >= 0 && !c->no_hints;
+    size_t hi = hinted ? hint_at(c, c->last, n, rows) : 0;
+    uint32_t h = hinted ? c->hint[hi] : 0;
     c->lookups++;
     if (h && key_is(&c->slot[h - 1], l, t, n, rows, obj, sec)) {
         take_hit(c, &c->slot[h - 1], a, l, t, best, st);
+        c->hint_hits++;
         c->last = (long)h - 1;
         return 0;
     }
@@ -172,7 +180,6 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
      * the one used least recently, so two keys of one slot no longer evict each other */
     size_t i0 = key_hash(&k) & c->mask;
     bf_slot *s = &c->slot[i0], *s1 = &c->slot[i0 ^ 1];
-    long prev = c->last;
     if (!(s->used && !memcmp(&s->k, &k, sizeof k)) && s1->used && !memcmp(&s1->k, &k, sizeof k)) s = s1;
     if (s->used && !memcmp(&s->k, &k, sizeof k)) {
         take_hit(c, s, a, l, t, best, st);
@@ -189,7 +196,7 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
         if (best) cost_keep(c, s, best);
     }
     c->last = s - c->slot;
-    if (prev >= 0) c->hint[hi] = (uint32_t)c->last + 1;
+    if (hinted) c->hint[hi] = (uint32_t)c->last + 1;
     return 0;
 }
 

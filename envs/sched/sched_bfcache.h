@@ -6,13 +6,17 @@
  * the same shape (ResNet-50's repeated blocks) and later training episodes reaching the same
  * table reuse the search. The result's cost is kept too, for the most recently stored or hit
  * entries (a ring of an eighth as many costs as slots): a hit on one of them does not run the cost
- * model again. Memory is bounded by the slot count (about 950 bytes a slot with its share of the
- * ring, touched lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
+ * model again. A hint table (two places a slot, 4 bytes each) remembers where the key that followed
+ * a returned slot with given rows was found: a step's table is the last step's result, so the
+ * next key is usually there, and a field-by-field compare finds it without hashing the key's 460
+ * bytes. Memory is bounded by the slot count (about 960 bytes a slot with its share of the
+ * ring and the hints, touched lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
  * empty one of the two or replaces the one used less recently. A search cut short by the server's request
  * deadline is not stored. Not thread-safe: one per env instance. */
 #ifndef HW_SCHED_BFCACHE_H
 #define HW_SCHED_BFCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,5 +40,11 @@ size_t sched_bfcache_bytes(const sched_bfcache *c);
 uint64_t sched_bfcache_fnv1a(const void *data, size_t n);
 /* hits and lookups so far */
 void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups);
+/* the hint (where the key after the last lookup's result, with these rows, was found; checked
+ * field by field before the hashed lookup): on by default; off, every lookup hashes (its test
+ * compares the two) */
+void sched_bfcache_use_hints(sched_bfcache *c, bool on);
+/* hits found through the hint */
+long long sched_bfcache_hint_hits(const sched_bfcache *c);
 
 #endif

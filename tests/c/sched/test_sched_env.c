@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "hw_codec.h"
 #include "registry.h"
 #include "sched/sched.h"
 
@@ -348,4 +349,82 @@ Test(sched_env, observation_logs_are_the_direct_ones) {
         json_decref(info);
         f->destroy(env);
     }
+}
+
+/* The rows kept between steps (sched_env.c, sched_rows): a step makes the observation entries and
+ * info bytes of the rows that changed again, and only those. Over network-mode episodes on layers
+ * of three shapes (a layer change remakes every row), with legal and illegal actions and snapshots
+ * restored mid-episode (the table jumps back, maybe to another layer), the observation's table is
+ * the direct log ratio of the info's table, and info_pack packs exactly hw_pack_json of the step's
+ * JSON info. */
+Test(sched_env, kept_rows_equal_a_fresh_fill, .timeout = 60) {
+    const hw_env_family *f;
+    void *env = mk("{\"mode\":\"network\",\"steps_per_layer\":9,\"layers\":[{\"name\":\"a\",\"C\":32,\"K\":64,\"R\":3,\"S\":3,\"P\":14,"
+                   "\"Q\":14},{\"name\":\"b\",\"C\":64,\"K\":2048,\"P\":7,\"Q\":7},{\"name\":\"c\",\"C\":16,\"K\":16,\"P\":56,\"Q\":56,"
+                   "\"stride\":2}]}",
+                   &f);
+    static const int dims[3][SCHED_NDIM] = {{1, 32, 1, 64, 3, 3, 14, 14}, {1, 64, 1, 2048, 1, 1, 7, 7}, {1, 16, 1, 16, 1, 1, 56, 56}};
+    cr_assert(f->info_pack);
+    void *snap = NULL;
+    int checked = 0, restores = 0;
+    msgpack_sbuffer sa, sb;
+    msgpack_sbuffer_init(&sa);
+    msgpack_sbuffer_init(&sb);
+    for (int ep = 0; ep < 3; ep++) {
+        hw_obs obs;
+        json_t *info = json_object();
+        cr_assert_eq(f->reset(env, NULL, NULL, &obs, info, NULL), 0);
+        for (int step = 0;; step++) {
+            if (step % 7 == 3) {
+                if (snap) f->snapshot_free(snap);
+                snap = f->snapshot(env, NULL);
+            }
+            if (snap && step % 11 == 10) {
+                cr_assert_eq(f->restore(env, snap, NULL), 0);
+                restores++;
+            }
+            int a = -1, nvalid = 0;
+            for (int x = 0; x < SCHED_NACT; x++) nvalid += mask_at(info, x);
+            for (int x = 0, k = (5 * step + ep) % (nvalid ? nvalid : 1); x < SCHED_NACT && a < 0; x++)
+                if (mask_at(info, x) && k-- == 0) a = x;
+            if (step % 13 == 12) a = first_valid(info, 0) == 0 ? 1 : 0; /* now and then a masked action */
+            int64_t av = a;
+            hw_act act = {1, &av, NULL};
+            hw_step_out out;
+            json_decref(info);
+            info = json_object();
+            hw_err err;
+            cr_assert_eq(f->step(env, &act, &out, info, &err), 0, "%s", err.msg);
+            /* info_pack's bytes against the JSON info's */
+            msgpack_sbuffer_clear(&sa);
+            msgpack_sbuffer_clear(&sb);
+            msgpack_packer pa, pb;
+            msgpack_packer_init(&pa, &sa, msgpack_sbuffer_write);
+            msgpack_packer_init(&pb, &sb, msgpack_sbuffer_write);
+            f->info_pack(env, &pa);
+            hw_pack_json(&pb, info);
+            cr_assert(sa.size == sb.size && !memcmp(sa.data, sb.data, sa.size), "episode %d step %d: info_pack differs from the JSON info",
+                      ep, step);
+            int li = (int)json_integer_value(json_object_get(info, "layer"));
+            json_t *tab = json_object_get(info, "table");
+            const float *o = out.obs.arr[0].data;
+            for (int r = 0; r < SCHED_NROW; r++)
+                for (int d = 0; d < SCHED_NDIM; d++) {
+                    int fct = (int)json_integer_value(json_array_get(json_array_get(tab, (size_t)r), (size_t)d));
+                    int D = dims[li][d];
+                    float want = D > 1 && fct != 1 ? (float)(log((double)fct) / log((double)D)) : 0.0f;
+                    cr_assert_eq(memcmp(&o[r * SCHED_NDIM + d], &want, sizeof want), 0, "episode %d step %d layer %d row %d dim %d: %g, direct %g",
+                                 ep, step, li, r, d, o[r * SCHED_NDIM + d], want);
+                    checked += fct > 1;
+                }
+            if (out.truncated) break;
+        }
+        json_decref(info);
+    }
+    cr_assert_gt(restores, 3);
+    cr_assert_gt(checked, 500, "only %d factors above 1", checked);
+    msgpack_sbuffer_destroy(&sa);
+    msgpack_sbuffer_destroy(&sb);
+    if (snap) f->snapshot_free(snap);
+    f->destroy(env);
 }
