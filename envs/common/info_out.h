@@ -126,19 +126,26 @@ HW_INFO_INLINE void hw_info_bool_k(hw_info_out *o, const char *key, size_t kn, b
     g->n += 1;
 }
 
-HW_INFO_INLINE void hw_info_str_k(hw_info_out *o, const char *key, size_t kn, const char *s) {
+/* hw_info_str_k of a string whose length n the caller knows (s[n] is its terminating 0): into a
+ * gathering sink, a string below 1024 bytes is its header (fixstr, str8 or str16, as
+ * msgpack_pack_str packs it) and its bytes, without strlen */
+HW_INFO_INLINE void hw_info_strn_k(hw_info_out *o, const char *key, size_t kn, const char *s, size_t n) {
     hw_info_gather *g = hw_info_gathering(o);
-    size_t n = g ? strlen(s) : 0;
-    if (!g || kn >= 32 || n >= 256) {
+    if (!g || kn >= 32 || n >= 1024) {
         hw_info_str(o, key, s);
         return;
     }
-    /* msgpack_pack_str's header: below 32 bytes a fixstr (0xa0 | length), else str8 (0xd9, length) */
-    size_t h = n < 32 ? 1 : 2;
+    size_t h = n < 32 ? 1 : n < 256 ? 2 : 3;
     unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
-    if (h == 1) hw_put_fixstr(q, s, n);
-    else q[0] = 0xd9, q[1] = (unsigned char)n, memcpy(q + 2, s, n);
+    if (h == 1) q[0] = (unsigned char)(0xa0 | n);
+    else if (h == 2) q[0] = 0xd9, q[1] = (unsigned char)n;
+    else q[0] = 0xda, q[1] = (unsigned char)(n >> 8), q[2] = (unsigned char)n;
+    memcpy(q + h, s, n);
     g->n += h + n;
+}
+
+HW_INFO_INLINE void hw_info_str_k(hw_info_out *o, const char *key, size_t kn, const char *s) {
+    hw_info_strn_k(o, key, kn, s, hw_info_gathering(o) ? strlen(s) : 0);
 }
 
 HW_INFO_INLINE hw_info_out hw_info_map_k(hw_info_out *o, const char *key, size_t kn, size_t nkeys) {

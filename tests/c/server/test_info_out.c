@@ -124,16 +124,20 @@ static void write_large(hw_info_out *o, const void *arg) {
 Test(info_out, larger_than_the_gathering_buffer_packs_the_same) { same_bytes(write_large, 3, NULL); }
 
 /* the constant-key writers (HW_KEY): keys of 1, 31 and 32 bytes, strings across the fixstr, str8
- * and str16 headers, every integer width, a nested map */
+ * and str16 headers (and hw_info_strn_k's 1024-byte limit), every integer width, a nested map */
 static void write_k(hw_info_out *o, const void *arg) {
     (void)arg;
-    static char s31[32], s32[33], s255[256], s256[257];
+    static char s31[32], s32[33], s255[256], s256[257], s1023[1024], s1024[1025];
     memset(s31, 'a', 31), memset(s32, 'b', 32), memset(s255, 'c', 255), memset(s256, 'd', 256);
+    memset(s1023, 'e', 1023), memset(s1024, 'f', 1024);
     hw_info_str_k(o, HW_KEY("s"), "");
     hw_info_str_k(o, HW_KEY("a_key_of_exactly_31_bytes_long_"), s31);
     hw_info_str_k(o, HW_KEY("a_key_of_exactly_32_bytes_long__"), s32);
     hw_info_str_k(o, HW_KEY("s255"), s255);
     hw_info_str_k(o, HW_KEY("s256"), s256);
+    hw_info_strn_k(o, HW_KEY("s1023"), s1023, 1023);
+    hw_info_strn_k(o, HW_KEY("s1024"), s1024, 1024);
+    hw_info_strn_k(o, HW_KEY("n31"), s31, 31);
     hw_info_bool_k(o, HW_KEY("t"), true);
     hw_info_bool_k(o, HW_KEY("b_key_of_exactly_32_bytes_long__"), false);
     hw_info_real_k(o, HW_KEY("r"), -1.5e-300);
@@ -148,7 +152,7 @@ static void write_k(hw_info_out *o, const void *arg) {
     hw_info_int_k(&m2, HW_KEY("big"), INT64_C(1) << 40);
 }
 
-Test(info_out, constant_key_writers_pack_what_the_json_path_packs) { same_bytes(write_k, 11, NULL); }
+Test(info_out, constant_key_writers_pack_what_the_json_path_packs) { same_bytes(write_k, 14, NULL); }
 
 Test(info_out, byte_lists_and_strings_pack_what_the_json_path_packs) { same_bytes(write_bytes, 6, NULL); }
 
