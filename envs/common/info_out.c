@@ -7,9 +7,14 @@
 
 #include "hw_codec.h"
 
+/* a packing sink into pk, gathering when pk is a gathering buffer's packer */
+static hw_info_out packing(msgpack_packer *pk) {
+    return (hw_info_out){NULL, pk, pk->callback == hw_info_gather_write ? (hw_info_gather *)pk->data : NULL};
+}
+
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     msgpack_pack_map(pk, nkeys);
-    return (hw_info_out){NULL, pk};
+    return packing(pk);
 }
 
 void hw_info_gather_flush(hw_info_gather *g) {
@@ -123,7 +128,7 @@ static void pack_array_head(msgpack_packer *pk, size_t n) {
 hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n) {
     if (!packed_key(o, key)) return json_child(o, key, o->obj ? json_array() : NULL);
     pack_array_head(o->pk, n);
-    return (hw_info_out){NULL, o->pk};
+    return packing(o->pk);
 }
 
 void hw_info_item_int(hw_info_out *l, int64_t v) {

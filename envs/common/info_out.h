@@ -21,13 +21,16 @@
 
 #include "hw_codec.h"
 
+struct hw_info_gather;
+
 typedef struct hw_info_out {
-    json_t *obj;        /* JSON destination (borrowed), or NULL */
-    msgpack_packer *pk; /* packed destination, or NULL */
+    json_t *obj;              /* JSON destination (borrowed), or NULL */
+    msgpack_packer *pk;       /* packed destination, or NULL */
+    struct hw_info_gather *g; /* the gathering buffer pk packs into, or NULL (hw_info_gathering) */
 } hw_info_out;
 
 /* A sink into the JSON object `obj` (NULL: a sink that drops every key). */
-static inline hw_info_out hw_info_json(json_t *obj) { return (hw_info_out){obj, NULL}; }
+static inline hw_info_out hw_info_json(json_t *obj) { return (hw_info_out){obj, NULL, NULL}; }
 /* A sink into `pk`; packs the header of a map of `nkeys` keys, which must then all be written. */
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys);
 
@@ -60,10 +63,9 @@ static inline bool hw_info_on(const hw_info_out *o) { return o->obj || o->pk; }
 
 /* the gathering packer's callback (info_out.c) */
 int hw_info_gather_write(void *data, const char *buf, size_t len);
-/* the gathering buffer o packs into (its maps and lists too), or NULL */
-static inline hw_info_gather *hw_info_gathering(const hw_info_out *o) {
-    return o->pk && o->pk->callback == hw_info_gather_write ? (hw_info_gather *)o->pk->data : NULL;
-}
+/* the gathering buffer o packs into (its maps and lists too), or NULL: set when the sink is made
+ * (one load where a constant-key writer asks) */
+static inline hw_info_gather *hw_info_gathering(const hw_info_out *o) { return o->g; }
 
 void hw_info_int(hw_info_out *o, const char *key, int64_t v);
 void hw_info_real(hw_info_out *o, const char *key, double v);
