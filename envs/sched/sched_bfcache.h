@@ -9,7 +9,7 @@
  * model again. A hint table (two places a slot, 4 bytes each) remembers where the key that followed
  * a returned slot with given rows was found: a step's table is the last step's result, so the
  * next key is usually there, and a field-by-field compare finds it without hashing the key's 460
- * bytes. Memory is bounded by the slot count (about 960 bytes a slot with its share of the
+ * bytes. Memory is bounded by the slot count (about 950 bytes a slot with its share of the
  * ring and the hints, touched lazily); a key may sit in its hashed slot or that slot's neighbour, and a new entry takes an
  * empty one of the two or replaces the one used less recently. A search cut short by the server's request
  * deadline is not stored. Not thread-safe: one per env instance. */
