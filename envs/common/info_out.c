@@ -34,9 +34,19 @@ int hw_info_gather_write(void *data, const char *buf, size_t len) {
 }
 
 hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys) {
-    g->dst = dst, g->n = 0;
+    g->dst = dst;
     msgpack_packer_init(&g->pk, g, hw_info_gather_write);
-    return hw_info_packer(&g->pk, nkeys);
+    /* msgpack_pack_map's header, written in place: a fixmap below 16 keys, else map16 or map32 */
+    unsigned char *b = (unsigned char *)g->b;
+    if (nkeys < 16) {
+        b[0] = (unsigned char)(0x80 | nkeys), g->n = 1;
+    } else if (nkeys < 65536) {
+        b[0] = 0xde, b[1] = (unsigned char)(nkeys >> 8), b[2] = (unsigned char)nkeys, g->n = 3;
+    } else {
+        b[0] = 0xdf, g->n = 5;
+        for (int i = 0; i < 4; i++) b[1 + i] = (unsigned char)(nkeys >> (24 - 8 * i));
+    }
+    return (hw_info_out){NULL, &g->pk, g};
 }
 
 /* Where the next n <= 48 bytes go: straight into a gathering sink's buffer, else into `local`

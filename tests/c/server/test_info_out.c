@@ -232,3 +232,19 @@ Test(info_out, sized_reply_packs_the_same_bytes) {
     msgpack_sbuffer_destroy(&b.reply);
     msgpack_sbuffer_destroy(&c.reply);
 }
+
+/* a gathering sink's map header (written in place by hw_info_gatherer) is msgpack_pack_map's, for
+ * the fixmap, map16 and map32 sizes on both sides of each limit */
+Test(info_out, gathered_map_headers_are_msgpacks) {
+    static const size_t ns[] = {0, 1, 15, 16, 255, 256, 65535, 65536, 70000, 0xffffffffu};
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+        pack_pair pp;
+        pack_pair_init(&pp);
+        hw_info_gather g;
+        hw_info_out o = hw_info_gatherer(&g, &pp.pk[0], ns[i]);
+        cr_assert_eq(hw_info_gathering(&o), &g);
+        hw_info_gather_flush(&g);
+        msgpack_pack_map(&pp.pk[1], ns[i]);
+        cr_assert(pack_pair_same(&pp), "%zu keys: the header differs", ns[i]);
+    }
+}
