@@ -204,6 +204,11 @@ hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
 }
 
 void hw_info_item_str(hw_info_out *l, const char *s) {
+    size_t n = l->g ? strlen(s) : 32;
+    if (n < 32) { /* a fixstr straight into the gathering buffer */
+        l->g->n += hw_put_fixstr((unsigned char *)hw_info_gather_room(l->g, 1 + n), s, n);
+        return;
+    }
     if (l->pk) hw_pack_cstr(l->pk, s);
     else if (l->obj) json_array_append_new(l->obj, json_string(s));
 }

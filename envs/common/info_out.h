@@ -185,19 +185,6 @@ HW_INFO_INLINE void hw_info_list_u8_k(hw_info_out *o, const char *key, size_t kn
     g->n += h + n;
 }
 
-/* A constant key and its value's msgpack bytes, which the caller packed (an env keeping a value's
- * bytes from an earlier step); g: the sink's hw_info_gathering (a sink without one takes the
- * caller's own path). Any vn: a value larger than the buffer is written through in order. */
-HW_INFO_INLINE void hw_info_packed_k(hw_info_gather *g, const char *key, size_t kn, const void *v, size_t vn) {
-    if (kn < 32 && 1 + kn + vn <= sizeof g->b) {
-        memcpy(hw_info_gather_key(g, key, kn, vn), v, vn);
-        g->n += vn;
-        return;
-    }
-    hw_pack_strn(&g->pk, key, kn);
-    hw_info_gather_write(g, (const char *)v, vn);
-}
-
 /* A list of `n` items as the next item of `list` (a table's row); append n items to the result. */
 hw_info_out hw_info_item_list(hw_info_out *list, size_t n);
 void hw_info_item_str(hw_info_out *list, const char *s);

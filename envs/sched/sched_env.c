@@ -337,7 +337,8 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
     }
     sync_rows(e, all);
     if (!obs) return;
-    for (int r = 0; r < SCHED_NROW; r++) o[OBS_TABLE + r] = r == s->r ? 1.0f : 0.0f;
+    memset(o + OBS_TABLE, 0, SCHED_NROW * sizeof *o); /* the current row, one-hot */
+    o[OBS_TABLE + s->r] = 1.0f;
     o[OBS_N - 2] = (float)(s->cost.energy_pj / s->init_energy);
     o[OBS_N - 1] = (float)(s->cost.cycles / s->init_cycles);
     if (e->dict_obs) { /* only the first n fields are read: the struct (a kilobyte) is not cleared */
@@ -383,18 +384,17 @@ static void put_table(hw_info_out *o, const char *key, const sched_table *t) {
 static void put_state_table(const sched_env *e, hw_info_out *o) {
     hw_info_gather *g = hw_info_gathering(o);
     const sched_rows *w = &e->rows;
-    unsigned char b[1 + SCHED_NROW * ROW_BYTES];
-    size_t k = 1;
-    if (g && e->obs_li == e->st.li && !memcmp(w->f, e->st.tab.f, sizeof w->f)) {
-        b[0] = 0x90 | SCHED_NROW;
-        for (int r = 0; r < SCHED_NROW && k; r++) {
-            memcpy(b + k, w->b[r], ROW_BYTES);
-            k = w->len[r] ? k + w->len[r] : 0;
+    if (g && e->obs_li == e->st.li && !memcmp(w->f, e->st.tab.f, sizeof w->f) && !memchr(w->len, 0, sizeof w->len)) {
+        /* the key, the list's header and each row's bytes, straight into the buffer (with room
+         * for every row's ROW_BYTES copied whole; its first len[r] bytes count) */
+        unsigned char *q = hw_info_gather_key(g, HW_KEY("table"), 1 + SCHED_NROW * ROW_BYTES), *p = q + 1;
+        q[0] = 0x90 | SCHED_NROW;
+        for (int r = 0; r < SCHED_NROW; r++) {
+            memcpy(p, w->b[r], ROW_BYTES);
+            p += w->len[r];
         }
-        if (k) {
-            hw_info_packed_k(g, HW_KEY("table"), b, k);
-            return;
-        }
+        g->n += (size_t)(p - q);
+        return;
     }
     put_table(o, "table", &e->st.tab);
 }
