@@ -8,8 +8,10 @@
  * The packed form needs each map's key count before its keys (msgpack map header): the caller
  * counts them; tests/c/server/test_info_pack.c fails when a count or a value differs.
  * Also owned here, for the step path: a gathering sink (hw_info_gatherer: the info packed on the
- * caller's stack and written to the reply at once) and constant-key writers (hw_info_*_k with
- * HW_KEY) that append straight into it; tests/c/server/test_info_out.c checks their bytes. */
+ * caller's stack and written to the reply at once; every sink made from it carries it in .g, so
+ * the writers find it with one load) and constant-key writers (hw_info_*_k with HW_KEY: scalars,
+ * strings of known length, lists and byte lists) that append straight into it;
+ * tests/c/server/test_info_out.c checks their bytes. */
 #ifndef HW_INFO_OUT_H
 #define HW_INFO_OUT_H
 
