@@ -135,33 +135,38 @@ static bool key_is(const bf_slot *s, const sched_layer *l, const sched_table *t,
     return !memcmp(k->f, t->f, sizeof k->f) && !memcmp(k->ord, t->ord, sizeof k->ord) && !memcmp(k->d, l->d, sizeof k->d);
 }
 
-/* a hit on slot s: its result into t (and its cost into best, stats into st) */
-static void take_hit(sched_bfcache *c, bf_slot *s, const sched_accel *a, const sched_layer *l, sched_table *t, sched_cost *best,
-                     sched_bf_stats *st) {
+/* a hit on slot s: its result into t, stats into st; with tmp (room for a cost), where the
+ * result's cost is: the ring's place, else tmp, evaluated and kept (NULL without tmp) */
+static const sched_cost *take_hit(sched_bfcache *c, bf_slot *s, const sched_accel *a, const sched_layer *l, sched_table *t,
+                                  sched_cost *tmp, sched_bf_stats *st) {
     s->used = c->lookups;
     c->hits++;
     memcpy(t->f, s->f, sizeof t->f);
-    if (best) { /* the result's cost from the ring, else evaluated (and kept) */
-        const bf_cost *e = &c->cost[s->cost_ix];
-        if (e->owner == s && e->born == s->born) *best = e->c;
-        else sched_cost_eval(a, l, t, best), cost_keep(c, s, best);
-    }
     if (st) {
         memset(st, 0, sizeof *st);
         st->cache_hits = 1;
     }
+    if (!tmp) return NULL;
+    const bf_cost *e = &c->cost[s->cost_ix];
+    if (e->owner == s && e->born == s->born) return &e->c;
+    sched_cost_eval(a, l, t, tmp);
+    cost_keep(c, s, tmp);
+    return tmp;
 }
 
-int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
-                            const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st) {
-    if (!c || n < 2 || n > 3) return sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
+/* sched_bruteforce through the memo; *cost: where the result's cost is when tmp is given (the
+ * ring or tmp; read it before the next lookup), else NULL */
+static int cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,
+                  int sec, sched_cost *tmp, const sched_cost **cost, sched_bf_stats *st) {
+    *cost = tmp;
+    if (!c || n < 2 || n > 3) return sched_bruteforce(a, l, t, n, rows, obj, sec, tmp, st);
     /* the hinted slot first: when it holds this key, it is where the hashed lookup below ends */
     bool hinted = c->last >= 0 && !c->no_hints;
     size_t hi = hinted ? hint_at(c, c->last, n, rows) : 0;
     uint32_t h = hinted ? c->hint[hi] : 0;
     c->lookups++;
     if (h && key_is(&c->slot[h - 1], l, t, n, rows, obj, sec)) {
-        take_hit(c, &c->slot[h - 1], a, l, t, best, st);
+        *cost = take_hit(c, &c->slot[h - 1], a, l, t, tmp, st);
         c->hint_hits++;
         c->last = (long)h - 1;
         return 0;
@@ -182,10 +187,10 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
     bf_slot *s = &c->slot[i0], *s1 = &c->slot[i0 ^ 1];
     if (!(s->used && !memcmp(&s->k, &k, sizeof k)) && s1->used && !memcmp(&s1->k, &k, sizeof k)) s = s1;
     if (s->used && !memcmp(&s->k, &k, sizeof k)) {
-        take_hit(c, s, a, l, t, best, st);
+        *cost = take_hit(c, s, a, l, t, tmp, st);
     } else {
         c->last = -1;
-        int rc = sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
+        int rc = sched_bruteforce(a, l, t, n, rows, obj, sec, tmp, st);
         if (rc || hw_deadline_passed()) return rc;
         if (s->used && (!s1->used || s1->used < s->used)) s = s1;
         s->used = s->born = c->lookups;
@@ -193,11 +198,28 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
         memcpy(s->f, t->f, sizeof s->f);
         /* sched_bruteforce's best is sched_cost_eval of its result; a ring place kept for an
          * earlier entry of this slot is stale by its born */
-        if (best) cost_keep(c, s, best);
+        if (tmp) cost_keep(c, s, tmp);
     }
     c->last = s - c->slot;
     if (hinted) c->hint[hi] = (uint32_t)c->last + 1;
     return 0;
+}
+
+int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
+                            const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st) {
+    const sched_cost *k;
+    int rc = cached(c, a, l, t, n, rows, obj, sec, best, &k, st);
+    if (best && k && k != best) *best = *k;
+    return rc;
+}
+
+int sched_bruteforce_cached_brief(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
+                                  const int *rows, int obj, int sec, sched_cost_brief *brief, sched_bf_stats *st) {
+    sched_cost tmp; /* written only when the ring does not hold the cost */
+    const sched_cost *k;
+    int rc = cached(c, a, l, t, n, rows, obj, sec, &tmp, &k, st);
+    if (rc == 0) sched_cost_brief_of(k, brief);
+    return rc;
 }
 
 size_t sched_bfcache_bytes(const sched_bfcache *c) {

@@ -33,6 +33,22 @@ void sched_bfcache_free(sched_bfcache *c);
 int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
                             const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st);
 
+/* The figures a step reports of a cost (the env keeps these, not the 1.1 kB cost). */
+typedef struct sched_cost_brief {
+    double energy_pj, cycles, edp, utilisation;
+} sched_cost_brief;
+static inline void sched_cost_brief_of(const sched_cost *c, sched_cost_brief *b) {
+    b->energy_pj = c->energy_pj, b->cycles = c->cycles, b->edp = c->edp, b->utilisation = c->utilisation;
+}
+/* sched_objective of the brief, for the objectives it holds (SOBJ_ENERGY, SOBJ_CYCLES, SOBJ_EDP) */
+static inline double sched_brief_objective(const sched_cost_brief *b, int obj) {
+    return obj == SOBJ_ENERGY ? b->energy_pj : obj == SOBJ_CYCLES ? b->cycles : b->edp;
+}
+/* sched_bruteforce_cached with the result's cost as a brief (not copied whole: a hit reads it in
+ * the memo's ring); the same table, stats and memo updates */
+int sched_bruteforce_cached_brief(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
+                                  const int *rows, int obj, int sec, sched_cost_brief *brief, sched_bf_stats *st);
+
 /* bytes the cache may come to hold (its slots, all of them once touched; 0 for NULL): the env's
  * memory estimate counts them (envs/env.h mem_bytes) */
 size_t sched_bfcache_bytes(const sched_bfcache *c);

@@ -24,7 +24,7 @@ static const char *const obs_names[] = {"box", "dict", NULL};
 typedef struct sched_state {
     int started, li, t, r, nmulti, done;
     sched_table tab;
-    sched_cost cost;
+    sched_cost_brief cost; /* the table's (the step needs these four, not the whole cost) */
     double init_obj, init_energy, init_cycles;
     double net_energy, net_cycles; /* finished layers (network mode) */
 } sched_state;
@@ -365,8 +365,10 @@ static void start_layer(sched_env *e, int li) {
     s->nmulti = 0;
     s->r = first_row(&e->acc);
     sched_table_init(&e->layers[li], &s->tab);
-    sched_cost_eval(&e->acc, &e->layers[li], &s->tab, &s->cost);
-    s->init_obj = sched_objective(&s->cost, e->obj);
+    sched_cost c;
+    sched_cost_eval(&e->acc, &e->layers[li], &s->tab, &c);
+    sched_cost_brief_of(&c, &s->cost);
+    s->init_obj = sched_brief_objective(&s->cost, e->obj);
     s->init_energy = s->cost.energy_pj;
     s->init_cycles = s->cost.cycles;
 }
@@ -483,11 +485,11 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
         reward = -e->penalty;
     } else {
         n = sched_action_rows(a, s->r, rows);
-        double before = sched_objective(&s->cost, e->obj);
-        sched_bruteforce_cached(e->cache, &e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
+        double before = sched_brief_objective(&s->cost, e->obj);
+        sched_bruteforce_cached_brief(e->cache, &e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
         /* the server's request deadline cut the search short (the table is still a valid one) */
         if (hw_deadline_check("sched-v0 brute-force step", err)) return -1;
-        double after = sched_objective(&s->cost, e->obj);
+        double after = sched_brief_objective(&s->cost, e->obj);
         double gain = before > 0 ? (before - after) / before : 0;
         if (n == 3) s->nmulti++;
         else s->nmulti = 0;

@@ -364,3 +364,43 @@ Test(sched_cache, action_rows_are_the_pairs_in_order) {
         cr_assert_eq(sched_action_rows(1000, r, rows), 0);
     }
 }
+
+/* The brief (sched_bruteforce_cached_brief, what the env keeps): over the same lookups as a memo
+ * returning whole costs, in a 256-slot memo whose ring (32 places) holds fewer costs than the 40
+ * keys, the same tables and stats, and the four figures of a fresh evaluation of the returned
+ * table, bit for bit (from the ring on most hits, evaluated again on the others); also without a
+ * memo. */
+Test(sched_cache, brief_lookups_equal_whole_costs) {
+    sched_accel a = eyeriss();
+    sched_bfcache *cw = sched_bfcache_new(256), *cb = sched_bfcache_new(256);
+    int rows[2] = {SR_GB, SR_DRAM};
+    enum { NL = 40 };
+    sched_layer l[NL];
+    for (int j = 0; j < NL; j++) l[j] = layer_ck(8 + 4 * (j % 20), 16 + 16 * (j / 20));
+    for (int round = 0; round < 4; round++)
+        for (int j = 0; j < NL; j++) {
+            sched_table tw, tb;
+            sched_table_init(&l[j], &tw);
+            tb = tw;
+            sched_cost whole, fresh;
+            sched_cost_brief b;
+            sched_bf_stats sw, sb;
+            cr_assert_eq(sched_bruteforce_cached(cw, &a, &l[j], &tw, 2, rows, SOBJ_ENERGY, -1, &whole, &sw), 0);
+            cr_assert_eq(sched_bruteforce_cached_brief(round == 3 ? NULL : cb, &a, &l[j], &tb, 2, rows, SOBJ_ENERGY, -1, &b, &sb), 0);
+            cr_assert_eq(memcmp(&tw, &tb, sizeof tw), 0, "round %d layer %d: tables differ", round, j);
+            if (round < 3) cr_assert_eq(memcmp(&sw, &sb, sizeof sw), 0, "round %d layer %d: stats differ", round, j);
+            sched_cost_eval(&a, &l[j], &tb, &fresh);
+            const double want[4] = {fresh.energy_pj, fresh.cycles, fresh.edp, fresh.utilisation},
+                         got[4] = {b.energy_pj, b.cycles, b.edp, b.utilisation};
+            cr_assert_eq(memcmp(got, want, sizeof want), 0, "round %d layer %d: the brief is not a fresh evaluation's", round, j);
+            cr_assert_eq(b.energy_pj, whole.energy_pj);
+            cr_assert_eq(sched_brief_objective(&b, SOBJ_ENERGY), sched_objective(&fresh, SOBJ_ENERGY));
+            cr_assert_eq(sched_brief_objective(&b, SOBJ_CYCLES), sched_objective(&fresh, SOBJ_CYCLES));
+            cr_assert_eq(sched_brief_objective(&b, SOBJ_EDP), sched_objective(&fresh, SOBJ_EDP));
+        }
+    long long hits, lookups;
+    sched_bfcache_counts(cb, &hits, &lookups);
+    cr_assert_geq(hits, 2 * NL, "only %lld hits", hits);
+    sched_bfcache_free(cw);
+    sched_bfcache_free(cb);
+}
