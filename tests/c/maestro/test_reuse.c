@@ -460,3 +460,45 @@ Test(maestro_reuse, tensor_variables_are_maestros_per_layer_type) {
                 }
             }
 }
+
+/* maestro_layer_ok is true exactly when maestro_eval's layer checks pass, and for such a layer
+ * maestro_eval_ok_layer (the env's steps: the checks skipped) gives maestro_eval's result, byte
+ * for byte, on random mappings (valid, infeasible and rejected ones); layers that fail each check
+ * (a zero or negative dimension, Y below R, more than 1e15 iterations) are not ok, also with an
+ * empty mapping, whose reason comes between two of the checks. */
+Test(maestro_reuse, checked_layer_evaluates_as_maestro_eval) {
+    rs = 777;
+    int ok = 0, valid = 0;
+    for (int it = 0; it < 1500; it++) {
+        maestro_layer l;
+        maestro_hw h;
+        maestro_mapping m;
+        random_case(&l, &h, &m);
+        int bad = it % 10 == 9 ? (int)rnd(4) : -1;
+        if (bad == 0) l.dim[MD_C] = -(int)rnd(3);
+        if (bad == 1) l.dim[MD_Y] = l.dim[MD_R] - 1;
+        if (bad == 2) l.dim[MD_K] = 1 << 20, l.dim[MD_C] = 1 << 20, l.dim[MD_Y] = 1 << 12;
+        if (bad == 3) m.n = 0;
+        static maestro_result want, got;
+        maestro_eval(&l, &h, &m, &want);
+        static const char *const layer_reasons[] = {"layer dimension", "input Y/X smaller", "layer too large"};
+        bool layer_fails = false;
+        for (int k = 0; k < 3; k++) layer_fails |= !strncmp(want.reason, layer_reasons[k], strlen(layer_reasons[k]));
+        if (m.n == 0 && !layer_fails) { /* the empty mapping's reason hides the size check */
+            maestro_mapping one = {1, {{MDIR_SPATIAL, MD_C, 0, 1, 1}}};
+            maestro_result w1;
+            maestro_eval(&l, &h, &one, &w1);
+            layer_fails = !strncmp(w1.reason, "layer too large", 15);
+        }
+        cr_assert_eq(maestro_layer_ok(&l), !layer_fails, "case %d (bad %d): ok %d, maestro_eval's reason '%s'", it, bad,
+                     maestro_layer_ok(&l), want.reason);
+        if (layer_fails) continue;
+        ok++;
+        valid += want.valid;
+        maestro_eval_ok_layer(&l, &h, &m, &got);
+        cr_assert_eq(memcmp(&got, &want, sizeof got), 0, "case %d: results differ (%s / %s)", it, got.reason, want.reason);
+    }
+    cr_assert_gt(ok, 1200);
+    cr_assert_gt(1500 - ok, 60, "only %d layers failed a check", 1500 - ok);
+    cr_assert_gt(valid, 100, "only %d valid mappings", valid);
+}
