@@ -470,10 +470,15 @@ Test(maestro_reuse, checked_layer_evaluates_as_maestro_eval) {
     rs = 777;
     int ok = 0, valid = 0;
     for (int it = 0; it < 1500; it++) {
-        maestro_layer l;
-        maestro_hw h;
-        maestro_mapping m;
-        random_case(&l, &h, &m);
+        struct {
+            maestro_layer l;
+            maestro_hw h;
+            maestro_mapping m;
+        } k; /* a random case, then maybe one check broken */
+        random_case(&k.l, &k.h, &k.m);
+        maestro_layer l = k.l;
+        maestro_mapping m = k.m;
+        const maestro_hw h = k.h;
         int bad = it % 10 == 9 ? (int)rnd(4) : -1;
         if (bad == 0) l.dim[MD_C] = -(int)rnd(3);
         if (bad == 1) l.dim[MD_Y] = l.dim[MD_R] - 1;
