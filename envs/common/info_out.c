@@ -7,9 +7,14 @@
 
 #include "hw_codec.h"
 
+/* a packing sink into pk, gathering when pk is a gathering buffer's packer */
+static hw_info_out packing(msgpack_packer *pk) {
+    return (hw_info_out){NULL, pk, pk->callback == hw_info_gather_write ? (hw_info_gather *)pk->data : NULL};
+}
+
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     msgpack_pack_map(pk, nkeys);
-    return (hw_info_out){NULL, pk};
+    return packing(pk);
 }
 
 void hw_info_gather_flush(hw_info_gather *g) {
@@ -29,9 +34,19 @@ int hw_info_gather_write(void *data, const char *buf, size_t len) {
 }
 
 hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys) {
-    g->dst = dst, g->n = 0;
+    g->dst = dst;
     msgpack_packer_init(&g->pk, g, hw_info_gather_write);
-    return hw_info_packer(&g->pk, nkeys);
+    /* msgpack_pack_map's header, written in place: a fixmap below 16 keys, else map16 or map32 */
+    unsigned char *b = (unsigned char *)g->b;
+    if (nkeys < 16) {
+        b[0] = (unsigned char)(0x80 | nkeys), g->n = 1;
+    } else if (nkeys < 65536) {
+        b[0] = 0xde, b[1] = (unsigned char)(nkeys >> 8), b[2] = (unsigned char)nkeys, g->n = 3;
+    } else {
+        b[0] = 0xdf, g->n = 5;
+        for (int i = 0; i < 4; i++) b[1 + i] = (unsigned char)(nkeys >> (24 - 8 * i));
+    }
+    return (hw_info_out){NULL, &g->pk, g};
 }
 
 /* Where the next n <= 48 bytes go: straight into a gathering sink's buffer, else into `local`
@@ -123,7 +138,7 @@ static void pack_array_head(msgpack_packer *pk, size_t n) {
 hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n) {
     if (!packed_key(o, key)) return json_child(o, key, o->obj ? json_array() : NULL);
     pack_array_head(o->pk, n);
-    return (hw_info_out){NULL, o->pk};
+    return packing(o->pk);
 }
 
 void hw_info_item_int(hw_info_out *l, int64_t v) {
@@ -131,11 +146,20 @@ void hw_info_item_int(hw_info_out *l, int64_t v) {
     else if (l->obj) json_array_append_new(l->obj, json_integer((json_int_t)v));
 }
 
+bool hw_info_u8_small(const uint8_t *v, size_t n) {
+    uint64_t any = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* eight bytes a step: their high bits together */
+        memcpy(&w, v + i, 8);
+        any |= w;
+    }
+    for (; i < n; i++) any |= v[i];
+    return !(any & 0x8080808080808080ULL);
+}
+
 void hw_info_list_u8(hw_info_out *o, const char *key, const uint8_t *v, size_t n) {
     hw_info_out l = hw_info_list(o, key, n);
-    uint8_t any = 0;
-    for (size_t i = 0; i < n; i++) any |= v[i];
-    if (l.pk && any < 128) {
+    if (l.pk && hw_info_u8_small(v, n)) {
         if (n) l.pk->callback(l.pk->data, (const char *)v, n);
         return;
     }
@@ -180,6 +204,11 @@ hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
 }
 
 void hw_info_item_str(hw_info_out *l, const char *s) {
+    size_t n = l->g ? strlen(s) : 32;
+    if (n < 32) { /* a fixstr straight into the gathering buffer */
+        l->g->n += hw_put_fixstr((unsigned char *)hw_info_gather_room(l->g, 1 + n), s, n);
+        return;
+    }
     if (l->pk) hw_pack_cstr(l->pk, s);
     else if (l->obj) json_array_append_new(l->obj, json_string(s));
 }

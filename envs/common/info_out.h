@@ -8,8 +8,10 @@
  * The packed form needs each map's key count before its keys (msgpack map header): the caller
  * counts them; tests/c/server/test_info_pack.c fails when a count or a value differs.
  * Also owned here, for the step path: a gathering sink (hw_info_gatherer: the info packed on the
- * caller's stack and written to the reply at once) and constant-key writers (hw_info_*_k with
- * HW_KEY) that append straight into it; tests/c/server/test_info_out.c checks their bytes. */
+ * caller's stack and written to the reply at once; every sink made from it carries it in .g, so
+ * the writers find it with one load) and constant-key writers (hw_info_*_k with HW_KEY: scalars,
+ * strings of known length, lists and byte lists) that append straight into it;
+ * tests/c/server/test_info_out.c checks their bytes. */
 #ifndef HW_INFO_OUT_H
 #define HW_INFO_OUT_H
 
@@ -21,13 +23,16 @@
 
 #include "hw_codec.h"
 
+struct hw_info_gather;
+
 typedef struct hw_info_out {
-    json_t *obj;        /* JSON destination (borrowed), or NULL */
-    msgpack_packer *pk; /* packed destination, or NULL */
+    json_t *obj;              /* JSON destination (borrowed), or NULL */
+    msgpack_packer *pk;       /* packed destination, or NULL */
+    struct hw_info_gather *g; /* the gathering buffer pk packs into, or NULL (hw_info_gathering) */
 } hw_info_out;
 
 /* A sink into the JSON object `obj` (NULL: a sink that drops every key). */
-static inline hw_info_out hw_info_json(json_t *obj) { return (hw_info_out){obj, NULL}; }
+static inline hw_info_out hw_info_json(json_t *obj) { return (hw_info_out){obj, NULL, NULL}; }
 /* A sink into `pk`; packs the header of a map of `nkeys` keys, which must then all be written. */
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys);
 
@@ -60,10 +65,9 @@ static inline bool hw_info_on(const hw_info_out *o) { return o->obj || o->pk; }
 
 /* the gathering packer's callback (info_out.c) */
 int hw_info_gather_write(void *data, const char *buf, size_t len);
-/* the gathering buffer o packs into (its maps and lists too), or NULL */
-static inline hw_info_gather *hw_info_gathering(const hw_info_out *o) {
-    return o->pk && o->pk->callback == hw_info_gather_write ? (hw_info_gather *)o->pk->data : NULL;
-}
+/* the gathering buffer o packs into (its maps and lists too), or NULL: set when the sink is made
+ * (one load where a constant-key writer asks) */
+static inline hw_info_gather *hw_info_gathering(const hw_info_out *o) { return o->g; }
 
 void hw_info_int(hw_info_out *o, const char *key, int64_t v);
 void hw_info_real(hw_info_out *o, const char *key, double v);
@@ -126,19 +130,26 @@ HW_INFO_INLINE void hw_info_bool_k(hw_info_out *o, const char *key, size_t kn, b
     g->n += 1;
 }
 
-HW_INFO_INLINE void hw_info_str_k(hw_info_out *o, const char *key, size_t kn, const char *s) {
+/* hw_info_str_k of a string whose length n the caller knows (s[n] is its terminating 0): into a
+ * gathering sink, a string below 1024 bytes is its header (fixstr, str8 or str16, as
+ * msgpack_pack_str packs it) and its bytes, without strlen */
+HW_INFO_INLINE void hw_info_strn_k(hw_info_out *o, const char *key, size_t kn, const char *s, size_t n) {
     hw_info_gather *g = hw_info_gathering(o);
-    size_t n = g ? strlen(s) : 0;
-    if (!g || kn >= 32 || n >= 256) {
+    if (!g || kn >= 32 || n >= 1024) {
         hw_info_str(o, key, s);
         return;
     }
-    /* msgpack_pack_str's header: below 32 bytes a fixstr (0xa0 | length), else str8 (0xd9, length) */
-    size_t h = n < 32 ? 1 : 2;
+    size_t h = n < 32 ? 1 : n < 256 ? 2 : 3;
     unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
-    if (h == 1) hw_put_fixstr(q, s, n);
-    else q[0] = 0xd9, q[1] = (unsigned char)n, memcpy(q + 2, s, n);
+    if (h == 1) q[0] = (unsigned char)(0xa0 | n);
+    else if (h == 2) q[0] = 0xd9, q[1] = (unsigned char)n;
+    else q[0] = 0xda, q[1] = (unsigned char)(n >> 8), q[2] = (unsigned char)n;
+    memcpy(q + h, s, n);
     g->n += h + n;
+}
+
+HW_INFO_INLINE void hw_info_str_k(hw_info_out *o, const char *key, size_t kn, const char *s) {
+    hw_info_strn_k(o, key, kn, s, hw_info_gathering(o) ? strlen(s) : 0);
 }
 
 HW_INFO_INLINE hw_info_out hw_info_map_k(hw_info_out *o, const char *key, size_t kn, size_t nkeys) {
@@ -148,6 +159,34 @@ HW_INFO_INLINE hw_info_out hw_info_map_k(hw_info_out *o, const char *key, size_t
     msgpack_pack_map(&g->pk, nkeys);
     return *o;
 }
+/* A list of `n` items under a constant key (hw_info_list's bytes); append n items to the result. */
+HW_INFO_INLINE hw_info_out hw_info_list_k(hw_info_out *o, const char *key, size_t kn, size_t n) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32 || n >= 16) return hw_info_list(o, key, n);
+    *hw_info_gather_key(g, key, kn, 1) = (unsigned char)(0x90 | n); /* fixarray */
+    g->n += 1;
+    return *o;
+}
+
+/* every one of the n bytes is below 128 (a positive fixint each, packed) */
+bool hw_info_u8_small(const uint8_t *v, size_t n);
+
+/* hw_info_list_u8 under a constant key: into a gathering sink, a list of up to 1024 bytes below
+ * 128 is the key, the list's header and the bytes, in one move each */
+HW_INFO_INLINE void hw_info_list_u8_k(hw_info_out *o, const char *key, size_t kn, const uint8_t *v, size_t n) {
+    hw_info_gather *g = hw_info_gathering(o);
+    if (!g || kn >= 32 || n > 1024 || !hw_info_u8_small(v, n)) {
+        hw_info_list_u8(o, key, v, n);
+        return;
+    }
+    size_t h = n < 16 ? 1 : 3; /* fixarray, else array16 */
+    unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
+    if (h == 1) q[0] = (unsigned char)(0x90 | n);
+    else q[0] = 0xdc, q[1] = (unsigned char)(n >> 8), q[2] = (unsigned char)n;
+    memcpy(q + h, v, n);
+    g->n += h + n;
+}
+
 /* A list of `n` items as the next item of `list` (a table's row); append n items to the result. */
 hw_info_out hw_info_item_list(hw_info_out *list, size_t n);
 void hw_info_item_str(hw_info_out *list, const char *s);

@@ -131,6 +131,12 @@ int maestro_load_hw(const char *path, maestro_hw *h, hw_err *err);
 
 /* The cost model. Pure; no allocation. */
 void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r);
+/* The checks maestro_eval makes of the layer alone (dimensions positive, Y/X at least R/S, at most
+ * 1e15 MAC-loop iterations) all pass. */
+bool maestro_layer_ok(const maestro_layer *l);
+/* maestro_eval of a layer that passed maestro_layer_ok, without checking it again (an env's layer
+ * does not change between steps): the same result. */
+void maestro_eval_ok_layer(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r);
 
 /* The hwgym maestro drop-in (argv[0] = "maestro"); output to out. Returns the exit code. */
 int maestro_cli_main(int argc, char **argv, FILE *out);

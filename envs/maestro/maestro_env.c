@@ -42,6 +42,7 @@ typedef struct menv {
     int64_t max_pes;
     bool enforce_buffers;
     maestro_layer layer;
+    bool layer_ok; /* maestro_layer_ok(&layer): the steps' evaluations skip its checks */
     maestro_hw hw;
     int extent[NL]; /* loop extent per dim (Y/X in output rows/cols) */
     choices tile[NL], clusters, pes;
@@ -363,7 +364,7 @@ static double reward_of(const menv *e, const maestro_result *r) {
 static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_result *r) {
     maestro_hw h = e->hw;
     h.num_pes = num_pes;
-    maestro_eval(&e->layer, &h, m, r);
+    (e->layer_ok ? maestro_eval_ok_layer : maestro_eval)(&e->layer, &h, m, r);
     if (r->valid && !e->enforce_buffers && (r->warn_l1 || r->warn_l2)) {
         r->feasible = true;
         r->reason[0] = 0;
@@ -562,6 +563,7 @@ static void *m_create_cfg(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err)
     }
     e->hw.l1_size = (long)l1, e->hw.l2_size = (long)l2;
     const maestro_layer *l = &e->layer;
+    e->layer_ok = maestro_layer_ok(l);
     e->extent[LK] = l->dim[MD_K];
     e->extent[LC] = l->dim[MD_C];
     e->extent[LY] = (l->dim[MD_Y] - l->dim[MD_R]) / l->stride_y + 1;

@@ -4,6 +4,7 @@
  * (edge sub-clusters, mapped/unique sizes). Also fixes the tensors' coupled variables for the
  * layer type. Runs once per evaluation; see maestro_internal.h for the types. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -168,6 +169,52 @@ void maestro_level_tables(level *L, const varlist tv[MT_N]) {
     }
 }
 
+/* ---------- the tensors' variables: a function of the layer type and N alone ---------- */
+typedef struct {
+    varlist tv[MT_N]; /* coupled variables per tensor */
+    varlist invars;   /* sorted input-tensor variables */
+} tensor_vars;
+
+static void tensor_vars_of(maestro_ltype type, bool has_n, tensor_vars *tv) {
+    bool dw = type == MAESTRO_DSCONV, gemm = type == MAESTRO_GEMM;
+    varlist *in = &tv->tv[MT_IN], *w = &tv->tv[MT_W], *o = &tv->tv[MT_OUT];
+    memset(tv, 0, sizeof *tv);
+    if (gemm) { /* MAESTRO: input {M,K}, weight {K,N}, output {M,N} */
+        in->v[in->n++] = MD_Y, in->v[in->n++] = MD_C;
+        w->v[w->n++] = MD_C, w->v[w->n++] = MD_K;
+        o->v[o->n++] = MD_Y, o->v[o->n++] = MD_K;
+    } else if (type == MAESTRO_NGCONV) { /* MAESTRO: {N,G,C,Y,X}, {G,K,C,R,S}, {N,G,K,C,Y,X} */
+        if (has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
+        in->v[in->n++] = MD_G, in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
+        w->v[w->n++] = MD_G, w->v[w->n++] = MD_K, w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
+        o->v[o->n++] = MD_G, o->v[o->n++] = MD_K, o->v[o->n++] = MD_C, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    } else {
+        if (has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
+        in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
+        if (!dw) w->v[w->n++] = MD_K;
+        w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
+        o->v[o->n++] = dw ? MD_C : MD_K, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    }
+    for (int t = 0; t < MT_N; t++)
+        for (int i = 0; i < tv->tv[t].n; i++) tv->tv[t].mask |= 1u << tv->tv[t].v[i];
+    /* sorted unique input vars by MAESTRO's names: C G K N R S X Y, or for GEMM K M N */
+    static const int order[] = {MD_C, MD_G, MD_K, MD_N, MD_R, MD_S, MD_X, MD_Y};
+    static const int order_gemm[] = {MD_C, MD_Y, MD_K};
+    const int *ord = gemm ? order_gemm : order;
+    int nord = gemm ? 3 : 8;
+    for (int i = 0; i < nord; i++)
+        if (in_list(in, ord[i]) || in_list(w, ord[i])) tv->invars.v[tv->invars.n++] = ord[i], tv->invars.mask |= 1u << ord[i];
+}
+
+/* every (type, has N) pair's, made once a process: an evaluation copies its layer's */
+static tensor_vars tvars[4][2];
+static pthread_once_t tvars_once = PTHREAD_ONCE_INIT;
+
+static void tvars_fill(void) {
+    for (int t = 0; t < 4; t++)
+        for (int n = 0; n < 2; n++) tensor_vars_of((maestro_ltype)t, n, &tvars[t][n]);
+}
+
 int maestro_build_levels(ctx *c, const maestro_mapping *m) {
     const maestro_layer *ly = c->l;
     int ncl = 0;
@@ -184,38 +231,17 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
     if (c->h->num_pes / U < 1)
         return maestro_fail(c, "the Cluster sizes need %ld PEs, more than the %d the hardware has", U, c->h->num_pes);
     /* tensors */
-    bool dw = ly->type == MAESTRO_DSCONV, gemm = ly->type == MAESTRO_GEMM, conv = !gemm;
-    varlist *in = &c->tv[MT_IN], *w = &c->tv[MT_W], *o = &c->tv[MT_OUT];
-    in->n = w->n = o->n = 0;
-    if (gemm) { /* MAESTRO: input {M,K}, weight {K,N}, output {M,N} */
-        in->v[in->n++] = MD_Y, in->v[in->n++] = MD_C;
-        w->v[w->n++] = MD_C, w->v[w->n++] = MD_K;
-        o->v[o->n++] = MD_Y, o->v[o->n++] = MD_K;
-    } else if (ly->type == MAESTRO_NGCONV) { /* MAESTRO: {N,G,C,Y,X}, {G,K,C,R,S}, {N,G,K,C,Y,X} */
-        if (ly->has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
-        in->v[in->n++] = MD_G, in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
-        w->v[w->n++] = MD_G, w->v[w->n++] = MD_K, w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
-        o->v[o->n++] = MD_G, o->v[o->n++] = MD_K, o->v[o->n++] = MD_C, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+    bool gemm = ly->type == MAESTRO_GEMM, conv = !gemm;
+    tensor_vars own;
+    const tensor_vars *tvs = &own;
+    if ((unsigned)ly->type < 4) {
+        pthread_once(&tvars_once, tvars_fill);
+        tvs = &tvars[ly->type][ly->has_n];
     } else {
-        if (ly->has_n) in->v[in->n++] = MD_N, o->v[o->n++] = MD_N;
-        in->v[in->n++] = MD_C, in->v[in->n++] = MD_Y, in->v[in->n++] = MD_X;
-        if (!dw) w->v[w->n++] = MD_K;
-        w->v[w->n++] = MD_C, w->v[w->n++] = MD_R, w->v[w->n++] = MD_S;
-        o->v[o->n++] = dw ? MD_C : MD_K, o->v[o->n++] = MD_Y, o->v[o->n++] = MD_X;
+        tensor_vars_of(ly->type, ly->has_n, &own);
     }
-    for (int t = 0; t < MT_N; t++) {
-        c->tv[t].mask = 0;
-        for (int i = 0; i < c->tv[t].n; i++) c->tv[t].mask |= 1u << c->tv[t].v[i];
-    }
-    /* sorted unique input vars by MAESTRO's names: C G K N R S X Y, or for GEMM K M N */
-    static const int order[] = {MD_C, MD_G, MD_K, MD_N, MD_R, MD_S, MD_X, MD_Y};
-    static const int order_gemm[] = {MD_C, MD_Y, MD_K};
-    const int *ord = gemm ? order_gemm : order;
-    int nord = gemm ? 3 : 8;
-    c->invars.n = 0;
-    c->invars.mask = 0;
-    for (int i = 0; i < nord; i++)
-        if (in_list(in, ord[i]) || in_list(w, ord[i])) c->invars.v[c->invars.n++] = ord[i], c->invars.mask |= 1u << ord[i];
+    memcpy(c->tv, tvs->tv, sizeof c->tv);
+    c->invars = tvs->invars;
 
     /* full dimensions */
     dimtab full;

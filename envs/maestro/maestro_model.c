@@ -219,7 +219,22 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     return 0;
 }
 
-void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r) {
+/* the layer's MAC-loop iterations (maestro_eval's size limit) */
+static double layer_volume(const maestro_layer *l) {
+    double vol = 1;
+    for (int v = MD_N; v <= MD_X; v++) vol *= l->dim[v];
+    return vol * l->dim[MD_G];
+}
+
+bool maestro_layer_ok(const maestro_layer *l) {
+    for (int v = MD_N; v < MD_NDIM; v++)
+        if (l->dim[v] <= 0 && v != MD_YP && v != MD_XP) return false;
+    return l->dim[MD_Y] >= l->dim[MD_R] && l->dim[MD_X] >= l->dim[MD_S] && !(layer_volume(l) > 1e15);
+}
+
+/* maestro_eval; layer_ok: the layer passed maestro_layer_ok (its checks are skipped: they would
+ * all pass) */
+static void eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r, bool layer_ok) {
     memset(r, 0, sizeof *r);
     ctx c; /* not cleared as a whole: the memo table is large and filled on demand */
     c.nlv = 0;
@@ -233,12 +248,12 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
         snprintf(r->reason, sizeof r->reason, "hardware needs num_pes, noc_bw, offchip_bw and simd lanes > 0");
         return;
     }
-    for (int v = MD_N; v < MD_NDIM; v++)
+    for (int v = MD_N; v < MD_NDIM && !layer_ok; v++)
         if (l->dim[v] <= 0 && v != MD_YP && v != MD_XP) {
             snprintf(r->reason, sizeof r->reason, "layer dimension %s must be positive", maestro_dim_name(v));
             return;
         }
-    if (l->dim[MD_Y] < l->dim[MD_R] || l->dim[MD_X] < l->dim[MD_S]) {
+    if (!layer_ok && (l->dim[MD_Y] < l->dim[MD_R] || l->dim[MD_X] < l->dim[MD_S])) {
         snprintf(r->reason, sizeof r->reason, "input Y/X smaller than the filter R/S");
         return;
     }
@@ -246,9 +261,7 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
         snprintf(r->reason, sizeof r->reason, "empty mapping (no directives)");
         return;
     }
-    double vol = 1;
-    for (int v = MD_N; v <= MD_X; v++) vol *= l->dim[v];
-    vol *= l->dim[MD_G];
+    double vol = layer_ok ? 0 : layer_volume(l);
     if (vol > 1e15) { /* keeps every count far from 64-bit overflow */
         snprintf(r->reason, sizeof r->reason, "layer too large (%.3g MAC-loop iterations; limit 1e15)", vol);
         return;
@@ -329,4 +342,10 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
     else if (r->warn_l2)
         maestro_format(r->reason, sizeof r->reason, "L2 requirement %lld exceeds L2 size %ld", r->l2_req_total, h->l2_size);
     if (r->warn_l1 || r->warn_l2) r->feasible = false;
+}
+
+void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r) { eval(l, h, m, r, false); }
+
+void maestro_eval_ok_layer(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r) {
+    eval(l, h, m, r, true);
 }

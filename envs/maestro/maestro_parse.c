@@ -182,7 +182,7 @@ static char *put_lit(char *p, const char *s, size_t n) {
     return p + n;
 }
 
-static char *put_i(char *p, int v) {
+static inline __attribute__((always_inline)) char *put_i(char *p, int v) {
     unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
     if (v < 0) *p++ = '-';
     if (u < 10) {
@@ -205,18 +205,22 @@ static char *put_i(char *p, int v) {
     return p;
 }
 
-/* maestro_dim_name_for, without a call a directive */
-static const char *dim_text(int d, maestro_ltype t) {
-    static const char *const conv[MD_NDIM] = {"N", "K", "C", "R", "S", "Y", "X", "Y'", "X'", "G"};
-    static const char *const gemm[MD_NDIM] = {"N", "N", "K", "R", "S", "M", "X", "Y'", "X'", "G"};
-    if (d < 0 || d >= MD_NDIM) return "?";
-    return (t == MAESTRO_GEMM ? gemm : conv)[d];
-}
+/* a directive's text after its offset, ") <dimension name>;", per dimension and layer kind
+ * (maestro_dim_name_for's names; "?" out of range), 4 or 5 bytes */
+typedef struct {
+    char s[8];
+    unsigned char n;
+} dir_tail;
+static const dir_tail tail_conv[MD_NDIM + 1] = {{") N;", 4},  {") K;", 4},   {") C;", 4},   {") R;", 4}, {") S;", 4}, {") Y;", 4},
+                                                {") X;", 4},  {") Y';", 5},  {") X';", 5},  {") G;", 4}, {") ?;", 4}};
+static const dir_tail tail_gemm[MD_NDIM + 1] = {{") N;", 4},  {") N;", 4},   {") K;", 4},   {") R;", 4}, {") S;", 4}, {") M;", 4},
+                                                {") X;", 4},  {") Y';", 5},  {") X';", 5},  {") G;", 4}, {") ?;", 4}};
 
 int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char *buf, size_t cap) {
     char local[MAESTRO_MAX_DIRS * DIR_TEXT_MAX + 1];
     int nd = m->n < 0 ? 0 : m->n > MAESTRO_MAX_DIRS ? MAESTRO_MAX_DIRS : m->n;
     char *start = cap > (size_t)nd * DIR_TEXT_MAX ? buf : local, *p = start;
+    const dir_tail *tails = t == MAESTRO_GEMM ? tail_gemm : tail_conv;
     for (int i = 0; i < nd; i++) {
         const maestro_directive *d = &m->d[i];
         if (i) *p++ = ' ';
@@ -226,13 +230,16 @@ int maestro_mapping_to_text_for(const maestro_mapping *m, maestro_ltype t, char 
             p = put_lit(p, d->logical ? ", L);" : ", P);", 5);
             continue;
         }
-        p = d->kind == MDIR_SPATIAL ? put_lit(p, "SpatialMap(", 11) : put_lit(p, "TemporalMap(", 12);
+        /* the map's name, 12 bytes written, 11 or 12 kept (the size's digits follow) */
+        memcpy(p, d->kind == MDIR_SPATIAL ? "SpatialMap((" : "TemporalMap(", 12);
+        p += d->kind == MDIR_SPATIAL ? 11 : 12;
         p = put_i(p, d->size);
         *p++ = ',';
         p = put_i(p, d->ofs);
-        p = put_lit(p, ") ", 2);
-        for (const char *name = dim_text(d->dim, t); *name;) *p++ = *name++;
-        *p++ = ';';
+        const dir_tail *tl = &tails[d->dim < MD_NDIM ? d->dim : MD_NDIM];
+        memcpy(p, tl->s, 4); /* nothing past the text is written (snprintf's contract) */
+        if (tl->n == 5) p[4] = tl->s[4];
+        p += tl->n;
     }
     size_t len = (size_t)(p - start);
     if (start == local && cap) {

@@ -1,6 +1,7 @@
 /* sched_bfcache.c - see sched_bfcache.h. */
 #include "sched_bfcache.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,16 @@ struct sched_bfcache {
     long long hits, lookups;
     bf_cost *cost;
     size_t ncost, next_cost;
+    /* where the next key probably is (docs/sched.md "Speed"): hint[h(last, n, rows)] is the slot
+     * (+ 1; 0: none) that the lookup after the one returning slot `last` with these rows found.
+     * A step's table is the previous step's result, so the same (last, rows) usually means the
+     * same key. Only a guess: a slot it names is used when its whole key equals the asked one,
+     * which is the slot the hashed lookup would find (a key is in at most one slot). */
+    uint32_t *hint;
+    size_t hint_mask;
+    long last; /* the slot whose result the last lookup returned; -1: none */
+    bool no_hints;        /* sched_bfcache_use_hints(c, false): every lookup hashes (tests) */
+    long long hint_hits;  /* lookups answered through the hint */
 };
 
 sched_bfcache *sched_bfcache_new(long slots) {
@@ -45,11 +56,14 @@ sched_bfcache *sched_bfcache_new(long slots) {
     c->slot = calloc(n, sizeof *c->slot); /* zero pages: memory is committed as slots fill */
     c->ncost = n / 8;
     c->cost = calloc(c->ncost, sizeof *c->cost);
-    if (!c->slot || !c->cost) {
+    c->hint = calloc(2 * n, sizeof *c->hint);
+    if (!c->slot || !c->cost || !c->hint) {
         sched_bfcache_free(c);
         return NULL;
     }
     c->mask = n - 1;
+    c->hint_mask = 2 * n - 1;
+    c->last = -1;
     return c;
 }
 
@@ -57,6 +71,7 @@ void sched_bfcache_free(sched_bfcache *c) {
     if (!c) return;
     free(c->slot);
     free(c->cost);
+    free(c->hint);
     free(c);
 }
 
@@ -67,6 +82,10 @@ static void cost_keep(sched_bfcache *c, bf_slot *s, const sched_cost *cost) {
     c->next_cost = c->next_cost + 1 == c->ncost ? 0 : c->next_cost + 1;
     e->owner = s, e->born = s->born, e->c = *cost;
 }
+
+void sched_bfcache_use_hints(sched_bfcache *c, bool on) { c->no_hints = !on; }
+
+long long sched_bfcache_hint_hits(const sched_bfcache *c) { return c ? c->hint_hits : 0; }
 
 void sched_bfcache_counts(const sched_bfcache *c, long long *hits, long long *lookups) {
     *hits = c ? c->hits : 0;
@@ -98,9 +117,60 @@ static uint64_t key_hash(const bf_key *k) {
     return h ^ (h >> 29);
 }
 
-int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
-                            const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st) {
-    if (!c || n < 2 || n > 3) return sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
+/* the hint's place for the lookup after the one that returned slot `last`, with these rows */
+static size_t hint_at(const sched_bfcache *c, long last, int n, const int *rows) {
+    uint64_t r = (uint64_t)(unsigned)rows[0] | (uint64_t)(unsigned)rows[1] << 16;
+    if (n == 3) r |= (uint64_t)(unsigned)rows[2] << 32 | (uint64_t)1 << 48;
+    uint64_t h = ((uint64_t)last * 0x9e3779b97f4a7c15ULL ^ r) * 0xff51afd7ed558ccdULL;
+    return (size_t)(h >> 29) & c->hint_mask;
+}
+
+/* slot s holds the key of these arguments: a field-by-field memcmp of the key built from them
+ * (bf_key has no padding, and a key's rows past n are zero in both) */
+static bool key_is(const bf_slot *s, const sched_layer *l, const sched_table *t, int n, const int *rows, int obj, int sec) {
+    const bf_key *k = &s->k;
+    if (!s->used || k->n != n || k->obj != obj || k->sec != sec || k->stride != l->stride) return false;
+    for (int i = 0; i < n; i++)
+        if (k->rows[i] != rows[i]) return false;
+    return !memcmp(k->f, t->f, sizeof k->f) && !memcmp(k->ord, t->ord, sizeof k->ord) && !memcmp(k->d, l->d, sizeof k->d);
+}
+
+/* a hit on slot s: its result into t, stats into st; with tmp (room for a cost), where the
+ * result's cost is: the ring's place, else tmp, evaluated and kept (NULL without tmp) */
+static const sched_cost *take_hit(sched_bfcache *c, bf_slot *s, const sched_accel *a, const sched_layer *l, sched_table *t,
+                                  sched_cost *tmp, sched_bf_stats *st) {
+    s->used = c->lookups;
+    c->hits++;
+    memcpy(t->f, s->f, sizeof t->f);
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->cache_hits = 1;
+    }
+    if (!tmp) return NULL;
+    const bf_cost *e = &c->cost[s->cost_ix];
+    if (e->owner == s && e->born == s->born) return &e->c;
+    sched_cost_eval(a, l, t, tmp);
+    cost_keep(c, s, tmp);
+    return tmp;
+}
+
+/* sched_bruteforce through the memo; *cost: where the result's cost is when tmp is given (the
+ * ring or tmp; read it before the next lookup), else NULL */
+static int cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n, const int *rows, int obj,
+                  int sec, sched_cost *tmp, const sched_cost **cost, sched_bf_stats *st) {
+    *cost = tmp;
+    if (!c || n < 2 || n > 3) return sched_bruteforce(a, l, t, n, rows, obj, sec, tmp, st);
+    /* the hinted slot first: when it holds this key, it is where the hashed lookup below ends */
+    bool hinted = c->last >= 0 && !c->no_hints;
+    size_t hi = hinted ? hint_at(c, c->last, n, rows) : 0;
+    uint32_t h = hinted ? c->hint[hi] : 0;
+    c->lookups++;
+    if (h && key_is(&c->slot[h - 1], l, t, n, rows, obj, sec)) {
+        *cost = take_hit(c, &c->slot[h - 1], a, l, t, tmp, st);
+        c->hint_hits++;
+        c->last = (long)h - 1;
+        return 0;
+    }
     bf_key k;
     memset(&k, 0, sizeof k);
     memcpy(k.d, l->d, sizeof k.d);
@@ -115,36 +185,43 @@ int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_
      * the one used least recently, so two keys of one slot no longer evict each other */
     size_t i0 = key_hash(&k) & c->mask;
     bf_slot *s = &c->slot[i0], *s1 = &c->slot[i0 ^ 1];
-    c->lookups++;
     if (!(s->used && !memcmp(&s->k, &k, sizeof k)) && s1->used && !memcmp(&s1->k, &k, sizeof k)) s = s1;
     if (s->used && !memcmp(&s->k, &k, sizeof k)) {
-        s->used = c->lookups;
-        c->hits++;
-        memcpy(t->f, s->f, sizeof t->f);
-        if (best) { /* the result's cost from the ring, else evaluated (and kept) */
-            const bf_cost *e = &c->cost[s->cost_ix];
-            if (e->owner == s && e->born == s->born) *best = e->c;
-            else sched_cost_eval(a, l, t, best), cost_keep(c, s, best);
-        }
-        if (st) {
-            memset(st, 0, sizeof *st);
-            st->cache_hits = 1;
-        }
-        return 0;
-    }
-    int rc = sched_bruteforce(a, l, t, n, rows, obj, sec, best, st);
-    if (rc == 0 && !hw_deadline_passed()) {
+        *cost = take_hit(c, s, a, l, t, tmp, st);
+    } else {
+        c->last = -1;
+        int rc = sched_bruteforce(a, l, t, n, rows, obj, sec, tmp, st);
+        if (rc || hw_deadline_passed()) return rc;
         if (s->used && (!s1->used || s1->used < s->used)) s = s1;
         s->used = s->born = c->lookups;
         s->k = k;
         memcpy(s->f, t->f, sizeof s->f);
         /* sched_bruteforce's best is sched_cost_eval of its result; a ring place kept for an
          * earlier entry of this slot is stale by its born */
-        if (best) cost_keep(c, s, best);
+        if (tmp) cost_keep(c, s, tmp);
     }
+    c->last = s - c->slot;
+    if (hinted) c->hint[hi] = (uint32_t)c->last + 1;
+    return 0;
+}
+
+int sched_bruteforce_cached(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
+                            const int *rows, int obj, int sec, sched_cost *best, sched_bf_stats *st) {
+    const sched_cost *k;
+    int rc = cached(c, a, l, t, n, rows, obj, sec, best, &k, st);
+    if (best && k && k != best) *best = *k;
+    return rc;
+}
+
+int sched_bruteforce_cached_brief(sched_bfcache *c, const sched_accel *a, const sched_layer *l, sched_table *t, int n,
+                                  const int *rows, int obj, int sec, sched_cost_brief *brief, sched_bf_stats *st) {
+    sched_cost tmp; /* written only when the ring does not hold the cost */
+    const sched_cost *k;
+    int rc = cached(c, a, l, t, n, rows, obj, sec, &tmp, &k, st);
+    if (rc == 0) sched_cost_brief_of(k, brief);
     return rc;
 }
 
 size_t sched_bfcache_bytes(const sched_bfcache *c) {
-    return c ? sizeof *c + (c->mask + 1) * sizeof *c->slot + c->ncost * sizeof *c->cost : 0;
+    return c ? sizeof *c + (c->mask + 1) * sizeof *c->slot + c->ncost * sizeof *c->cost + (c->hint_mask + 1) * sizeof *c->hint : 0;
 }

@@ -24,7 +24,7 @@ static const char *const obs_names[] = {"box", "dict", NULL};
 typedef struct sched_state {
     int started, li, t, r, nmulti, done;
     sched_table tab;
-    sched_cost cost;
+    sched_cost_brief cost; /* the table's (the step needs these four, not the whole cost) */
     double init_obj, init_energy, init_cycles;
     double net_energy, net_cycles; /* finished layers (network mode) */
 } sched_state;
@@ -40,6 +40,17 @@ typedef struct sched_last {
     double fin_energy, fin_cycles;
 } sched_last;
 
+/* The table's rows as fill_obs last saw them, with what is made of each: its observation entries
+ * (in obs) and its info bytes (a msgpack list of 8 ints, what hw_info_item_ints packs). A step
+ * changes 2 or 3 rows: only rows that differ from the copy are made again (docs/sched.md "Speed").
+ * The info packs these bytes only while the copy equals the state's table. */
+enum { ROW_BYTES = 1 + 5 * SCHED_NDIM }; /* fixarray, then up to 5 bytes an int (uint32) */
+typedef struct sched_rows {
+    int f[SCHED_NROW][SCHED_NDIM];
+    unsigned char len[SCHED_NROW]; /* bytes of b[r]; 0: row r is not made (a negative factor) */
+    unsigned char b[SCHED_NROW][ROW_BYTES];
+} sched_rows;
+
 typedef struct sched_env {
     sched_accel acc;
     sched_layer *layers;
@@ -53,6 +64,7 @@ typedef struct sched_env {
     float obs[OBS_N];
     int obs_li;             /* the layer whose part of obs (and logd) is filled; -1: none */
     double logd[SCHED_NDIM]; /* log of that layer's dimensions (fill_obs) */
+    sched_rows rows;        /* the rows obs holds and their info bytes (valid with obs_li) */
     sched_last last;
     /* sched_action_valid(&acc, a, r) for every row and action, filled at create (the accelerator
      * does not change afterwards): the step's check and the info's action_mask */
@@ -276,12 +288,46 @@ static void *env_create_ctx(const json_t *cfg, const hw_env_ctx *ctx, hw_err *er
 static const hw_space *env_aspace(const void *p) { return ((const sched_env *)p)->aspace; }
 static const hw_space *env_ospace(const void *p) { return ((const sched_env *)p)->ospace; }
 
+/* row r's info bytes: a fixarray of its 8 factors, each as msgpack_pack_int64 packs it */
+static void pack_row(sched_rows *w, int r) {
+    unsigned char *b = w->b[r];
+    size_t k = 1;
+    b[0] = 0x90 | SCHED_NDIM;
+    for (int d = 0; d < SCHED_NDIM; d++) {
+        if (w->f[r][d] < 0) {
+            w->len[r] = 0;
+            return;
+        }
+        k += hw_put_uint(b + k, (uint64_t)w->f[r][d]);
+    }
+    w->len[r] = (unsigned char)k;
+}
+
+/* the table's rows that differ from e->rows (all of them after a layer change): their observation
+ * entries and info bytes made again */
+static void sync_rows(sched_env *e, bool all) {
+    const sched_state *s = &e->st;
+    const sched_layer *l = &e->layers[s->li];
+    sched_rows *w = &e->rows;
+    float *o = e->obs;
+    for (int r = 0; r < SCHED_NROW; r++) {
+        if (!all && !memcmp(w->f[r], s->tab.f[r], sizeof w->f[r])) continue;
+        memcpy(w->f[r], s->tab.f[r], sizeof w->f[r]);
+        pack_row(w, r);
+        /* log(1) is 0 exactly: most factors are 1, and 0 / log(d) = 0 */
+        for (int d = 0; d < SCHED_NDIM; d++) {
+            int f = s->tab.f[r][d];
+            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log_of(f) / e->logd[d]) : 0.0f;
+        }
+    }
+}
+
 static void fill_obs(sched_env *e, hw_obs *obs) {
-    if (!obs) return;
     const sched_state *s = &e->st;
     const sched_layer *l = &e->layers[s->li];
     float *o = e->obs;
-    if (e->obs_li != s->li) { /* the layer's own part, once per layer */
+    bool all = e->obs_li != s->li;
+    if (all) { /* the layer's own part, once per layer */
         for (int d = 0; d < SCHED_NDIM; d++) {
             e->logd[d] = log((double)l->d[d]);
             o[OBS_TABLE + SCHED_NROW + d] = (float)(log2((double)l->d[d]) / 16.0);
@@ -289,13 +335,10 @@ static void fill_obs(sched_env *e, hw_obs *obs) {
         o[OBS_TABLE + SCHED_NROW + SCHED_NDIM] = (float)(l->stride / 64.0);
         e->obs_li = s->li;
     }
-    /* log(1) is 0 exactly: most factors are 1, and 0 / log(d) = 0 */
-    for (int r = 0; r < SCHED_NROW; r++)
-        for (int d = 0; d < SCHED_NDIM; d++) {
-            int f = s->tab.f[r][d];
-            o[r * SCHED_NDIM + d] = l->d[d] > 1 && f != 1 ? (float)(log_of(f) / e->logd[d]) : 0.0f;
-        }
-    for (int r = 0; r < SCHED_NROW; r++) o[OBS_TABLE + r] = r == s->r ? 1.0f : 0.0f;
+    sync_rows(e, all);
+    if (!obs) return;
+    memset(o + OBS_TABLE, 0, SCHED_NROW * sizeof *o); /* the current row, one-hot */
+    o[OBS_TABLE + s->r] = 1.0f;
     o[OBS_N - 2] = (float)(s->cost.energy_pj / s->init_energy);
     o[OBS_N - 1] = (float)(s->cost.cycles / s->init_cycles);
     if (e->dict_obs) { /* only the first n fields are read: the struct (a kilobyte) is not cleared */
@@ -322,8 +365,10 @@ static void start_layer(sched_env *e, int li) {
     s->nmulti = 0;
     s->r = first_row(&e->acc);
     sched_table_init(&e->layers[li], &s->tab);
-    sched_cost_eval(&e->acc, &e->layers[li], &s->tab, &s->cost);
-    s->init_obj = sched_objective(&s->cost, e->obj);
+    sched_cost c;
+    sched_cost_eval(&e->acc, &e->layers[li], &s->tab, &c);
+    sched_cost_brief_of(&c, &s->cost);
+    s->init_obj = sched_brief_objective(&s->cost, e->obj);
     s->init_energy = s->cost.energy_pj;
     s->init_cycles = s->cost.cycles;
 }
@@ -336,11 +381,31 @@ static void put_table(hw_info_out *o, const char *key, const sched_table *t) {
     }
 }
 
+/* the state's table: into a gathering sink, the rows' bytes fill_obs kept when they are the
+ * table's (put_table's bytes); else put_table */
+static void put_state_table(const sched_env *e, hw_info_out *o) {
+    hw_info_gather *g = hw_info_gathering(o);
+    const sched_rows *w = &e->rows;
+    if (g && e->obs_li == e->st.li && !memcmp(w->f, e->st.tab.f, sizeof w->f) && !memchr(w->len, 0, sizeof w->len)) {
+        /* the key, the list's header and each row's bytes, straight into the buffer (with room
+         * for every row's ROW_BYTES copied whole; its first len[r] bytes count) */
+        unsigned char *q = hw_info_gather_key(g, HW_KEY("table"), 1 + SCHED_NROW * ROW_BYTES), *p = q + 1;
+        q[0] = 0x90 | SCHED_NROW;
+        for (int r = 0; r < SCHED_NROW; r++) {
+            memcpy(p, w->b[r], ROW_BYTES);
+            p += w->len[r];
+        }
+        g->n += (size_t)(p - q);
+        return;
+    }
+    put_table(o, "table", &e->st.tab);
+}
+
 /* the info keys of the state (after a reset or a step) */
 static size_t state_keys(const sched_env *e) { return 9 + 2 * (e->mode == MODE_NETWORK); }
 static void put_state(const sched_env *e, hw_info_out *info) {
     const sched_state *s = &e->st;
-    hw_info_list_u8(info, "action_mask", e->valid[s->r], SCHED_NACT);
+    hw_info_list_u8_k(info, HW_KEY("action_mask"), e->valid[s->r], SCHED_NACT);
     hw_info_real_k(info, HW_KEY("energy_pj"), s->cost.energy_pj);
     hw_info_real_k(info, HW_KEY("cycles"), s->cost.cycles);
     hw_info_real_k(info, HW_KEY("edp"), s->cost.edp);
@@ -348,7 +413,7 @@ static void put_state(const sched_env *e, hw_info_out *info) {
     hw_info_int_k(info, HW_KEY("layer"), s->li);
     hw_info_str_k(info, HW_KEY("layer_name"), e->layers[s->li].name);
     hw_info_str_k(info, HW_KEY("row"), sched_row_names[s->r]);
-    put_table(info, "table", &s->tab);
+    put_state_table(e, info);
     if (e->mode == MODE_NETWORK) {
         hw_info_real_k(info, HW_KEY("network_energy_pj"), s->net_energy + (s->done ? 0 : s->cost.energy_pj));
         hw_info_real_k(info, HW_KEY("network_cycles"), s->net_cycles + (s->done ? 0 : s->cost.cycles));
@@ -360,7 +425,7 @@ static void put_info(const sched_env *e, hw_info_out *info) {
     const sched_last *l = &e->last;
     if (l->step) {
         hw_info_bool_k(info, HW_KEY("invalid_action"), l->invalid);
-        hw_info_out rj = hw_info_list(info, "rows", (size_t)l->n);
+        hw_info_out rj = hw_info_list_k(info, HW_KEY("rows"), (size_t)l->n);
         for (int i = 0; i < l->n; i++) hw_info_item_str(&rj, sched_row_names[l->rows[i]]);
         hw_info_int_k(info, HW_KEY("bf_leaves"), l->bs.leaves);
         hw_info_int_k(info, HW_KEY("bf_pruned"), l->bs.pruned);
@@ -420,11 +485,11 @@ static int env_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, 
         reward = -e->penalty;
     } else {
         n = sched_action_rows(a, s->r, rows);
-        double before = sched_objective(&s->cost, e->obj);
-        sched_bruteforce_cached(e->cache, &e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
+        double before = sched_brief_objective(&s->cost, e->obj);
+        sched_bruteforce_cached_brief(e->cache, &e->acc, l, &s->tab, n, rows, e->obj, -1, &s->cost, &bs);
         /* the server's request deadline cut the search short (the table is still a valid one) */
         if (hw_deadline_check("sched-v0 brute-force step", err)) return -1;
-        double after = sched_objective(&s->cost, e->obj);
+        double after = sched_brief_objective(&s->cost, e->obj);
         double gain = before > 0 ? (before - after) / before : 0;
         if (n == 3) s->nmulti++;
         else s->nmulti = 0;

@@ -19,16 +19,17 @@ int sched_action_rows(int act, int r, int rows[3]) {
         rows[1] = r;
         return 2;
     }
+    /* the k-th pair (i, j), i < j, in order: SCHED_NROW - 1 - i pairs start at i */
     int k = act - 10;
-    for (int i = 0; i < SCHED_NROW; i++)
-        for (int j = i + 1; j < SCHED_NROW; j++) {
-            if (k-- == 0) {
-                rows[0] = i;
-                rows[1] = j;
-                rows[2] = r;
-                return 3;
-            }
+    for (int i = 0; i < SCHED_NROW - 1; i++) {
+        if (k < SCHED_NROW - 1 - i) {
+            rows[0] = i;
+            rows[1] = i + 1 + k;
+            rows[2] = r;
+            return 3;
         }
+        k -= SCHED_NROW - 1 - i;
+    }
     return 0;
 }
 

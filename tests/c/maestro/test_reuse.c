@@ -408,3 +408,102 @@ Test(maestro_reuse, mapping_text_is_snprintfs) {
         }
     }
 }
+
+/* The tensors' variables (maestro_levels.c: made once a process per layer type and N, copied by
+ * each evaluation) are MAESTRO's for every type, with and without N: input, weight, output, and
+ * the input variables sorted by MAESTRO's names; evaluations of types in turn get each their own. */
+static void expect_vars(const varlist *vl, const int *want, int n, const char *what) {
+    cr_assert_eq(vl->n, n, "%s: %d variables, want %d", what, vl->n, n);
+    unsigned mask = 0;
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(vl->v[i], want[i], "%s: variable %d is %d, want %d", what, i, vl->v[i], want[i]);
+        mask |= 1u << want[i];
+    }
+    cr_assert_eq(vl->mask, mask, "%s: mask", what);
+}
+
+Test(maestro_reuse, tensor_variables_are_maestros_per_layer_type) {
+    enum { C = MD_C, K = MD_K, Y = MD_Y, X = MD_X, R = MD_R, S = MD_S, N = MD_N, G = MD_G, E = -1 };
+    /* [type][has N][tensor or invars (3)]: the variables, E-terminated */
+    static const int want[4][2][4][10] = {
+        [MAESTRO_CONV] = {{{C, Y, X, E}, {K, C, R, S, E}, {K, Y, X, E}, {C, K, R, S, X, Y, E}},
+                          {{N, C, Y, X, E}, {K, C, R, S, E}, {N, K, Y, X, E}, {C, K, N, R, S, X, Y, E}}},
+        [MAESTRO_DSCONV] = {{{C, Y, X, E}, {C, R, S, E}, {C, Y, X, E}, {C, R, S, X, Y, E}},
+                            {{N, C, Y, X, E}, {C, R, S, E}, {N, C, Y, X, E}, {C, N, R, S, X, Y, E}}},
+        [MAESTRO_GEMM] = {{{Y, C, E}, {C, K, E}, {Y, K, E}, {C, Y, K, E}}, {{Y, C, E}, {C, K, E}, {Y, K, E}, {C, Y, K, E}}},
+        [MAESTRO_NGCONV] = {{{G, C, Y, X, E}, {G, K, C, R, S, E}, {G, K, C, Y, X, E}, {C, G, K, R, S, X, Y, E}},
+                            {{N, G, C, Y, X, E}, {G, K, C, R, S, E}, {N, G, K, C, Y, X, E}, {C, G, K, N, R, S, X, Y, E}}},
+    };
+    static ctx c;
+    char reason[256];
+    maestro_hw h;
+    maestro_hw_default(&h);
+    for (int round = 0; round < 2; round++)
+        for (int ty = 3; ty >= 0; ty--)
+            for (int hn = 0; hn < 2; hn++) {
+                maestro_layer l;
+                maestro_layer_init(&l, (maestro_ltype)ty, "t");
+                for (int v = 0; v < MD_NDIM; v++) l.dim[v] = 4;
+                l.has_n = hn;
+                maestro_layer_finish(&l);
+                maestro_mapping m = {1, {{MDIR_SPATIAL, MD_C, 0, 1, 1}}};
+                c.l = &l, c.h = &h, c.reason = reason;
+                reason[0] = 0;
+                cr_assert_eq(maestro_build_levels(&c, &m), 0, "type %d N %d: %s", ty, hn, reason);
+                static const char *const names[4] = {"input", "weight", "output", "input variables"};
+                for (int t = 0; t < 4; t++) {
+                    int n = 0;
+                    while (want[ty][hn][t][n] != E) n++;
+                    char what[64];
+                    snprintf(what, sizeof what, "type %d N %d %s", ty, hn, names[t]);
+                    expect_vars(t < 3 ? &c.tv[t] : &c.invars, want[ty][hn][t], n, what);
+                }
+            }
+}
+
+/* maestro_layer_ok is true exactly when maestro_eval's layer checks pass, and for such a layer
+ * maestro_eval_ok_layer (the env's steps: the checks skipped) gives maestro_eval's result, byte
+ * for byte, on random mappings (valid, infeasible and rejected ones); layers that fail each check
+ * (a zero or negative dimension, Y below R, more than 1e15 iterations) are not ok, also with an
+ * empty mapping, whose reason comes between two of the checks. */
+Test(maestro_reuse, checked_layer_evaluates_as_maestro_eval) {
+    rs = 777;
+    int ok = 0, valid = 0;
+    for (int it = 0; it < 1500; it++) {
+        struct {
+            maestro_layer l;
+            maestro_hw h;
+            maestro_mapping m;
+        } k; /* a random case, then maybe one check broken */
+        random_case(&k.l, &k.h, &k.m);
+        maestro_layer l = k.l;
+        maestro_mapping m = k.m;
+        const maestro_hw h = k.h;
+        int bad = it % 10 == 9 ? (int)rnd(4) : -1;
+        if (bad == 0) l.dim[MD_C] = -(int)rnd(3);
+        if (bad == 1) l.dim[MD_Y] = l.dim[MD_R] - 1;
+        if (bad == 2) l.dim[MD_K] = 1 << 20, l.dim[MD_C] = 1 << 20, l.dim[MD_Y] = 1 << 12;
+        if (bad == 3) m.n = 0;
+        static maestro_result want, got;
+        maestro_eval(&l, &h, &m, &want);
+        static const char *const layer_reasons[] = {"layer dimension", "input Y/X smaller", "layer too large"};
+        bool layer_fails = false;
+        for (int k = 0; k < 3; k++) layer_fails |= !strncmp(want.reason, layer_reasons[k], strlen(layer_reasons[k]));
+        if (m.n == 0 && !layer_fails) { /* the empty mapping's reason hides the size check */
+            maestro_mapping one = {1, {{MDIR_SPATIAL, MD_C, 0, 1, 1}}};
+            maestro_result w1;
+            maestro_eval(&l, &h, &one, &w1);
+            layer_fails = !strncmp(w1.reason, "layer too large", 15);
+        }
+        cr_assert_eq(maestro_layer_ok(&l), !layer_fails, "case %d (bad %d): ok %d, maestro_eval's reason '%s'", it, bad,
+                     maestro_layer_ok(&l), want.reason);
+        if (layer_fails) continue;
+        ok++;
+        valid += want.valid;
+        maestro_eval_ok_layer(&l, &h, &m, &got);
+        cr_assert_eq(memcmp(&got, &want, sizeof got), 0, "case %d: results differ (%s / %s)", it, got.reason, want.reason);
+    }
+    cr_assert_gt(ok, 1200);
+    cr_assert_gt(1500 - ok, 60, "only %d layers failed a check", 1500 - ok);
+    cr_assert_gt(valid, 100, "only %d valid mappings", valid);
+}

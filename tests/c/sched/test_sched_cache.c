@@ -239,3 +239,168 @@ Test(sched_cache, key_hash_is_fnv1a) {
         cr_assert_eq(sched_bfcache_fnv1a(buf, n), want, "trial %d, %zu bytes", trial, n);
     }
 }
+
+/* one lookup through a hinted memo and an always-hashing one (sched_bfcache_use_hints false): the
+ * same return, table, cost and stats */
+static void both(sched_bfcache *ch, sched_bfcache *cn, const sched_accel *a, const sched_layer *l, const sched_table *t0, int n,
+                 const int *rows, int obj, int sec, sched_table *out, const char *what) {
+    sched_table th = *t0, tn = *t0;
+    sched_cost kh, kn;
+    sched_bf_stats sh, sn;
+    int rh = sched_bruteforce_cached(ch, a, l, &th, n, rows, obj, sec, &kh, &sh);
+    int rn = sched_bruteforce_cached(cn, a, l, &tn, n, rows, obj, sec, &kn, &sn);
+    cr_assert_eq(rh, rn, "%s: return", what);
+    cr_assert_eq(memcmp(&th, &tn, sizeof th), 0, "%s: the hinted memo returned another table", what);
+    cr_assert_eq(memcmp(&sh, &sn, sizeof sh), 0, "%s: stats (hit %lld against %lld)", what, sh.cache_hits, sn.cache_hits);
+    if (rh == 0) same_cost(&kh, &kn, what);
+    if (out) *out = th;
+}
+
+/* The hint: a lookup right after the one that returned slot X, with the same rows, tries the slot
+ * the hint names first. Keys that differ from the hinted slot's in one field only (loop order,
+ * objective, secondary objective, layer dimensions, stride, one factor) must not hit it: each is
+ * looked up as K0 (sets X), K1 (stored, hinted), K0, K1 (found through the hint), K0, then K1
+ * changed, in a hinted and an
+ * always-hashing memo, which must agree on every lookup. Then random walks (states revisited,
+ * so hints are taken) in a 16-slot memo, where evictions leave hints naming slots that now hold
+ * other keys, and in a large one. */
+Test(sched_cache, hinted_lookups_equal_hashed_ones, .timeout = 60) {
+    sched_accel a = eyeriss();
+    sched_layer l0 = layer_ck(16, 32), l1 = layer_ck(16, 64), l2 = l0;
+    l2.stride = 2;
+    int r2[2] = {SR_GB, SR_DRAM}, r3[3] = {SR_LB, SR_GB, SR_DRAM};
+    sched_table t0;
+    sched_table_init(&l0, &t0);
+    for (int v = 0; v < 6; v++) {
+        sched_bfcache *ch = sched_bfcache_new(4096), *cn = sched_bfcache_new(4096);
+        sched_bfcache_use_hints(cn, false);
+        sched_table k1;
+        both(ch, cn, &a, &l0, &t0, 2, r2, SOBJ_ENERGY, -1, &k1, "K0");
+        both(ch, cn, &a, &l0, &k1, 3, r3, SOBJ_ENERGY, -1, NULL, "K1");
+        both(ch, cn, &a, &l0, &t0, 2, r2, SOBJ_ENERGY, -1, NULL, "K0 again");
+        both(ch, cn, &a, &l0, &k1, 3, r3, SOBJ_ENERGY, -1, NULL, "K1 again");
+        cr_assert_eq(sched_bfcache_hint_hits(ch), 1, "variant %d: K1 again was not found through the hint", v);
+        both(ch, cn, &a, &l0, &t0, 2, r2, SOBJ_ENERGY, -1, NULL, "K0 third");
+        sched_table t = k1;
+        const sched_layer *l = &l0;
+        int obj = SOBJ_ENERGY, sec = -1;
+        if (v == 0) t.ord[SR_GB][0] = 3, t.ord[SR_GB][1] = 1, t.ord[SR_GB][2] = 2;
+        for (int i = 3; v == 0 && i < SCHED_NDIM; i++) t.ord[SR_GB][i] = (unsigned char)(i + 1);
+        if (v == 1) obj = SOBJ_CYCLES;
+        if (v == 2) sec = SOBJ_CYCLES;
+        if (v == 3) l = &l1;
+        if (v == 4) l = &l2;
+        if (v == 5) { /* a factor of K moved from DRAM to GB */
+            cr_assert_eq(t.f[SR_DRAM][SD_K] % 2, 0);
+            t.f[SR_DRAM][SD_K] /= 2, t.f[SR_GB][SD_K] *= 2;
+        }
+        char what[32];
+        snprintf(what, sizeof what, "K1 changed (%d)", v);
+        both(ch, cn, &a, l, &t, 3, r3, obj, sec, NULL, what);
+        both(ch, cn, &a, &l0, &t0, 2, r2, SOBJ_ENERGY, -1, NULL, "K0 last");
+        both(ch, cn, &a, &l0, &k1, 3, r3, SOBJ_ENERGY, -1, NULL, "K1 last");
+        sched_bfcache_free(ch);
+        sched_bfcache_free(cn);
+    }
+    /* random walks: 40 episodes of 12 steps over 4 layers, the actions drawn from 3 seeds */
+    static const long sizes[2] = {16, 4096};
+    for (int z = 0; z < 2; z++) {
+        sched_bfcache *ch = sched_bfcache_new(sizes[z]), *cn = sched_bfcache_new(sizes[z]);
+        sched_bfcache_use_hints(cn, false);
+        sched_layer L[4] = {layer_ck(16, 32), layer_ck(32, 16), layer_ck(16, 32), layer_ck(8, 64)};
+        L[2].stride = 2;
+        for (int ep = 0; ep < 40; ep++) {
+            const sched_layer *l = &L[ep % 4];
+            sched_table t;
+            sched_table_init(l, &t);
+            unsigned long long rs = (unsigned long long)(ep % 3) + 1;
+            int r = SR_DRAM;
+            for (int step = 0; step < 12; step++) {
+                rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
+                int act = -1;
+                for (int k = (int)((rs >> 33) % SCHED_NACT), tries = 0; tries < SCHED_NACT && act < 0; tries++, k = (k + 1) % SCHED_NACT)
+                    if (sched_action_valid(&a, k, r)) act = k;
+                cr_assert_geq(act, 0);
+                int rows[3], n = sched_action_rows(act, r, rows);
+                char what[64];
+                snprintf(what, sizeof what, "memo %ld episode %d step %d", sizes[z], ep, step);
+                both(ch, cn, &a, l, &t, n, rows, ep % 5 == 4 ? SOBJ_CYCLES : SOBJ_ENERGY, -1, &t, what);
+                do r = (r + 1) % SCHED_NROW;
+                while (!a.present[r]);
+            }
+        }
+        long long hh, nh, hn, nn;
+        sched_bfcache_counts(ch, &hh, &nh);
+        sched_bfcache_counts(cn, &hn, &nn);
+        cr_assert_eq(hh, hn);
+        cr_assert_eq(nh, nn);
+        cr_assert_gt(sched_bfcache_hint_hits(ch), z ? hh / 2 : 0, "memo %ld: %lld of %lld hits through the hint", sizes[z],
+                     sched_bfcache_hint_hits(ch), hh);
+        cr_assert_eq(sched_bfcache_hint_hits(cn), 0);
+        sched_bfcache_free(ch);
+        sched_bfcache_free(cn);
+    }
+}
+
+/* sched_action_rows: actions 0-9 pair a row with the current one, 10-54 are the pairs (i, j),
+ * i < j, in order, with the current row third; anything else names no rows */
+Test(sched_cache, action_rows_are_the_pairs_in_order) {
+    for (int r = 0; r < SCHED_NROW; r++) {
+        int act = 10;
+        for (int i = 0; i < SCHED_NROW; i++)
+            for (int j = i + 1; j < SCHED_NROW; j++, act++) {
+                int rows[3];
+                cr_assert_eq(sched_action_rows(act, r, rows), 3);
+                cr_assert(rows[0] == i && rows[1] == j && rows[2] == r, "action %d: %d %d %d", act, rows[0], rows[1], rows[2]);
+            }
+        cr_assert_eq(act, SCHED_NACT);
+        for (int k = 0; k < 10; k++) {
+            int rows[3];
+            cr_assert_eq(sched_action_rows(k, r, rows), 2);
+            cr_assert(rows[0] == k && rows[1] == r);
+        }
+        int rows[3];
+        cr_assert_eq(sched_action_rows(SCHED_NACT, r, rows), 0);
+        cr_assert_eq(sched_action_rows(1000, r, rows), 0);
+    }
+}
+
+/* The brief (sched_bruteforce_cached_brief, what the env keeps): over the same lookups as a memo
+ * returning whole costs, in a 256-slot memo whose ring (32 places) holds fewer costs than the 40
+ * keys, the same tables and stats, and the four figures of a fresh evaluation of the returned
+ * table, bit for bit (from the ring on most hits, evaluated again on the others); also without a
+ * memo. */
+Test(sched_cache, brief_lookups_equal_whole_costs) {
+    sched_accel a = eyeriss();
+    sched_bfcache *cw = sched_bfcache_new(256), *cb = sched_bfcache_new(256);
+    int rows[2] = {SR_GB, SR_DRAM};
+    enum { NL = 40 };
+    sched_layer l[NL];
+    for (int j = 0; j < NL; j++) l[j] = layer_ck(8 + 4 * (j % 20), 16 + 16 * (j / 20));
+    for (int round = 0; round < 4; round++)
+        for (int j = 0; j < NL; j++) {
+            sched_table tw, tb;
+            sched_table_init(&l[j], &tw);
+            tb = tw;
+            sched_cost whole, fresh;
+            sched_cost_brief b;
+            sched_bf_stats sw, sb;
+            cr_assert_eq(sched_bruteforce_cached(cw, &a, &l[j], &tw, 2, rows, SOBJ_ENERGY, -1, &whole, &sw), 0);
+            cr_assert_eq(sched_bruteforce_cached_brief(round == 3 ? NULL : cb, &a, &l[j], &tb, 2, rows, SOBJ_ENERGY, -1, &b, &sb), 0);
+            cr_assert_eq(memcmp(&tw, &tb, sizeof tw), 0, "round %d layer %d: tables differ", round, j);
+            if (round < 3) cr_assert_eq(memcmp(&sw, &sb, sizeof sw), 0, "round %d layer %d: stats differ", round, j);
+            sched_cost_eval(&a, &l[j], &tb, &fresh);
+            const double want[4] = {fresh.energy_pj, fresh.cycles, fresh.edp, fresh.utilisation},
+                         got[4] = {b.energy_pj, b.cycles, b.edp, b.utilisation};
+            cr_assert_eq(memcmp(got, want, sizeof want), 0, "round %d layer %d: the brief is not a fresh evaluation's", round, j);
+            cr_assert_eq(b.energy_pj, whole.energy_pj);
+            cr_assert_eq(sched_brief_objective(&b, SOBJ_ENERGY), sched_objective(&fresh, SOBJ_ENERGY));
+            cr_assert_eq(sched_brief_objective(&b, SOBJ_CYCLES), sched_objective(&fresh, SOBJ_CYCLES));
+            cr_assert_eq(sched_brief_objective(&b, SOBJ_EDP), sched_objective(&fresh, SOBJ_EDP));
+        }
+    long long hits, lookups;
+    sched_bfcache_counts(cb, &hits, &lookups);
+    cr_assert_geq(hits, 2 * NL, "only %lld hits", hits);
+    sched_bfcache_free(cw);
+    sched_bfcache_free(cb);
+}

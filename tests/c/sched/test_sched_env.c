@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "hw_codec.h"
 #include "registry.h"
 #include "sched/sched.h"
 
@@ -304,6 +305,43 @@ Test(sched_env, config_errors_name_the_field) {
     bad_config("{\"model\":\"resnet50\",\"mode\":\"network\",\"layer\":3}", "config.layer: not used in network mode");
 }
 
+/* the (k mod n)-th of the n legal actions of info's mask; -1 when there is none */
+static int kth_legal(json_t *info, int k) {
+    int a = -1, nvalid = 0;
+    for (int x = 0; x < SCHED_NACT; x++) nvalid += mask_at(info, x);
+    for (int x = 0, j = k % (nvalid ? nvalid : 1); x < SCHED_NACT && a < 0; x++)
+        if (mask_at(info, x) && j-- == 0) a = x;
+    return a;
+}
+
+/* one step with action a: *out, and the step's JSON info in *info (the previous one released) */
+static void step_with(const hw_env_family *f, void *env, int a, hw_step_out *out, json_t **info) {
+    int64_t av = a;
+    hw_act act = {1, &av, NULL};
+    json_decref(*info);
+    *info = json_object();
+    hw_err err;
+    cr_assert_eq(f->step(env, &act, out, *info, &err), 0, "%s", err.msg);
+}
+
+/* the observation's table part against the direct log(factor) / log(dimension) of info's table,
+ * bit for bit, on a layer of dimensions dims; returns the count of factors above 1 */
+static int expect_direct_logs(const hw_step_out *out, json_t *info, const int *dims, const char *what) {
+    const float *o = out->obs.arr[0].data;
+    json_t *tab = json_object_get(info, "table");
+    int above = 0;
+    for (int r = 0; r < SCHED_NROW; r++)
+        for (int d = 0; d < SCHED_NDIM; d++) {
+            int fct = (int)json_integer_value(json_array_get(json_array_get(tab, (size_t)r), (size_t)d));
+            int D = dims[d];
+            float want = D > 1 && fct != 1 ? (float)(log((double)fct) / log((double)D)) : 0.0f;
+            cr_assert_eq(memcmp(&o[r * SCHED_NDIM + d], &want, sizeof want), 0, "%s row %d dim %d: %g, direct %g", what, r, d,
+                         o[r * SCHED_NDIM + d], want);
+            above += fct > 1;
+        }
+    return above;
+}
+
 /* The observation's table part, log(factor) / log(dimension), equals the direct computation bit for
  * bit (the env reads log of a factor below 1024 from a table computed once): over legal steps on a
  * layer whose dimensions go past 1024 (K = 2048: factors past the table too) and on the default. */
@@ -320,32 +358,78 @@ Test(sched_env, observation_logs_are_the_direct_ones) {
         cr_assert_eq(f->reset(env, NULL, NULL, &obs, info, NULL), 0);
         int checked = 0;
         for (int step = 0; step < 60; step++) {
-            int a = -1, nvalid = 0; /* a legal action, varied over the steps */
-            for (int x = 0; x < SCHED_NACT; x++) nvalid += mask_at(info, x);
-            for (int x = 0, k = step % (nvalid ? nvalid : 1); x < SCHED_NACT && a < 0; x++)
-                if (mask_at(info, x) && k-- == 0) a = x;
+            int a = kth_legal(info, step); /* a legal action, varied over the steps */
             cr_assert_geq(a, 0);
-            int64_t av = a;
-            hw_act act = {1, &av, NULL};
             hw_step_out out;
-            json_decref(info);
-            info = json_object();
-            hw_err err;
-            cr_assert_eq(f->step(env, &act, &out, info, &err), 0, "%s", err.msg);
-            const float *o = out.obs.arr[0].data;
-            json_t *tab = json_object_get(info, "table");
-            for (int r = 0; r < SCHED_NROW; r++)
-                for (int d = 0; d < SCHED_NDIM; d++) {
-                    int fct = (int)json_integer_value(json_array_get(json_array_get(tab, (size_t)r), (size_t)d));
-                    int D = dims[c][d];
-                    float want = D > 1 && fct != 1 ? (float)(log((double)fct) / log((double)D)) : 0.0f;
-                    cr_assert_eq(memcmp(&o[r * SCHED_NDIM + d], &want, sizeof want), 0, "config %d step %d row %d dim %d: %g, direct %g",
-                                 c, step, r, d, o[r * SCHED_NDIM + d], want);
-                    checked += fct > 1;
-                }
+            step_with(f, env, a, &out, &info);
+            char what[48];
+            snprintf(what, sizeof what, "config %d step %d", c, step);
+            checked += expect_direct_logs(&out, info, dims[c], what);
         }
         cr_assert_gt(checked, 100, "config %d: only %d factors above 1", c, checked);
         json_decref(info);
         f->destroy(env);
     }
+}
+
+/* The rows kept between steps (sched_env.c, sched_rows): a step makes the observation entries and
+ * info bytes of the rows that changed again, and only those. Over network-mode episodes on layers
+ * of three shapes (a layer change remakes every row), with legal and illegal actions and snapshots
+ * restored mid-episode (the table jumps back, maybe to another layer), the observation's table is
+ * the direct log ratio of the info's table, and info_pack packs exactly hw_pack_json of the step's
+ * JSON info. */
+Test(sched_env, kept_rows_equal_a_fresh_fill, .timeout = 60) {
+    const hw_env_family *f;
+    void *env = mk("{\"mode\":\"network\",\"steps_per_layer\":9,\"layers\":[{\"name\":\"a\",\"C\":32,\"K\":64,\"R\":3,\"S\":3,\"P\":14,"
+                   "\"Q\":14},{\"name\":\"b\",\"C\":64,\"K\":2048,\"P\":7,\"Q\":7},{\"name\":\"c\",\"C\":16,\"K\":16,\"P\":56,\"Q\":56,"
+                   "\"stride\":2}]}",
+                   &f);
+    static const int dims[3][SCHED_NDIM] = {{1, 32, 1, 64, 3, 3, 14, 14}, {1, 64, 1, 2048, 1, 1, 7, 7}, {1, 16, 1, 16, 1, 1, 56, 56}};
+    cr_assert(f->info_pack);
+    void *snap = NULL;
+    int checked = 0, restores = 0;
+    msgpack_sbuffer sa, sb;
+    msgpack_sbuffer_init(&sa);
+    msgpack_sbuffer_init(&sb);
+    for (int ep = 0; ep < 3; ep++) {
+        hw_obs obs;
+        json_t *info = json_object();
+        cr_assert_eq(f->reset(env, NULL, NULL, &obs, info, NULL), 0);
+        for (int step = 0;; step++) {
+            if (step % 7 == 3) {
+                if (snap) f->snapshot_free(snap);
+                snap = f->snapshot(env, NULL);
+            }
+            if (snap && step % 11 == 10) {
+                cr_assert_eq(f->restore(env, snap, NULL), 0);
+                restores++;
+            }
+            int a = kth_legal(info, 5 * step + ep);
+            if (step % 13 == 12) a = first_valid(info, 0) == 0 ? 1 : 0; /* now and then a masked action */
+            hw_step_out out;
+            step_with(f, env, a, &out, &info);
+            /* info_pack's bytes against the JSON info's */
+            msgpack_sbuffer_clear(&sa);
+            msgpack_sbuffer_clear(&sb);
+            msgpack_packer pa, pb;
+            msgpack_packer_init(&pa, &sa, msgpack_sbuffer_write);
+            msgpack_packer_init(&pb, &sb, msgpack_sbuffer_write);
+            f->info_pack(env, &pa);
+            hw_pack_json(&pb, info);
+            cr_assert(sa.size == sb.size && !memcmp(sa.data, sb.data, sa.size), "episode %d step %d: info_pack differs from the JSON info",
+                      ep, step);
+            int li = (int)json_integer_value(json_object_get(info, "layer"));
+            char what[48];
+            snprintf(what, sizeof what, "episode %d step %d layer %d", ep, step, li);
+            checked += expect_direct_logs(&out, info, dims[li], what);
+            if (out.truncated) break;
+        }
+        json_decref(info);
+    }
+    cr_assert_gt(restores, 3);
+    cr_assert_gt(checked, 500, "only %d factors above 1", checked);
+    msgpack_sbuffer_destroy(&sa);
+    msgpack_sbuffer_destroy(&sb);
+    if (snap) f->snapshot_free(snap);
+    f->destroy(env);
 }

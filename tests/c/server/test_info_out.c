@@ -1,5 +1,6 @@
 /* Packing shortcuts of issue 29. envs/common/info_out.h's packed writers that gather bytes: a list
- * of bytes, a row of ints, a key with its scalar value, and a whole info gathered on the stack
+ * of bytes, a row of ints, a key with its scalar value, lists under constant keys, string items,
+ * the map header, and a whole info gathered on the stack
  * (hw_info_gatherer) pack exactly what hw_pack_json packs of the JSON the same calls build, for
  * values on both sides of every msgpack integer width, keys and strings of 31 and 32 bytes, and
  * infos larger than the gathering buffer. server/reply.h's reply_begin_sized: a reply begun with room reserved packs the
@@ -123,16 +124,20 @@ static void write_large(hw_info_out *o, const void *arg) {
 Test(info_out, larger_than_the_gathering_buffer_packs_the_same) { same_bytes(write_large, 3, NULL); }
 
 /* the constant-key writers (HW_KEY): keys of 1, 31 and 32 bytes, strings across the fixstr, str8
- * and str16 headers, every integer width, a nested map */
+ * and str16 headers (and hw_info_strn_k's 1024-byte limit), every integer width, a nested map */
 static void write_k(hw_info_out *o, const void *arg) {
     (void)arg;
-    static char s31[32], s32[33], s255[256], s256[257];
+    static char s31[32], s32[33], s255[256], s256[257], s1023[1024], s1024[1025];
     memset(s31, 'a', 31), memset(s32, 'b', 32), memset(s255, 'c', 255), memset(s256, 'd', 256);
+    memset(s1023, 'e', 1023), memset(s1024, 'f', 1024);
     hw_info_str_k(o, HW_KEY("s"), "");
     hw_info_str_k(o, HW_KEY("a_key_of_exactly_31_bytes_long_"), s31);
     hw_info_str_k(o, HW_KEY("a_key_of_exactly_32_bytes_long__"), s32);
     hw_info_str_k(o, HW_KEY("s255"), s255);
     hw_info_str_k(o, HW_KEY("s256"), s256);
+    hw_info_strn_k(o, HW_KEY("s1023"), s1023, 1023);
+    hw_info_strn_k(o, HW_KEY("s1024"), s1024, 1024);
+    hw_info_strn_k(o, HW_KEY("n31"), s31, 31);
     hw_info_bool_k(o, HW_KEY("t"), true);
     hw_info_bool_k(o, HW_KEY("b_key_of_exactly_32_bytes_long__"), false);
     hw_info_real_k(o, HW_KEY("r"), -1.5e-300);
@@ -147,9 +152,41 @@ static void write_k(hw_info_out *o, const void *arg) {
     hw_info_int_k(&m2, HW_KEY("big"), INT64_C(1) << 40);
 }
 
-Test(info_out, constant_key_writers_pack_what_the_json_path_packs) { same_bytes(write_k, 11, NULL); }
+Test(info_out, constant_key_writers_pack_what_the_json_path_packs) { same_bytes(write_k, 14, NULL); }
 
 Test(info_out, byte_lists_and_strings_pack_what_the_json_path_packs) { same_bytes(write_bytes, 6, NULL); }
+
+/* the constant-key lists (hw_info_list_k, hw_info_list_u8_k) and string items gathered in place
+ * (hw_info_item_str): lists of 0, 15 and 16 items, byte lists of 0, 15, 16, 55, 1024 and 1025
+ * bytes and with a byte of 128 or more, keys of 31 and 32 bytes */
+static void write_lists_k(hw_info_out *o, const void *arg) {
+    (void)arg;
+    static uint8_t u[3000];
+    for (int i = 0; i < 3000; i++) u[i] = (uint8_t)(i % 128);
+    uint8_t hi[20] = {1, 2, 3, 4, 5, 6, 200}, hi2[19] = {[18] = 128}; /* in an 8-byte word's top half; in the tail */
+    hw_info_out l0 = hw_info_list_k(o, HW_KEY("l0"), 0);
+    (void)l0;
+    hw_info_out l15 = hw_info_list_k(o, HW_KEY("l15"), 15);
+    for (int i = 0; i < 15; i++) hw_info_item_int(&l15, i * 20 - 40);
+    hw_info_out l16 = hw_info_list_k(o, HW_KEY("l16"), 16);
+    for (int i = 0; i < 16; i++) hw_info_item_str(&l16, i % 2 ? "x" : "yy");
+    hw_info_out l32 = hw_info_list_k(o, HW_KEY("l_key_of_exactly_32_bytes_long__"), 3);
+    hw_info_item_int(&l32, 1);
+    hw_info_item_str(&l32, "an item of exactly 31 bytes lon");
+    hw_info_item_str(&l32, "an item of exactly 32 bytes long");
+    static const size_t ns[6] = {0, 15, 16, 55, 1024, 1025};
+    for (int k = 0; k < 6; k++) {
+        char key[8];
+        snprintf(key, sizeof key, "u%zu", ns[k]);
+        hw_info_list_u8_k(o, key, strlen(key), u, ns[k]);
+    }
+    hw_info_list_u8_k(o, HW_KEY("hi"), hi, sizeof hi);
+    hw_info_list_u8_k(o, HW_KEY("hi2"), hi2, sizeof hi2);
+    hw_info_list_u8_k(o, HW_KEY("u_key_of_exactly_31_bytes_long_"), u, 40);
+    hw_info_list_u8_k(o, HW_KEY("u_key_of_exactly_32_bytes_long__"), u, 40);
+}
+
+Test(info_out, constant_key_lists_pack_what_the_json_path_packs) { same_bytes(write_lists_k, 14, NULL); }
 
 static void pack_big_reply(task *t, size_t hint, bool fits) {
     msgpack_packer pk = reply_begin_sized(t, 1, hint);
@@ -181,4 +218,20 @@ Test(info_out, sized_reply_packs_the_same_bytes) {
     msgpack_sbuffer_destroy(&a.reply);
     msgpack_sbuffer_destroy(&b.reply);
     msgpack_sbuffer_destroy(&c.reply);
+}
+
+/* a gathering sink's map header (written in place by hw_info_gatherer) is msgpack_pack_map's, for
+ * the fixmap, map16 and map32 sizes on both sides of each limit */
+Test(info_out, gathered_map_headers_are_msgpacks) {
+    static const size_t ns[] = {0, 1, 15, 16, 255, 256, 65535, 65536, 70000, 0xffffffffu};
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+        pack_pair pp;
+        pack_pair_init(&pp);
+        hw_info_gather g;
+        hw_info_out o = hw_info_gatherer(&g, &pp.pk[0], ns[i]);
+        cr_assert_eq(hw_info_gathering(&o), &g);
+        hw_info_gather_flush(&g);
+        msgpack_pack_map(&pp.pk[1], ns[i]);
+        cr_assert(pack_pair_same(&pp), "%zu keys: the header differs", ns[i]);
+    }
 }
