@@ -299,7 +299,7 @@ static void prepack(pl_env *e, int what, int k, pl_chunk *c) {
     msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    hw_info_out o = {NULL, &pk}; /* packs keys and values only: no header of its own */
+    hw_info_out o = {NULL, &pk, NULL}; /* packs keys and values only: no header of its own */
     if (what == 0) w_rect_head(e, &o);
     else if (what == 1 && k == 0) w_mem_head(e, 0, (hw_info_out[]){w_occupancy(e, &o)});
     else if (what == 1) w_mem_head(e, k, &o);
