@@ -1,0 +1,162 @@
+/* bench_wire.h - bench_server's client side (bench_server.c): the clock and medians, one round
+ * trip whose reply lands in rbuf, requests packed from JSON text or as a step, an integer of the
+ * server's stats, and a process's CPU (schedstat, all threads) and RSS. Header-only, for the one
+ * benchmark that includes it (each benchmark is one .c file: Makefile). */
+#ifndef HW_BENCH_WIRE_H
+#define HW_BENCH_WIRE_H
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "hw_codec.h"
+
+static inline double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static inline double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static inline void *req_socket(void *ctx, const char *ep) {
+    void *s = zmq_socket(ctx, ZMQ_REQ);
+    int to = 20000, linger = 0, one = 1;
+    zmq_setsockopt(s, ZMQ_RCVTIMEO, &to, sizeof to);
+    zmq_setsockopt(s, ZMQ_REQ_RELAXED, &one, sizeof one);
+    zmq_setsockopt(s, ZMQ_REQ_CORRELATE, &one, sizeof one);
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_connect(s, ep);
+    return s;
+}
+
+static char rbuf[1 << 24];
+
+static inline int rt(void *s, const void *req, size_t n) {
+    zmq_send(s, req, n, 0);
+    return zmq_recv(s, rbuf, sizeof rbuf, 0);
+}
+
+static inline json_t *decode(int n) {
+    hw_msg m;
+    hw_err e;
+    json_t *j = NULL;
+    if (n <= 0) return NULL;
+    if (hw_msg_decode(&m, rbuf, (size_t)n, NULL, &e) == 0) j = hw_mp_to_json(m.root, &e);
+    hw_msg_free(&m);
+    return j;
+}
+
+static inline size_t pack_json_text(msgpack_sbuffer *sb, const char *text) {
+    json_t *j = json_loads(text, 0, NULL);
+    msgpack_sbuffer_init(sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    hw_pack_json(&pk, j);
+    json_decref(j);
+    return sb->size;
+}
+
+static inline json_t *call(void *s, const char *text) {
+    msgpack_sbuffer sb;
+    pack_json_text(&sb, text);
+    int n = rt(s, sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+    return decode(n);
+}
+
+/* a request {op, v: 1, id: 1, session, + `more` fields the caller packs next} into a new sb */
+static inline msgpack_packer pack_request(msgpack_sbuffer *sb, const char *op, const char *tok, size_t more) {
+    msgpack_sbuffer_init(sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 4 + more);
+    hw_pack_kv_str(&pk, "op", op);
+    hw_pack_cstr(&pk, "v");
+    msgpack_pack_int(&pk, 1);
+    hw_pack_cstr(&pk, "id");
+    msgpack_pack_int(&pk, 1);
+    hw_pack_kv_str(&pk, "session", tok);
+    return pk;
+}
+
+static inline void pack_step(msgpack_sbuffer *sb, const char *tok, int64_t lead, int64_t dims, int64_t *act) {
+    msgpack_packer pk = pack_request(sb, "step", tok, 1);
+    hw_pack_cstr(&pk, "action");
+    hw_array a = {HW_DT_INT64, lead ? 2 : 1, {lead ? lead : dims, dims}, act};
+    hw_pack_array(&pk, &a, 0);
+}
+
+/* an integer field of the server's stats reply (-1 when absent) */
+static inline json_int_t stat_int(void *s, const char *key) {
+    json_t *r = call(s, "{\"op\":\"stats\",\"v\":1}");
+    json_t *v = json_object_get(r, key);
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+    json_decref(r);
+    return n;
+}
+
+static inline long rss_kb(pid_t pid) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
+/* CPU seconds of every thread of a process: the sum of the first field (ns on a CPU) of each
+ * task's schedstat. Unlike round-trip times this hardly moves with the machine's load. */
+static inline double task_cpu_s(pid_t pid) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "/proc/%d/task/*/schedstat", (int)pid);
+    glob_t g;
+    double s = 0;
+    if (glob(pat, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            FILE *f = fopen(g.gl_pathv[i], "r");
+            unsigned long long ns = 0;
+            if (f && fscanf(f, "%llu", &ns) == 1) s += 1e-9 * (double)ns;
+            if (f) fclose(f);
+        }
+        globfree(&g);
+    }
+    return s;
+}
+
+/* CPU (us) the process `pid` spends per round trip of `req` over `n` round trips */
+static inline double cpu_per_rt(pid_t pid, void *sock, const void *req, size_t len, int n) {
+    double c0 = task_cpu_s(pid);
+    for (int i = 0; i < n; i++) rt(sock, req, len);
+    return (task_cpu_s(pid) - c0) * 1e6 / n;
+}
+
+/* median round trip (us) of `iters` requests, over `rounds` rounds */
+static inline double measure(void *s, const void *req, size_t n, int iters) {
+    for (int i = 0; i < iters / 10; i++) rt(s, req, n);
+    double *v = malloc(sizeof(double) * (size_t)iters);
+    for (int i = 0; i < iters; i++) {
+        double t = now();
+        rt(s, req, n);
+        v[i] = (now() - t) * 1e6;
+    }
+    double m = median(v, iters);
+    free(v);
+    return m;
+}
+
+#endif
