@@ -625,7 +625,7 @@ size_t hw_put_array_head(unsigned char *b, hw_dtype dt, int ndim, const int64_t 
     p += hw_put_fixstr(p, "dtype", 5);
     p += hw_put_fixstr(p, name, nl);
     p += hw_put_fixstr(p, "shape", 5);
-    *p++ = (unsigned char)(0x90 | nd);
+    p += hw_put_list_head(p, (size_t)nd);
     if (lead > 0) p += hw_put_uint(p, (uint64_t)lead);
     for (int d = 0; d < ndim; d++) p += hw_put_uint(p, (uint64_t)shape[d]);
     p += hw_put_fixstr(p, "data", 4);

@@ -94,6 +94,32 @@ static inline size_t hw_put_fixstr(unsigned char *p, const char *s, size_t n) { 
     memcpy(p + 1, s, n);
     return 1 + n;
 }
+/* the header msgpack_pack_str packs for a string of n bytes (fixstr 0xa0 | n, else str 8/16/32) and
+ * the one msgpack_pack_array packs for a list of n items (fixarray 0x90 | n, else array 16/32):
+ * at most 5 bytes each */
+static inline size_t hw_put_str_head(unsigned char *p, size_t n) {
+    if (n < 32) return p[0] = (unsigned char)(0xa0 | n), 1;
+    if (n < 256) return p[0] = 0xd9, p[1] = (unsigned char)n, 2;
+    if (n < 65536) {
+        p[0] = 0xda;
+        _msgpack_store16(p + 1, (uint16_t)n);
+        return 3;
+    }
+    p[0] = 0xdb;
+    _msgpack_store32(p + 1, (uint32_t)n);
+    return 5;
+}
+static inline size_t hw_put_list_head(unsigned char *p, size_t n) {
+    if (n < 16) return p[0] = (unsigned char)(0x90 | n), 1;
+    if (n < 65536) {
+        p[0] = 0xdc;
+        _msgpack_store16(p + 1, (uint16_t)n);
+        return 3;
+    }
+    p[0] = 0xdd;
+    _msgpack_store32(p + 1, (uint32_t)n);
+    return 5;
+}
 static inline size_t hw_put_uint(unsigned char *p, uint64_t v) {
     if (v < 128) return p[0] = (unsigned char)v, 1;
     if (v < 256) return p[0] = 0xcc, p[1] = (unsigned char)v, 2;

@@ -131,8 +131,7 @@ static void pack_array_head(msgpack_packer *pk, size_t n) {
         return;
     }
     char local[1], *b = out_room(pk, 1, local);
-    b[0] = (char)(0x90 | n);
-    out_done(pk, b, 1);
+    out_done(pk, b, hw_put_list_head((unsigned char *)b, n));
 }
 
 hw_info_out hw_info_list(hw_info_out *o, const char *key, size_t n) {

@@ -139,11 +139,8 @@ HW_INFO_INLINE void hw_info_strn_k(hw_info_out *o, const char *key, size_t kn, c
         hw_info_str(o, key, s);
         return;
     }
-    size_t h = n < 32 ? 1 : n < 256 ? 2 : 3;
-    unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
-    if (h == 1) q[0] = (unsigned char)(0xa0 | n);
-    else if (h == 2) q[0] = 0xd9, q[1] = (unsigned char)n;
-    else q[0] = 0xda, q[1] = (unsigned char)(n >> 8), q[2] = (unsigned char)n;
+    unsigned char *q = hw_info_gather_key(g, key, kn, 3 + n);
+    size_t h = hw_put_str_head(q, n);
     memcpy(q + h, s, n);
     g->n += h + n;
 }
@@ -163,8 +160,7 @@ HW_INFO_INLINE hw_info_out hw_info_map_k(hw_info_out *o, const char *key, size_t
 HW_INFO_INLINE hw_info_out hw_info_list_k(hw_info_out *o, const char *key, size_t kn, size_t n) {
     hw_info_gather *g = hw_info_gathering(o);
     if (!g || kn >= 32 || n >= 16) return hw_info_list(o, key, n);
-    *hw_info_gather_key(g, key, kn, 1) = (unsigned char)(0x90 | n); /* fixarray */
-    g->n += 1;
+    g->n += hw_put_list_head(hw_info_gather_key(g, key, kn, 1), n); /* a fixarray */
     return *o;
 }
 
@@ -179,10 +175,8 @@ HW_INFO_INLINE void hw_info_list_u8_k(hw_info_out *o, const char *key, size_t kn
         hw_info_list_u8(o, key, v, n);
         return;
     }
-    size_t h = n < 16 ? 1 : 3; /* fixarray, else array16 */
-    unsigned char *q = hw_info_gather_key(g, key, kn, h + n);
-    if (h == 1) q[0] = (unsigned char)(0x90 | n);
-    else q[0] = 0xdc, q[1] = (unsigned char)(n >> 8), q[2] = (unsigned char)n;
+    unsigned char *q = hw_info_gather_key(g, key, kn, 3 + n);
+    size_t h = hw_put_list_head(q, n); /* a fixarray, else array16 */
     memcpy(q + h, v, n);
     g->n += h + n;
 }

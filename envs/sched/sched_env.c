@@ -292,7 +292,7 @@ static const hw_space *env_ospace(const void *p) { return ((const sched_env *)p)
 static void pack_row(sched_rows *w, int r) {
     unsigned char *b = w->b[r];
     size_t k = 1;
-    b[0] = 0x90 | SCHED_NDIM;
+    hw_put_list_head(b, SCHED_NDIM); /* a fixarray: one byte */
     for (int d = 0; d < SCHED_NDIM; d++) {
         if (w->f[r][d] < 0) {
             w->len[r] = 0;
@@ -390,7 +390,7 @@ static void put_state_table(const sched_env *e, hw_info_out *o) {
         /* the key, the list's header and each row's bytes, straight into the buffer (with room
          * for every row's ROW_BYTES copied whole; its first len[r] bytes count) */
         unsigned char *q = hw_info_gather_key(g, HW_KEY("table"), 1 + SCHED_NROW * ROW_BYTES), *p = q + 1;
-        q[0] = 0x90 | SCHED_NROW;
+        hw_put_list_head(q, SCHED_NROW); /* a fixarray: one byte */
         for (int r = 0; r < SCHED_NROW; r++) {
             memcpy(p, w->b[r], ROW_BYTES);
             p += w->len[r];
