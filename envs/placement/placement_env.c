@@ -36,6 +36,7 @@ typedef struct pl_env {
     pl_result last;
     /* the constant runs of a step's info, packed at create (see put_result) */
     pl_chunk rect_head, mem_head[PL_MAX_MEMS], mem_const[PL_MAX_MEMS];
+    bool prepacked; /* every chunk above fits (else put_result writes them key by key) */
 } pl_env;
 
 enum { OCC_KEYS = 7 };
@@ -311,9 +312,11 @@ static void prepack(pl_env *e, int what, int k, pl_chunk *c) {
 
 static void prepack_info(pl_env *e) {
     prepack(e, 0, 0, &e->rect_head);
+    e->prepacked = e->rect_head.n > 0;
     for (int k = 0; k < e->m->hw.n_mem; k++) {
         prepack(e, 1, k, &e->mem_head[k]);
         prepack(e, 2, k, &e->mem_const[k]);
+        e->prepacked = e->prepacked && e->mem_head[k].n > 0 && e->mem_const[k].n > 0;
     }
 }
 
@@ -340,7 +343,7 @@ static void put_result(const pl_env *e, const pl_result *r, hw_info_out *j) {
     hw_info_int_k(j, HW_KEY("reassigned_bytes"), r->reassigned_bytes);
     hw_info_int_k(j, HW_KEY("reassigned_tensors"), r->n_reassigned);
     hw_info_gather *g = hw_info_gathering(j);
-    const bool fast = g && e->rect_head.n && e->mem_head[m->hw.n_mem - 1].n; /* every chunk packed */
+    const bool fast = g && e->prepacked;
     hw_info_out occ = *j;
     if (fast) {
         put_bytes(g, e->rect_head.b, e->rect_head.n);
