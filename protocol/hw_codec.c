@@ -662,7 +662,7 @@ void hw_pack_array(msgpack_packer *pk, const hw_array *a, int64_t lead) {
 }
 
 void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs) {
-    hw_gather g; /* not zeroed: 1 KiB */
+    hw_gather g; /* not zeroed: 2 KiB */
     g.pk = pk;
     g.n = 0;
     hw_gather_obs(&g, obs);

@@ -157,11 +157,12 @@ size_t hw_put_array_head(unsigned char *p, hw_dtype dt, int ndim, const int64_t 
 void hw_pack_obs(msgpack_packer *pk, const hw_obs *obs);
 /* A packer's bytes gathered in a buffer and written at once (fewer writes of a reply's small
  * pieces): hw_gather_room makes room for `need` bytes (writing what is gathered when short of it)
- * and returns where they go; the caller then adds what it put to n. hw_gather_flush writes it. */
+ * and returns where they go; the caller then adds what it put to n. hw_gather_flush writes it.
+ * The server's replies gather into one; so do envs' infos (envs/common/info_out.h hw_info_gather). */
 typedef struct hw_gather {
-    msgpack_packer *pk;
+    msgpack_packer *pk; /* where the gathered bytes are written */
     size_t n;
-    unsigned char b[1024];
+    unsigned char b[2048];
 } hw_gather;
 static inline void hw_gather_flush(hw_gather *g) {
     if (g->n) g->pk->callback(g->pk->data, (const char *)g->b, g->n);

@@ -10,7 +10,7 @@ msgpack_packer reply_begin(task *t, size_t nfields) { return reply_begin_sized(t
 
 msgpack_packer reply_begin_sized(task *t, size_t nfields, size_t bytes) {
     msgpack_packer pk;
-    hw_gather g; /* not zeroed: 1 KiB */
+    hw_gather g; /* not zeroed: 2 KiB */
     reply_begin_gather(t, nfields, bytes, &pk, &g);
     hw_gather_flush(&g);
     return pk;

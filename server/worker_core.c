@@ -133,7 +133,7 @@ void pack_step_out(msgpack_packer *pk, const hw_step_out *out, bool step) {
     /* the bytes hw_pack_cstr("obs"), hw_pack_obs, then msgpack_pack_double and hw_pack_bool pack for
      * "reward": float 64 (0xcb then the IEEE bits big-endian), "terminated", "truncated", gathered
      * (hw_gather): a step with a small observation goes out in one write */
-    hw_gather g; /* not zeroed: 1 KiB */
+    hw_gather g; /* not zeroed: 2 KiB */
     g.pk = pk;
     g.n = 0;
     step_out_gather(&g, out, step);

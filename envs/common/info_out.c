@@ -17,33 +17,28 @@ hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys) {
     return packing(pk);
 }
 
-void hw_info_gather_flush(hw_info_gather *g) {
-    if (g->n) g->dst->callback(g->dst->data, g->b, g->n);
-    g->n = 0;
-}
-
 int hw_info_gather_write(void *data, const char *buf, size_t len) {
     hw_info_gather *g = data;
-    if (len > sizeof g->b) { /* larger than the buffer: straight through, in order */
+    if (len > sizeof g->out.b) { /* larger than the buffer: straight through, in order */
         hw_info_gather_flush(g);
-        return g->dst->callback(g->dst->data, buf, len);
+        return g->out.pk->callback(g->out.pk->data, buf, len);
     }
     memcpy(hw_info_gather_room(g, len), buf, len);
-    g->n += len;
+    g->out.n += len;
     return 0;
 }
 
 hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys) {
-    g->dst = dst;
+    g->out.pk = dst;
     msgpack_packer_init(&g->pk, g, hw_info_gather_write);
     /* msgpack_pack_map's header, written in place: a fixmap below 16 keys, else map16 or map32 */
-    unsigned char *b = (unsigned char *)g->b;
+    unsigned char *b = g->out.b;
     if (nkeys < 16) {
-        b[0] = (unsigned char)(0x80 | nkeys), g->n = 1;
+        b[0] = (unsigned char)(0x80 | nkeys), g->out.n = 1;
     } else if (nkeys < 65536) {
-        b[0] = 0xde, b[1] = (unsigned char)(nkeys >> 8), b[2] = (unsigned char)nkeys, g->n = 3;
+        b[0] = 0xde, b[1] = (unsigned char)(nkeys >> 8), b[2] = (unsigned char)nkeys, g->out.n = 3;
     } else {
-        b[0] = 0xdf, g->n = 5;
+        b[0] = 0xdf, g->out.n = 5;
         for (int i = 0; i < 4; i++) b[1 + i] = (unsigned char)(nkeys >> (24 - 8 * i));
     }
     return (hw_info_out){NULL, &g->pk, g};
@@ -57,7 +52,7 @@ static char *out_room(msgpack_packer *pk, size_t n, char *local) {
 }
 
 static void out_done(msgpack_packer *pk, const char *p, size_t n) {
-    if (pk->callback == hw_info_gather_write) ((hw_info_gather *)pk->data)->n += n;
+    if (pk->callback == hw_info_gather_write) ((hw_info_gather *)pk->data)->out.n += n;
     else pk->callback(pk->data, p, n);
 }
 
@@ -205,7 +200,7 @@ hw_info_out hw_info_item_list(hw_info_out *l, size_t n) {
 void hw_info_item_str(hw_info_out *l, const char *s) {
     size_t n = l->g ? strlen(s) : 32;
     if (n < 32) { /* a fixstr straight into the gathering buffer */
-        l->g->n += hw_put_fixstr((unsigned char *)hw_info_gather_room(l->g, 1 + n), s, n);
+        l->g->out.n += hw_put_fixstr((unsigned char *)hw_info_gather_room(l->g, 1 + n), s, n);
         return;
     }
     if (l->pk) hw_pack_cstr(l->pk, s);

@@ -37,14 +37,13 @@ static inline hw_info_out hw_info_json(json_t *obj) { return (hw_info_out){obj, 
 hw_info_out hw_info_packer(msgpack_packer *pk, size_t nkeys);
 
 /* Gathering: the info packed into a buffer on the caller's stack (g.pk packs into it) and written
- * to `dst` in one write by hw_info_gather_flush, which the caller calls once it has written every
- * key (or whenever the buffer is full). The reply's sbuffer takes a call and a capacity check per
- * write, and an info is tens of writes. The bytes are the same as packing into dst directly. */
+ * to the reply in one write by hw_info_gather_flush, which the caller calls once it has written
+ * every key (or whenever the buffer is full). The reply's sbuffer takes a call and a capacity check
+ * per write, and an info is tens of writes. The bytes are the same as packing into the reply
+ * directly. The buffer is protocol/hw_codec.h's hw_gather (out.pk: the reply), as the server's. */
 typedef struct hw_info_gather {
-    msgpack_packer pk;   /* packs into b */
-    msgpack_packer *dst; /* the reply */
-    size_t n;
-    char b[2048];
+    msgpack_packer pk; /* packs into out (hw_info_gather_write) */
+    hw_gather out;
 } hw_info_gather;
 /* msgpack_pack_int64's bytes of 0 <= v < 2^32 written to b (a positive fixint, else the smallest
  * of uint8, uint16, uint32: tag, then big-endian); 0 for any other value (msgpack packs those). */
@@ -54,13 +53,10 @@ static inline size_t hw_info_small_uint(int64_t v, unsigned char *b) {
 
 /* A sink gathering into g for dst; packs the header of a map of `nkeys` keys. */
 hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys);
-void hw_info_gather_flush(hw_info_gather *g);
-/* room for n <= sizeof g->b more bytes at g->b + g->n (flushed first when there is not); the
- * caller then adds n to g->n */
-static inline char *hw_info_gather_room(hw_info_gather *g, size_t n) {
-    if (n > sizeof g->b - g->n) hw_info_gather_flush(g);
-    return g->b + g->n;
-}
+static inline void hw_info_gather_flush(hw_info_gather *g) { hw_gather_flush(&g->out); }
+/* room for n <= sizeof g->out.b more bytes (flushed first when there is not); the caller then adds
+ * n to g->out.n */
+static inline char *hw_info_gather_room(hw_info_gather *g, size_t n) { return (char *)hw_gather_room(&g->out, n); }
 static inline bool hw_info_on(const hw_info_out *o) { return o->obj || o->pk; }
 
 /* the gathering packer's callback (info_out.c) */
@@ -96,7 +92,7 @@ void hw_info_item_ints(hw_info_out *list, const int *v, size_t n);
 HW_INFO_INLINE unsigned char *hw_info_gather_key(hw_info_gather *g, const char *key, size_t kn, size_t vn) {
     unsigned char *q = (unsigned char *)hw_info_gather_room(g, 1 + kn + vn);
     size_t h = hw_put_fixstr(q, key, kn);
-    g->n += h;
+    g->out.n += h;
     return q + h;
 }
 
@@ -107,7 +103,7 @@ HW_INFO_INLINE void hw_info_int_k(hw_info_out *o, const char *key, size_t kn, in
         return;
     }
     size_t n = hw_info_small_uint(v, hw_info_gather_key(g, key, kn, 5));
-    if (n) g->n += n;
+    if (n) g->out.n += n;
     else msgpack_pack_int64(&g->pk, v);
 }
 
@@ -117,7 +113,7 @@ HW_INFO_INLINE void hw_info_real_k(hw_info_out *o, const char *key, size_t kn, d
         hw_info_real(o, key, v);
         return;
     }
-    g->n += hw_put_double(hw_info_gather_key(g, key, kn, 9), v);
+    g->out.n += hw_put_double(hw_info_gather_key(g, key, kn, 9), v);
 }
 
 HW_INFO_INLINE void hw_info_bool_k(hw_info_out *o, const char *key, size_t kn, bool v) {
@@ -127,7 +123,7 @@ HW_INFO_INLINE void hw_info_bool_k(hw_info_out *o, const char *key, size_t kn, b
         return;
     }
     *hw_info_gather_key(g, key, kn, 1) = v ? 0xc3 : 0xc2;
-    g->n += 1;
+    g->out.n += 1;
 }
 
 /* hw_info_str_k of a string whose length n the caller knows (s[n] is its terminating 0): into a
@@ -142,7 +138,7 @@ HW_INFO_INLINE void hw_info_strn_k(hw_info_out *o, const char *key, size_t kn, c
     unsigned char *q = hw_info_gather_key(g, key, kn, 3 + n);
     size_t h = hw_put_str_head(q, n);
     memcpy(q + h, s, n);
-    g->n += h + n;
+    g->out.n += h + n;
 }
 
 HW_INFO_INLINE void hw_info_str_k(hw_info_out *o, const char *key, size_t kn, const char *s) {
@@ -160,7 +156,7 @@ HW_INFO_INLINE hw_info_out hw_info_map_k(hw_info_out *o, const char *key, size_t
 HW_INFO_INLINE hw_info_out hw_info_list_k(hw_info_out *o, const char *key, size_t kn, size_t n) {
     hw_info_gather *g = hw_info_gathering(o);
     if (!g || kn >= 32 || n >= 16) return hw_info_list(o, key, n);
-    g->n += hw_put_list_head(hw_info_gather_key(g, key, kn, 1), n); /* a fixarray */
+    g->out.n += hw_put_list_head(hw_info_gather_key(g, key, kn, 1), n); /* a fixarray */
     return *o;
 }
 
@@ -178,7 +174,7 @@ HW_INFO_INLINE void hw_info_list_u8_k(hw_info_out *o, const char *key, size_t kn
     unsigned char *q = hw_info_gather_key(g, key, kn, 3 + n);
     size_t h = hw_put_list_head(q, n); /* a fixarray, else array16 */
     memcpy(q + h, v, n);
-    g->n += h + n;
+    g->out.n += h + n;
 }
 
 /* A list of `n` items as the next item of `list` (a table's row); append n items to the result. */

@@ -322,9 +322,9 @@ static void prepack_info(pl_env *e) {
 
 static inline void put_bytes(hw_info_gather *g, const void *b, size_t n) {
     for (size_t q = 0; q < n;) { /* a piece at a time: no more than the gathering buffer holds */
-        size_t w = n - q < sizeof g->b ? n - q : sizeof g->b;
+        size_t w = n - q < sizeof g->out.b ? n - q : sizeof g->out.b;
         memcpy(hw_info_gather_room(g, w), (const char *)b + q, w);
-        g->n += w;
+        g->out.n += w;
         q += w;
     }
 }

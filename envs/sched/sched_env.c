@@ -395,7 +395,7 @@ static void put_state_table(const sched_env *e, hw_info_out *o) {
             memcpy(p, w->b[r], ROW_BYTES);
             p += w->len[r];
         }
-        g->n += (size_t)(p - q);
+        g->out.n += (size_t)(p - q);
         return;
     }
     put_table(o, "table", &e->st.tab);
