@@ -694,14 +694,11 @@ void hw_gather_obs(hw_gather *g, const hw_obs *obs) {
         gather_array(g, &obs->arr[0]);
         return;
     }
-    if (obs->n < 0 || obs->n >= 65536) { /* no Dict is this big: msgpack_pack_map's general form */
+    if (obs->n < 0) { /* msgpack_pack_map's own (a negative count is its size_t) */
         hw_gather_flush(g);
         msgpack_pack_map(g->pk, (size_t)obs->n);
-    } else { /* msgpack_pack_map: a fixmap, else map 16 */
-        unsigned char *p = hw_gather_room(g, 3);
-        if (obs->n < 16) p[0] = (unsigned char)(0x80 | obs->n), g->n += 1;
-        else p[0] = 0xde, p[1] = (unsigned char)(obs->n >> 8), p[2] = (unsigned char)obs->n, g->n += 3;
-    }
+    } else
+        g->n += hw_put_map_head(hw_gather_room(g, 5), (size_t)obs->n);
     for (int i = 0; i < obs->n; i++) {
         const char *k = obs->keys[i] ? obs->keys[i] : "";
         size_t kl = strlen(k);

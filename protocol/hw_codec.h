@@ -97,7 +97,7 @@ static inline size_t hw_put_fixstr(unsigned char *p, const char *s, size_t n) { 
 /* the header msgpack_pack_str packs for a string of n bytes (fixstr 0xa0 | n, else str 8/16/32) and
  * the one msgpack_pack_array packs for a list of n items (fixarray 0x90 | n, else array 16/32):
  * at most 5 bytes each. Both end in the same 16/32-bit forms, tag16 then tag16 + 1 (str 0xda/0xdb,
- * array 0xdc/0xdd), written by hw_put_len16_32. */
+ * array 0xdc/0xdd; map 0xde/0xdf below), written by hw_put_len16_32. */
 static inline size_t hw_put_len16_32(unsigned char *p, size_t n, unsigned char tag16) {
     if (n < 65536) {
         p[0] = tag16;
@@ -116,6 +116,11 @@ static inline size_t hw_put_str_head(unsigned char *p, size_t n) {
 static inline size_t hw_put_list_head(unsigned char *p, size_t n) {
     if (n < 16) return p[0] = (unsigned char)(0x90 | n), 1;
     return hw_put_len16_32(p, n, 0xdc);
+}
+/* msgpack_pack_map's header for n entries: a fixmap 0x80 | n, else map 16/32 (0xde/0xdf) */
+static inline size_t hw_put_map_head(unsigned char *p, size_t n) {
+    if (n < 16) return p[0] = (unsigned char)(0x80 | n), 1;
+    return hw_put_len16_32(p, n, 0xde);
 }
 static inline size_t hw_put_uint(unsigned char *p, uint64_t v) {
     if (v < 128) return p[0] = (unsigned char)v, 1;

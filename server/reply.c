@@ -32,10 +32,9 @@ void reply_begin_gather(task *t, size_t nfields, size_t bytes, msgpack_packer *p
     g->n = 0;
     /* {"id": <echo>, "ok": true, with the bytes msgpack_pack_map, hw_pack_cstr, msgpack_pack_object
      * (msgpack_pack_uint64 for a non-negative integer id) and msgpack_pack_nil pack, gathered
-     * (written at once when the map is a fixmap and the id a non-negative integer or absent) */
-    if (nfields + 2 >= 16) msgpack_pack_map(pk, nfields + 2);
-    unsigned char *p = hw_gather_room(g, 24), *p0 = p; /* map, "id", a uint64, "ok": true */
-    if (nfields + 2 < 16) *p++ = (unsigned char)(0x80 | (nfields + 2));
+     * (written at once when the id is a non-negative integer or absent) */
+    unsigned char *p = hw_gather_room(g, 24), *p0 = p; /* map, "id", a uint64, "ok": true: 5 + 3 + 9 + 4 */
+    p += hw_put_map_head(p, nfields + 2);
     memcpy(p, "\xa2id", 3), p += 3;
     if (!t->id) *p++ = 0xc0;
     else if (t->id->type == MSGPACK_OBJECT_POSITIVE_INTEGER) p += hw_put_uint(p, t->id->via.u64);

@@ -31,16 +31,7 @@ int hw_info_gather_write(void *data, const char *buf, size_t len) {
 hw_info_out hw_info_gatherer(hw_info_gather *g, msgpack_packer *dst, size_t nkeys) {
     g->out.pk = dst;
     msgpack_packer_init(&g->pk, g, hw_info_gather_write);
-    /* msgpack_pack_map's header, written in place: a fixmap below 16 keys, else map16 or map32 */
-    unsigned char *b = g->out.b;
-    if (nkeys < 16) {
-        b[0] = (unsigned char)(0x80 | nkeys), g->out.n = 1;
-    } else if (nkeys < 65536) {
-        b[0] = 0xde, b[1] = (unsigned char)(nkeys >> 8), b[2] = (unsigned char)nkeys, g->out.n = 3;
-    } else {
-        b[0] = 0xdf, g->out.n = 5;
-        for (int i = 0; i < 4; i++) b[1 + i] = (unsigned char)(nkeys >> (24 - 8 * i));
-    }
+    g->out.n = hw_put_map_head(g->out.b, nkeys); /* msgpack_pack_map's header, in place */
     return (hw_info_out){NULL, &g->pk, g};
 }
 

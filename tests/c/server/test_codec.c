@@ -125,22 +125,23 @@ Test(codec, pack_cstr_bytes_are_msgpack_str) {
     }
 }
 
-/* hw_put_str_head / hw_put_list_head write msgpack_pack_str's / msgpack_pack_array's bytes at
- * every width boundary (fix, 8, 16, 32 bits) */
-Test(codec, str_and_list_heads_are_msgpacks) {
+/* hw_put_str_head / hw_put_list_head / hw_put_map_head write msgpack_pack_str's /
+ * msgpack_pack_array's / msgpack_pack_map's bytes at every width boundary (fix, 8, 16, 32 bits) */
+Test(codec, str_list_and_map_heads_are_msgpacks) {
     static const size_t ns[] = {0, 1, 15, 16, 31, 32, 255, 256, 65535, 65536, 70000, 4294967295u};
+    static const char *const kinds[] = {"str", "list", "map"};
     for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
-        for (int list = 0; list < 2; list++) {
+        for (int kind = 0; kind < 3; kind++) {
             unsigned char b[8];
-            size_t h = list ? hw_put_list_head(b, ns[k]) : hw_put_str_head(b, ns[k]);
+            size_t h = kind == 0 ? hw_put_str_head(b, ns[k]) : kind == 1 ? hw_put_list_head(b, ns[k]) : hw_put_map_head(b, ns[k]);
             msgpack_sbuffer sb;
             msgpack_sbuffer_init(&sb);
             msgpack_packer pk;
             msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-            if (list) msgpack_pack_array(&pk, ns[k]);
-            else msgpack_pack_str(&pk, ns[k]);
-            cr_assert(sb.size == h && !memcmp(sb.data, b, h), "%s head of %zu: %zu bytes, msgpack %zu", list ? "list" : "str", ns[k], h,
-                      sb.size);
+            if (kind == 0) msgpack_pack_str(&pk, ns[k]);
+            else if (kind == 1) msgpack_pack_array(&pk, ns[k]);
+            else msgpack_pack_map(&pk, ns[k]);
+            cr_assert(sb.size == h && !memcmp(sb.data, b, h), "%s head of %zu: %zu bytes, msgpack %zu", kinds[kind], ns[k], h, sb.size);
             msgpack_sbuffer_destroy(&sb);
         }
     }
