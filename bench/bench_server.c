@@ -163,16 +163,15 @@ static int reset_lanes(const lane *ln, int nl, bool seeded) {
 
 /* One pass of the k steps, interleaved step by step so that every measurement sees the same
  * moments of a shared machine: the echo of step i's sizes (when `e`; else the sizes are recorded
- * into req_n/rep_n) and step i on every lane, lane 0 last (its reply, the same as the others',
- * gives the mask for the next action), the echo first on even i and last on odd i (whatever a
- * round trip leaves behind marks the echo and the steps alike; with the echo always first, the
- * steps' ratios came out up to 0.1 lower); an episode's end resets every lane, untimed. Medians:
+ * into req_n/rep_n) and step i on every lane (lane 0's reply gives the mask for the next action),
+ * in an order that treats the echo and lane 0 alike (below, and measure_pair in bench_wire.h);
+ * an episode's end resets every lane, untimed. Medians:
  * med[0] the echo, med[1 + l] lane l, and (with `e`) med[1 + nl] the paired one: the median over i
  * of lane 0's step i minus the echo of its sizes taken beside it. Step and echo see the same
  * moment of the machine, so this difference is what the server adds, with less of the idle VM's
  * wake-up spread than a ratio of two medians. With `lo` (a local env of the family, stepped
- * through the same sequence), step i also runs in process first, then the echo and the step in
- * turn as above (the local step's mark on whatever follows it falls on both alike), and med[2 + nl] is the paired share, 1 + median over i of (step - echo -
+ * through the same sequence), step i also runs in process (in the client's own work, before the
+ * lanes), and med[2 + nl] is the paired share, 1 + median over i of (step - echo -
  * in-process step) / median of (echo + in-process step): the server's share with the env's own
  * cost taken at the same moment (a slow minute of the machine slows both); -1 when the local env's
  * episode ends left the server's. */
@@ -187,7 +186,7 @@ static double echo_rt(void *e, size_t req, int rep) {
     uint64_t want = (uint64_t)(rep > 0 ? rep : 1);
     memcpy(ereq, &want, 8);
     double t = now();
-    rt(e, ereq, req < sizeof ereq ? req : sizeof ereq);
+    rt_into(e, ereq, req < sizeof ereq ? req : sizeof ereq, other_buf, sizeof other_buf);
     return (now() - t) * 1e6;
 }
 
@@ -209,8 +208,25 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
     double *v = malloc(sizeof(double) * (size_t)k * (size_t)(nl + 2)), *loc = v + (size_t)k * (size_t)(nl + 1);
     bool lok = e && lo && local_reset(lo, true), ldone = false;
     int64_t a[MAXA];
+    int n = 0; /* the length of lane 0's last reply, in rbuf (the other lanes and the echo answer into other_buf) */
     for (int i = 0; i < k; i++) {
+        /* P1 (even i): W e l(nl-1)..l0; P2 (odd i): e W l0..l(nl-1), where W is the client's own work
+         * (the last reply's mask, a reset, the next action, its requests, the local step). Every
+         * round trip follows one to another process, and the echo and lane 0 each follow W half the
+         * time (W's gap, in which the other threads go idle, slows whatever comes after it). */
+        bool w_first = !e || i % 2 == 0;
+        if (!w_first) v[i] = echo_rt(e, req_n[i], rep_n[i]);
+        if (i > 0) {
+            bool done = reply_state(rbuf, n, mask, &nmask);
+            if (lok && ldone != done) lok = false; /* the local env left the server's sequence */
+            if (done) {
+                reply_state(rbuf, reset_lanes(ln, nl, false), mask, &nmask);
+                if (lok) lok = local_reset(lo, false);
+            }
+        }
         choose(p, nmask ? mask : NULL, nmask, a);
+        msgpack_sbuffer sb[2];
+        for (int l = 0; l < nl; l++) pack_step(&sb[l], ln[l].tok, 0, p->n, a);
         if (lok) { /* the same step in process, with its info as JSON (the `env` figure's work) */
             hw_act act = {(size_t)p->n, a, NULL};
             hw_step_out o;
@@ -222,25 +238,16 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
             json_decref(info);
             ldone = o.terminated || o.truncated;
         }
-        bool echo_first = i % 2 == 0;
-        if (e && echo_first) v[i] = echo_rt(e, req_n[i], rep_n[i]);
-        int n = 0;
-        for (int l = nl - 1; l >= 0; l--) {
-            msgpack_sbuffer sb;
-            pack_step(&sb, ln[l].tok, 0, p->n, a);
+        if (e && w_first) v[i] = echo_rt(e, req_n[i], rep_n[i]);
+        for (int j = 0; j < nl; j++) {
+            int l = w_first ? nl - 1 - j : j;
             double t = now();
-            n = rt(ln[l].sock, sb.data, sb.size);
+            int got = l ? rt_into(ln[l].sock, sb[l].data, sb[l].size, other_buf, sizeof other_buf) : rt(ln[l].sock, sb[l].data, sb[l].size);
             v[(size_t)(1 + l) * (size_t)k + (size_t)i] = (now() - t) * 1e6;
-            if (!e && l == 0) req_n[i] = sb.size, rep_n[i] = n;
-            msgpack_sbuffer_destroy(&sb);
+            if (l == 0) n = got;
+            if (!e && l == 0) req_n[i] = sb[l].size, rep_n[i] = got;
         }
-        bool done = reply_state(rbuf, n, mask, &nmask); /* before the echo overwrites rbuf */
-        if (e && !echo_first) v[i] = echo_rt(e, req_n[i], rep_n[i]);
-        if (lok && ldone != done) lok = false; /* the local env left the server's sequence */
-        if (done) {
-            reply_state(rbuf, reset_lanes(ln, nl, false), mask, &nmask);
-            if (lok) lok = local_reset(lo, false);
-        }
+        for (int l = 0; l < nl; l++) msgpack_sbuffer_destroy(&sb[l]);
     }
     /* the paired differences first: median() sorts what it is given */
     double *d = NULL, *dl = NULL, *el = NULL;
@@ -341,7 +348,7 @@ static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int ro
         printf("  %-13s paired: step minus the echo of its sizes just before it, median %.1f us; 1 + that / echo %.2f %s\n", "", dm,
                qp, qp <= 1.15 ? "PASS" : "FAIL");
         if (psm >= 0)
-            printf("  %-13s paired share (passes of their own: each step also run in process just before it and its echo): 1 + median(step - "
+            printf("  %-13s paired share (passes of their own: each step also run in process, in the client's work before it): 1 + median(step - "
                    "echo - in process) / median(echo + in process) %.2f %s\n", "", psm, psm <= 1.15 ? "PASS" : "FAIL");
         if (tokj)
             printf("  %-13s the same steps on a --info-json server (the JSON path), interleaved: hwgym %7.1f us, ratio %.2f (packed %.2f)\n", "",

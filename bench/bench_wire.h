@@ -1,12 +1,11 @@
 /* bench_wire.h - bench_server's client side (bench_server.c): the clock and medians, one round
- * trip whose reply lands in rbuf, two kinds of round trip measured side by side, requests packed from JSON text or as a step, an integer of the
+ * trip whose reply lands in rbuf, two kinds of round trip measured in turn, requests packed from JSON text or as a step, an integer of the
  * server's stats, and a process's CPU (schedstat, all threads) and RSS. Header-only, for the one
  * benchmark that includes it (each benchmark is one .c file: Makefile). */
 #ifndef HW_BENCH_WIRE_H
 #define HW_BENCH_WIRE_H
 
 #include <glob.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +42,14 @@ static inline void *req_socket(void *ctx, const char *ep) {
     return s;
 }
 
-static char rbuf[1 << 24];
+static char rbuf[1 << 24], other_buf[1 << 24];
 
-static inline int rt(void *s, const void *req, size_t n) {
+static inline int rt_into(void *s, const void *req, size_t n, char *buf, size_t cap) {
     zmq_send(s, req, n, 0);
-    return zmq_recv(s, rbuf, sizeof rbuf, 0);
+    return zmq_recv(s, buf, cap, 0);
 }
+
+static inline int rt(void *s, const void *req, size_t n) { return rt_into(s, req, n, rbuf, sizeof rbuf); }
 
 static inline json_t *decode(int n) {
     hw_msg m;
@@ -147,23 +148,22 @@ static inline double cpu_per_rt(pid_t pid, void *sock, const void *req, size_t l
 }
 
 /* median round trip (us) of `iters` requests, over `rounds` rounds */
-/* Two round trips measured side by side, `iters` of each: a's request and b's alternate one by
- * one, a first on even i and b first on odd i, so that both see the same moments of a shared
- * machine and neither always follows the other (whatever a round trip leaves behind, in the
- * client's threads or the CPUs' state, marks both alike). Medians (us) in *ma and *mb. Measured in
- * two blocks instead (a's then b's), a minute's drift of this VM's speed between the blocks and
- * the fixed order both show in the ratio. */
+/* Two round trips measured side by side, `iters` of each: a's request and b's in turn (a b a b
+ * ...), so that both see the same moments of a shared machine and each always follows the other.
+ * Medians (us) in *ma and *mb. Measured in two blocks instead (a's then b's), a minute's drift of
+ * this VM's speed between the blocks shows in the ratio; and a round trip to the process the last
+ * one went to ran 5-8 us faster than one that follows the other process (a probe, 17:40 UTC), so
+ * an order that repeats one of them (a b b a) favours it. */
 static inline void measure_pair(void *a, const void *ra, size_t na, void *b, const void *rb, size_t nb, int iters, double *ma,
                                 double *mb) {
     for (int i = 0; i < iters / 10; i++) rt(a, ra, na), rt(b, rb, nb);
     double *v = malloc(sizeof(double) * 2 * (size_t)iters), *w = v + iters;
     for (int i = 0; i < iters; i++) {
-        for (int j = 0; j < 2; j++) {
-            bool first_a = i % 2 == 0, do_a = (j == 0) == first_a;
-            double t = now();
-            rt(do_a ? a : b, do_a ? ra : rb, do_a ? na : nb);
-            (do_a ? v : w)[i] = (now() - t) * 1e6;
-        }
+        double t = now();
+        rt(a, ra, na);
+        double t1 = now();
+        rt(b, rb, nb);
+        v[i] = (t1 - t) * 1e6, w[i] = (now() - t1) * 1e6;
     }
     *ma = median(v, iters);
     *mb = median(w, iters);
