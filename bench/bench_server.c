@@ -1,7 +1,8 @@
 /* bench_server.c - the foundation's speed targets, measured in one run against the real daemon.
  *  1. one step round trip (diag-v0, tcp loopback, REQ client) vs a raw ZeroMQ REQ/REP echo of
  *     payloads of the same sizes, in a separate process: target ratio <= 1.15 (issue 29), also
- *     for a maestro-v0 step with its info object
+ *     for a maestro-v0 step with its info object and for every env family (1c); the two are
+ *     measured in alternating blocks of round trips (bench_wire.h's measure_pair)
  *  2. vector step of 256 envs: env-steps/s, and the server's own overhead per env-step
  *     (round trip - raw echo of the same sizes - env compute) / 256: target < 1 us
  *  3. 1000 open sessions: server RSS, target < 100 MB
@@ -54,7 +55,7 @@ static void echo_server(const char *ep) {
  * where there is one), reset when an episode ends (the reset is not timed). The same sequence runs
  * in process first, which gives the env's own cost per step (its step with its info as JSON, the
  * work the server cannot avoid) and the number of steps that fit the time budget; the echo then
- * answers the same request and reply sizes, step by step. Ratio: median step round trip over the
+ * answers the same request and reply sizes, in blocks beside the steps' (family_pass). Ratio: median step round trip over the
  * median echo, per round, median over rounds; beside it the ratio to echo + env cost, the part of
  * the round trip that is the server's. */
 static int mask_from_json(const json_t *info, uint8_t *m) {
@@ -161,17 +162,15 @@ static int reset_lanes(const lane *ln, int nl, bool seeded) {
     return n;
 }
 
-/* One pass of the k steps, interleaved step by step so that every measurement sees the same
- * moments of a shared machine: the echo of step i's sizes (when `e`; else the sizes are recorded
- * into req_n/rep_n) and step i on every lane (lane 0's reply gives the mask for the next action),
- * in an order that treats the echo and lane 0 alike (below, and measure_pair in bench_wire.h);
- * an episode's end resets every lane, untimed. Medians:
- * med[0] the echo, med[1 + l] lane l, and (with `e`) med[1 + nl] the paired one: the median over i
- * of lane 0's step i minus the echo of its sizes taken beside it. Step and echo see the same
- * moment of the machine, so this difference is what the server adds, with less of the idle VM's
- * wake-up spread than a ratio of two medians. With `lo` (a local env of the family, stepped
- * through the same sequence), step i also runs in process (in the client's own work, before the
- * lanes), and med[2 + nl] is the paired share, 1 + median over i of (step - echo -
+/* One pass of the k steps, in blocks of BLK_N steps (bench_wire.h): block j's steps on lane 0,
+ * choosing each action from the mask of its last reply and resetting where an episode ends
+ * (untimed); then the same steps and resets on every other lane; then (when `e`) the echo of each
+ * step's sizes; without `e` the sizes are recorded into req_n/rep_n. Each block's first BLK_DROP
+ * round trips follow one to another process and are left out of the medians (med[] below). With
+ * `lo` (a local env of the family), the block's steps also run in process, timed one by one, after
+ * the echo's block. Medians: med[0] the echo, med[1 + l] lane l, and (with `e`) med[1 + nl] the
+ * paired one: the median over i of lane 0's step i minus the echo of its sizes, both taken within
+ * the same few ms. With `lo`, med[2 + nl] is the paired share, 1 + median over i of (step - echo -
  * in-process step) / median of (echo + in-process step): the server's share with the env's own
  * cost taken at the same moment (a slow minute of the machine slows both); -1 when the local env's
  * episode ends left the server's. */
@@ -200,66 +199,79 @@ static bool local_reset(const local_env *lo, bool seeded) {
     return rc == 0;
 }
 
+/* one timed step on a lane (its reply into buf); an episode's end resets the lane, untimed */
+static int lane_step(const lane *ln, const policy *p, int64_t *a, char *buf, double *us, size_t *req) {
+    msgpack_sbuffer sb;
+    pack_step(&sb, ln->tok, 0, p->n, a);
+    double t = now();
+    int n = rt_into(ln->sock, sb.data, sb.size, buf, sizeof rbuf);
+    *us = (now() - t) * 1e6;
+    *req = sb.size;
+    msgpack_sbuffer_destroy(&sb);
+    return n;
+}
+
 static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_t *req_n, int *rep_n, const local_env *lo, double *med) {
     uint8_t mask[MAXA];
     int nmask = 0;
     reply_state(rbuf, reset_lanes(ln, nl, true), mask, &nmask);
     p->rng = 0x2545f4914f6cdd1du;
     double *v = malloc(sizeof(double) * (size_t)k * (size_t)(nl + 2)), *loc = v + (size_t)k * (size_t)(nl + 1);
-    bool lok = e && lo && local_reset(lo, true), ldone = false;
-    int64_t a[MAXA];
-    int n = 0; /* the length of lane 0's last reply, in rbuf (the other lanes and the echo answer into other_buf) */
-    for (int i = 0; i < k; i++) {
-        /* P1 (even i): W e l(nl-1)..l0; P2 (odd i): e W l0..l(nl-1), where W is the client's own work
-         * (the last reply's mask, a reset, the next action, its requests, the local step). Every
-         * round trip follows one to another process, and the echo and lane 0 each follow W half the
-         * time (W's gap, in which the other threads go idle, slows whatever comes after it). */
-        bool w_first = !e || i % 2 == 0;
-        if (!w_first) v[i] = echo_rt(e, req_n[i], rep_n[i]);
-        if (i > 0) {
-            bool done = reply_state(rbuf, n, mask, &nmask);
-            if (lok && ldone != done) lok = false; /* the local env left the server's sequence */
-            if (done) {
-                reply_state(rbuf, reset_lanes(ln, nl, false), mask, &nmask);
-                if (lok) lok = local_reset(lo, false);
-            }
+    bool *kept = calloc((size_t)k, sizeof *kept), lok = e && lo && local_reset(lo, true);
+    int64_t (*acts)[MAXA] = malloc(sizeof *acts * BLK_N);
+    bool done[BLK_N];
+    for (int i0 = 0; i0 < k; i0 += BLK_N) {
+        int nb = k - i0 < BLK_N ? k - i0 : BLK_N;
+        for (int j = 0; j < nb; j++) { /* lane 0, live */
+            int i = i0 + j;
+            choose(p, nmask ? mask : NULL, nmask, acts[j]);
+            size_t req;
+            int n = lane_step(&ln[0], p, acts[j], rbuf, &v[(size_t)k + (size_t)i], &req);
+            if (!e) req_n[i] = req, rep_n[i] = n;
+            kept[i] = j >= BLK_DROP;
+            done[j] = reply_state(rbuf, n, mask, &nmask);
+            if (done[j]) reply_state(rbuf, reset_lanes(ln, 1, false), mask, &nmask);
         }
-        choose(p, nmask ? mask : NULL, nmask, a);
-        msgpack_sbuffer sb[2];
-        for (int l = 0; l < nl; l++) pack_step(&sb[l], ln[l].tok, 0, p->n, a);
-        if (lok) { /* the same step in process, with its info as JSON (the `env` figure's work) */
-            hw_act act = {(size_t)p->n, a, NULL};
+        for (int l = 1; l < nl; l++)
+            for (int j = 0; j < nb; j++) {
+                size_t req;
+                lane_step(&ln[l], p, acts[j], other_buf, &v[(size_t)(1 + l) * (size_t)k + (size_t)(i0 + j)], &req);
+                if (done[j]) reset_lanes(&ln[l], 1, false);
+            }
+        for (int j = 0; e && j < nb; j++) v[i0 + j] = echo_rt(e, req_n[i0 + j], rep_n[i0 + j]);
+        for (int j = 0; lok && j < nb; j++) { /* the same steps in process, with their info as JSON (the `env` figure's work) */
+            hw_act act = {(size_t)p->n, acts[j], NULL};
             hw_step_out o;
             hw_err err;
             json_t *info = json_object();
             double t = now();
             lok = lo->fam->step(lo->env, &act, &o, info, &err) == 0;
-            loc[i] = (now() - t) * 1e6;
+            loc[i0 + j] = (now() - t) * 1e6;
             json_decref(info);
-            ldone = o.terminated || o.truncated;
+            if (lok && (o.terminated || o.truncated) != done[j]) lok = false; /* it left the server's sequence */
+            if (lok && done[j]) lok = local_reset(lo, false);
         }
-        if (e && w_first) v[i] = echo_rt(e, req_n[i], rep_n[i]);
-        for (int j = 0; j < nl; j++) {
-            int l = w_first ? nl - 1 - j : j;
-            double t = now();
-            int got = l ? rt_into(ln[l].sock, sb[l].data, sb[l].size, other_buf, sizeof other_buf) : rt(ln[l].sock, sb[l].data, sb[l].size);
-            v[(size_t)(1 + l) * (size_t)k + (size_t)i] = (now() - t) * 1e6;
-            if (l == 0) n = got;
-            if (!e && l == 0) req_n[i] = sb[l].size, rep_n[i] = got;
-        }
-        for (int l = 0; l < nl; l++) msgpack_sbuffer_destroy(&sb[l]);
     }
+    free(acts);
+    /* only the kept steps: gather them to the front of each series (the series stay k apart) */
+    int m = 0;
+    for (int i = 0; i < k; i++) {
+        if (!kept[i]) continue;
+        for (int l = 0; l <= nl + 1; l++) v[(size_t)l * (size_t)k + (size_t)m] = v[(size_t)l * (size_t)k + (size_t)i];
+        m++;
+    }
+    free(kept);
     /* the paired differences first: median() sorts what it is given */
     double *d = NULL, *dl = NULL, *el = NULL;
-    if (e) d = malloc(sizeof(double) * (size_t)k * 3), dl = d + k, el = d + 2 * (size_t)k;
-    for (int i = 0; e && i < k; i++) {
+    if (e && m) d = malloc(sizeof(double) * (size_t)m * 3), dl = d + m, el = d + 2 * (size_t)m;
+    for (int i = 0; d && i < m; i++) {
         d[i] = v[(size_t)k + (size_t)i] - v[i]; /* lane 0's step i minus its echo */
         if (lok) dl[i] = d[i] - loc[i], el[i] = v[i] + loc[i];
     }
-    for (int l = e ? 0 : 1; l <= nl; l++) med[l] = median(v + (size_t)l * (size_t)k, k);
+    for (int l = e ? 0 : 1; l <= nl; l++) med[l] = m ? median(v + (size_t)l * (size_t)k, m) : 0;
     med[2 + nl] = -1;
-    if (e) med[1 + nl] = median(d, k);
-    if (e && lok) med[2 + nl] = 1 + median(dl, k) / median(el, k);
+    if (d) med[1 + nl] = median(d, m);
+    if (d && lok) med[2 + nl] = 1 + median(dl, m) / median(el, m);
     free(d);
     free(v);
 }
@@ -280,7 +292,8 @@ static char *make_session(void *s, const fam_case *f) {
 static const char *only_family; /* --only: measure this family alone */
 
 static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int rounds, int iters, double budget_s) {
-    printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15):\n");
+    printf("step round trip per env family (random legal actions, resets untimed; ratio to the raw echo of the same sizes, target <= 1.15; "
+           "blocks of %d round trips to one process, the first %d of each not counted):\n", BLK_N, BLK_DROP);
     double worst = 0, worst_env = 0, worst_pair = 0, worst_fit = 0, worst_ps = 0;
     int nfit = 0, nlong = 0;
     for (int f = 0; f < NFAMS; f++) {
@@ -345,13 +358,13 @@ static void bench_families(void *s, void *sj, void *e, const pid_t *pids, int ro
                "(env in process %.1f)%s",
                "", cs, ce, cs - ce, env_us, tokj ? "" : "\n");
         if (tokj) printf("; --info-json server %.1f us\n", cj);
-        printf("  %-13s paired: step minus the echo of its sizes just before it, median %.1f us; 1 + that / echo %.2f %s\n", "", dm,
+        printf("  %-13s paired: step minus the echo of its sizes (same block), median %.1f us; 1 + that / echo %.2f %s\n", "", dm,
                qp, qp <= 1.15 ? "PASS" : "FAIL");
         if (psm >= 0)
-            printf("  %-13s paired share (passes of their own: each step also run in process, in the client's work before it): 1 + median(step - "
+            printf("  %-13s paired share (passes of their own: each block of steps also run in process after its echoes): 1 + median(step - "
                    "echo - in process) / median(echo + in process) %.2f %s\n", "", psm, psm <= 1.15 ? "PASS" : "FAIL");
         if (tokj)
-            printf("  %-13s the same steps on a --info-json server (the JSON path), interleaved: hwgym %7.1f us, ratio %.2f (packed %.2f)\n", "",
+            printf("  %-13s the same steps on a --info-json server (the JSON path), block by block: hwgym %7.1f us, ratio %.2f (packed %.2f)\n", "",
                    median(hj, rounds), median(qj, rounds), qm);
         /* an env whose own step is over 15% of the echo cannot reach 1.15 through any server */
         if (bare_us > 0.15 * em) {

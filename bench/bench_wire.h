@@ -1,5 +1,5 @@
 /* bench_wire.h - bench_server's client side (bench_server.c): the clock and medians, one round
- * trip whose reply lands in rbuf, two kinds of round trip measured in turn, requests packed from JSON text or as a step, an integer of the
+ * trip whose reply lands in rbuf, two kinds of round trip measured in alternating blocks, requests packed from JSON text or as a step, an integer of the
  * server's stats, and a process's CPU (schedstat, all threads) and RSS. Header-only, for the one
  * benchmark that includes it (each benchmark is one .c file: Makefile). */
 #ifndef HW_BENCH_WIRE_H
@@ -148,25 +148,35 @@ static inline double cpu_per_rt(pid_t pid, void *sock, const void *req, size_t l
 }
 
 /* median round trip (us) of `iters` requests, over `rounds` rounds */
-/* Two round trips measured side by side, `iters` of each: a's request and b's in turn (a b a b
- * ...), so that both see the same moments of a shared machine and each always follows the other.
- * Medians (us) in *ma and *mb. Measured in two blocks instead (a's then b's), a minute's drift of
- * this VM's speed between the blocks shows in the ratio; and a round trip to the process the last
- * one went to ran 5-8 us faster than one that follows the other process (a probe, 17:40 UTC), so
- * an order that repeats one of them (a b b a) favours it. */
+/* Round trips are measured in short blocks, BLK_N to one process in a row, alternating between
+ * the kinds compared, the first BLK_DROP of each block not counted. A probe (2026-11-27, 17:40
+ * and 18:00 UTC, this 2-vCPU VM) found the first round trip after one to another process 25-35 us
+ * slower than the next ones, and all the next ones alike: an agent stepping one server sees the
+ * steady ones, and a strict alternation (a b a b) adds the switch to every round trip on both
+ * sides, which pulls every ratio towards 1. Blocks of ~3 ms keep the kinds at the same moments of
+ * the machine (its speed drifts by a third from minute to minute). */
+enum { BLK_N = 25, BLK_DROP = 2 };
+
+/* Two round trips, `iters` of each (rounded up to whole blocks), in blocks: a's then b's. Medians
+ * (us) of the counted ones in *ma and *mb. */
 static inline void measure_pair(void *a, const void *ra, size_t na, void *b, const void *rb, size_t nb, int iters, double *ma,
                                 double *mb) {
-    for (int i = 0; i < iters / 10; i++) rt(a, ra, na), rt(b, rb, nb);
-    double *v = malloc(sizeof(double) * 2 * (size_t)iters), *w = v + iters;
-    for (int i = 0; i < iters; i++) {
-        double t = now();
-        rt(a, ra, na);
-        double t1 = now();
-        rt(b, rb, nb);
-        v[i] = (t1 - t) * 1e6, w[i] = (now() - t1) * 1e6;
+    int nblk = (iters + BLK_N - 1) / BLK_N, per = BLK_N - BLK_DROP, m = 0;
+    double *v = malloc(sizeof(double) * 2 * (size_t)nblk * (size_t)per), *w = v + (size_t)nblk * (size_t)per;
+    for (int k = 0; k < nblk; k++, m += per) {
+        for (int i = 0; i < BLK_N; i++) {
+            double t = now();
+            rt(a, ra, na);
+            if (i >= BLK_DROP) v[m + i - BLK_DROP] = (now() - t) * 1e6;
+        }
+        for (int i = 0; i < BLK_N; i++) {
+            double t = now();
+            rt(b, rb, nb);
+            if (i >= BLK_DROP) w[m + i - BLK_DROP] = (now() - t) * 1e6;
+        }
     }
-    *ma = median(v, iters);
-    *mb = median(w, iters);
+    *ma = median(v, m);
+    *mb = median(w, m);
     free(v);
 }
 
