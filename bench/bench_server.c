@@ -238,7 +238,12 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
                 lane_step(&ln[l], p, acts[j], other_buf, &v[(size_t)(1 + l) * (size_t)k + (size_t)(i0 + j)], &req);
                 if (done[j]) reset_lanes(&ln[l], 1, false);
             }
-        for (int j = 0; e && j < nb; j++) v[i0 + j] = echo_rt(e, req_n[i0 + j], rep_n[i0 + j]);
+        for (int j = 0; e && j < nb; j++) { /* the client packs each request here too, as before a step */
+            msgpack_sbuffer sb;
+            pack_step(&sb, ln[0].tok, 0, p->n, acts[j]);
+            v[i0 + j] = echo_rt(e, req_n[i0 + j], rep_n[i0 + j]);
+            msgpack_sbuffer_destroy(&sb);
+        }
         for (int j = 0; lok && j < nb; j++) { /* the same steps in process, with their info as JSON (the `env` figure's work) */
             hw_act act = {(size_t)p->n, acts[j], NULL};
             hw_step_out o;
