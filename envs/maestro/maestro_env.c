@@ -364,7 +364,7 @@ static double reward_of(const menv *e, const maestro_result *r) {
 static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_result *r) {
     maestro_hw h = e->hw;
     h.num_pes = num_pes;
-    (e->layer_ok ? maestro_eval_ok_layer : maestro_eval)(&e->layer, &h, m, r);
+    (e->layer_ok ? maestro_eval_brief : maestro_eval)(&e->layer, &h, m, r);
     if (r->valid && !e->enforce_buffers && (r->warn_l1 || r->warn_l2)) {
         r->feasible = true;
         r->reason[0] = 0;
