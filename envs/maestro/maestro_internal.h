@@ -133,7 +133,7 @@ typedef struct {
     int nm;
     unsigned char mk[LV_DIRS], mv[LV_DIRS];
     unsigned char ctr[LV_DIRS];
-    long tick[LV_DIRS], freq[LV_DIRS];
+    int tick[LV_DIRS], freq[LV_DIRS]; /* at most MAX_CASES */
 } corder;
 
 /* A case's output-tensor egress factors for every flag combination MAESTRO's calls use

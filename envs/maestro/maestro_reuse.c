@@ -45,9 +45,10 @@ void maestro_iteration_states(const level *L, const dimtab *D, itab *it) {
  * per-variable states maestro_case_index finds once a case. tests/c/maestro/test_reuse.c checks
  * every answer against MAESTRO's one-question-a-pass definitions on random mappings. */
 int maestro_cases_begin(const level *L, const itab *it, corder *o, icase *cs, long *ncases) {
-    long n = 1, freq[LV_DIRS];
+    long n = 1;
+    int freq[LV_DIRS];
     for (int k = L->nd - 1; k >= 0; k--) {
-        freq[k] = n;
+        freq[k] = (int)n;
         n *= it->nst[k];
         if (n > MAX_CASES) return -1;
     }
