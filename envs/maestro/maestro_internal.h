@@ -48,7 +48,7 @@ typedef struct {
     int spidx;  /* first SpatialMap */
     bool conv;  /* Y/R and X/S overlap (CONV, DSCONV); false for GEMM */
     long mapped[MD_NDIM], unique[MD_NDIM], medge[MD_NDIM], uedge[MD_NDIM];
-    /* per-case lookups, fixed with the level (maestro_level_tables, maestro_levels.c) */
+    /* per-case lookups, fixed with the level (scan_level, maestro_levels.c) */
     int nvar;                   /* the variables with a directive here */
     unsigned char var[MD_NDIM];
     ltensor lt[MT_N];
@@ -167,10 +167,6 @@ int maestro_format(char *dst, size_t cap, const char *fmt, ...) __attribute__((f
 /* Splits the mapping into cluster levels, fills c->lv, c->nlv, c->tv and c->invars; checks the
  * rules MAESTRO enforces by terminating. -1 with c->reason set when MAESTRO would not run. */
 int maestro_build_levels(ctx *c, const maestro_mapping *m);
-
-/* Fills the level's per-case lookups (L->var, lt, pk, spd, ov, oa, osp) from its directives and
- * the tensors' variables (maestro_levels.c). */
-void maestro_level_tables(level *L, const varlist tv[MT_N]);
 
 /* Reuse analysis of one level on one case (maestro_reuse.c). */
 void maestro_iteration_states(const level *L, const dimtab *D, itab *it);
