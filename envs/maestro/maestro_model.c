@@ -82,6 +82,8 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     int case_id = 0;
     long dmin[3] = {LONG_MAX, LONG_MAX, LONG_MAX}, dmax[3] = {LONG_MIN, LONG_MIN, LONG_MIN};
     egress_tab et;
+    long long ob = 0, ib = 0;            /* the top level's off-chip delays (set at its first case) */
+    const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
     for (long cid = 0; cid < ncases; cid++) {
         long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
@@ -111,6 +113,9 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
                 }
                 R->upreq[MT_OUT] = 2 * egress;
                 R->l2rd[MT_OUT] = size;
+                /* the off-chip transfers' delays: the buffer requirements are fixed from here on */
+                ob = R->upreq[MT_OUT] / c->h->offchip_bw / 2;
+                ib = (R->upreq[MT_IN] + R->upreq[MT_W]) / c->h->offchip_bw / 2;
             }
             if (leaf) R->downreq[MT_OUT] = 2 * maestro_mapped_volume(L, ov);
         }
@@ -137,7 +142,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         }
         if (full) R->ai = (double)psmap / (double)ingress;
         long comp = 0;
-        const istate *sps = cs.sv[L->d[L->spidx].dim];
+        const istate *sps = cs.sv[spv];
         long nact = is_edge(sps) ? L->nedge : L->csize;
         long double act_units = 0;
         if (!leaf) {
@@ -174,10 +179,6 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             if (deg > od) od = deg;
         }
         if (top) {
-            long long ob = R->upreq[MT_OUT] / c->h->offchip_bw;
-            long long ib = (R->upreq[MT_IN] + R->upreq[MT_W]) / c->h->offchip_bw;
-            ib /= 2;
-            ob /= 2;
             if (ib > od) od = ib;
             if (ob > od) od = ob;
             long cd = comp > 0 ? comp : 1; /* MAESTRO divides by zero here (SIGFPE) */
