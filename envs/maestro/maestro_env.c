@@ -306,6 +306,7 @@ static void frag_make(dfrag *f, maestro_directive d) {
     maestro_mapping one;
     one.n = 1, one.d[0] = d;
     f->d = d;
+    memset(f->text, 0, sizeof f->text); /* join_frags copies 48 bytes of it (a text is at most 40) */
     maestro_mapping_to_text(&one, f->text, sizeof f->text);
     f->n = (unsigned char)strlen(f->text);
 }
@@ -326,12 +327,14 @@ static void build_frags(menv *e) {
     for (int i = 0; i < e->clusters.n; i++) frag_make(b++, (maestro_directive){MDIR_CLUSTER, 0, 0, e->clusters.v[i], e->clusters.v[i]});
 }
 
-/* the mapping text of directives fl[0..n): their texts joined with " " (buf: MAESTRO_MAX_DIRS * 52) */
+/* the mapping text of directives fl[0..n): their texts joined with " " (buf: MAESTRO_MAX_DIRS * 52;
+ * each text is copied as a whole 48 bytes, a constant-size copy, then the next one overwrites the
+ * tail) */
 static void join_frags(const dfrag *const *fl, int n, char *buf) {
     char *p = buf;
     for (int i = 0; i < n; i++) {
         if (i) *p++ = ' ';
-        memcpy(p, fl[i]->text, fl[i]->n);
+        memcpy(p, fl[i]->text, 48);
         p += fl[i]->n;
     }
     *p = 0;
