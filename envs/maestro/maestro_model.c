@@ -61,14 +61,20 @@ static int missing_var(const varlist *tv, const dimtab *D) {
 }
 
 /* One level's result on dimensions D. The top level (li 0) fills all of *R (with c->brief, not the
- * delays, avg_bw, ai and compute_sum); a sub-cluster level only what the level above reads
- * (runtime, avg_active) and, at the leaf, downreq: the rest of *R is left 0. */
+ * delays, avg_bw, ai and compute_sum: those are left 0, the extreme delays +-1e300); a sub-cluster
+ * level only what the level above reads (runtime, avg_active) and, at the leaf, downreq: the rest
+ * of *R is not written. */
 static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     const level *L = &c->lv[li];
     const bool top = li == 0, full = top && !c->brief, leaf = li == c->nlv - 1;
-    memset(R, 0, sizeof *R);
-    R->sp_occ = 1;
-    for (int t = 0; t < 3; t++) R->dmin[t] = 1e300L, R->dmax[t] = -1e300L;
+    if (top) {
+        memset(R, 0, sizeof *R);
+        R->sp_occ = 1;
+        for (int t = 0; t < 3; t++) R->dmin[t] = 1e300L, R->dmax[t] = -1e300L;
+    } else { /* what a sub-cluster level fills; the rest of *R is not read */
+        R->runtime = 0, R->avg_active = 0;
+        memset(R->downreq, 0, sizeof R->downreq);
+    }
     for (int k = 0; k < L->nd; k++)
         if (!dim_has(D, L->d[k].dim)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
     itab it;
@@ -214,9 +220,11 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         for (int t = 0; t < MT_N; t++) c->leaf_downreq[t] = R->downreq[t];
     }
     if (total_occ) {
-        R->avg_bw /= total_occ;
         R->avg_active /= total_occ;
-        for (int t = 0; t < 3; t++) R->davg[t] /= total_occ;
+        if (full) {
+            R->avg_bw /= total_occ;
+            for (int t = 0; t < 3; t++) R->davg[t] /= total_occ;
+        }
     }
     return 0;
 }
