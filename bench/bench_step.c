@@ -13,7 +13,9 @@
  * timed step, so the step starts with its code and data out of L1/L2, as it does in a server whose
  * cores ran the client and ZeroMQ's threads between two requests: beside the warm median, that
  * pass's median is the env's share of a round trip as bench_server sees it (bench/README).
- * Usage: bench_step [--only ENV] [--steps N] [--cold KB] [--dump FILE] */
+ * --action a,b,c steps that one action every time instead of random ones (with --only: e.g. make
+ * bench's maestro-v0 line, --only maestro-v0 --action 3,1,0,1,5,2,0,0,3,5).
+ * Usage: bench_step [--only ENV] [--steps N] [--cold KB] [--dump FILE] [--action a,b,...] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,8 @@
 static FILE *dump; /* --dump: every reply */
 static long cold_kb = 4096; /* --cold: KiB written before each step of the cold pass */
 static volatile unsigned char *sweep_buf;
+static int64_t fixed_a[MAXA]; /* --action: the action of every step (nfixed of them) */
+static int nfixed;
 
 /* writes one byte of every cache line of cold_kb KiB: what the step had in L1/L2 is evicted */
 static void sweep(void) {
@@ -94,7 +98,8 @@ static int run_pass(const hw_env_family *fam, void *env, policy *p, int steps, m
     if (server_step(fam, env, NULL, &seed, sb, err)) return 0;
     reply_state(sb->data, (int)sb->size, mask, &nmask);
     for (; k < steps; k++) {
-        choose(p, nmask ? mask : NULL, nmask, a);
+        if (nfixed) memcpy(a, fixed_a, sizeof fixed_a);
+        else choose(p, nmask ? mask : NULL, nmask, a);
         hw_act act = {(size_t)p->n, a, NULL};
         if (cold) sweep();
         double t = now_us();
@@ -114,6 +119,11 @@ static void bench_family(const fam_case *f, int steps) {
     void *env = fam_env(f, &fam, &p, &err);
     if (!env) {
         printf("  %-13s %s\n", f->id, err.msg);
+        return;
+    }
+    if (nfixed && nfixed != p.n) {
+        printf("  %-13s --action: %d values, the env's actions have %lld\n", f->id, nfixed, (long long)p.n);
+        fam->destroy(env);
         return;
     }
     msgpack_sbuffer sb;
@@ -147,20 +157,23 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cold") && i + 1 < argc) cold_kb = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
+        else if (!strcmp(argv[i], "--action") && i + 1 < argc) {
+            for (char *t = argv[++i], *end; *t && nfixed < MAXA; t = *end ? end + 1 : end) fixed_a[nfixed++] = strtoll(t, &end, 10);
+        } else if (!strcmp(argv[i], "--dump") && i + 1 < argc) {
             if (!(dump = fopen(argv[++i], "wb"))) {
                 perror(argv[i]);
                 return 1;
             }
         }
         else {
-            printf("usage: bench_step [--only ENV] [--steps N] [--cold KB] [--dump FILE]\n"
+            printf("usage: bench_step [--only ENV] [--steps N] [--cold KB] [--dump FILE] [--action a,b,...]\n"
                    "  every env family's step as the server runs it (step + reply packed), in process\n"
                    "  --only ENV   one family (e.g. placement-v0)\n"
                    "  --steps N    steps per family (default 1500, bench_server's --iters)\n"
                    "  --cold KB    then the same steps with KB KiB of other memory written before each one (default\n"
                    "               4096, 0: no cold pass): the step with its code and data out of L1/L2, as in a server\n"
-                   "  --dump FILE  write every reply (u32 size, bytes) to FILE, to compare two builds byte for byte\n");
+                   "  --dump FILE  write every reply (u32 size, bytes) to FILE, to compare two builds byte for byte\n"
+                   "  --action a,b  step this action every time (one env: use --only), not random legal ones\n");
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }

@@ -135,8 +135,9 @@ void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_map
  * 1e15 MAC-loop iterations) all pass. */
 bool maestro_layer_ok(const maestro_layer *l);
 /* maestro_eval of a layer that passed maestro_layer_ok, without checking it again (an env's layer
- * does not change between steps): the same result. */
-void maestro_eval_ok_layer(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r);
+ * does not change between steps), and without what maestro-v0 does not report: the same result
+ * but compute_cycles, avg_bw, delay_min/max/avg and arith_intensity, which it leaves 0. */
+void maestro_eval_brief(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r);
 
 /* The hwgym maestro drop-in (argv[0] = "maestro"); output to out. Returns the exit code. */
 int maestro_cli_main(int argc, char **argv, FILE *out);

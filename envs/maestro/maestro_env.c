@@ -36,6 +36,15 @@ typedef struct {
     int v[MAXCH];
 } choices;
 
+/* A directive an action can decode to, with its text (maestro_mapping_to_text's of it alone): made
+ * once at create, so a step copies its directives and joins their texts with " " instead of
+ * deriving and formatting them again. */
+typedef struct {
+    maestro_directive d;
+    unsigned char n; /* text length */
+    char text[51];
+} dfrag;
+
 typedef struct menv {
     int as, objective;
     int64_t episode_length;
@@ -46,6 +55,9 @@ typedef struct menv {
     maestro_hw hw;
     int extent[NL]; /* loop extent per dim (Y/X in output rows/cols) */
     choices tile[NL], clusters, pes;
+    dfrag *frag[NL]; /* [2 * tile index + spatial]: the directive of loop dim ld at that tile */
+    dfrag *clfrag;   /* [cluster index]: Cluster(n, P) */
+    size_t nfrag;    /* of the block frag[LK] starts */
     hw_space *aspace, *ospace;
     int nparams;
     /* episode state */
@@ -55,6 +67,8 @@ typedef struct menv {
     /* what the last reset/step's info reports (info_pack packs it after the call) */
     bool last_step;
     maestro_mapping last_m;
+    const dfrag *last_fl[MAESTRO_MAX_DIRS]; /* last_m's directives and texts */
+    dfrag last_cl;                          /* gamma17's cluster, made per step */
     int last_pes;
     maestro_result last_r;
 } menv;
@@ -276,7 +290,7 @@ static int layer_from_config(const json_t *cfg, const hw_env_ctx *ctx, maestro_l
 }
 
 /* ---------- decoding an action into directives ---------- */
-static void add_dir(maestro_mapping *m, const maestro_layer *l, int ld, int tile, bool spatial) {
+static maestro_directive dir_of(const maestro_layer *l, int ld, int tile, bool spatial) {
     int size = tile, ofs = tile;
     if (ld == LY || ld == LX) { /* tile in output rows/cols -> input-centric window */
         int R = l->dim[ld == LY ? MD_R : MD_S], st = ld == LY ? l->stride_y : l->stride_x;
@@ -285,67 +299,109 @@ static void add_dir(maestro_mapping *m, const maestro_layer *l, int ld, int tile
     } else if ((ld == LR || ld == LS) && !spatial) { /* MAESTRO: a TemporalMap must cover R/S */
         size = ofs = l->dim[loop_md[ld]];
     }
-    m->d[m->n++] = (maestro_directive){spatial ? MDIR_SPATIAL : MDIR_TEMPORAL, (unsigned char)loop_md[ld], 0, size, ofs};
+    return (maestro_directive){spatial ? MDIR_SPATIAL : MDIR_TEMPORAL, (unsigned char)loop_md[ld], 0, size, ofs};
+}
+
+static void frag_make(dfrag *f, maestro_directive d) {
+    maestro_mapping one;
+    one.n = 1, one.d[0] = d;
+    f->d = d;
+    memset(f->text, 0, sizeof f->text); /* join_frags copies 48 bytes of it (a text is at most 40) */
+    maestro_mapping_to_text(&one, f->text, sizeof f->text);
+    f->n = (unsigned char)strlen(f->text);
+}
+
+/* every directive an action can make, a block of e->nfrag (the tile lists ascend: index 0 is 1) */
+static void build_frags(menv *e) {
+    size_t n = (size_t)e->clusters.n;
+    for (int ld = 0; ld < NL; ld++) n += 2 * (size_t)e->tile[ld].n;
+    dfrag *b = malloc(n * sizeof *b);
+    if (!b) abort();
+    e->nfrag = n;
+    for (int ld = 0; ld < NL; ld++) {
+        e->frag[ld] = b;
+        for (int i = 0; i < e->tile[ld].n; i++)
+            for (int sp = 0; sp < 2; sp++) frag_make(b++, dir_of(&e->layer, ld, e->tile[ld].v[i], sp));
+    }
+    e->clfrag = b;
+    for (int i = 0; i < e->clusters.n; i++) frag_make(b++, (maestro_directive){MDIR_CLUSTER, 0, 0, e->clusters.v[i], e->clusters.v[i]});
+}
+
+/* the mapping text of directives fl[0..n): their texts joined with " " (buf: MAESTRO_MAX_DIRS * 52;
+ * each text is copied as a whole 48 bytes, a constant-size copy, then the next one overwrites the
+ * tail) */
+static void join_frags(const dfrag *const *fl, int n, char *buf) {
+    char *p = buf;
+    for (int i = 0; i < n; i++) {
+        if (i) *p++ = ' ';
+        memcpy(p, fl[i]->text, 48);
+        p += fl[i]->n;
+    }
+    *p = 0;
 }
 
 static bool skip_dim(const menv *e, int ld) { return ld == LK && e->layer.type == MAESTRO_DSCONV; }
 
-static void emit_level(const menv *e, maestro_mapping *m, const int order[NL], int par, const int tiles[NL]) {
+static void add_frag(maestro_mapping *m, const dfrag **fl, const dfrag *f) {
+    fl[m->n] = f;
+    m->d[m->n++] = f->d;
+}
+
+/* the level's directives: loop dims in order, each at its tile (index into e->tile), par spatial */
+static void emit_level(const menv *e, maestro_mapping *m, const dfrag **fl, const int order[NL], int par, const int tidx[NL]) {
     if (skip_dim(e, par)) par = LC;
     for (int i = 0; i < NL; i++) {
         int ld = order[i];
         if (skip_dim(e, ld)) continue;
-        add_dir(m, &e->layer, ld, tiles[ld], ld == par);
+        add_frag(m, fl, &e->frag[ld][2 * tidx[ld] + (ld == par)]);
     }
 }
 
-/* action ints -> mapping and PE count */
-static void decode(const menv *e, const int64_t *a, maestro_mapping *m, int *num_pes) {
+/* action ints -> mapping (fl[i]: directive i and its text; *clt holds a gamma17 cluster's) and PE
+ * count */
+static void decode(const menv *e, const int64_t *a, maestro_mapping *m, const dfrag **fl, dfrag *clt, int *num_pes) {
     m->n = 0;
-    int order[NL], tiles[NL];
+    int order[NL], tidx[NL];
     if (e->as == AS_MARL10) {
         perm_from_index((int)a[0], order);
         int par = (int)a[1];
-        for (int i = 0; i < NL; i++) tiles[i] = e->tile[i].v[a[2 + i]];
+        for (int i = 0; i < NL; i++) tidx[i] = (int)a[2 + i];
         int cl = e->clusters.v[a[8]];
         *num_pes = e->pes.v[a[9]];
-        emit_level(e, m, order, par, tiles);
+        emit_level(e, m, fl, order, par, tidx);
         if (cl > 1) {
-            maestro_directive *d = &m->d[m->n++];
-            memset(d, 0, sizeof *d);
-            d->kind = MDIR_CLUSTER, d->size = d->ofs = cl;
+            add_frag(m, fl, &e->clfrag[a[8]]);
             int p2 = -1;
             for (int i = 0; i < NL && p2 < 0; i++) {
                 int ld = order[i];
                 if (ld != (skip_dim(e, par) ? LC : par) && !skip_dim(e, ld) && ld != LR && ld != LS) p2 = ld;
             }
-            add_dir(m, &e->layer, p2, 1, true);
+            add_frag(m, fl, &e->frag[p2][1]); /* tile 1 (index 0), spatial */
         }
         return;
     }
     /* gamma17: [l2 order, l2 par, l2 tiles S R K C X Y, l1 tiles S R K C X Y, l1 order, l1 par, num_pe] */
     perm_from_index((int)a[0], order);
     int par = (int)a[1];
-    int t1[NL];
-    for (int i = 0; i < NL; i++) {
+    int t1idx[NL];
+    for (int i = 0; i < NL; i++) { /* the l1 tile at most the l2 one: the lists ascend, so the lower index */
         int ld = gamma_tile_order[i];
-        tiles[ld] = e->tile[ld].v[a[2 + i]];
-        t1[ld] = e->tile[ld].v[a[8 + i]];
-        if (t1[ld] > tiles[ld]) t1[ld] = tiles[ld];
+        tidx[ld] = (int)a[2 + i];
+        t1idx[ld] = a[8 + i] < a[2 + i] ? (int)a[8 + i] : (int)a[2 + i];
     }
     int order1[NL];
     perm_from_index((int)a[14], order1);
     int par1 = (int)a[15];
     *num_pes = e->pes.v[a[16]];
-    emit_level(e, m, order, par, tiles);
+    emit_level(e, m, fl, order, par, tidx);
     int p1 = skip_dim(e, par1) ? LC : par1;
-    int cl = t1[p1] > 0 ? tiles[p1] / t1[p1] : 1;
+    int t1 = e->tile[p1].v[t1idx[p1]];
+    int cl = t1 > 0 ? e->tile[p1].v[tidx[p1]] / t1 : 1;
     if (cl < 1) cl = 1;
     if (cl > *num_pes) cl = *num_pes;
-    maestro_directive *d = &m->d[m->n++];
-    memset(d, 0, sizeof *d);
-    d->kind = MDIR_CLUSTER, d->size = d->ofs = cl;
-    emit_level(e, m, order1, par1, t1);
+    frag_make(clt, (maestro_directive){MDIR_CLUSTER, 0, 0, cl, cl});
+    add_frag(m, fl, clt);
+    emit_level(e, m, fl, order1, par1, t1idx);
 }
 
 /* ---------- scoring ---------- */
@@ -364,7 +420,7 @@ static double reward_of(const menv *e, const maestro_result *r) {
 static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_result *r) {
     maestro_hw h = e->hw;
     h.num_pes = num_pes;
-    (e->layer_ok ? maestro_eval_ok_layer : maestro_eval)(&e->layer, &h, m, r);
+    (e->layer_ok ? maestro_eval_brief : maestro_eval)(&e->layer, &h, m, r);
     if (r->valid && !e->enforce_buffers && (r->warn_l1 || r->warn_l2)) {
         r->feasible = true;
         r->reason[0] = 0;
@@ -381,10 +437,13 @@ static void score(const menv *e, const maestro_mapping *m, int num_pes, maestro_
  * tests/c/maestro/test_env.c compares the two. metric_keys() counts what put_metrics writes. */
 static size_t metric_keys(const maestro_result *r) { return 3 + !r->feasible + (r->valid ? 15 : 0); }
 
-static void put_metrics(const menv *e, const maestro_mapping *m, int num_pes, const maestro_result *r, hw_info_out *o) {
+/* fl: m's directives with their texts (decoded from an action), else NULL */
+static void put_metrics(const menv *e, const maestro_mapping *m, const dfrag *const *fl, int num_pes, const maestro_result *r,
+                        hw_info_out *o) {
     if (!hw_info_on(o)) return;
     char text[4096];
-    maestro_mapping_to_text(m, text, sizeof text);
+    if (fl) join_frags(fl, m->n, text);
+    else maestro_mapping_to_text(m, text, sizeof text);
     hw_info_str_k(o, HW_KEY("mapping"), text); /* ASCII by construction */
     hw_info_int_k(o, HW_KEY("num_pes"), num_pes);
     hw_info_bool_k(o, HW_KEY("feasible"), r->feasible);
@@ -419,7 +478,7 @@ static void put_info(const menv *e, hw_info_out *o) {
         hw_info_str_k(o, HW_KEY("objective"), obj_names[e->objective]);
         return;
     }
-    put_metrics(e, &e->last_m, e->last_pes, &e->last_r, o);
+    put_metrics(e, &e->last_m, e->last_fl, e->last_pes, &e->last_r, o);
     hw_info_int_k(o, HW_KEY("t"), e->t);
 }
 
@@ -452,6 +511,7 @@ static void m_destroy(void *p) {
     if (!e) return;
     hw_space_free(e->aspace);
     hw_space_free(e->ospace);
+    free(e->frag[LK]);
     free(e);
 }
 
@@ -573,6 +633,7 @@ static void *m_create_cfg(const json_t *cfg, const hw_env_ctx *ctx, hw_err *err)
     for (int i = 0; i < NL; i++) divisors(e->extent[i], &e->tile[i]);
     pow2_upto(e->max_pes, &e->pes);
     pow2_upto(e->max_pes, &e->clusters);
+    build_frags(e);
     build_spaces(e);
     return e;
 }
@@ -601,7 +662,7 @@ static int m_step(void *p, const hw_act *act, hw_step_out *out, json_t *info, hw
     maestro_mapping *m = &e->last_m;
     int *pes = &e->last_pes;
     maestro_result *r = &e->last_r;
-    decode(e, act->i, m, pes);
+    decode(e, act->i, m, e->last_fl, &e->last_cl, pes);
     score(e, m, *pes, r);
     set_obs(e, r);
     e->t++;
@@ -640,6 +701,8 @@ static void m_snap_free(void *s) { free(s); }
 static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metrics, hw_err *err) {
     menv *e = p;
     maestro_mapping m;
+    const dfrag *fl[MAESTRO_MAX_DIRS], *const *text = NULL;
+    dfrag clt;
     int pes = e->hw.num_pes;
     if (json_is_array(point)) {
         if ((int)json_array_size(point) != e->nparams)
@@ -654,7 +717,8 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
                 return hw_fail(err, HW_E_BAD_ACTION, "point[%d]: expected an integer in [0, %lld)", i, (long long)n);
             a[i] = (int64_t)x;
         }
-        decode(e, a, &m, &pes);
+        decode(e, a, &m, fl, &clt, &pes);
+        text = fl;
     } else if (json_is_object(point)) {
         static const char *const keys[] = {"directives", "num_pes", NULL};
         if (hw_cfg_check_keys(point, keys, err)) {
@@ -681,16 +745,17 @@ static int m_evaluate(void *p, const json_t *point, double *reward, json_t *metr
     score(e, &m, pes, &r);
     *reward = reward_of(e, &r);
     hw_info_out mo = hw_info_json(metrics);
-    put_metrics(e, &m, pes, &r, &mo);
+    put_metrics(e, &m, text, pes, &r, &mo);
     return 0;
 }
 
 static void *m_create(const json_t *cfg, hw_err *err) { return m_create_ctx(cfg, &hw_env_ctx_local, err); }
 
-/* the env holds its layer, hardware and choice tables inline (issue 28 finding 1) */
+/* the env holds its layer, hardware and choice tables inline (issue 28 finding 1), and its
+ * directives' block */
 static size_t m_mem_bytes(const void *p) {
-    (void)p;
-    return sizeof(menv) + 16;
+    const menv *e = p;
+    return sizeof(menv) + 16 + e->nfrag * sizeof(dfrag) + 16;
 }
 
 const hw_env_family hw_family_maestro = {
@@ -706,8 +771,10 @@ int maestro_env_eval_action(void *p, const int64_t *a, double *reward, maestro_r
 int maestro_env_eval_action(void *p, const int64_t *a, double *reward, maestro_result *r) {
     menv *e = p;
     maestro_mapping m;
+    const dfrag *fl[MAESTRO_MAX_DIRS];
+    dfrag clt;
     int pes = e->hw.num_pes;
-    decode(e, a, &m, &pes);
+    decode(e, a, &m, fl, &clt, &pes);
     score(e, &m, pes, r);
     *reward = reward_of(e, r);
     return pes;

@@ -48,7 +48,7 @@ typedef struct {
     int spidx;  /* first SpatialMap */
     bool conv;  /* Y/R and X/S overlap (CONV, DSCONV); false for GEMM */
     long mapped[MD_NDIM], unique[MD_NDIM], medge[MD_NDIM], uedge[MD_NDIM];
-    /* per-case lookups, fixed with the level (maestro_level_tables, maestro_levels.c) */
+    /* per-case lookups, fixed with the level (scan_level, maestro_levels.c) */
     int nvar;                   /* the variables with a directive here */
     unsigned char var[MD_NDIM];
     ltensor lt[MT_N];
@@ -84,6 +84,12 @@ typedef struct {
     double ai;
 } lres;
 
+/* what a level above reads of a sub-cluster level's result */
+typedef struct {
+    long long runtime;
+    long double avg_active;
+} sres;
+
 typedef struct {
     const maestro_layer *l;
     const maestro_hw *h;
@@ -94,15 +100,16 @@ typedef struct {
     bool leaf_seen;
     long long leaf_downreq[MT_N];
     char *reason;
+    bool brief; /* the top level leaves what maestro_eval_brief does not report (delays, avg_bw, ai) */
     /* sub-cluster results depend only on (level, dimensions): memoised per evaluation */
     int nmemo;
     struct memo {
         int li;
         int dims[MD_NDIM];
         unsigned has;
-        lres r;
+        sres r;
     } memo[MEMO_N];
-    lres scratch[MAESTRO_MAX_LEVELS]; /* a sub-cluster level's result when the memo is full */
+    sres scratch[MAESTRO_MAX_LEVELS]; /* a sub-cluster level's result when the memo is full */
 } ctx;
 
 /* ---------- iteration analysis (per call, on the call's dimensions) ---------- */
@@ -111,12 +118,23 @@ typedef struct {
     istate st[LV_DIRS][MAX_STATES];
 } itab;
 
-/* one iteration case: the state of every directive; sv and chg from maestro_case_index */
+/* one iteration case: per variable, the state of its last directive (every directive over a
+ * variable reads that one), and the changing directive */
 typedef struct {
-    const istate *s[LV_DIRS];
     const istate *sv[MD_NDIM]; /* per variable with a directive: the state of its last directive */
     int chg;                   /* the last directive whose variable is not in its Init state; -1: none */
 } icase;
+
+/* MAESTRO's order of a call's cases (maestro_cases_begin, maestro_case_next): directive k moves
+ * to its next state when the case number is a multiple of freq[k]; only the directives with more
+ * than one state (mk) ever move, and only the last of a variable's (mv: its variable, else
+ * MD_NDIM) changes what the case analysis reads. */
+typedef struct {
+    int nm;
+    unsigned char mk[LV_DIRS], mv[LV_DIRS];
+    unsigned char ctr[LV_DIRS];
+    int tick[LV_DIRS], freq[LV_DIRS]; /* at most MAX_CASES */
+} corder;
 
 /* A case's output-tensor egress factors for every flag combination MAESTRO's calls use
  * (maestro_egress_tab): the product over the output variables [first][ee][reuse_edge], and over
@@ -150,14 +168,14 @@ int maestro_format(char *dst, size_t cap, const char *fmt, ...) __attribute__((f
  * rules MAESTRO enforces by terminating. -1 with c->reason set when MAESTRO would not run. */
 int maestro_build_levels(ctx *c, const maestro_mapping *m);
 
-/* Fills the level's per-case lookups (L->var, lt, pk, spd, ov, oa, osp) from its directives and
- * the tensors' variables (maestro_levels.c). */
-void maestro_level_tables(level *L, const varlist tv[MT_N]);
-
 /* Reuse analysis of one level on one case (maestro_reuse.c). */
 void maestro_iteration_states(const level *L, const dimtab *D, itab *it);
-/* Sets cs->sv and cs->chg from cs->s (once per case, before the calls below). */
-void maestro_case_index(const level *L, icase *cs);
+/* The call's first case (every directive in its Init state) into *cs, its case count into *ncases
+ * and the order into *o; -1 when there are more than MAX_CASES. */
+int maestro_cases_begin(const level *L, const itab *it, corder *o, icase *cs, long *ncases);
+/* Sets *cs to the call's next case in MAESTRO's order (after begin: the first case); returns its
+ * occurrence (the product of its directives' state occurrences). */
+long maestro_case_next(const itab *it, corder *o, icase *cs);
 /* Tensor t's (MT_IN or MT_W) ingress of one spatial step; -1 where MAESTRO terminates. */
 int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out);
 /* The output tensor's egress factors of case cs; the three volumes below read them. */

@@ -75,15 +75,6 @@ int maestro_fail(ctx *c, const char *fmt, ...) {
     return -1;
 }
 
-static void index_level(level *L) {
-    for (int v = 0; v < MD_NDIM; v++) L->first[v] = L->last[v] = -1;
-    for (int i = 0; i < L->nd; i++) {
-        int v = L->d[i].dim;
-        if (L->first[v] < 0) L->first[v] = i;
-        L->last[v] = i;
-    }
-}
-
 /* ---------- static cluster analysis (once per mapping) ---------- */
 static void spatial_edge_clusters(level *L) {
     const maestro_directive *sp = &L->d[L->spidx];
@@ -102,53 +93,77 @@ static void spatial_edge_clusters(level *L) {
     L->nedge = ne;
 }
 
-static void mapping_sizes(level *L) {
+/* a directive's mapped, unique and edge sizes (its variable's, the last directive over it wins) */
+static void directive_sizes(level *L, const maestro_directive *d) {
+    int v = d->dim, size = d->size, ofs = d->ofs, dim = L->sd.dims[v];
+    int ns = (dim - size) / ofs;
+    if (ns < 0) ns = 0;
+    bool has_edge = (ns * ofs + size < dim) || (size > dim);
+    L->mapped[v] = size;
+    L->unique[v] = size < ofs ? size : ofs;
+    if (d->kind == MDIR_TEMPORAL && dim <= size) L->unique[v] = 0;
+    int em = dim - (ns + 1) * ofs;
+    if (em < 0) em = dim;
+    int oob = size - em;
+    L->medge[v] = has_edge ? em : size;
+    L->uedge[v] = ofs - oob > 0 ? ofs - oob : 0;
+}
+
+/* Y'/X' (out) from the last directive over Y/X (v) and the filter's sizes (CONV) */
+static void output_sizes(level *L, int v) {
+    const maestro_directive *d = &L->d[L->last[v]];
+    int sl = counterpart(v), out = v == MD_Y ? MD_YP : MD_XP;
+    L->mapped[out] = L->mapped[v] - L->mapped[sl] + 1;
+    L->unique[out] = d->ofs < d->size ? d->ofs : d->size;
+    L->medge[out] = L->medge[v] - L->medge[sl] + 1;
+    L->uedge[out] = d->ofs < L->medge[out] ? d->ofs : L->medge[out];
+}
+
+/* The level's index (first, last, spidx), the checks MAESTRO makes of it (it terminates: -1 with
+ * the reason), its edge sub-clusters, mapping sizes and per-case lookups (var, lt, pk, spd, ov, oa,
+ * osp), from L->d, nd, csize, conv and sd: the lookups and checks in one pass over the
+ * directives, the sizes in a second once the checks passed. */
+static int scan_level(ctx *c, level *L, int lvl) {
+    const varlist *tv = c->tv;
+    ltensor *T = L->lt;
+    memset(L->first, 0xff, sizeof L->first); /* -1 */
+    memset(L->last, 0xff, sizeof L->last);
+    for (int t = 0; t < MT_N; t++) T[t].mask = tv[t].mask, T[t].nk = T[t].nsp = 0;
+    L->npk = L->nspd = 0;
+    L->spidx = -1;
+    unsigned vars = 0;
+    for (int k = 0; k < L->nd; k++) {
+        const maestro_directive *d = &L->d[k];
+        int v = d->dim;
+        if (d->kind == MDIR_SPATIAL) {
+            if (L->spidx < 0) L->spidx = k;
+            L->spd[L->nspd++] = (unsigned char)k;
+        }
+        if (v == MD_YP || v == MD_XP)
+            return maestro_fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(v, c->l->type), lvl);
+        if (!dim_has(&L->sd, v))
+            return maestro_fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(v, c->l->type), lvl);
+        if (L->first[v] < 0) L->first[v] = k;
+        L->last[v] = k;
+        unsigned bit = 1u << v;
+        vars |= bit;
+        for (int t = 0; t < MT_N; t++) /* each directive into the lists it belongs to */
+            if (T[t].mask & bit) T[t].k[T[t].nk++] = (unsigned char)k;
+        if (!(T[MT_OUT].mask & bit)) L->pk[L->npk++] = (unsigned char)k;
+    }
+    if (L->nspd == 0) return maestro_fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
+    if (L->nspd > 2) return maestro_fail(c, "more than two SpatialMaps at cluster level %d (MAESTRO: MultiParallelismInSingleCluster)", lvl);
+    if (L->csize <= 0) return maestro_fail(c, "cluster level %d has no sub-clusters", lvl);
+    spatial_edge_clusters(L);
     memset(L->mapped, 0, sizeof L->mapped);
     memset(L->unique, 0, sizeof L->unique);
     memset(L->medge, 0, sizeof L->medge);
     memset(L->uedge, 0, sizeof L->uedge);
-    for (int i = 0; i < L->nd; i++) {
-        const maestro_directive *d = &L->d[i];
-        int v = d->dim, size = d->size, ofs = d->ofs, dim = L->sd.dims[v];
-        int ns = (dim - size) / ofs;
-        if (ns < 0) ns = 0;
-        bool has_edge = (ns * ofs + size < dim) || (size > dim);
-        L->mapped[v] = size;
-        L->unique[v] = size < ofs ? size : ofs;
-        if (d->kind == MDIR_TEMPORAL && dim <= size) L->unique[v] = 0;
-        int em = dim - (ns + 1) * ofs;
-        if (em < 0) em = dim;
-        int oob = size - em;
-        L->medge[v] = has_edge ? em : size;
-        L->uedge[v] = ofs - oob > 0 ? ofs - oob : 0;
-    }
-    for (int i = 0; i < L->nd; i++) {
-        const maestro_directive *d = &L->d[i];
-        int v = d->dim;
-        if (!is_ref_c(L->conv, v)) continue;
-        int sl = counterpart(v), out = v == MD_Y ? MD_YP : MD_XP;
-        L->mapped[out] = L->mapped[v] - L->mapped[sl] + 1;
-        L->unique[out] = d->ofs < d->size ? d->ofs : d->size;
-        L->medge[out] = L->medge[v] - L->medge[sl] + 1;
-        L->uedge[out] = d->ofs < L->medge[out] ? d->ofs : L->medge[out];
-    }
-}
-
-void maestro_level_tables(level *L, const varlist tv[MT_N]) {
-    unsigned vars = 0;
-    for (int k = 0; k < L->nd; k++) vars |= 1u << L->d[k].dim;
+    for (int k = 0; k < L->nd; k++) directive_sizes(L, &L->d[k]);
+    if (L->conv && L->last[MD_Y] >= 0) output_sizes(L, MD_Y);
+    if (L->conv && L->last[MD_X] >= 0) output_sizes(L, MD_X);
     L->nvar = 0;
     for (; vars; vars &= vars - 1) L->var[L->nvar++] = (unsigned char)__builtin_ctz(vars); /* ascending */
-    ltensor *T = L->lt;
-    for (int t = 0; t < MT_N; t++) T[t].mask = tv[t].mask, T[t].nk = T[t].nsp = 0;
-    L->npk = L->nspd = 0;
-    for (int k = 0; k < L->nd; k++) { /* one pass: each directive into the lists it belongs to */
-        unsigned bit = 1u << L->d[k].dim;
-        for (int t = 0; t < MT_N; t++)
-            if (T[t].mask & bit) T[t].k[T[t].nk++] = (unsigned char)k;
-        if (!(T[MT_OUT].mask & bit)) L->pk[L->npk++] = (unsigned char)k;
-        if (L->d[k].kind == MDIR_SPATIAL) L->spd[L->nspd++] = (unsigned char)k;
-    }
     unsigned spfirst = 0; /* the variables whose first directive is a SpatialMap */
     for (int i = 0; i < L->nspd; i++) {
         int k = L->spd[i], v = L->d[k].dim;
@@ -167,6 +182,7 @@ void maestro_level_tables(level *L, const varlist tv[MT_N]) {
         L->oa[i] = (unsigned char)(!L->conv ? v : v == MD_Y ? MD_YP : v == MD_X ? MD_XP : v);
         L->osp[i] = (spfirst >> v) & 1u;
     }
+    return 0;
 }
 
 /* ---------- the tensors' variables: a function of the layer type and N alone ---------- */
@@ -290,7 +306,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         }
         /* InheritMissingDirectives: front-inserted TemporalMaps copied from the level above */
         int nd = 0;
-        maestro_directive tmp[LV_DIRS];
+        maestro_directive *tmp = L->d; /* the level's directives, made in place */
         unsigned present = 0; /* the variables with a directive so far (bit v) */
         for (int q = 0; q < nb; q++) present |= 1u << buf[q].dim;
         if (prev) {
@@ -336,31 +352,11 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
             }
         }
         L->nd = nd;
-        memcpy(L->d, tmp, sizeof(maestro_directive) * (size_t)nd);
         L->csize = next_size;
         L->conv = conv;
         L->sd = cur;
         memcpy(L->ostride, cur_ostr, sizeof cur_ostr);
-        index_level(L);
-        /* checks MAESTRO makes (it terminates) */
-        int nsp = 0;
-        L->spidx = -1;
-        for (int k = 0; k < nd; k++) {
-            if (L->d[k].kind == MDIR_SPATIAL) {
-                if (L->spidx < 0) L->spidx = k;
-                nsp++;
-            }
-            if (L->d[k].dim == MD_YP || L->d[k].dim == MD_XP)
-                return maestro_fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
-            if (!dim_has(&cur, L->d[k].dim))
-                return maestro_fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(L->d[k].dim, ly->type), lvl);
-        }
-        if (nsp == 0) return maestro_fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
-        if (nsp > 2) return maestro_fail(c, "more than two SpatialMaps at cluster level %d (MAESTRO: MultiParallelismInSingleCluster)", lvl);
-        if (L->csize <= 0) return maestro_fail(c, "cluster level %d has no sub-clusters", lvl);
-        spatial_edge_clusters(L);
-        mapping_sizes(L);
-        maestro_level_tables(L, c->tv);
+        if (scan_level(c, L, lvl)) return -1;
         lvl++;
         if (i == m->n) break;
         /* lower-level dimensions: the mapping sizes of this level */

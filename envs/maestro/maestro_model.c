@@ -23,7 +23,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R);
 
 /* A sub-cluster level's result on dimensions D (li > 0), memoised: *out points into the memo, or
  * at the level's scratch result when the memo is full (read it before the next call). */
-static int analyze_sub(ctx *c, int li, const dimtab *D, const lres **out) {
+static int analyze_sub(ctx *c, int li, const dimtab *D, const sres **out) {
     for (int i = 0; i < c->nmemo; i++) {
         const struct memo *e = &c->memo[i];
         if (e->li == li && e->has == D->has && memcmp(e->dims, D->dims, sizeof e->dims) == 0) {
@@ -31,12 +31,14 @@ static int analyze_sub(ctx *c, int li, const dimtab *D, const lres **out) {
             return 0;
         }
     }
-    lres *R = &c->scratch[li];
-    if (analyze_level(c, li, D, R)) return -1;
-    *out = R;
+    lres R;
+    if (analyze_level(c, li, D, &R)) return -1;
+    sres *S = &c->scratch[li];
+    S->runtime = R.runtime, S->avg_active = R.avg_active;
+    *out = S;
     if (c->nmemo < MEMO_N) {
         struct memo *e = &c->memo[c->nmemo++];
-        e->li = li, e->has = D->has, e->r = *R;
+        e->li = li, e->has = D->has, e->r = *S;
         memcpy(e->dims, D->dims, sizeof e->dims);
         *out = &e->r;
     }
@@ -44,54 +46,52 @@ static int analyze_sub(ctx *c, int li, const dimtab *D, const lres **out) {
 }
 
 /* The sub-clusters' result in case cs (ee: the edge-of-edge sub-cluster's). */
-static int sub_result(ctx *c, int li, const icase *cs, bool ee, const lres **out) {
+static int sub_result(ctx *c, int li, const icase *cs, bool ee, const sres **out) {
     dimtab sd;
     maestro_sub_dims(&c->lv[li], cs, ee, &sd);
     return analyze_sub(c, li + 1, &sd, out);
 }
 
+/* the first of tensor t's variables missing from D, or -1 */
+static int missing_var(const varlist *tv, const dimtab *D) {
+    if (!(tv->mask & ~D->has)) return -1;
+    for (int i = 0; i < tv->n; i++)
+        if (!dim_has(D, tv->v[i])) return tv->v[i];
+    return -1;
+}
+
+/* One level's result on dimensions D. The top level (li 0) fills all of *R (with c->brief, not the
+ * delays, avg_bw, ai and compute_sum: those are left 0, the extreme delays +-1e300); a sub-cluster
+ * level only what the level above reads (runtime, avg_active) and, at the leaf, downreq: the rest
+ * of *R is not written. */
 static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     const level *L = &c->lv[li];
-    memset(R, 0, sizeof *R);
-    R->sp_occ = 1;
-    for (int t = 0; t < 3; t++) R->dmin[t] = 1e300L, R->dmax[t] = -1e300L;
+    const bool top = li == 0, full = top && !c->brief, leaf = li == c->nlv - 1;
+    if (top) {
+        memset(R, 0, sizeof *R);
+        R->sp_occ = 1;
+        for (int t = 0; t < 3; t++) R->dmin[t] = 1e300L, R->dmax[t] = -1e300L;
+    } else { /* what a sub-cluster level fills; the rest of *R is not read */
+        R->runtime = 0, R->avg_active = 0;
+        memset(R->downreq, 0, sizeof R->downreq);
+    }
     for (int k = 0; k < L->nd; k++)
         if (!dim_has(D, L->d[k].dim)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
     itab it;
     maestro_iteration_states(L, D, &it);
-    int nd = L->nd;
-    long ncases = 1;
-    long freq[LV_DIRS];
-    for (int k = nd - 1; k >= 0; k--) {
-        freq[k] = ncases;
-        ncases *= it.nst[k];
-        if (ncases > MAX_CASES) return maestro_fail(c, "more than %d iteration cases at cluster level %d", MAX_CASES, li);
-    }
-    /* MAESTRO's order of the cases: directive k moves to its next state when cid % freq[k] == 0
-     * (tick[k] counts that); only the directives with more than one state (mk) ever move */
-    int ctr[LV_DIRS], mk[LV_DIRS], nm = 0;
-    long tick[LV_DIRS];
+    long ncases;
+    corder ord;
     icase cs;
-    for (int k = 0; k < nd; k++) {
-        cs.s[k] = &it.st[k][0];
-        if (it.nst[k] > 1) ctr[nm] = 0, tick[nm] = 0, mk[nm++] = k;
-    }
+    if (maestro_cases_begin(L, &it, &ord, &cs, &ncases)) return maestro_fail(c, "more than %d iteration cases at cluster level %d", MAX_CASES, li);
     const varlist *ov = &c->tv[MT_OUT];
-    const bool leaf = li == c->nlv - 1;
     long long total_occ = 0;
     int case_id = 0;
     long dmin[3] = {LONG_MAX, LONG_MAX, LONG_MAX}, dmax[3] = {LONG_MIN, LONG_MIN, LONG_MIN};
     egress_tab et;
+    long long ob = 0, ib = 0;            /* the top level's off-chip delays (set at its first case) */
+    const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
     for (long cid = 0; cid < ncases; cid++) {
-        long occ = 1; /* a single-state directive's state is Init, its occurrence 1 */
-        for (int j = 0; j < nm; j++) {
-            int k = mk[j], si = ctr[j];
-            cs.s[k] = &it.st[k][si];
-            occ *= it.st[k][si].occ;
-            if (tick[j] == 0) ctr[j] = (si + 1 == it.nst[k]) ? 0 : si + 1;
-            if (++tick[j] == freq[k]) tick[j] = 0;
-        }
-        maestro_case_index(L, &cs);
+        long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
         maestro_egress_tab(L, &cs, &et);
         long egress = maestro_spatial_egress(L, &cs, &et);
@@ -99,31 +99,39 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         bool have_ing = false;
         if (case_id == 0) { /* buffer requirements (MAESTRO: only the first counted case) */
             for (int t = 0; t < 2; t++) {
-                long long size = 1;
-                for (int i = 0; i < c->tv[t].n; i++) {
-                    int v = c->tv[t].v[i];
-                    if (!dim_has(D, v)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(v), li);
-                    size *= D->dims[v];
-                }
+                int mv = missing_var(&c->tv[t], D);
+                if (mv >= 0) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(mv), li);
                 if (maestro_spatial_ingress(L, t, &cs, &ing_t[t])) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
-                R->upreq[t] += 2 * ing_t[t];
-                R->l2wr[t] = size;
-                R->downreq[t] += 2 * maestro_mapped_volume(L, &c->tv[t]);
+                if (top) {
+                    long long size = 1;
+                    for (int i = 0; i < c->tv[t].n; i++) size *= D->dims[c->tv[t].v[i]];
+                    R->upreq[t] += 2 * ing_t[t];
+                    R->l2wr[t] = size;
+                }
+                if (leaf) R->downreq[t] += 2 * maestro_mapped_volume(L, &c->tv[t]);
             }
             have_ing = true;
-            long long size = 1;
-            for (int i = 0; i < ov->n; i++) {
-                int v = ov->v[i];
-                size *= is_overlapped_c(L->conv, v) ? (D->dims[v] - D->dims[counterpart(v)] + 1) : D->dims[v];
+            if (top) {
+                long long size = 1;
+                for (int i = 0; i < ov->n; i++) {
+                    int v = ov->v[i];
+                    size *= is_overlapped_c(L->conv, v) ? (D->dims[v] - D->dims[counterpart(v)] + 1) : D->dims[v];
+                }
+                R->upreq[MT_OUT] = 2 * egress;
+                R->l2rd[MT_OUT] = size;
+                /* the off-chip transfers' delays: the buffer requirements are fixed from here on */
+                ob = R->upreq[MT_OUT] / c->h->offchip_bw / 2;
+                ib = (R->upreq[MT_IN] + R->upreq[MT_W]) / c->h->offchip_bw / 2;
             }
-            R->upreq[MT_OUT] = 2 * egress;
-            R->l2rd[MT_OUT] = size;
-            R->downreq[MT_OUT] = 2 * maestro_mapped_volume(L, ov);
+            if (leaf) R->downreq[MT_OUT] = 2 * maestro_mapped_volume(L, ov);
         }
-        long psmap = maestro_psum_mapping_size(L, &cs, &et);
-        R->l2wr[MT_OUT] += occ * egress;
-        R->l1wr[MT_OUT] += occ * psmap;
-        R->l1rd[MT_OUT] += occ * psmap;
+        long psmap = 0;
+        if (top) {
+            psmap = maestro_psum_mapping_size(L, &cs, &et);
+            R->l2wr[MT_OUT] += occ * egress;
+            R->l1wr[MT_OUT] += occ * psmap;
+            R->l1rd[MT_OUT] += occ * psmap;
+        }
         long npsums = maestro_crit_psums(L, &cs, &et);
         if (npsums <= 0) continue; /* MAESTRO: "Skipping Invalid case" */
         long ingress = 0;
@@ -132,17 +140,19 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             if (!have_ing && maestro_spatial_ingress(L, t, &cs, &ing))
                 return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
             ingress += ing;
-            R->l2rd[t] += occ * ing;
-            R->l1wr[t] = R->l2rd[t]; /* MAESTRO: L1 write = L2 read */
-            R->l1rd[t] += occ * psmap;
+            if (top) {
+                R->l2rd[t] += occ * ing;
+                R->l1wr[t] = R->l2rd[t]; /* MAESTRO: L1 write = L2 read */
+                R->l1rd[t] += occ * psmap;
+            }
         }
-        R->ai = (double)psmap / (double)ingress;
+        if (full) R->ai = (double)psmap / (double)ingress;
         long comp = 0;
-        const istate *sps = cs.sv[L->d[L->spidx].dim];
+        const istate *sps = cs.sv[spv];
         long nact = is_edge(sps) ? L->nedge : L->csize;
         long double act_units = 0;
         if (!leaf) {
-            const lres *sr;
+            const sres *sr;
             if (is_edge(sps)) {
                 if (sps->spee) {
                     if (sub_result(c, li, &cs, true, &sr)) return -1;
@@ -174,11 +184,7 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             od = comp > din ? comp : din;
             if (deg > od) od = deg;
         }
-        if (li == 0) {
-            long long ob = R->upreq[MT_OUT] / c->h->offchip_bw;
-            long long ib = (R->upreq[MT_IN] + R->upreq[MT_W]) / c->h->offchip_bw;
-            ib /= 2;
-            ob /= 2;
+        if (top) {
             if (ib > od) od = ib;
             if (ob > od) od = ob;
             long cd = comp > 0 ? comp : 1; /* MAESTRO divides by zero here (SIGFPE) */
@@ -186,15 +192,19 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             if (R->upreq[MT_OUT] / cd > ofr) ofr = R->upreq[MT_OUT] / cd;
             if ((R->upreq[MT_IN] + R->upreq[MT_W]) / cd > ofr) ofr = (R->upreq[MT_IN] + R->upreq[MT_W]) / cd;
             R->offchip = ofr / 2;
+            R->macs += occ * psmap;
         }
         R->runtime += occ * od;
-        R->compute_sum += occ * comp;
-        R->macs += occ * psmap;
         if (act_units == 0) act_units = nact;
         R->avg_active += act_units * occ;
+        total_occ += occ;
+        case_id++;
+        if (!top) continue;
+        if (full) R->compute_sum += occ * comp;
         if (comp == 0) comp = 1;
         long mx = ingress > egress ? ingress : egress;
         if (mx / comp > R->peak_bw) R->peak_bw = mx / comp;
+        if (!full) continue;
         R->avg_bw += (occ * mx) / comp;
         long dl[3] = {din, deg, comp};
         for (int t = 0; t < 3; t++) {
@@ -202,19 +212,19 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             if (dl[t] < dmin[t]) dmin[t] = dl[t];
             if (dl[t] > dmax[t]) dmax[t] = dl[t];
         }
-        total_occ += occ;
-        case_id++;
     }
-    if (case_id) /* the extreme delays, exact in long double (64-bit mantissa) */
+    if (case_id && full) /* the extreme delays, exact in long double (64-bit mantissa) */
         for (int t = 0; t < 3; t++) R->dmin[t] = dmin[t], R->dmax[t] = dmax[t];
     if (leaf && !c->leaf_seen) { /* MAESTRO prints the L1 needs of the first finished leaf call */
         c->leaf_seen = true;
         for (int t = 0; t < MT_N; t++) c->leaf_downreq[t] = R->downreq[t];
     }
     if (total_occ) {
-        R->avg_bw /= total_occ;
         R->avg_active /= total_occ;
-        for (int t = 0; t < 3; t++) R->davg[t] /= total_occ;
+        if (full) {
+            R->avg_bw /= total_occ;
+            for (int t = 0; t < 3; t++) R->davg[t] /= total_occ;
+        }
     }
     return 0;
 }
@@ -232,14 +242,16 @@ bool maestro_layer_ok(const maestro_layer *l) {
     return l->dim[MD_Y] >= l->dim[MD_R] && l->dim[MD_X] >= l->dim[MD_S] && !(layer_volume(l) > 1e15);
 }
 
-/* maestro_eval; layer_ok: the layer passed maestro_layer_ok (its checks are skipped: they would
- * all pass) */
-static void eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r, bool layer_ok) {
+/* maestro_eval; brief: maestro_eval_brief (the layer passed maestro_layer_ok, so its checks are
+ * skipped, and the fields the brief result leaves 0 are not computed) */
+static void eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r, bool brief) {
+    const bool layer_ok = brief;
     memset(r, 0, sizeof *r);
     ctx c; /* not cleared as a whole: the memo table is large and filled on demand */
     c.nlv = 0;
     c.leaf_seen = false;
     c.nmemo = 0;
+    c.brief = brief;
     memset(c.leaf_downreq, 0, sizeof c.leaf_downreq);
     c.l = l;
     c.h = h;
@@ -325,7 +337,7 @@ static void eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapp
     r->peak_bw = R.peak_bw;
     r->avg_bw = (double)R.avg_bw;
     r->offchip_bw_req = R.offchip;
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < 3 && !brief; t++) {
         r->delay_min[t] = (double)R.dmin[t];
         r->delay_max[t] = (double)R.dmax[t];
         r->delay_avg[t] = (double)R.davg[t];
@@ -346,6 +358,6 @@ static void eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapp
 
 void maestro_eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r) { eval(l, h, m, r, false); }
 
-void maestro_eval_ok_layer(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r) {
+void maestro_eval_brief(const maestro_layer *l, const maestro_hw *h, const maestro_mapping *m, maestro_result *r) {
     eval(l, h, m, r, true);
 }

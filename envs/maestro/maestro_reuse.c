@@ -44,16 +44,46 @@ void maestro_iteration_states(const level *L, const dimtab *D, itab *it) {
  * one pass per tensor answers every flag combination at once (p[first][ee], egress_tab), from the
  * per-variable states maestro_case_index finds once a case. tests/c/maestro/test_reuse.c checks
  * every answer against MAESTRO's one-question-a-pass definitions on random mappings. */
-void maestro_case_index(const level *L, icase *cs) {
+int maestro_cases_begin(const level *L, const itab *it, corder *o, icase *cs, long *ncases) {
+    long n = 1;
+    int freq[LV_DIRS];
+    for (int k = L->nd - 1; k >= 0; k--) {
+        freq[k] = (int)n;
+        n *= it->nst[k];
+        if (n > MAX_CASES) return -1;
+    }
+    *ncases = n;
+    o->nm = 0;
+    for (int k = 0; k < L->nd; k++)
+        if (it->nst[k] > 1) {
+            int j = o->nm++, v = L->d[k].dim;
+            o->mk[j] = (unsigned char)k, o->mv[j] = (unsigned char)(L->last[v] == k ? v : MD_NDIM);
+            o->ctr[j] = 0, o->tick[j] = 0, o->freq[j] = freq[k];
+        }
+    for (int i = 0; i < L->nvar; i++) { /* a single-state directive's state is Init */
+        int v = L->var[i];
+        cs->sv[v] = &it->st[L->last[v]][0];
+    }
+    cs->chg = -1;
+    return 0;
+}
+
+long maestro_case_next(const itab *it, corder *o, icase *cs) {
+    long occ = 1; /* a single-state directive's occurrence is 1 */
     int chg = -1;
-    for (int i = 0; i < L->nvar; i++) {
-        int v = L->var[i], k = L->last[v];
-        const istate *s = cs->s[k];
-        cs->sv[v] = s;
-        /* every directive over v shares its last one's state: the last of them is the candidate */
-        if (s->pos != POS_INIT && k > chg) chg = k;
+    for (int j = 0; j < o->nm; j++) {
+        int k = o->mk[j], si = o->ctr[j];
+        const istate *s = &it->st[k][si];
+        occ *= s->occ;
+        if (o->mv[j] < MD_NDIM) {
+            cs->sv[o->mv[j]] = s;
+            if (si) chg = k; /* state 0 is Init, the others are not; mk ascends: the last one wins */
+        }
+        if (o->tick[j] == 0) o->ctr[j] = (unsigned char)((si + 1 == it->nst[k]) ? 0 : si + 1);
+        if (++o->tick[j] == o->freq[j]) o->tick[j] = 0;
     }
     cs->chg = chg;
+    return occ;
 }
 
 /* The data one PE receives of input tensor t in case cs, p[first][ee]; -1 where MAESTRO

@@ -161,6 +161,16 @@ static void random_sweep(const char *cfg, int nparams) {
         cr_assert_eq(f->evaluate(env, pt, &r2, m2, &err), 0, "%s", err.msg);
         cr_assert_eq(r1, r2, "same action, different reward");
         cr_assert(json_equal(m1, m2));
+        /* the action's mapping text (joined from the env's directive table) is its mapping: given
+         * as directives, it parses, evaluates and prints back to the same metrics */
+        json_t *dp = json_pack("{s:O,s:O}", "directives", json_object_get(m1, "mapping"), "num_pes", json_object_get(m1, "num_pes"));
+        json_t *m3 = json_object();
+        double r3;
+        cr_assert_eq(f->evaluate(env, dp, &r3, m3, &err), 0, "%s: %s", json_string_value(json_object_get(m1, "mapping")), err.msg);
+        cr_assert_eq(r3, r1, "%s", json_string_value(json_object_get(m1, "mapping")));
+        cr_assert(json_equal(m1, m3), "%s", json_string_value(json_object_get(m1, "mapping")));
+        json_decref(m3);
+        json_decref(dp);
         if (json_is_true(json_object_get(m1, "feasible"))) {
             feasible++;
             cr_assert_gt(r1, 0);
