@@ -220,6 +220,8 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
     bool *kept = calloc((size_t)k, sizeof *kept), lok = e && lo && local_reset(lo, true);
     int64_t (*acts)[MAXA] = malloc(sizeof *acts * BLK_N);
     bool done[BLK_N];
+    int n_last = 0;
+    static char last0[1 << 24];
     for (int i0 = 0; i0 < k; i0 += BLK_N) {
         int nb = k - i0 < BLK_N ? k - i0 : BLK_N;
         for (int j = 0; j < nb; j++) { /* lane 0, live */
@@ -227,18 +229,26 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
             choose(p, nmask ? mask : NULL, nmask, acts[j]);
             size_t req;
             int n = lane_step(&ln[0], p, acts[j], rbuf, &v[(size_t)k + (size_t)i], &req);
+            n_last = n;
             if (!e) req_n[i] = req, rep_n[i] = n;
             kept[i] = j >= BLK_DROP;
             done[j] = reply_state(rbuf, n, mask, &nmask);
             if (done[j]) reply_state(rbuf, reset_lanes(ln, 1, false), mask, &nmask);
         }
+        int n0 = n_last; /* lane 0's last reply, kept for the echo's block (the other lanes' resets use rbuf) */
+        if (e && n0 > 0) memcpy(last0, rbuf, (size_t)n0);
         for (int l = 1; l < nl; l++)
             for (int j = 0; j < nb; j++) {
                 size_t req;
                 lane_step(&ln[l], p, acts[j], other_buf, &v[(size_t)(1 + l) * (size_t)k + (size_t)(i0 + j)], &req);
                 if (done[j]) reset_lanes(&ln[l], 1, false);
             }
-        for (int j = 0; e && j < nb; j++) { /* the client packs each request here too, as before a step */
+        /* the client's work between round trips as in lane 0's block: it reads a reply of the same
+         * size (lane 0's last one, kept) and packs the step's request */
+        for (int j = 0; e && j < nb; j++) {
+            uint8_t m2[MAXA];
+            int nm2;
+            reply_state(last0, n0, m2, &nm2);
             msgpack_sbuffer sb;
             pack_step(&sb, ln[0].tok, 0, p->n, acts[j]);
             v[i0 + j] = echo_rt(e, req_n[i0 + j], rep_n[i0 + j]);
