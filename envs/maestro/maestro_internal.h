@@ -123,17 +123,24 @@ typedef struct {
 typedef struct {
     const istate *sv[MD_NDIM]; /* per variable with a directive: the state of its last directive */
     int chg;                   /* the last directive whose variable is not in its Init state; -1: none */
+    unsigned moved;            /* bit v: sv[v] differs from the previous case's (the first case: every variable) */
 } icase;
 
 /* MAESTRO's order of a call's cases (maestro_cases_begin, maestro_case_next): directive k moves
- * to its next state when the case number is a multiple of freq[k]; only the directives with more
- * than one state (mk) ever move, and only the last of a variable's (mv: its variable, else
- * MD_NDIM) changes what the case analysis reads. */
+ * to its next state after case c when c is a multiple of freq[k] (freq[k]: the product of the later
+ * directives' state counts), so from one case to the next the directives that move are a suffix
+ * of the moving ones (an odometer): only those are visited, and the occurrence is kept as prefix
+ * products (pocc[j]: of the moving directives before j). Only the directives with more than one
+ * state (mk) ever move, and only the last of a variable's (mv: its variable, else MD_NDIM)
+ * changes what the case analysis reads. */
 typedef struct {
     int nm;
+    int c;                       /* the number of the next case */
     unsigned char mk[LV_DIRS], mv[LV_DIRS];
-    unsigned char ctr[LV_DIRS];
-    int tick[LV_DIRS], freq[LV_DIRS]; /* at most MAX_CASES */
+    unsigned char ctr[LV_DIRS];  /* each moving directive's state */
+    int freq[LV_DIRS], next[LV_DIRS]; /* next: the case after which it moves next (at most MAX_CASES) */
+    long pocc[LV_DIRS + 1];
+    unsigned vars;               /* the variables with a directive */
 } corder;
 
 /* A case's output-tensor egress factors for every flag combination MAESTRO's calls use
@@ -186,5 +193,9 @@ long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab
 long maestro_mapped_volume(const level *L, const varlist *cv);
 /* The dimensions a sub-cluster sees in case cs (ee: the edge-of-edge sub-cluster). */
 void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out);
+/* *out, maestro_sub_dims of an earlier case, made cs's: vars holds every variable whose state
+ * changed since (bit v; a variable without a directive here must not be in it). True when a size
+ * changed. */
+bool maestro_sub_dims_update(const level *L, const icase *cs, bool ee, unsigned vars, dimtab *out);
 
 #endif

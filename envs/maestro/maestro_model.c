@@ -45,11 +45,33 @@ static int analyze_sub(ctx *c, int li, const dimtab *D, const sres **out) {
     return 0;
 }
 
-/* The sub-clusters' result in case cs (ee: the edge-of-edge sub-cluster's). */
-static int sub_result(ctx *c, int li, const icase *cs, bool ee, const sres **out) {
-    dimtab sd;
-    maestro_sub_dims(&c->lv[li], cs, ee, &sd);
-    return analyze_sub(c, li + 1, &sd, out);
+/* A call's sub-cluster results, per ee (the edge-of-edge sub-cluster's or not): the dimensions of
+ * the last case that asked, brought up to date with the variables that moved since (pend), and
+ * that case's result. A result is a function of the dimensions alone: a case whose dimensions did
+ * not change takes the last one's without looking it up. */
+typedef struct {
+    bool made[2];
+    unsigned pend[2];
+    dimtab sd[2];
+    sres r[2];
+} subcache;
+
+/* The sub-clusters' result in case cs (ee: the edge-of-edge sub-cluster's), into sc->r[ee]. */
+static int sub_result(ctx *c, int li, const icase *cs, bool ee, subcache *sc, const sres **out) {
+    const level *L = &c->lv[li];
+    *out = &sc->r[ee];
+    if (!sc->made[ee]) {
+        maestro_sub_dims(L, cs, ee, &sc->sd[ee]);
+        sc->made[ee] = true;
+    } else if (!sc->pend[ee] || !maestro_sub_dims_update(L, cs, ee, sc->pend[ee], &sc->sd[ee])) {
+        sc->pend[ee] = 0;
+        return 0;
+    }
+    sc->pend[ee] = 0;
+    const sres *r;
+    if (analyze_sub(c, li + 1, &sc->sd[ee], &r)) return -1;
+    sc->r[ee] = *r;
+    return 0;
 }
 
 /* the first of tensor t's variables missing from D, or -1 */
@@ -90,9 +112,12 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     egress_tab et;
     long long ob = 0, ib = 0;            /* the top level's off-chip delays (set at its first case) */
     const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
+    subcache sc;
+    sc.made[0] = sc.made[1] = false, sc.pend[0] = sc.pend[1] = 0;
     for (long cid = 0; cid < ncases; cid++) {
         long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
+        sc.pend[0] |= cs.moved, sc.pend[1] |= cs.moved;
         maestro_egress_tab(L, &cs, &et);
         long egress = maestro_spatial_egress(L, &cs, &et);
         long ing_t[2];
@@ -155,22 +180,22 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             const sres *sr;
             if (is_edge(sps)) {
                 if (sps->spee) {
-                    if (sub_result(c, li, &cs, true, &sr)) return -1;
+                    if (sub_result(c, li, &cs, true, &sc, &sr)) return -1;
                     comp = sr->runtime;
                     act_units += sr->avg_active * 1;
                     long rem = L->nedge - 1;
                     if (rem > 0) {
-                        if (sub_result(c, li, &cs, false, &sr)) return -1;
+                        if (sub_result(c, li, &cs, false, &sc, &sr)) return -1;
                         if (sr->runtime > comp) comp = sr->runtime;
                         act_units += sr->avg_active * rem;
                     }
                 } else {
-                    if (sub_result(c, li, &cs, false, &sr)) return -1;
+                    if (sub_result(c, li, &cs, false, &sc, &sr)) return -1;
                     comp = sr->runtime;
                     act_units += sr->avg_active * L->nedge;
                 }
             } else {
-                if (sub_result(c, li, &cs, false, &sr)) return -1;
+                if (sub_result(c, li, &cs, false, &sc, &sr)) return -1;
                 comp = sr->runtime;
                 act_units += sr->avg_active * L->csize;
             }

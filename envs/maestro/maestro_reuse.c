@@ -54,36 +54,58 @@ int maestro_cases_begin(const level *L, const itab *it, corder *o, icase *cs, lo
     }
     *ncases = n;
     o->nm = 0;
+    o->c = 0;
     for (int k = 0; k < L->nd; k++)
         if (it->nst[k] > 1) {
             int j = o->nm++, v = L->d[k].dim;
             o->mk[j] = (unsigned char)k, o->mv[j] = (unsigned char)(L->last[v] == k ? v : MD_NDIM);
-            o->ctr[j] = 0, o->tick[j] = 0, o->freq[j] = freq[k];
+            o->ctr[j] = 0, o->next[j] = 0, o->freq[j] = freq[k];
         }
+    unsigned vars = 0;
     for (int i = 0; i < L->nvar; i++) { /* a single-state directive's state is Init */
         int v = L->var[i];
         cs->sv[v] = &it->st[L->last[v]][0];
+        vars |= 1u << v;
     }
+    o->vars = vars;
     cs->chg = -1;
     return 0;
 }
 
 long maestro_case_next(const itab *it, corder *o, icase *cs) {
-    long occ = 1; /* a single-state directive's occurrence is 1 */
-    int chg = -1;
-    for (int j = 0; j < o->nm; j++) {
-        int k = o->mk[j], si = o->ctr[j];
-        const istate *s = &it->st[k][si];
-        occ *= s->occ;
+    const int nm = o->nm;
+    int j0 = 0; /* the first moving directive whose state changed */
+    unsigned moved = o->vars;
+    if (o->c == 0) { /* every directive in its Init state */
+        o->pocc[0] = 1;
+    } else {
+        const int prev = o->c - 1;
+        moved = 0;
+        j0 = nm;
+        while (j0 > 0 && o->next[j0 - 1] == prev) { /* a suffix moves: the odometer's carry */
+            int j = --j0, k = o->mk[j];
+            o->ctr[j] = (unsigned char)(o->ctr[j] + 1 == it->nst[k] ? 0 : o->ctr[j] + 1);
+            o->next[j] += o->freq[j];
+        }
+    }
+    for (int j = j0; j < nm; j++) {
+        const istate *s = &it->st[o->mk[j]][o->ctr[j]];
+        o->pocc[j + 1] = o->pocc[j] * s->occ;
         if (o->mv[j] < MD_NDIM) {
             cs->sv[o->mv[j]] = s;
-            if (si) chg = k; /* state 0 is Init, the others are not; mk ascends: the last one wins */
+            moved |= 1u << o->mv[j];
         }
-        if (o->tick[j] == 0) o->ctr[j] = (unsigned char)((si + 1 == it->nst[k]) ? 0 : si + 1);
-        if (++o->tick[j] == o->freq[j]) o->tick[j] = 0;
     }
+    int chg = -1; /* state 0 is Init, the others are not; the last one wins */
+    for (int j = nm - 1; j >= 0; j--)
+        if (o->ctr[j] && o->mv[j] < MD_NDIM) {
+            chg = o->mk[j];
+            break;
+        }
     cs->chg = chg;
-    return occ;
+    cs->moved = moved;
+    o->c++;
+    return o->pocc[nm];
 }
 
 /* The data one PE receives of input tensor t in case cs, p[first][ee]; -1 where MAESTRO
@@ -329,22 +351,40 @@ long maestro_mapped_volume(const level *L, const varlist *cv) {
     return r;
 }
 
+/* a sub-cluster's size of variable v (its first directive d) in state s */
+static inline int sub_size(const level *L, const maestro_directive *d, int v, const istate *s, bool ee) {
+    if (d->kind == MDIR_TEMPORAL) return is_edge(s) ? L->medge[v] : L->mapped[v];
+    if (s->pos == POS_INIT) return (is_edge(s) && (L->nedge == 1 || ee)) ? L->medge[v] : L->mapped[v];
+    if (s->pos == POS_STEADY) return L->mapped[v];
+    return (L->nedge == 1 || ee) ? L->medge[v] : L->mapped[v];
+}
+
+static inline void sub_out_sizes(const level *L, dimtab *out) {
+    if (!L->conv) return;
+    if (dim_has(out, MD_Y)) out->dims[MD_YP] = out->dims[MD_Y] - out->dims[MD_R] + 1, out->has |= 1u << MD_YP;
+    if (dim_has(out, MD_X)) out->dims[MD_XP] = out->dims[MD_X] - out->dims[MD_S] + 1, out->has |= 1u << MD_XP;
+}
+
 void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out) {
     memset(out, 0, sizeof *out);
     for (int k = 0; k < L->nd; k++) {
         const maestro_directive *d = &L->d[k];
         int v = d->dim;
         if (dim_has(out, v)) continue; /* first insertion wins */
-        const istate *s = cs->sv[v];
-        int sz;
-        if (d->kind == MDIR_TEMPORAL) sz = is_edge(s) ? L->medge[v] : L->mapped[v];
-        else if (s->pos == POS_INIT) sz = (is_edge(s) && (L->nedge == 1 || ee)) ? L->medge[v] : L->mapped[v];
-        else if (s->pos == POS_STEADY) sz = L->mapped[v];
-        else sz = (L->nedge == 1 || ee) ? L->medge[v] : L->mapped[v];
-        out->dims[v] = sz;
+        out->dims[v] = sub_size(L, d, v, cs->sv[v], ee);
         out->has |= 1u << v;
     }
-    if (!L->conv) return;
-    if (dim_has(out, MD_Y)) out->dims[MD_YP] = out->dims[MD_Y] - out->dims[MD_R] + 1, out->has |= 1u << MD_YP;
-    if (dim_has(out, MD_X)) out->dims[MD_XP] = out->dims[MD_X] - out->dims[MD_S] + 1, out->has |= 1u << MD_XP;
+    sub_out_sizes(L, out);
+}
+
+bool maestro_sub_dims_update(const level *L, const icase *cs, bool ee, unsigned vars, dimtab *out) {
+    bool changed = false;
+    for (; vars; vars &= vars - 1) {
+        int v = __builtin_ctz(vars);
+        int sz = sub_size(L, &L->d[L->first[v]], v, cs->sv[v], ee);
+        changed |= out->dims[v] != sz;
+        out->dims[v] = sz;
+    }
+    if (changed) sub_out_sizes(L, out);
+    return changed;
 }

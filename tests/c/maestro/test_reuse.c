@@ -301,8 +301,30 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
         for (int q = 0; q < it.nst[k]; q++) s += it.st[k][q].occ;
         want_occ *= s;
     }
+    const istate *prev[MD_NDIM] = {0};
+    dimtab sub[2];
+    unsigned pend[2] = {0, 0};
     for (long cid = 0; cid < ncases; cid++) {
         occ_sum += maestro_case_next(&it, &o, &cs);
+        unsigned moved = 0; /* the variables whose state differs from the previous case's */
+        for (int i = 0; i < L->nvar; i++) {
+            int v = L->var[i];
+            if (cs.sv[v] != prev[v]) moved |= 1u << v;
+            prev[v] = cs.sv[v];
+        }
+        cr_assert_eq(cs.moved, moved, "case %ld: moved %#x, want %#x", cid, cs.moved, moved);
+        for (int ee = 0; ee < 2; ee++) { /* sub dimensions brought up to date: every case, or every third with the moves since */
+            pend[ee] |= cs.moved;
+            if (ee && cid % 3 != 2 && cid) continue;
+            dimtab want;
+            maestro_sub_dims(L, &cs, ee, &want);
+            if (cid == 0) sub[ee] = want;
+            dimtab before = sub[ee];
+            bool changed = maestro_sub_dims_update(L, &cs, ee, pend[ee], &sub[ee]);
+            pend[ee] = 0;
+            cr_assert_eq(memcmp(&sub[ee], &want, sizeof want), 0, "case %ld ee %d: updated sub dimensions differ", cid, ee);
+            cr_assert_eq(changed, memcmp(&before, &want, sizeof want) != 0, "case %ld ee %d: changed %d", cid, ee, changed);
+        }
         int chg = -1;
         for (int k = 0; k < L->nd; k++) {
             int v = L->d[k].dim, lk = L->last[v];
