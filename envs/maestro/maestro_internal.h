@@ -190,6 +190,10 @@ void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e);
 long maestro_spatial_egress(const level *L, const icase *cs, const egress_tab *e);
 long maestro_crit_psums(const level *L, const icase *cs, const egress_tab *e);
 long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab *e);
+/* The three above of case cs at once (psmap NULL: without the last), as the case loop asks. */
+void maestro_case_out(const level *L, const icase *cs, long *egress, long *npsums, long *psmap);
+/* Both input tensors' maestro_spatial_ingress (ing[MT_IN], ing[MT_W]); -1 where MAESTRO terminates. */
+int maestro_case_ingress(const level *L, const icase *cs, long ing[2]);
 long maestro_mapped_volume(const level *L, const varlist *cv);
 /* The dimensions a sub-cluster sees in case cs (ee: the edge-of-edge sub-cluster). */
 void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out);

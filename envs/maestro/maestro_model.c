@@ -109,7 +109,6 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     long long total_occ = 0;
     int case_id = 0;
     long dmin[3] = {LONG_MAX, LONG_MAX, LONG_MAX}, dmax[3] = {LONG_MIN, LONG_MIN, LONG_MIN};
-    egress_tab et;
     long long ob = 0, ib = 0;            /* the top level's off-chip delays (set at its first case) */
     const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
     subcache sc;
@@ -118,8 +117,8 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
         long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
         sc.pend[0] |= cs.moved, sc.pend[1] |= cs.moved;
-        maestro_egress_tab(L, &cs, &et);
-        long egress = maestro_spatial_egress(L, &cs, &et);
+        long egress, npsums, psmap = 0;
+        maestro_case_out(L, &cs, &egress, &npsums, top ? &psmap : NULL);
         long ing_t[2];
         bool have_ing = false;
         if (case_id == 0) { /* buffer requirements (MAESTRO: only the first counted case) */
@@ -150,27 +149,21 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
             }
             if (leaf) R->downreq[MT_OUT] = 2 * maestro_mapped_volume(L, ov);
         }
-        long psmap = 0;
         if (top) {
-            psmap = maestro_psum_mapping_size(L, &cs, &et);
             R->l2wr[MT_OUT] += occ * egress;
             R->l1wr[MT_OUT] += occ * psmap;
             R->l1rd[MT_OUT] += occ * psmap;
         }
-        long npsums = maestro_crit_psums(L, &cs, &et);
         if (npsums <= 0) continue; /* MAESTRO: "Skipping Invalid case" */
-        long ingress = 0;
-        for (int t = 0; t < 2; t++) {
-            long ing = ing_t[t];
-            if (!have_ing && maestro_spatial_ingress(L, t, &cs, &ing))
-                return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
-            ingress += ing;
-            if (top) {
-                R->l2rd[t] += occ * ing;
+        if (!have_ing && maestro_case_ingress(L, &cs, ing_t))
+            return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
+        long ingress = ing_t[0] + ing_t[1];
+        if (top)
+            for (int t = 0; t < 2; t++) {
+                R->l2rd[t] += occ * ing_t[t];
                 R->l1wr[t] = R->l2rd[t]; /* MAESTRO: L1 write = L2 read */
                 R->l1rd[t] += occ * psmap;
             }
-        }
         if (full) R->ai = (double)psmap / (double)ingress;
         long comp = 0;
         const istate *sps = cs.sv[spv];

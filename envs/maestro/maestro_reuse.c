@@ -192,7 +192,7 @@ static bool any_edge_sp(const ltensor *T, const icase *cs) {
     return false;
 }
 
-int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out) {
+static inline int spatial_ingress(const level *L, int t, const icase *cs, long *out) {
     const ltensor *T = &L->lt[t];
     long p[2][2];
     if (pe_ingress4(L, t, cs, p)) return -1;
@@ -208,6 +208,13 @@ int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out) {
     bool hee = cs->sv[T->sp[T->nsp - 1]]->spee;
     *out = edge_step(ne, hee, p[1][ne == 1 && hee], p[0][0], p[0][1]);
     return 0;
+}
+
+int maestro_spatial_ingress(const level *L, int t, const icase *cs, long *out) { return spatial_ingress(L, t, cs, out); }
+
+int maestro_case_ingress(const level *L, const icase *cs, long ing[2]) {
+    if (spatial_ingress(L, MT_IN, cs, &ing[0])) return -1;
+    return spatial_ingress(L, MT_W, cs, &ing[1]);
 }
 
 static inline long nz(long x) { return x != 0 ? x : 1; } /* MAESTRO skips a zero unique size */
@@ -291,10 +298,15 @@ static void eprod_add_ov(const level *L, const icase *cs, int i, eprod *e) {
     e->ov0[0] *= f0[0], e->ov0[1] *= f0[1];
 }
 
+static inline void eprod_of(const level *L, const icase *cs, eprod *p) {
+    *p = (eprod){1, 1, {{1, 1}, {1, 1}}, {{1, 1}, {1, 1}}, {1, 1}};
+    for (int i = 0; i < L->npk; i++) eprod_add_pk(L, cs, L->pk[i], p);
+    for (int i = 0; i < L->nov; i++) eprod_add_ov(L, cs, i, p);
+}
+
 void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e) {
-    eprod p = {1, 1, {{1, 1}, {1, 1}}, {{1, 1}, {1, 1}}, {1, 1}};
-    for (int i = 0; i < L->npk; i++) eprod_add_pk(L, cs, L->pk[i], &p);
-    for (int i = 0; i < L->nov; i++) eprod_add_ov(L, cs, i, &p);
+    eprod p;
+    eprod_of(L, cs, &p);
     for (int f = 0; f < 2; f++) {
         for (int x = 0; x < 2; x++) {
             e->ps[f][x] = p.pc * p.ps[f][x];
@@ -303,6 +315,37 @@ void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e) {
         e->ov[f][0][0] = e->ov[f][0][1]; /* reuse at an edge matters to the edge-of-edge PE only */
         e->ov[f][1][0] = p.oc * p.ov0[f];
     }
+}
+
+/* maestro_spatial_egress, maestro_crit_psums and (psmap not NULL) maestro_psum_mapping_size of
+ * one case from one pass (the products of the egress table that they read, each made once) */
+void maestro_case_out(const level *L, const icase *cs, long *egress, long *npsums, long *psmap) {
+    eprod p;
+    eprod_of(L, cs, &p);
+    const ltensor *T = &L->lt[MT_OUT];
+    const long nc = L->csize, ne = L->nedge;
+    const bool oedge = any_edge_sp(T, cs), hee = oedge && cs->sv[T->sp[T->nsp - 1]]->spee;
+    const int x = ne == 1 && hee; /* the first PE's ee flag at an edge */
+    const long o10 = p.oc * p.ov[1][0];
+    if (!T->nsp) *egress = o10;
+    else if (!oedge) *egress = o10 + (nc - 1) * (p.oc * p.ov[0][0]);
+    else *egress = edge_step(ne, hee, p.oc * p.ov[1][x], p.oc * p.ov[0][0], p.oc * p.ov[0][1]);
+    const long c10 = (p.pc * p.ps[1][0]) * o10;
+    *npsums = oedge ? (p.pc * p.ps[1][x]) * (p.oc * p.ov[1][x]) : c10;
+    if (!psmap) return;
+    const istate *sps = T->nsp ? cs->sv[T->sp[T->nsp - 1]] : NULL;
+    bool spe = oedge;
+    for (int i = 0; i < L->nspd; i++) { /* for partial sums: every spatial map */
+        sps = cs->sv[L->d[L->spd[i]].dim];
+        if (is_edge(sps)) spe = true;
+    }
+    if (!sps || !spe) {
+        *psmap = nc * c10;
+        return;
+    }
+    const bool phee = sps->spee;
+    const int px = ne == 1 && phee;
+    *psmap = edge_step(ne, phee, (p.pc * p.ps[1][px]) * (p.oc * p.ov[1][px]), c10, (p.pc * p.ps[0][1]) * (p.oc * p.ov0[0]));
 }
 
 /* MAESTRO's pe_egress(psums, first, ee, reuse_edge): the output part, times the partial sums' */

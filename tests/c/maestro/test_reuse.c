@@ -349,6 +349,19 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
         cr_assert_eq(maestro_spatial_egress(L, &cs, &e), ref_spatial_egress(L, ov, &cs));
         cr_assert_eq(maestro_crit_psums(L, &cs, &e), ref_crit_psums(L, ov, &cs));
         cr_assert_eq(maestro_psum_mapping_size(L, &cs, &e), ref_psum_mapping_size(L, ov, &cs));
+        long eg = -7, np = -7, pm = -7, np2 = -7, eg2 = -7; /* the case loop's one-pass answers */
+        maestro_case_out(L, &cs, &eg, &np, &pm);
+        cr_assert_eq(eg, ref_spatial_egress(L, ov, &cs), "case %ld: case_out's egress", cid);
+        cr_assert_eq(np, ref_crit_psums(L, ov, &cs), "case %ld: case_out's partial sums", cid);
+        cr_assert_eq(pm, ref_psum_mapping_size(L, ov, &cs), "case %ld: case_out's psum mapping size", cid);
+        maestro_case_out(L, &cs, &eg2, &np2, NULL);
+        cr_assert(eg2 == eg && np2 == np, "case %ld: case_out without psmap", cid);
+        long ing[2], want[2];
+        int rw = ref_spatial_ingress(L, &c->tv[MT_IN], &cs, &want[0]);
+        if (!rw) rw = ref_spatial_ingress(L, &c->tv[MT_W], &cs, &want[1]);
+        int rg = maestro_case_ingress(L, &cs, ing);
+        cr_assert_eq(rg, rw, "case %ld: case_ingress fails %d, MAESTRO %d", cid, rg, rw);
+        if (!rw) cr_assert(ing[0] == want[0] && ing[1] == want[1], "case %ld: case_ingress %ld %ld, MAESTRO's %ld %ld", cid, ing[0], ing[1], want[0], want[1]);
     }
     cr_assert_eq(occ_sum, want_occ, "the cases' occurrences sum to %ld, want %ld", occ_sum, want_occ);
     return ncases;
