@@ -109,71 +109,76 @@ long maestro_case_next(const itab *it, corder *o, icase *cs) {
 }
 
 /* The data one PE receives of input tensor t in case cs, p[first][ee]; -1 where MAESTRO
- * terminates (the same for every flag combination). */
+ * terminates (the same for every flag combination). The factors all four share (the
+ * TemporalMaps', and a SpatialMap's where the flags do not matter) go into one product, pc. */
 static int pe_ingress4(const level *L, int t, const icase *cs, long p[2][2]) {
     const ltensor *T = &L->lt[t];
-    long p00 = 1, p01 = 1, p10 = 1, p11 = 1;
-    const int chg = cs->chg, na = L->nedge, nk = T->nk;
+    long pc = 1, p00 = 1, p01 = 1, p10 = 1, p11 = 1;
+    const int chg = cs->chg, nk = T->nk;
     const unsigned char *tk = T->k;
     if (chg == -1) { /* every variable in its Init state: the mapped volume */
+        const int na = L->nedge;
         for (int i = 0; i < nk; i++) {
             const maestro_directive *d = &L->d[tk[i]];
             int v = d->dim;
             const istate *s = cs->sv[v];
-            if (d->kind == MDIR_TEMPORAL) {
-                long f = is_edge(s) ? L->medge[v] : L->mapped[v];
-                p00 *= f, p01 *= f, p10 *= f, p11 *= f;
-            } else if (!is_edge(s)) {
-                long f = L->mapped[v];
-                p00 *= f, p01 *= f, p10 *= f, p11 *= f;
-            } else if (na == 1) { /* the first or the edge-of-edge PE gets the edge size */
+            if (!is_edge(s)) pc *= L->mapped[v];
+            else if (d->kind == MDIR_TEMPORAL) pc *= L->medge[v];
+            else if (na == 1) { /* the first or the edge-of-edge PE gets the edge size */
                 p01 *= L->medge[v], p10 *= L->medge[v], p11 *= L->medge[v];
             } else if (na > 1) {
                 p00 *= L->mapped[v], p10 *= L->mapped[v], p01 *= L->medge[v], p11 *= L->medge[v];
             }
         }
-        p[0][0] = p00, p[0][1] = p01, p[1][0] = p10, p[1][1] = p11;
+        p[0][0] = pc * p00, p[0][1] = pc * p01, p[1][0] = pc * p10, p[1][1] = pc * p11;
         return 0;
     }
     if (!((T->mask >> L->d[chg].dim) & 1u)) { /* the changing directive is not over this tensor */
         p[0][0] = p[0][1] = p[1][0] = p[1][1] = 0;
         return 0;
     }
-    /* one pass: every directive but the changing one (whose factor depends on `inited`: a later
-     * directive of the tensor restarts, in Init and not unrolled), then that one */
-    bool inited = false;
-    for (int i = 0; i < nk; i++) {
-        int k = tk[i];
-        const maestro_directive *d = &L->d[k];
+    /* the directives before the changing one (a SpatialMap there: the mapped size, the edge size
+     * for the edge-of-edge PE), the ones after it (whose states say whether the tensor is
+     * `inited`: a later directive restarts, in Init and not unrolled), then the changing one */
+    int i = 0;
+    for (; tk[i] < chg; i++) {
+        const maestro_directive *d = &L->d[tk[i]];
         int v = d->dim;
         const istate *s = cs->sv[v];
-        if (k > chg && s->pos == POS_INIT && !s->unroll) inited = true;
-        if (k == chg) continue;
+        if (d->kind == MDIR_TEMPORAL) pc *= s->pos != POS_INIT ? L->mapped[v] : is_edge(s) ? L->medge[v] : L->mapped[v];
+        else p00 *= L->mapped[v], p01 *= L->medge[v];
+    }
+    p10 = p00, p11 = p01;
+    bool inited = false;
+    for (i++; i < nk; i++) {
+        const maestro_directive *d = &L->d[tk[i]];
+        int v = d->dim;
+        const istate *s = cs->sv[v];
+        bool init = s->pos == POS_INIT;
+        if (init && !s->unroll) inited = true;
         if (d->kind == MDIR_TEMPORAL) {
-            long f = s->pos != POS_INIT ? L->mapped[v] : is_edge(s) ? L->medge[v] : L->mapped[v];
-            p00 *= f, p01 *= f, p10 *= f, p11 *= f;
+            pc *= !init ? L->mapped[v] : is_edge(s) ? L->medge[v] : L->mapped[v];
             continue;
         }
-        bool uniq = s->pos == POS_INIT && k > chg; /* a PE after the first gets the new part only */
-        p10 *= L->mapped[v], p11 *= L->medge[v];
-        p00 *= uniq ? L->unique[v] : L->mapped[v];
-        p01 *= uniq ? L->uedge[v] : L->medge[v];
+        p10 *= L->mapped[v], p11 *= L->medge[v]; /* a PE after the first gets the new part only */
+        p00 *= init ? L->unique[v] : L->mapped[v];
+        p01 *= init ? L->uedge[v] : L->medge[v];
     }
     const maestro_directive *d = &L->d[chg]; /* over this tensor, not in its Init state */
     int v = d->dim;
     if (d->kind == MDIR_TEMPORAL) {
-        long f = L->mapped[v];
         if (!inited) {
             if (L->unique[v] == 0) return -1; /* MAESTRO terminates here */
-            f = L->unique[v];
+            pc *= L->unique[v];
+        } else {
+            pc *= L->mapped[v];
         }
-        p00 *= f, p01 *= f, p10 *= f, p11 *= f;
     } else {
         p10 *= L->mapped[v], p11 *= L->medge[v];
         p00 *= !inited ? L->unique[v] : L->mapped[v];
         p01 *= !inited ? L->uedge[v] : L->medge[v];
     }
-    p[0][0] = p00, p[0][1] = p01, p[1][0] = p10, p[1][1] = p11;
+    p[0][0] = pc * p00, p[0][1] = pc * p01, p[1][0] = pc * p10, p[1][1] = pc * p11;
     return 0;
 }
 
