@@ -128,8 +128,10 @@ static int scan_level(ctx *c, level *L, int lvl) {
     ltensor *T = L->lt;
     memset(L->first, 0xff, sizeof L->first); /* -1 */
     memset(L->last, 0xff, sizeof L->last);
-    for (int t = 0; t < MT_N; t++) T[t].mask = tv[t].mask, T[t].nk = T[t].nsp = 0;
-    L->npk = L->nspd = 0;
+    const unsigned m0 = tv[0].mask, m1 = tv[1].mask, m2 = tv[2].mask;
+    for (int t = 0; t < MT_N; t++) T[t].mask = tv[t].mask, T[t].nsp = 0;
+    int n0 = 0, n1 = 0, n2 = 0, npk = 0; /* the lists' lengths */
+    L->nspd = 0;
     L->spidx = -1;
     unsigned vars = 0;
     for (int k = 0; k < L->nd; k++) {
@@ -147,10 +149,12 @@ static int scan_level(ctx *c, level *L, int lvl) {
         L->last[v] = k;
         unsigned bit = 1u << v;
         vars |= bit;
-        for (int t = 0; t < MT_N; t++) /* each directive into the lists it belongs to */
-            if (T[t].mask & bit) T[t].k[T[t].nk++] = (unsigned char)k;
-        if (!(T[MT_OUT].mask & bit)) L->pk[L->npk++] = (unsigned char)k;
+        if (m0 & bit) T[0].k[n0++] = (unsigned char)k; /* each directive into the lists it belongs to */
+        if (m1 & bit) T[1].k[n1++] = (unsigned char)k;
+        if (m2 & bit) T[2].k[n2++] = (unsigned char)k;
+        else L->pk[npk++] = (unsigned char)k;
     }
+    T[0].nk = n0, T[1].nk = n1, T[2].nk = n2, L->npk = npk;
     if (L->nspd == 0) return maestro_fail(c, "no SpatialMap at cluster level %d (MAESTRO: NoSpatialMap)", lvl);
     if (L->nspd > 2) return maestro_fail(c, "more than two SpatialMaps at cluster level %d (MAESTRO: MultiParallelismInSingleCluster)", lvl);
     if (L->csize <= 0) return maestro_fail(c, "cluster level %d has no sub-clusters", lvl);
@@ -169,11 +173,17 @@ static int scan_level(ctx *c, level *L, int lvl) {
         int k = L->spd[i], v = L->d[k].dim;
         if (L->first[v] == k) spfirst |= 1u << v;
     }
-    for (int t = 0; t < MT_N; t++)
-        for (int i = 0; i < tv[t].n; i++) {
+    for (int t = 0; t < MT_N; t++) {
+        unsigned sp = spfirst & tv[t].mask;
+        if (!(sp & (sp - 1))) { /* none or one: no order to keep */
+            if (sp) T[t].sp[T[t].nsp++] = (unsigned char)__builtin_ctz(sp);
+            continue;
+        }
+        for (int i = 0; i < tv[t].n; i++) { /* in the tensor's order */
             int v = tv[t].v[i];
             if ((spfirst >> v) & 1u) T[t].sp[T[t].nsp++] = (unsigned char)v;
         }
+    }
     const varlist *ov = &tv[MT_OUT];
     L->nov = ov->n;
     for (int i = 0; i < ov->n; i++) {
