@@ -171,6 +171,12 @@ int maestro_fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* snprintf, without stdio for %d, %ld, %lld and %s (maestro_levels.c). */
 int maestro_format(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The reasons a step formats most, "<a><x><b><y><c>" (a, b, c literals): maestro_format's text
+ * with two integer conversions, the literals copied at their known lengths (maestro_levels.c). */
+int maestro_format_nn(char *dst, size_t cap, const char *a, size_t na, long long x, const char *b, size_t nb, long long y, const char *c,
+                      size_t nc);
+#define MAESTRO_FORMAT_NN(dst, cap, a, x, b, y, c) maestro_format_nn(dst, cap, a, sizeof a - 1, x, b, sizeof b - 1, y, c, sizeof c - 1)
+
 /* Splits the mapping into cluster levels, fills c->lv, c->nlv, c->tv and c->invars; checks the
  * rules MAESTRO enforces by terminating. -1 with c->reason set when MAESTRO would not run. */
 int maestro_build_levels(ctx *c, const maestro_mapping *m);

@@ -368,9 +368,9 @@ static void eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapp
     r->warn_offchip_bw = R.offchip > h->offchip_bw;
     r->feasible = true;
     if (r->warn_l1)
-        maestro_format(r->reason, sizeof r->reason, "L1 requirement %lld exceeds L1 size %ld", r->l1_req_total, h->l1_size);
+        MAESTRO_FORMAT_NN(r->reason, sizeof r->reason, "L1 requirement ", r->l1_req_total, " exceeds L1 size ", h->l1_size, "");
     else if (r->warn_l2)
-        maestro_format(r->reason, sizeof r->reason, "L2 requirement %lld exceeds L2 size %ld", r->l2_req_total, h->l2_size);
+        MAESTRO_FORMAT_NN(r->reason, sizeof r->reason, "L2 requirement ", r->l2_req_total, " exceeds L2 size ", h->l2_size, "");
     if (r->warn_l1 || r->warn_l2) r->feasible = false;
 }
 

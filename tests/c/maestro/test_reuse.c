@@ -406,6 +406,20 @@ Test(maestro_reuse, reasons_format_as_snprintf_does) {
             cr_assert_eq(rg, rw);
             cr_assert_eq(memcmp(got, want, sizeof want), 0, "cap %zu: '%.*s' vs '%.*s'", cap, (int)(cap ? cap - 1 : 0), got, (int)(cap ? cap - 1 : 0), want);
         }
+    for (size_t i = 0; i < nv; i++) /* the two-number reasons, truncation included */
+        for (size_t cap = 1; cap < 90; cap += 4) {
+            char want[100], got[100];
+            memset(want, 'x', sizeof want), memset(got, 'x', sizeof got);
+            long long x = vals[i], y = vals[(i + 4) % nv];
+            int rw = snprintf(want, cap, "L1 requirement %lld exceeds L1 size %lld", x, y);
+            int rg = MAESTRO_FORMAT_NN(got, cap, "L1 requirement ", x, " exceeds L1 size ", y, "");
+            cr_assert_eq(rg, rw, "cap %zu", cap);
+            cr_assert_eq(memcmp(got, want, sizeof want), 0, "cap %zu: '%s' vs '%s'", cap, got, want);
+            rw = snprintf(want, cap, "need %lld PEs, more than the %lld the hardware has", x, y);
+            rg = MAESTRO_FORMAT_NN(got, cap, "need ", x, " PEs, more than the ", y, " the hardware has");
+            cr_assert_eq(rg, rw, "cap %zu", cap);
+            cr_assert_eq(memcmp(got, want, sizeof want), 0, "cap %zu: '%s' vs '%s'", cap, got, want);
+        }
     char want[200], got[200]; /* a conversion it does not write itself goes to vsnprintf */
     cr_assert_eq(maestro_format(got, sizeof got, "layer too large (%.3g MAC-loop iterations; %5d)", 2.5e15, 42),
                  snprintf(want, sizeof want, "layer too large (%.3g MAC-loop iterations; %5d)", 2.5e15, 42));
