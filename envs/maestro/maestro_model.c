@@ -86,9 +86,9 @@ static int missing_var(const varlist *tv, const dimtab *D) {
  * delays, avg_bw, ai and compute_sum: those are left 0, the extreme delays +-1e300); a sub-cluster
  * level only what the level above reads (runtime, avg_active) and, at the leaf, downreq: the rest
  * of *R is not written. */
-static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
+static inline __attribute__((always_inline)) int level_body(ctx *c, int li, const dimtab *D, lres *R, const bool top, const bool full,
+                                                           const bool leaf) {
     const level *L = &c->lv[li];
-    const bool top = li == 0, full = top && !c->brief, leaf = li == c->nlv - 1;
     if (top) {
         memset(R, 0, sizeof *R);
         R->sp_occ = 1;
@@ -247,6 +247,18 @@ static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
     return 0;
 }
 
+/* the body made once per kind of level, without the branches that do not apply to it: the top
+ * level in full (maestro_eval) and brief (c->brief), a leaf or not; a sub-cluster level, a leaf
+ * or not */
+static int analyze_top(ctx *c, const dimtab *D, lres *R) {
+    const bool leaf = c->nlv == 1;
+    if (!c->brief) return level_body(c, 0, D, R, true, true, leaf);
+    return leaf ? level_body(c, 0, D, R, true, false, true) : level_body(c, 0, D, R, true, false, false);
+}
+static int analyze_level(ctx *c, int li, const dimtab *D, lres *R) {
+    return li == c->nlv - 1 ? level_body(c, li, D, R, false, false, true) : level_body(c, li, D, R, false, false, false);
+}
+
 /* the layer's MAC-loop iterations (maestro_eval's size limit) */
 static double layer_volume(const maestro_layer *l) {
     double vol = 1;
@@ -299,7 +311,7 @@ static void eval(const maestro_layer *l, const maestro_hw *h, const maestro_mapp
     if (maestro_build_levels(&c, m)) return;
     r->num_levels = c.nlv;
     lres R;
-    if (analyze_level(&c, 0, &c.lv[0].sd, &R)) return; /* the top level's static dimensions: the layer's */
+    if (analyze_top(&c, &c.lv[0].sd, &R)) return; /* the top level's static dimensions: the layer's */
     if (R.runtime <= 0 || R.macs <= 0) {
         snprintf(r->reason, sizeof r->reason, "no valid iteration case (zero runtime or MACs)");
         r->degenerate = true;
