@@ -70,6 +70,7 @@ typedef struct {
 
 typedef struct {
     unsigned char pos, unroll, iedge, spee;
+    unsigned char edge; /* pos == POS_EDGE || iedge (is_edge) */
     long occ;
 } istate;
 
@@ -164,7 +165,7 @@ static inline int counterpart(int v) {
     }
 }
 static inline bool in_list(const varlist *vl, int v) { return (vl->mask >> v) & 1u; }
-static inline bool is_edge(const istate *s) { return s->pos == POS_EDGE || s->iedge; }
+static inline bool is_edge(const istate *s) { return s->edge; }
 
 /* Writes the reason into c->reason; returns -1 (maestro_levels.c). */
 int maestro_fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

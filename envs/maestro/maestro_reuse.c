@@ -13,24 +13,24 @@ void maestro_iteration_states(const level *L, const dimtab *D, itab *it) {
         int n = 0;
         istate *s = it->st[k];
         if (d->kind == MDIR_TEMPORAL) {
-            s[n++] = (istate){POS_INIT, dim <= size, dim < size, 0, 1};
+            s[n++] = (istate){POS_INIT, dim <= size, dim < size, 0, dim < size, 1};
             int ns = (dim - size) / ofs;
             bool init_edge = dim < size;
-            if (size < dim && ns > 0) s[n++] = (istate){POS_STEADY, 0, 0, 0, ns};
-            if (!init_edge && ns * ofs + size < dim) s[n++] = (istate){POS_EDGE, 0, 0, 0, 1};
+            if (size < dim && ns > 0) s[n++] = (istate){POS_STEADY, 0, 0, 0, 0, ns};
+            if (!init_edge && ns * ofs + size < dim) s[n++] = (istate){POS_EDGE, 0, 0, 0, 1, 1};
         } else {
             int nsub = L->csize;
             int cov = size + ofs * (nsub - 1);
             bool iu = dim <= cov, ie = dim < cov;
-            s[n++] = (istate){POS_INIT, iu, ie, ie, 1};
+            s[n++] = (istate){POS_INIT, iu, ie, ie, ie, 1};
             int ns = ((dim - size) / ofs + 1) / nsub - 1;
             bool has_edge = !iu && ((long)(ns + 1) * (ofs * nsub) + cov > dim) && ((long)ns * (ofs * nsub) + cov != dim);
-            if (cov < dim && ns > 0) s[n++] = (istate){POS_STEADY, 0, 0, 0, ns};
+            if (cov < dim && ns > 0) s[n++] = (istate){POS_STEADY, 0, 0, 0, 0, ns};
             int rem = dim - (ns + 1) * ofs * nsub;
             int act = rem < size ? 1 : (rem - size) / ofs + 1;
             bool ee = false;
             if ((act - 1) * ofs + size < rem) ee = true;
-            if (!ie && has_edge) s[n++] = (istate){POS_EDGE, 0, 0, ee, 1};
+            if (!ie && has_edge) s[n++] = (istate){POS_EDGE, 0, 0, ee, 1, 1};
         }
         it->nst[k] = n;
     }

@@ -298,7 +298,11 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
     if (maestro_cases_begin(L, &it, &o, &cs, &ncases) || ncases > 5000) return 0;
     for (int k = 0; k < L->nd; k++) { /* every combination of states once: the occurrences' sum is this product */
         long s = 0;
-        for (int q = 0; q < it.nst[k]; q++) s += it.st[k][q].occ;
+        for (int q = 0; q < it.nst[k]; q++) {
+            const istate *st = &it.st[k][q];
+            s += st->occ;
+            cr_assert_eq(st->edge, st->pos == POS_EDGE || st->iedge, "directive %d state %d: edge flag %d", k, q, st->edge);
+        }
         want_occ *= s;
     }
     const istate *prev[MD_NDIM] = {0};
