@@ -204,6 +204,9 @@ int maestro_case_ingress(const level *L, const icase *cs, long ing[2]);
 long maestro_mapped_volume(const level *L, const varlist *cv);
 /* The dimensions a sub-cluster sees in case cs (ee: the edge-of-edge sub-cluster). */
 void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out);
+/* The variables whose sub-cluster size differs between the states they take in the call (bit v):
+ * only their moves can change maestro_sub_dims. */
+unsigned maestro_sub_moving(const level *L, const itab *it, const corder *o);
 /* *out, maestro_sub_dims of an earlier case, made cs's: vars holds every variable whose state
  * changed since (bit v; a variable without a directive here must not be in it). True when a size
  * changed. */

@@ -113,10 +113,11 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
     const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
     subcache sc;
     sc.made[0] = sc.made[1] = false, sc.pend[0] = sc.pend[1] = 0;
+    const unsigned subvars = leaf ? 0 : maestro_sub_moving(L, &it, &ord); /* the moves that can change the sub-clusters' dimensions */
     for (long cid = 0; cid < ncases; cid++) {
         long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
-        sc.pend[0] |= cs.moved, sc.pend[1] |= cs.moved;
+        sc.pend[0] |= cs.moved & subvars, sc.pend[1] |= cs.moved & subvars;
         long egress, npsums, psmap = 0;
         maestro_case_out(L, &cs, &egress, &npsums, top ? &psmap : NULL);
         long ing_t[2];

@@ -425,6 +425,20 @@ void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out) {
     sub_out_sizes(L, out);
 }
 
+unsigned maestro_sub_moving(const level *L, const itab *it, const corder *o) {
+    unsigned vars = 0;
+    for (int j = 0; j < o->nm; j++) {
+        int v = o->mv[j];
+        if (v == MD_NDIM) continue; /* not its variable's last directive */
+        const maestro_directive *d = &L->d[L->first[v]];
+        const istate *st = it->st[o->mk[j]];
+        int s0 = sub_size(L, d, v, &st[0], false), e0 = sub_size(L, d, v, &st[0], true);
+        for (int q = 1; q < it->nst[o->mk[j]]; q++)
+            if (sub_size(L, d, v, &st[q], false) != s0 || sub_size(L, d, v, &st[q], true) != e0) vars |= 1u << v;
+    }
+    return vars;
+}
+
 bool maestro_sub_dims_update(const level *L, const icase *cs, bool ee, unsigned vars, dimtab *out) {
     bool changed = false;
     for (; vars; vars &= vars - 1) {
