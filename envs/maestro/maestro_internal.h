@@ -197,6 +197,10 @@ void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e);
 long maestro_spatial_egress(const level *L, const icase *cs, const egress_tab *e);
 long maestro_crit_psums(const level *L, const icase *cs, const egress_tab *e);
 long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab *e);
+/* The variables whose moves can change maestro_case_out's answers (bit v): those with a SpatialMap
+ * here, and those with TemporalMaps only whose states differ in their edge flag (a TemporalMap's
+ * factor is its edge size or its mapped size, and its variable is in no spatial edge test). */
+unsigned maestro_egress_moving(const level *L, const itab *it, const corder *o);
 /* The three above of case cs at once (psmap NULL: without the last), as the case loop asks. */
 void maestro_case_out(const level *L, const icase *cs, long *egress, long *npsums, long *psmap);
 /* Both input tensors' maestro_spatial_ingress (ing[MT_IN], ing[MT_W]); -1 where MAESTRO terminates. */

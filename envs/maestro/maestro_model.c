@@ -114,12 +114,13 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
     subcache sc;
     sc.made[0] = sc.made[1] = false, sc.pend[0] = sc.pend[1] = 0;
     const unsigned subvars = leaf ? 0 : maestro_sub_moving(L, &it, &ord); /* the moves that can change the sub-clusters' dimensions */
+    const unsigned egvars = maestro_egress_moving(L, &it, &ord);            /* ... the egress, partial sums and psum mapping */
+    long egress = 0, npsums = 0, psmap = 0;
     for (long cid = 0; cid < ncases; cid++) {
         long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
         sc.pend[0] |= cs.moved & subvars, sc.pend[1] |= cs.moved & subvars;
-        long egress, npsums, psmap = 0;
-        maestro_case_out(L, &cs, &egress, &npsums, top ? &psmap : NULL);
+        if (cid == 0 || (cs.moved & egvars)) maestro_case_out(L, &cs, &egress, &npsums, top ? &psmap : NULL);
         long ing_t[2];
         bool have_ing = false;
         if (case_id == 0) { /* buffer requirements (MAESTRO: only the first counted case) */

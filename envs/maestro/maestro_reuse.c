@@ -393,6 +393,23 @@ long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab
                      pe_egress(e, true, false, true, false));
 }
 
+unsigned maestro_egress_moving(const level *L, const itab *it, const corder *o) {
+    unsigned sp = 0, vars = 0; /* sp: the variables with a SpatialMap here */
+    for (int i = 0; i < L->nspd; i++) sp |= 1u << L->d[L->spd[i]].dim;
+    for (int j = 0; j < o->nm; j++) {
+        int v = o->mv[j];
+        if (v == MD_NDIM) continue; /* not its variable's last directive */
+        if ((sp >> v) & 1u) {
+            vars |= 1u << v;
+            continue;
+        }
+        const istate *st = it->st[o->mk[j]]; /* TemporalMaps only: a factor is the edge or the mapped size */
+        for (int q = 1; q < it->nst[o->mk[j]]; q++)
+            if (st[q].edge != st[0].edge) vars |= 1u << v;
+    }
+    return vars;
+}
+
 long maestro_mapped_volume(const level *L, const varlist *cv) {
     long r = 1;
     for (int i = 0; i < cv->n; i++) r *= L->mapped[cv->v[i]];

@@ -307,7 +307,8 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
     }
     const istate *prev[MD_NDIM] = {0};
     dimtab sub[2];
-    unsigned pend[2] = {0, 0}, subvars = maestro_sub_moving(L, &it, &o);
+    unsigned pend[2] = {0, 0}, subvars = maestro_sub_moving(L, &it, &o), egvars = maestro_egress_moving(L, &it, &o);
+    long prev_out[3] = {0, 0, 0};
     for (long cid = 0; cid < ncases; cid++) {
         occ_sum += maestro_case_next(&it, &o, &cs);
         unsigned moved = 0; /* the variables whose state differs from the previous case's */
@@ -360,6 +361,9 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
         cr_assert_eq(pm, ref_psum_mapping_size(L, ov, &cs), "case %ld: case_out's psum mapping size", cid);
         maestro_case_out(L, &cs, &eg2, &np2, NULL);
         cr_assert(eg2 == eg && np2 == np, "case %ld: case_out without psmap", cid);
+        if (cid && !(cs.moved & egvars)) /* the case loop keeps the last case's answers */
+            cr_assert(eg == prev_out[0] && np == prev_out[1] && pm == prev_out[2], "case %ld: moves %#x outside %#x changed case_out", cid, cs.moved, egvars);
+        prev_out[0] = eg, prev_out[1] = np, prev_out[2] = pm;
         long ing[2], want[2];
         int rw = ref_spatial_ingress(L, &c->tv[MT_IN], &cs, &want[0]);
         if (!rw) rw = ref_spatial_ingress(L, &c->tv[MT_W], &cs, &want[1]);
