@@ -197,10 +197,13 @@ void maestro_egress_tab(const level *L, const icase *cs, egress_tab *e);
 long maestro_spatial_egress(const level *L, const icase *cs, const egress_tab *e);
 long maestro_crit_psums(const level *L, const icase *cs, const egress_tab *e);
 long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab *e);
-/* The variables whose moves can change maestro_case_out's answers (bit v): those with a SpatialMap
- * here, and those with TemporalMaps only whose states differ in their edge flag (a TemporalMap's
- * factor is its edge size or its mapped size, and its variable is in no spatial edge test). */
-unsigned maestro_egress_moving(const level *L, const itab *it, const corder *o);
+/* The variables the call's cases move (bit v), and of those the ones whose moves can change what a
+ * case reads: the sub-clusters' dimensions (*sub) and maestro_case_out's answers (*out). A
+ * variable's sub-cluster size, and the factors of its TemporalMaps in the egress, read of its state
+ * the edge flag alone (Init and Steady give the mapped size unless Init is an edge; an edge state
+ * the edge size): *sub holds the variables whose states differ in it, *out those and every moving
+ * variable with a SpatialMap here. */
+unsigned maestro_moving_vars(const level *L, const itab *it, const corder *o, unsigned *sub, unsigned *out);
 /* The three above of case cs at once (psmap NULL: without the last), as the case loop asks. */
 void maestro_case_out(const level *L, const icase *cs, long *egress, long *npsums, long *psmap);
 /* Both input tensors' maestro_spatial_ingress (ing[MT_IN], ing[MT_W]); -1 where MAESTRO terminates. */
@@ -208,9 +211,6 @@ int maestro_case_ingress(const level *L, const icase *cs, long ing[2]);
 long maestro_mapped_volume(const level *L, const varlist *cv);
 /* The dimensions a sub-cluster sees in case cs (ee: the edge-of-edge sub-cluster). */
 void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out);
-/* The variables whose sub-cluster size differs between the states they take in the call (bit v):
- * only their moves can change maestro_sub_dims. */
-unsigned maestro_sub_moving(const level *L, const itab *it, const corder *o);
 /* *out, maestro_sub_dims of an earlier case, made cs's: vars holds every variable whose state
  * changed since (bit v; a variable without a directive here must not be in it). True when a size
  * changed. */

@@ -113,8 +113,8 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
     const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
     subcache sc;
     sc.made[0] = sc.made[1] = false, sc.pend[0] = sc.pend[1] = 0;
-    const unsigned subvars = leaf ? 0 : maestro_sub_moving(L, &it, &ord); /* the moves that can change the sub-clusters' dimensions */
-    const unsigned egvars = maestro_egress_moving(L, &it, &ord);            /* ... the egress, partial sums and psum mapping */
+    unsigned subvars, egvars; /* the moves that can change the sub-clusters' dimensions, the egress (case_out) */
+    maestro_moving_vars(L, &it, &ord, &subvars, &egvars);
     long egress = 0, npsums = 0, psmap = 0;
     for (long cid = 0; cid < ncases; cid++) {
         long occ = maestro_case_next(&it, &ord, &cs);

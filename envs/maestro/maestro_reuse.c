@@ -393,21 +393,20 @@ long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab
                      pe_egress(e, true, false, true, false));
 }
 
-unsigned maestro_egress_moving(const level *L, const itab *it, const corder *o) {
-    unsigned sp = 0, vars = 0; /* sp: the variables with a SpatialMap here */
+unsigned maestro_moving_vars(const level *L, const itab *it, const corder *o, unsigned *sub, unsigned *out) {
+    unsigned sp = 0, moving = 0, edges = 0; /* sp: the variables with a SpatialMap here */
     for (int i = 0; i < L->nspd; i++) sp |= 1u << L->d[L->spd[i]].dim;
     for (int j = 0; j < o->nm; j++) {
         int v = o->mv[j];
         if (v == MD_NDIM) continue; /* not its variable's last directive */
-        if ((sp >> v) & 1u) {
-            vars |= 1u << v;
-            continue;
-        }
-        const istate *st = it->st[o->mk[j]]; /* TemporalMaps only: a factor is the edge or the mapped size */
+        moving |= 1u << v;
+        const istate *st = it->st[o->mk[j]];
         for (int q = 1; q < it->nst[o->mk[j]]; q++)
-            if (st[q].edge != st[0].edge) vars |= 1u << v;
+            if (st[q].edge != st[0].edge) edges |= 1u << v;
     }
-    return vars;
+    *sub = edges;
+    *out = edges | (moving & sp);
+    return moving;
 }
 
 long maestro_mapped_volume(const level *L, const varlist *cv) {
@@ -440,20 +439,6 @@ void maestro_sub_dims(const level *L, const icase *cs, bool ee, dimtab *out) {
         out->has |= 1u << v;
     }
     sub_out_sizes(L, out);
-}
-
-unsigned maestro_sub_moving(const level *L, const itab *it, const corder *o) {
-    unsigned vars = 0;
-    for (int j = 0; j < o->nm; j++) {
-        int v = o->mv[j];
-        if (v == MD_NDIM) continue; /* not its variable's last directive */
-        const maestro_directive *d = &L->d[L->first[v]];
-        const istate *st = it->st[o->mk[j]];
-        int s0 = sub_size(L, d, v, &st[0], false), e0 = sub_size(L, d, v, &st[0], true);
-        for (int q = 1; q < it->nst[o->mk[j]]; q++)
-            if (sub_size(L, d, v, &st[q], false) != s0 || sub_size(L, d, v, &st[q], true) != e0) vars |= 1u << v;
-    }
-    return vars;
 }
 
 bool maestro_sub_dims_update(const level *L, const icase *cs, bool ee, unsigned vars, dimtab *out) {

@@ -307,7 +307,7 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
     }
     const istate *prev[MD_NDIM] = {0};
     dimtab sub[2];
-    unsigned pend[2] = {0, 0}, subvars = maestro_sub_moving(L, &it, &o), egvars = maestro_egress_moving(L, &it, &o);
+    unsigned pend[2] = {0, 0}, subvars, egvars, moving = maestro_moving_vars(L, &it, &o, &subvars, &egvars);
     long prev_out[3] = {0, 0, 0};
     for (long cid = 0; cid < ncases; cid++) {
         occ_sum += maestro_case_next(&it, &o, &cs);
@@ -318,6 +318,7 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
             prev[v] = cs.sv[v];
         }
         cr_assert_eq(cs.moved, moved, "case %ld: moved %#x, want %#x", cid, cs.moved, moved);
+        cr_assert(cid == 0 || !(moved & ~moving), "case %ld: %#x moved, outside the moving variables %#x", cid, moved, moving);
         for (int ee = 0; ee < 2; ee++) { /* sub dimensions brought up to date: every case, or every third with the moves since */
             pend[ee] |= cs.moved & subvars; /* the moves of the other variables leave them as they are */
             if (ee && cid % 3 != 2 && cid) continue;
