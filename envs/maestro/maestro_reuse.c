@@ -111,7 +111,7 @@ long maestro_case_next(const itab *it, corder *o, icase *cs) {
 /* The data one PE receives of input tensor t in case cs, p[first][ee]; -1 where MAESTRO
  * terminates (the same for every flag combination). The factors all four share (the
  * TemporalMaps', and a SpatialMap's where the flags do not matter) go into one product, pc. */
-static int pe_ingress4(const level *L, int t, const icase *cs, long p[2][2]) {
+static inline __attribute__((always_inline)) int pe_ingress4(const level *L, int t, const icase *cs, long p[2][2]) {
     const ltensor *T = &L->lt[t];
     long pc = 1, p00 = 1, p01 = 1, p10 = 1, p11 = 1;
     const int chg = cs->chg, nk = T->nk;
