@@ -154,6 +154,7 @@ static int scan_level(ctx *c, level *L, int lvl) {
     L->nspd = 0;
     L->spidx = -1;
     unsigned vars = 0;
+    const unsigned ok = L->sd.has & ~(1u << MD_YP | 1u << MD_XP); /* the variables a directive may be over */
     for (int k = 0; k < L->nd; k++) {
         const maestro_directive *d = &L->d[k];
         int v = d->dim;
@@ -161,13 +162,14 @@ static int scan_level(ctx *c, level *L, int lvl) {
             if (L->spidx < 0) L->spidx = k;
             L->spd[L->nspd++] = (unsigned char)k;
         }
-        if (v == MD_YP || v == MD_XP)
-            return maestro_fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(v, c->l->type), lvl);
-        if (!dim_has(&L->sd, v))
-            return maestro_fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(v, c->l->type), lvl);
-        if (L->first[v] < 0) L->first[v] = k;
-        L->last[v] = k;
         unsigned bit = 1u << v;
+        if (!(ok & bit)) {
+            if (v == MD_YP || v == MD_XP)
+                return maestro_fail(c, "directive over %s at cluster level %d: give Y/X or Y'/X', not both", maestro_dim_name_for(v, c->l->type), lvl);
+            return maestro_fail(c, "dimension %s is not defined at cluster level %d", maestro_dim_name_for(v, c->l->type), lvl);
+        }
+        if (!(vars & bit)) L->first[v] = k;
+        L->last[v] = k;
         vars |= bit;
         if (m0 & bit) T[0].k[n0++] = (unsigned char)k; /* each directive into the lists it belongs to */
         if (m1 & bit) T[1].k[n1++] = (unsigned char)k;
@@ -186,8 +188,9 @@ static int scan_level(ctx *c, level *L, int lvl) {
     for (int k = 0; k < L->nd; k++) directive_sizes(L, &L->d[k]);
     if (L->conv && L->last[MD_Y] >= 0) output_sizes(L, MD_Y);
     if (L->conv && L->last[MD_X] >= 0) output_sizes(L, MD_X);
-    L->nvar = 0;
-    for (; vars; vars &= vars - 1) L->var[L->nvar++] = (unsigned char)__builtin_ctz(vars); /* ascending */
+    int nvar = 0;
+    for (; vars; vars &= vars - 1) L->var[nvar++] = (unsigned char)__builtin_ctz(vars); /* ascending */
+    L->nvar = nvar;
     unsigned spfirst = 0; /* the variables whose first directive is a SpatialMap */
     for (int i = 0; i < L->nspd; i++) {
         int k = L->spd[i], v = L->d[k].dim;
@@ -306,8 +309,10 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
     dimtab cur = full;
     int cur_ostr[MD_NDIM];
     memcpy(cur_ostr, ostr, sizeof ostr);
-    maestro_directive buf[LV_DIRS];
+    maestro_directive buf_above[LV_DIRS]; /* a lower level's own directives, before the inherited ones go in front */
+    maestro_directive *buf = c->lv[0].d;  /* the top level's: in place (nothing goes in front) */
     int nb = 0;
+    unsigned segvars = 0; /* the variables of buf's directives (bit v) */
     const level *prev = NULL;
     int lvl = 0;
     int next_size = c->h->num_pes / (int)U;
@@ -316,11 +321,13 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         if (!closing) {
             if (nb >= LV_DIRS - 20) return maestro_fail(c, "too many directives in cluster level %d", lvl);
             buf[nb++] = m->d[i];
+            segvars |= 1u << m->d[i].dim;
             continue;
         }
         level *L = &c->lv[lvl]; /* every field is set below (no memset: a kilobyte a level) */
+        unsigned present = segvars; /* the variables with a directive so far (bit v) */
         /* ConvertToInputCentric: Y'/X' become Y/X when the level has no Y/X */
-        {
+        if (conv && (segvars & (1u << MD_YP | 1u << MD_XP))) {
             int has_y = 0, has_x = 0, iyp = -1, ixp = -1, rsz = cur.dims[MD_R], ssz = cur.dims[MD_S];
             for (int k = 0; k < nb; k++) {
                 int v = buf[k].dim;
@@ -331,15 +338,16 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
                 if (v == MD_R) rsz = buf[k].size;
                 if (v == MD_S) ssz = buf[k].size;
             }
-            if (conv && !has_x && ixp >= 0) buf[ixp].dim = MD_X, buf[ixp].size += ssz - 1;
-            if (conv && !has_y && iyp >= 0) buf[iyp].dim = MD_Y, buf[iyp].size += rsz - 1;
+            if (!has_x && ixp >= 0) buf[ixp].dim = MD_X, buf[ixp].size += ssz - 1;
+            if (!has_y && iyp >= 0) buf[iyp].dim = MD_Y, buf[iyp].size += rsz - 1;
+            present = 0;
+            for (int q = 0; q < nb; q++) present |= 1u << buf[q].dim;
         }
         /* InheritMissingDirectives: front-inserted TemporalMaps copied from the level above */
         int nd = 0;
         maestro_directive *tmp = L->d; /* the level's directives, made in place */
-        unsigned present = 0; /* the variables with a directive so far (bit v) */
-        for (int q = 0; q < nb; q++) present |= 1u << buf[q].dim;
-        if (prev) {
+        if (!prev) nd = nb; /* already there */
+        else {
             maestro_directive front[MD_NDIM * 2];
             int nf = 0;
             for (int k = 0; k < prev->nd; k++) {
@@ -351,8 +359,8 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
                 }
             }
             for (int q = nf - 1; q >= 0; q--) tmp[nd++] = front[q];
+            for (int q = 0; q < nb; q++) tmp[nd++] = buf[q];
         }
-        for (int q = 0; q < nb; q++) tmp[nd++] = buf[q];
         /* UnrollMissingDirectives */
         for (int k = 0; k < c->invars.n; k++) {
             int v = c->invars.v[k];
@@ -401,7 +409,7 @@ int maestro_build_levels(ctx *c, const maestro_mapping *m) {
         cur = low;
         next_size = m->d[i].size;
         prev = L;
-        nb = 0;
+        nb = 0, segvars = 0, buf = buf_above;
     }
     c->nlv = lvl;
     return 0;
