@@ -51,6 +51,7 @@ typedef struct {
     /* per-case lookups, fixed with the level (scan_level, maestro_levels.c) */
     int nvar;                   /* the variables with a directive here */
     unsigned char var[MD_NDIM];
+    unsigned vmask;             /* the same, bit v */
     ltensor lt[MT_N];
     int npk;                    /* directives over variables outside the output (partial sums) */
     unsigned char pk[LV_DIRS];

@@ -189,6 +189,7 @@ static int scan_level(ctx *c, level *L, int lvl) {
     if (L->conv && L->last[MD_Y] >= 0) output_sizes(L, MD_Y);
     if (L->conv && L->last[MD_X] >= 0) output_sizes(L, MD_X);
     int nvar = 0;
+    L->vmask = vars;
     for (; vars; vars &= vars - 1) L->var[nvar++] = (unsigned char)__builtin_ctz(vars); /* ascending */
     L->nvar = nvar;
     unsigned spfirst = 0; /* the variables whose first directive is a SpatialMap */

@@ -97,8 +97,9 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
         R->runtime = 0, R->avg_active = 0;
         memset(R->downreq, 0, sizeof R->downreq);
     }
-    for (int k = 0; k < L->nd; k++)
-        if (!dim_has(D, L->d[k].dim)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
+    if (L->vmask & ~D->has) /* the first directive whose variable D lacks */
+        for (int k = 0; k < L->nd; k++)
+            if (!dim_has(D, L->d[k].dim)) return maestro_fail(c, "dimension %s missing at cluster level %d", maestro_dim_name(L->d[k].dim), li);
     itab it;
     maestro_iteration_states(L, D, &it);
     long ncases;

@@ -45,29 +45,26 @@ void maestro_iteration_states(const level *L, const dimtab *D, itab *it) {
  * per-variable states maestro_case_index finds once a case. tests/c/maestro/test_reuse.c checks
  * every answer against MAESTRO's one-question-a-pass definitions on random mappings. */
 int maestro_cases_begin(const level *L, const itab *it, corder *o, icase *cs, long *ncases) {
-    long n = 1;
-    int freq[LV_DIRS];
-    for (int k = L->nd - 1; k >= 0; k--) {
-        freq[k] = (int)n;
+    int nm = 0;
+    for (int k = 0; k < L->nd; k++)
+        if (it->nst[k] > 1) o->mk[nm++] = (unsigned char)k;
+    long n = 1; /* the later directives' state counts (a single-state directive's is 1) */
+    for (int j = nm - 1; j >= 0; j--) {
+        int k = o->mk[j], v = L->d[k].dim;
+        o->freq[j] = (int)n;
         n *= it->nst[k];
         if (n > MAX_CASES) return -1;
+        o->mv[j] = (unsigned char)(L->last[v] == k ? v : MD_NDIM);
+        o->ctr[j] = 0, o->next[j] = 0;
     }
     *ncases = n;
-    o->nm = 0;
+    o->nm = nm;
     o->c = 0;
-    for (int k = 0; k < L->nd; k++)
-        if (it->nst[k] > 1) {
-            int j = o->nm++, v = L->d[k].dim;
-            o->mk[j] = (unsigned char)k, o->mv[j] = (unsigned char)(L->last[v] == k ? v : MD_NDIM);
-            o->ctr[j] = 0, o->next[j] = 0, o->freq[j] = freq[k];
-        }
-    unsigned vars = 0;
     for (int i = 0; i < L->nvar; i++) { /* a single-state directive's state is Init */
         int v = L->var[i];
         cs->sv[v] = &it->st[L->last[v]][0];
-        vars |= 1u << v;
     }
-    o->vars = vars;
+    o->vars = L->vmask;
     cs->chg = -1;
     return 0;
 }
