@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "maestro.h"
 
@@ -174,9 +175,32 @@ int maestro_fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 
 int maestro_format(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The reasons a step formats most, "<a><x><b><y><c>" (a, b, c literals): maestro_format's text
- * with two integer conversions, the literals copied at their known lengths (maestro_levels.c). */
-int maestro_format_nn(char *dst, size_t cap, const char *a, size_t na, long long x, const char *b, size_t nb, long long y, const char *c,
-                      size_t nc);
+ * with two integer conversions, written in place (inline: the literals' lengths are constants),
+ * or by maestro_format when it does not fit. */
+static inline int format_digits(long long v) { /* v's characters, its sign included */
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    int n = 1 + (v < 0);
+    for (; u >= 10; u /= 10) n++;
+    return n;
+}
+static inline void format_put(char *e, long long v) { /* v's characters, ending at e */
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do *--e = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--e = '-';
+}
+static inline int maestro_format_nn(char *dst, size_t cap, const char *a, size_t na, long long x, const char *b, size_t nb, long long y,
+                                    const char *c, size_t nc) {
+    size_t lx = (size_t)format_digits(x), ly = (size_t)format_digits(y), n = na + lx + nb + ly + nc;
+    if (n >= cap) return maestro_format(dst, cap, "%s%lld%s%lld%s", a, x, b, y, c); /* truncated as snprintf truncates */
+    char *p = dst;
+    memcpy(p, a, na), p += na + lx;
+    format_put(p, x);
+    memcpy(p, b, nb), p += nb + ly;
+    format_put(p, y);
+    memcpy(p, c, nc), p[nc] = 0;
+    return (int)n;
+}
 #define MAESTRO_FORMAT_NN(dst, cap, a, x, b, y, c) maestro_format_nn(dst, cap, a, sizeof a - 1, x, b, sizeof b - 1, y, c, sizeof c - 1)
 
 /* Splits the mapping into cluster levels, fills c->lv, c->nlv, c->tv and c->invars; checks the

@@ -15,15 +15,6 @@
  * %s): a rejected or infeasible mapping's reason is in every such step's info, and formatting it
  * with vsnprintf was a twentieth of maestro-v0's step. Any other conversion (a width, %g) goes to
  * vsnprintf. Truncates as snprintf does and returns what snprintf returns. */
-/* v's digits (and sign), written backwards ending at e; returns where they start */
-static char *digits_back(char *e, long long v) {
-    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-    do *--e = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0) *--e = '-';
-    return e;
-}
-
 static int vformat(char *dst, size_t cap, const char *fmt, va_list ap) {
     va_list again;
     va_copy(again, ap);
@@ -40,7 +31,8 @@ static int vformat(char *dst, size_t cap, const char *fmt, va_list ap) {
             for (f++; *f == 'l' && longs < 2; f++) longs++;
             if (*f == 'd') {
                 long long v = longs == 0 ? va_arg(ap, int) : longs == 1 ? va_arg(ap, long) : va_arg(ap, long long);
-                s = digits_back(num + sizeof num, v), len = (size_t)(num + sizeof num - s);
+                len = (size_t)format_digits(v), s = num + sizeof num - len;
+                format_put(num + sizeof num, v);
             } else if (*f == 's' && !longs) {
                 s = va_arg(ap, const char *);
                 if (!s) s = "(null)";
@@ -67,22 +59,6 @@ int maestro_format(char *dst, size_t cap, const char *fmt, ...) {
     int r = vformat(dst, cap, fmt, ap);
     va_end(ap);
     return r;
-}
-
-int maestro_format_nn(char *dst, size_t cap, const char *a, size_t na, long long x, const char *b, size_t nb, long long y, const char *c,
-                      size_t nc) {
-    char nx[24], ny[24];
-    char *px = digits_back(nx + sizeof nx, x), *py = digits_back(ny + sizeof ny, y);
-    size_t lx = (size_t)(nx + sizeof nx - px), ly = (size_t)(ny + sizeof ny - py), n = na + lx + nb + ly + nc;
-    if (n >= cap) return maestro_format(dst, cap, "%s%lld%s%lld%s", a, x, b, y, c); /* truncated as snprintf truncates */
-    char *p = dst;
-    memcpy(p, a, na), p += na;
-    memcpy(p, px, lx), p += lx;
-    memcpy(p, b, nb), p += nb;
-    memcpy(p, py, ly), p += ly;
-    memcpy(p, c, nc), p += nc;
-    *p = 0;
-    return (int)n;
 }
 
 /* Sets the context's rejection reason (every check of the model, here and in maestro_model.c,
