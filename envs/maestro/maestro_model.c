@@ -56,10 +56,9 @@ typedef struct {
     sres r[2];
 } subcache;
 
-/* The sub-clusters' result in case cs (ee: the edge-of-edge sub-cluster's), into sc->r[ee]. */
-static int sub_result(ctx *c, int li, const icase *cs, bool ee, subcache *sc, const sres **out) {
+/* sub_result when the dimensions may have changed */
+static int sub_result_made(ctx *c, int li, const icase *cs, bool ee, subcache *sc) {
     const level *L = &c->lv[li];
-    *out = &sc->r[ee];
     if (!sc->made[ee]) {
         maestro_sub_dims(L, cs, ee, &sc->sd[ee]);
         sc->made[ee] = true;
@@ -72,6 +71,14 @@ static int sub_result(ctx *c, int li, const icase *cs, bool ee, subcache *sc, co
     if (analyze_sub(c, li + 1, &sc->sd[ee], &r)) return -1;
     sc->r[ee] = *r;
     return 0;
+}
+
+/* The sub-clusters' result in case cs (ee: the edge-of-edge sub-cluster's), into sc->r[ee]: inline,
+ * a case whose moves left the dimensions as they were returns at once. */
+static inline int sub_result(ctx *c, int li, const icase *cs, bool ee, subcache *sc, const sres **out) {
+    *out = &sc->r[ee];
+    if (sc->made[ee] && !sc->pend[ee]) return 0;
+    return sub_result_made(c, li, cs, ee, sc);
 }
 
 /* the first of tensor t's variables missing from D, or -1 */
