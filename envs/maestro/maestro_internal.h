@@ -223,12 +223,16 @@ long maestro_spatial_egress(const level *L, const icase *cs, const egress_tab *e
 long maestro_crit_psums(const level *L, const icase *cs, const egress_tab *e);
 long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab *e);
 /* The variables the call's cases move (bit v), and of those the ones whose moves can change what a
- * case reads: the sub-clusters' dimensions (*sub) and maestro_case_out's answers (*out). A
- * variable's sub-cluster size, and the factors of its TemporalMaps in the egress, read of its state
- * the edge flag alone (Init and Steady give the mapped size unless Init is an edge; an edge state
- * the edge size): *sub holds the variables whose states differ in it, *out those and every moving
- * variable with a SpatialMap here. */
-unsigned maestro_moving_vars(const level *L, const itab *it, const corder *o, unsigned *sub, unsigned *out);
+ * case reads: the sub-clusters' dimensions (*sub), maestro_case_out's answers (*out) and, for
+ * one changing directive, maestro_case_ingress's (*in). A variable's sub-cluster size, and the
+ * factors of its TemporalMaps in the egress, read of its state the edge flag alone (Init and Steady
+ * give the mapped size unless Init is an edge; an edge state the edge size): *sub holds the
+ * variables whose states differ in it, *out those and every moving variable with a SpatialMap
+ * here. A TemporalMap's ingress factor reads, before the changing directive, whether its state is
+ * an edge in Init (after it every state is Init; the changing directive's own factor reads none),
+ * and a TemporalMap that moves never starts at an edge (it has more states only when its size is
+ * below the dimension): *in holds the moving variables with a SpatialMap here. */
+unsigned maestro_moving_vars(const level *L, const itab *it, const corder *o, unsigned *sub, unsigned *out, unsigned *in);
 /* The three above of case cs at once (psmap NULL: without the last), as the case loop asks. */
 void maestro_case_out(const level *L, const icase *cs, long *egress, long *npsums, long *psmap);
 /* Both input tensors' maestro_spatial_ingress (ing[MT_IN], ing[MT_W]); -1 where MAESTRO terminates. */

@@ -121,16 +121,21 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
     const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
     subcache sc;
     sc.made[0] = sc.made[1] = false, sc.pend[0] = sc.pend[1] = 0;
-    unsigned subvars, egvars; /* the moves that can change the sub-clusters' dimensions, the egress (case_out) */
-    maestro_moving_vars(L, &it, &ord, &subvars, &egvars);
+    unsigned subvars, egvars, ingvars; /* the moves that can change the sub-clusters' dimensions, the egress (case_out), the ingress */
+    maestro_moving_vars(L, &it, &ord, &subvars, &egvars, &ingvars);
+    /* the ingress per changing directive (slot chg + 1), made in epoch ingep[slot]: a move of an
+     * ingvars variable starts a new epoch */
+    long ingc[LV_DIRS + 1][2], ing_t[2];
+    int ingep[LV_DIRS + 1], ep = 0;
+    for (int k = 0; k <= L->nd; k++) ingep[k] = -1;
     long egress = 0, npsums = 0, psmap = 0;
     for (long cid = 0; cid < ncases; cid++) {
         long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
         sc.pend[0] |= cs.moved & subvars, sc.pend[1] |= cs.moved & subvars;
         if (cid == 0 || (cs.moved & egvars)) maestro_case_out(L, &cs, &egress, &npsums, top ? &psmap : NULL);
-        long ing_t[2];
         bool have_ing = false;
+        if (cs.moved & ingvars) ep++;
         if (case_id == 0) { /* buffer requirements (MAESTRO: only the first counted case) */
             for (int t = 0; t < 2; t++) {
                 int mv = missing_var(&c->tv[t], D);
@@ -145,6 +150,7 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
                 if (leaf) R->downreq[t] += 2 * maestro_mapped_volume(L, &c->tv[t]);
             }
             have_ing = true;
+            ingc[cs.chg + 1][0] = ing_t[0], ingc[cs.chg + 1][1] = ing_t[1], ingep[cs.chg + 1] = ep;
             if (top) {
                 long long size = 1;
                 for (int i = 0; i < ov->n; i++) {
@@ -165,8 +171,15 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
             R->l1rd[MT_OUT] += occ * psmap;
         }
         if (npsums <= 0) continue; /* MAESTRO: "Skipping Invalid case" */
-        if (!have_ing && maestro_case_ingress(L, &cs, ing_t))
-            return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
+        if (!have_ing) {
+            const int slot = cs.chg + 1;
+            if (ingep[slot] == ep) {
+                ing_t[0] = ingc[slot][0], ing_t[1] = ingc[slot][1];
+            } else {
+                if (maestro_case_ingress(L, &cs, ing_t)) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
+                ingc[slot][0] = ing_t[0], ingc[slot][1] = ing_t[1], ingep[slot] = ep;
+            }
+        }
         long ingress = ing_t[0] + ing_t[1];
         if (top)
             for (int t = 0; t < 2; t++) {

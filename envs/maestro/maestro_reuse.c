@@ -390,7 +390,7 @@ long maestro_psum_mapping_size(const level *L, const icase *cs, const egress_tab
                      pe_egress(e, true, false, true, false));
 }
 
-unsigned maestro_moving_vars(const level *L, const itab *it, const corder *o, unsigned *sub, unsigned *out) {
+unsigned maestro_moving_vars(const level *L, const itab *it, const corder *o, unsigned *sub, unsigned *out, unsigned *in) {
     unsigned sp = 0, moving = 0, edges = 0; /* sp: the variables with a SpatialMap here */
     for (int i = 0; i < L->nspd; i++) sp |= 1u << L->d[L->spd[i]].dim;
     for (int j = 0; j < o->nm; j++) {
@@ -403,6 +403,7 @@ unsigned maestro_moving_vars(const level *L, const itab *it, const corder *o, un
     }
     *sub = edges;
     *out = edges | (moving & sp);
+    *in = moving & sp;
     return moving;
 }
 

@@ -302,13 +302,17 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
             const istate *st = &it.st[k][q];
             s += st->occ;
             cr_assert_eq(st->edge, st->pos == POS_EDGE || st->iedge, "directive %d state %d: edge flag %d", k, q, st->edge);
+            if (L->d[k].kind == MDIR_TEMPORAL && it.nst[k] > 1) /* maestro_moving_vars' *in relies on it */
+                cr_assert(!it.st[k][0].edge, "directive %d: a moving TemporalMap starts at an edge", k);
         }
         want_occ *= s;
     }
     const istate *prev[MD_NDIM] = {0};
     dimtab sub[2];
-    unsigned pend[2] = {0, 0}, subvars, egvars, moving = maestro_moving_vars(L, &it, &o, &subvars, &egvars);
-    long prev_out[3] = {0, 0, 0};
+    unsigned pend[2] = {0, 0}, subvars, egvars, ingvars, moving = maestro_moving_vars(L, &it, &o, &subvars, &egvars, &ingvars);
+    long prev_out[3] = {0, 0, 0}, ingc[LV_DIRS + 1][2];
+    int ingep[LV_DIRS + 1], ep = 0;
+    for (int k = 0; k <= LV_DIRS; k++) ingep[k] = -1;
     for (long cid = 0; cid < ncases; cid++) {
         occ_sum += maestro_case_next(&it, &o, &cs);
         unsigned moved = 0; /* the variables whose state differs from the previous case's */
@@ -371,6 +375,11 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
         int rg = maestro_case_ingress(L, &cs, ing);
         cr_assert_eq(rg, rw, "case %ld: case_ingress fails %d, MAESTRO %d", cid, rg, rw);
         if (!rw) cr_assert(ing[0] == want[0] && ing[1] == want[1], "case %ld: case_ingress %ld %ld, MAESTRO's %ld %ld", cid, ing[0], ing[1], want[0], want[1]);
+        /* the case loop keeps a changing directive's ingress until an ingvars variable moves */
+        if (cs.moved & ingvars) ep++;
+        int slot = cs.chg + 1;
+        if (ingep[slot] == ep) cr_assert(!rw && ingc[slot][0] == want[0] && ingc[slot][1] == want[1], "case %ld: kept ingress of directive %d differs", cid, cs.chg);
+        else if (!rw) ingc[slot][0] = want[0], ingc[slot][1] = want[1], ingep[slot] = ep;
     }
     cr_assert_eq(occ_sum, want_occ, "the cases' occurrences sum to %ld, want %ld", occ_sum, want_occ);
     return ncases;
