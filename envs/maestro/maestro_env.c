@@ -20,6 +20,7 @@ enum { AS_MARL10 = 0, AS_GAMMA17 = 1 };
 enum { OBJ_LATENCY = 0, OBJ_ENERGY, OBJ_EDP, OBJ_AREA };
 static const char *const as_names[] = {"marl10", "gamma17", NULL};
 static const char *const obj_names[] = {"latency", "energy", "edp", "area", NULL};
+static const unsigned char obj_lens[] = {7, 6, 3, 4}; /* strlen(obj_names[i]): a step's info writes one */
 
 /* loop dims the agents see, in this order: K C Y X R S */
 enum { LK = 0, LC, LY, LX, LR, LS, NL };
@@ -329,8 +330,8 @@ static void build_frags(menv *e) {
 
 /* the mapping text of directives fl[0..n): their texts joined with " " (buf: MAESTRO_MAX_DIRS * 52;
  * each text is copied as a whole 48 bytes, a constant-size copy, then the next one overwrites the
- * tail) */
-static void join_frags(const dfrag *const *fl, int n, char *buf) {
+ * tail); returns its length */
+static size_t join_frags(const dfrag *const *fl, int n, char *buf) {
     char *p = buf;
     for (int i = 0; i < n; i++) {
         if (i) *p++ = ' ';
@@ -338,6 +339,7 @@ static void join_frags(const dfrag *const *fl, int n, char *buf) {
         p += fl[i]->n;
     }
     *p = 0;
+    return (size_t)(p - buf);
 }
 
 static bool skip_dim(const menv *e, int ld) { return ld == LK && e->layer.type == MAESTRO_DSCONV; }
@@ -442,9 +444,10 @@ static void put_metrics(const menv *e, const maestro_mapping *m, const dfrag *co
                         hw_info_out *o) {
     if (!hw_info_on(o)) return;
     char text[4096];
-    if (fl) join_frags(fl, m->n, text);
-    else maestro_mapping_to_text(m, text, sizeof text);
-    hw_info_str_k(o, HW_KEY("mapping"), text); /* ASCII by construction */
+    size_t tn; /* the text's length */
+    if (fl) tn = join_frags(fl, m->n, text);
+    else maestro_mapping_to_text(m, text, sizeof text), tn = strlen(text);
+    hw_info_strn_k(o, HW_KEY("mapping"), text, tn); /* ASCII by construction */
     hw_info_int_k(o, HW_KEY("num_pes"), num_pes);
     hw_info_bool_k(o, HW_KEY("feasible"), r->feasible);
     if (!r->feasible) hw_info_str_k(o, HW_KEY("reason"), r->reason[0] ? r->reason : "infeasible");
@@ -468,14 +471,14 @@ static void put_metrics(const menv *e, const maestro_mapping *m, const dfrag *co
     hw_info_int_k(o, HW_KEY("peak_noc_bw"), r->peak_bw);
     hw_info_int_k(o, HW_KEY("offchip_bw_req"), r->offchip_bw_req);
     hw_info_real_k(o, HW_KEY("avg_utilized_pes"), r->avg_util_pes);
-    hw_info_str_k(o, HW_KEY("objective"), obj_names[e->objective]);
+    hw_info_strn_k(o, HW_KEY("objective"), obj_names[e->objective], obj_lens[e->objective]);
 }
 
 /* The info of the last reset (last_step false) or step, from what that call kept in the env. */
 static void put_info(const menv *e, hw_info_out *o) {
     if (!e->last_step) {
         hw_info_str_k(o, HW_KEY("layer"), e->layer.name);
-        hw_info_str_k(o, HW_KEY("objective"), obj_names[e->objective]);
+        hw_info_strn_k(o, HW_KEY("objective"), obj_names[e->objective], obj_lens[e->objective]);
         return;
     }
     put_metrics(e, &e->last_m, e->last_fl, e->last_pes, &e->last_r, o);

@@ -81,6 +81,30 @@ static inline int sub_result(ctx *c, int li, const icase *cs, bool ee, subcache 
     return sub_result_made(c, li, cs, ee, sc);
 }
 
+/* A call's memo of case answers keyed by a pattern: a key (the changing directive, or none) and
+ * the states of the moving directives j[0..n) over the given variables, in mixed radix (m[q]: the
+ * product of the earlier ones' state counts). On when the slots fit in PM_SLOTS and the call has
+ * more cases than patterns of those states (else no case could find another's answer). */
+#define PM_SLOTS 64
+typedef struct {
+    bool on;
+    int n, np, j[MD_NDIM], m[MD_NDIM];
+    unsigned long long ok; /* bit slot: made */
+} pmemo;
+
+static void pmemo_init(pmemo *p, const itab *it, const corder *o, unsigned vars, int nkeys, long ncases) {
+    p->n = 0, p->np = 1, p->ok = 0;
+    for (int j = 0; j < o->nm && p->np <= PM_SLOTS; j++)
+        if (o->mv[j] < MD_NDIM && ((vars >> o->mv[j]) & 1u)) p->j[p->n] = j, p->m[p->n++] = p->np, p->np *= it->nst[o->mk[j]];
+    p->on = (long)p->np * nkeys <= PM_SLOTS && ncases > p->np;
+}
+
+static inline int pmemo_slot(const pmemo *p, const corder *o, int key) {
+    int slot = key * p->np;
+    for (int q = 0; q < p->n; q++) slot += o->ctr[p->j[q]] * p->m[q];
+    return slot;
+}
+
 /* the first of tensor t's variables missing from D, or -1 */
 static int missing_var(const varlist *tv, const dimtab *D) {
     if (!(tv->mask & ~D->has)) return -1;
@@ -121,21 +145,32 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
     const int spv = L->d[L->spidx].dim; /* the first SpatialMap's variable */
     subcache sc;
     sc.made[0] = sc.made[1] = false, sc.pend[0] = sc.pend[1] = 0;
-    unsigned subvars, egvars, ingvars; /* the moves that can change the sub-clusters' dimensions, the egress (case_out), the ingress */
-    maestro_moving_vars(L, &it, &ord, &subvars, &egvars, &ingvars);
-    /* the ingress per changing directive (slot chg + 1), made in epoch ingep[slot]: a move of an
-     * ingvars variable starts a new epoch */
-    long ingc[LV_DIRS + 1][2], ing_t[2];
-    int ingep[LV_DIRS + 1], ep = 0;
-    for (int k = 0; k <= L->nd; k++) ingep[k] = -1;
+    unsigned subvars = 0, egvars = 0, ingvars = 0; /* the moves that can change the sub-clusters' dimensions, the egress (case_out), the ingress */
+    pmemo inm, egm;
+    inm.on = egm.on = false;
+    /* the ingress per changing directive and states of the variables with a SpatialMap (nothing
+     * else it reads moves), the egress per states of the variables that can change it */
+    if (ncases > 1) { /* one case: nothing moves */
+        maestro_moving_vars(L, &it, &ord, &subvars, &egvars, &ingvars);
+        pmemo_init(&inm, &it, &ord, ingvars, L->nd + 1, ncases);
+        if (egvars) pmemo_init(&egm, &it, &ord, egvars, 1, ncases); /* else the first case's answers are every case's */
+    }
+    long ingc[PM_SLOTS][2], ing_t[2], egc[PM_SLOTS][3];
     long egress = 0, npsums = 0, psmap = 0;
     for (long cid = 0; cid < ncases; cid++) {
         long occ = maestro_case_next(&it, &ord, &cs);
         bool all_init = cs.chg == -1; /* every variable of the level in its Init state */
         sc.pend[0] |= cs.moved & subvars, sc.pend[1] |= cs.moved & subvars;
-        if (cid == 0 || (cs.moved & egvars)) maestro_case_out(L, &cs, &egress, &npsums, top ? &psmap : NULL);
+        if (cid == 0 || (cs.moved & egvars)) {
+            int slot = egm.on ? pmemo_slot(&egm, &ord, 0) : 0;
+            if (egm.on && ((egm.ok >> slot) & 1u)) {
+                egress = egc[slot][0], npsums = egc[slot][1], psmap = egc[slot][2];
+            } else {
+                maestro_case_out(L, &cs, &egress, &npsums, top ? &psmap : NULL);
+                if (egm.on) egc[slot][0] = egress, egc[slot][1] = npsums, egc[slot][2] = psmap, egm.ok |= 1ull << slot;
+            }
+        }
         bool have_ing = false;
-        if (cs.moved & ingvars) ep++;
         if (case_id == 0) { /* buffer requirements (MAESTRO: only the first counted case) */
             for (int t = 0; t < 2; t++) {
                 int mv = missing_var(&c->tv[t], D);
@@ -150,7 +185,10 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
                 if (leaf) R->downreq[t] += 2 * maestro_mapped_volume(L, &c->tv[t]);
             }
             have_ing = true;
-            ingc[cs.chg + 1][0] = ing_t[0], ingc[cs.chg + 1][1] = ing_t[1], ingep[cs.chg + 1] = ep;
+            if (inm.on) {
+                int slot = pmemo_slot(&inm, &ord, cs.chg + 1);
+                ingc[slot][0] = ing_t[0], ingc[slot][1] = ing_t[1], inm.ok |= 1ull << slot;
+            }
             if (top) {
                 long long size = 1;
                 for (int i = 0; i < ov->n; i++) {
@@ -172,12 +210,12 @@ static inline __attribute__((always_inline)) int level_body(ctx *c, int li, cons
         }
         if (npsums <= 0) continue; /* MAESTRO: "Skipping Invalid case" */
         if (!have_ing) {
-            const int slot = cs.chg + 1;
-            if (ingep[slot] == ep) {
+            int slot = inm.on ? pmemo_slot(&inm, &ord, cs.chg + 1) : 0;
+            if (inm.on && ((inm.ok >> slot) & 1u)) {
                 ing_t[0] = ingc[slot][0], ing_t[1] = ingc[slot][1];
             } else {
                 if (maestro_case_ingress(L, &cs, ing_t)) return maestro_fail(c, "reuse analysis failed (MAESTRO terminates) at cluster level %d", li);
-                ingc[slot][0] = ing_t[0], ingc[slot][1] = ing_t[1], ingep[slot] = ep;
+                if (inm.on) ingc[slot][0] = ing_t[0], ingc[slot][1] = ing_t[1], inm.ok |= 1ull << slot;
             }
         }
         long ingress = ing_t[0] + ing_t[1];

@@ -278,6 +278,8 @@ static void info_pack_is_json_info(const char *cfg, int nparams) {
 
 Test(maestro_env, info_pack_is_json_info) {
     info_pack_is_json_info("{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000}", 10);
+    info_pack_is_json_info("{\"model\":\"mobilenet_v2\",\"layer\":2,\"objective\":\"energy\",\"episode_length\":100000}", 10); /* each objective's name */
+    info_pack_is_json_info("{\"model\":\"mobilenet_v2\",\"layer\":3,\"objective\":\"area\",\"episode_length\":100000}", 10);
     info_pack_is_json_info("{\"model\":\"vgg16\",\"layer\":\"CONV2\",\"action_space\":\"gamma17\",\"objective\":\"edp\",\"l1_size\":8,"
                            "\"episode_length\":100000}", 17);
 }
