@@ -286,6 +286,15 @@ static void random_case(maestro_layer *l, maestro_hw *h, maestro_mapping *m) {
     }
 }
 
+/* the states of the moving directives over the variables vars, in mixed radix; -1 past PAT_MAX */
+#define PAT_MAX 4096
+static long pattern(const itab *it, const corder *o, unsigned vars) {
+    long p = 0, m = 1;
+    for (int j = 0; j < o->nm; j++)
+        if (o->mv[j] < MD_NDIM && ((vars >> o->mv[j]) & 1u)) p += o->ctr[j] * m, m *= it->nst[o->mk[j]];
+    return m > PAT_MAX ? -1 : p;
+}
+
 /* every case of level L on dimensions D: the tabled answers equal the reference's */
 static long check_level(const ctx *c, const level *L, const dimtab *D) {
     for (int k = 0; k < L->nd; k++)
@@ -310,9 +319,10 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
     const istate *prev[MD_NDIM] = {0};
     dimtab sub[2];
     unsigned pend[2] = {0, 0}, subvars, egvars, ingvars, moving = maestro_moving_vars(L, &it, &o, &subvars, &egvars, &ingvars);
-    long prev_out[3] = {0, 0, 0}, ingc[LV_DIRS + 1][2];
-    int ingep[LV_DIRS + 1], ep = 0;
-    for (int k = 0; k <= LV_DIRS; k++) ingep[k] = -1;
+    long prev_out[3] = {0, 0, 0};
+    static long egk[PAT_MAX][3], ingk[LV_DIRS + 1][PAT_MAX][2]; /* the answers kept per pattern */
+    static bool egmade[PAT_MAX], ingmade[LV_DIRS + 1][PAT_MAX];
+    memset(egmade, 0, sizeof egmade), memset(ingmade, 0, sizeof ingmade);
     for (long cid = 0; cid < ncases; cid++) {
         occ_sum += maestro_case_next(&it, &o, &cs);
         unsigned moved = 0; /* the variables whose state differs from the previous case's */
@@ -369,17 +379,20 @@ static long check_level(const ctx *c, const level *L, const dimtab *D) {
         if (cid && !(cs.moved & egvars)) /* the case loop keeps the last case's answers */
             cr_assert(eg == prev_out[0] && np == prev_out[1] && pm == prev_out[2], "case %ld: moves %#x outside %#x changed case_out", cid, cs.moved, egvars);
         prev_out[0] = eg, prev_out[1] = np, prev_out[2] = pm;
+        long ep = pattern(&it, &o, egvars); /* case_out's answers are a function of the egvars variables' states */
+        if (ep >= 0 && egmade[ep]) cr_assert(egk[ep][0] == eg && egk[ep][1] == np && egk[ep][2] == pm, "case %ld: case_out differs from pattern %ld's", cid, ep);
+        if (ep >= 0) egk[ep][0] = eg, egk[ep][1] = np, egk[ep][2] = pm, egmade[ep] = true;
         long ing[2], want[2];
         int rw = ref_spatial_ingress(L, &c->tv[MT_IN], &cs, &want[0]);
         if (!rw) rw = ref_spatial_ingress(L, &c->tv[MT_W], &cs, &want[1]);
         int rg = maestro_case_ingress(L, &cs, ing);
         cr_assert_eq(rg, rw, "case %ld: case_ingress fails %d, MAESTRO %d", cid, rg, rw);
         if (!rw) cr_assert(ing[0] == want[0] && ing[1] == want[1], "case %ld: case_ingress %ld %ld, MAESTRO's %ld %ld", cid, ing[0], ing[1], want[0], want[1]);
-        /* the case loop keeps a changing directive's ingress until an ingvars variable moves */
-        if (cs.moved & ingvars) ep++;
-        int slot = cs.chg + 1;
-        if (ingep[slot] == ep) cr_assert(!rw && ingc[slot][0] == want[0] && ingc[slot][1] == want[1], "case %ld: kept ingress of directive %d differs", cid, cs.chg);
-        else if (!rw) ingc[slot][0] = want[0], ingc[slot][1] = want[1], ingep[slot] = ep;
+        /* the ingress is a function of the changing directive and the ingvars variables' states */
+        long ip = pattern(&it, &o, ingvars);
+        if (ip >= 0 && ingmade[cs.chg + 1][ip])
+            cr_assert(!rw && ingk[cs.chg + 1][ip][0] == want[0] && ingk[cs.chg + 1][ip][1] == want[1], "case %ld: ingress differs from pattern %ld's (directive %d)", cid, ip, cs.chg);
+        if (ip >= 0 && !rw) ingk[cs.chg + 1][ip][0] = want[0], ingk[cs.chg + 1][ip][1] = want[1], ingmade[cs.chg + 1][ip] = true;
     }
     cr_assert_eq(occ_sum, want_occ, "the cases' occurrences sum to %ld, want %ld", occ_sum, want_occ);
     return ncases;
