@@ -48,7 +48,7 @@ typedef struct {
     int first[MD_NDIM], last[MD_NDIM];
     int spidx;  /* first SpatialMap */
     bool conv;  /* Y/R and X/S overlap (CONV, DSCONV); false for GEMM */
-    long mapped[MD_NDIM], unique[MD_NDIM], medge[MD_NDIM], uedge[MD_NDIM];
+    int mapped[MD_NDIM], unique[MD_NDIM], medge[MD_NDIM], uedge[MD_NDIM]; /* sizes (ints: they multiply into longs) */
     /* per-case lookups, fixed with the level (scan_level, maestro_levels.c) */
     int nvar;                   /* the variables with a directive here */
     unsigned char var[MD_NDIM];
