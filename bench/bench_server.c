@@ -55,8 +55,8 @@ static void echo_server(const char *ep) {
  * where there is one), reset when an episode ends (the reset is not timed). The same sequence runs
  * in process first, which gives the env's own cost per step (its step with its info as JSON, the
  * work the server cannot avoid) and the number of steps that fit the time budget; the echo then
- * answers the same request and reply sizes, in blocks beside the steps' (family_pass). Ratio: median step round trip over the
- * median echo, per round, median over rounds; beside it the ratio to echo + env cost, the part of
+ * answers the same request and reply sizes, in blocks beside the steps' (family_pass). Ratio:
+ * median step round trip over the median echo, per round, median over rounds; beside it the ratio to echo + env cost, the part of
  * the round trip that is the server's. */
 static int mask_from_json(const json_t *info, uint8_t *m) {
     json_t *a = json_object_get(info, "action_mask");
@@ -199,7 +199,8 @@ static bool local_reset(const local_env *lo, bool seeded) {
     return rc == 0;
 }
 
-/* one timed step on a lane (its reply into buf); an episode's end resets the lane, untimed */
+/* one timed step on a lane, its reply into buf (rbuf or other_buf: both 16 MiB); the request's
+ * size in *req */
 static int lane_step(const lane *ln, const policy *p, int64_t *a, char *buf, double *us, size_t *req) {
     msgpack_sbuffer sb;
     pack_step(&sb, ln->tok, 0, p->n, a);
@@ -220,23 +221,21 @@ static void family_pass(void *e, const lane *ln, int nl, policy *p, int k, size_
     bool *kept = calloc((size_t)k, sizeof *kept), lok = e && lo && local_reset(lo, true);
     int64_t (*acts)[MAXA] = malloc(sizeof *acts * BLK_N);
     bool done[BLK_N];
-    int n_last = 0;
     static char last0[1 << 24];
     for (int i0 = 0; i0 < k; i0 += BLK_N) {
-        int nb = k - i0 < BLK_N ? k - i0 : BLK_N;
+        int nb = k - i0 < BLK_N ? k - i0 : BLK_N, n0 = 0; /* n0: lane 0's last reply's length */
         for (int j = 0; j < nb; j++) { /* lane 0, live */
             int i = i0 + j;
             choose(p, nmask ? mask : NULL, nmask, acts[j]);
             size_t req;
             int n = lane_step(&ln[0], p, acts[j], rbuf, &v[(size_t)k + (size_t)i], &req);
-            n_last = n;
+            n0 = n;
             if (!e) req_n[i] = req, rep_n[i] = n;
             kept[i] = j >= BLK_DROP;
             done[j] = reply_state(rbuf, n, mask, &nmask);
             if (done[j]) reply_state(rbuf, reset_lanes(ln, 1, false), mask, &nmask);
         }
-        int n0 = n_last; /* lane 0's last reply, kept for the echo's block (the other lanes' resets use rbuf) */
-        if (e && n0 > 0) memcpy(last0, rbuf, (size_t)n0);
+        if (e && n0 > 0) memcpy(last0, rbuf, (size_t)n0); /* kept for the echo's block (the other lanes' resets use rbuf) */
         for (int l = 1; l < nl; l++)
             for (int j = 0; j < nb; j++) {
                 size_t req;

@@ -1,6 +1,7 @@
 /* bench_wire.h - bench_server's client side (bench_server.c): the clock and medians, one round
- * trip whose reply lands in rbuf, two kinds of round trip measured in alternating blocks, requests packed from JSON text or as a step, an integer of the
- * server's stats, and a process's CPU (schedstat, all threads) and RSS. Header-only, for the one
+ * trip whose reply lands in rbuf (or another buffer), two kinds of round trip measured in
+ * alternating blocks, requests packed from JSON text or as a step, an integer of the server's
+ * stats, and a process's CPU (schedstat, all threads) and RSS. Header-only, for the one
  * benchmark that includes it (each benchmark is one .c file: Makefile). */
 #ifndef HW_BENCH_WIRE_H
 #define HW_BENCH_WIRE_H
@@ -147,10 +148,9 @@ static inline double cpu_per_rt(pid_t pid, void *sock, const void *req, size_t l
     return (task_cpu_s(pid) - c0) * 1e6 / n;
 }
 
-/* median round trip (us) of `iters` requests, over `rounds` rounds */
 /* Round trips are measured in short blocks, BLK_N to one process in a row, alternating between
- * the kinds compared, the first BLK_DROP of each block not counted. A probe (2026-11-27, 17:40
- * and 18:00 UTC, this 2-vCPU VM) found the first round trip after one to another process 25-35 us
+ * the kinds compared, the first BLK_DROP of each block not counted. A probe (2026-11-27, 17:45
+ * UTC, this 2-vCPU VM) found the first round trip after one to another process 25-35 us
  * slower than the next ones, and all the next ones alike: an agent stepping one server sees the
  * steady ones, and a strict alternation (a b a b) adds the switch to every round trip on both
  * sides, which pulls every ratio towards 1. Blocks of ~3 ms keep the kinds at the same moments of
@@ -159,21 +159,21 @@ enum { BLK_N = 25, BLK_DROP = 2 };
 
 /* Two round trips, `iters` of each (rounded up to whole blocks), in blocks: a's then b's. Medians
  * (us) of the counted ones in *ma and *mb. */
+static inline void timed_block(void *s, const void *req, size_t n, double *out) { /* one block; out: the counted */
+    for (int i = 0; i < BLK_N; i++) {
+        double t = now();
+        rt(s, req, n);
+        if (i >= BLK_DROP) out[i - BLK_DROP] = (now() - t) * 1e6;
+    }
+}
+
 static inline void measure_pair(void *a, const void *ra, size_t na, void *b, const void *rb, size_t nb, int iters, double *ma,
                                 double *mb) {
     int nblk = (iters + BLK_N - 1) / BLK_N, per = BLK_N - BLK_DROP, m = 0;
     double *v = malloc(sizeof(double) * 2 * (size_t)nblk * (size_t)per), *w = v + (size_t)nblk * (size_t)per;
     for (int k = 0; k < nblk; k++, m += per) {
-        for (int i = 0; i < BLK_N; i++) {
-            double t = now();
-            rt(a, ra, na);
-            if (i >= BLK_DROP) v[m + i - BLK_DROP] = (now() - t) * 1e6;
-        }
-        for (int i = 0; i < BLK_N; i++) {
-            double t = now();
-            rt(b, rb, nb);
-            if (i >= BLK_DROP) w[m + i - BLK_DROP] = (now() - t) * 1e6;
-        }
+        timed_block(a, ra, na, v + m);
+        timed_block(b, rb, nb, w + m);
     }
     *ma = median(v, m);
     *mb = median(w, m);

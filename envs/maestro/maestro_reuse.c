@@ -42,7 +42,7 @@ void maestro_iteration_states(const level *L, const dimtab *D, itab *it) {
  * (first), the edge-of-edge PE (ee) and, for the output, whether reuse applies at an edge
  * (reuse_edge). MAESTRO asks up to twelve such questions a case, each a pass over the level; here
  * one pass per tensor answers every flag combination at once (p[first][ee], egress_tab), from the
- * per-variable states maestro_case_index finds once a case. tests/c/maestro/test_reuse.c checks
+ * per-variable states the case walker (maestro_cases_begin, maestro_case_next) sets. tests/c/maestro/test_reuse.c checks
  * every answer against MAESTRO's one-question-a-pass definitions on random mappings. */
 int maestro_cases_begin(const level *L, const itab *it, corder *o, icase *cs, long *ncases) {
     int nm = 0;
