@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "cpus.h"
 #include "hw_codec.h"
 #include "policy.h"
 #include "registry.h"
@@ -34,12 +35,16 @@ static void usage(FILE *f) {
             "  --max-snapshots N    snapshots per session (default 1024)\n"
             "  --max-batch N        points per evaluate_batch (default 100000)\n"
 "  --inline-us US       run ops of sessions whose measured cost is below US microseconds\n"
-            "                       on the I/O thread when their worker holds nothing for them\n"
+            "                       on the router thread when their worker holds nothing for them\n"
             "                       (saves two thread hand-offs; 0 disables; default 25)\n"
             "  --inline-alone-us US ... and ops below US microseconds while their client is alone:\n"
             "                       nothing at a worker or queued, no other client's request since\n"
             "                       its last one (another client waits one such op at most;\n"
             "                       0 disables; so does --inline-us 0; default 2000)\n"
+            "  --cpu N              run the router thread and ZeroMQ's I/O thread on CPU N (one of the\n"
+            "                       CPUs this process may run on), the workers on the others: the\n"
+            "                       router's hand-off of each reply to the I/O thread then wakes no\n"
+            "                       other CPU (fewer microseconds a round trip; docs/server.md)\n"
             "  --info-json          build every step's info as a JSON object, also for envs that pack\n"
             "                       it straight into the reply (the same bytes, slower: for comparison)\n"
             "  --cache-mb MB        evaluation cache for lean evaluate_batch: keep results in up to MB\n"
@@ -146,7 +151,7 @@ int main(int argc, char **argv) {
         {"max-queued-mb", required_argument, 0, 'Q'}, {"max-queued-session-mb", required_argument, 0, 'q'},
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
         {"max-queued-peer-mb", required_argument, 0, 1101}, {"reclaim-idle", required_argument, 0, 1102},
-        {"slice-ms", required_argument, 0, 1103}, {"info-json", no_argument, 0, 1105},
+        {"slice-ms", required_argument, 0, 1103}, {"info-json", no_argument, 0, 1105}, {"cpu", required_argument, 0, 1106},
         {0, 0, 0, 0}};
     int c, curve_any = 0;
     double x;
@@ -168,6 +173,16 @@ int main(int argc, char **argv) {
         case 'n': if (parse_num("--max-snapshots", optarg, 1, 1 << 20, &x)) return 2; o.max_snapshots = (int)x; break;
         case 'B': if (parse_num("--max-batch", optarg, 1, 1e7, &x)) return 2; o.max_batch = (int)x; break;
         case 'i': if (parse_num("--inline-us", optarg, 0, 1e6, &x)) return 2; o.inline_us = x; break;
+        case 1106: {
+            char allowed[256];
+            if (parse_num("--cpu", optarg, 0, 1e6, &x)) return 2;
+            if (x != (int)x || hw_cpu_check((int)x, allowed, sizeof allowed) != 0) {
+                fprintf(stderr, "hwgym-server: --cpu %s: not a CPU this process may run on (%s)\n", optarg, allowed[0] ? allowed : "unknown");
+                return 2;
+            }
+            o.cpu = (int)x;
+            break;
+        }
         case 1005: if (parse_num("--inline-alone-us", optarg, 0, 1e6, &x)) return 2; o.inline_alone_us = x; break;
         case 'D': if (hw_policy_add_data_dir(&o, optarg)) return 2; break;
         case 'L': if (hw_policy_add_env_limit(&o, optarg)) return 2; break;

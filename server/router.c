@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "batch.h"
 #include "cache.h"
+#include "cpus.h"
 #include "common/env_limits.h"
 #include "policy.h"
 #include "registry.h"
@@ -38,6 +39,7 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->max_envs = 4096;
     o->max_snapshots = 1024;
     o->max_batch = 100000;
+    o->cpu = -1;
     o->inline_us = 25;
     o->inline_alone_us = 2000;
     o->request_timeout_s = 60;
@@ -576,6 +578,8 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
         return 2;
     }
     r->zctx = zmq_ctx_new();
+    if (o->cpu >= 0 && hw_cpu_io(r->zctx, o->cpu) != 0) /* before the first socket starts the I/O thread */
+        fprintf(stderr, "hwgym-server: --cpu %d: cannot place ZeroMQ's I/O thread: %s\n", o->cpu, zmq_strerror(zmq_errno()));
     r->sock = zmq_socket(r->zctx, ZMQ_ROUTER);
     if (auth && hw_auth_apply(auth, r->zctx, r->sock) != 0) {
         zmq_close(r->sock);
@@ -626,10 +630,16 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
         r->push[i] = zmq_socket(r->zctx, ZMQ_PUSH);
         zmq_setsockopt(r->push[i], ZMQ_SNDHWM, &zero, sizeof zero);
         zmq_connect(r->push[i], ep);
+        if (o->cpu >= 0 && hw_cpu_worker(r->w[i].th, o->cpu) != 0)
+            fprintf(stderr, "hwgym-server: --cpu %d: cannot move worker %d off that CPU\n", o->cpu, i);
     }
+    /* last: threads started from here on (none) would inherit the one CPU */
+    if (o->cpu >= 0 && hw_cpu_router(o->cpu) != 0) fprintf(stderr, "hwgym-server: --cpu %d: cannot place the router thread\n", o->cpu);
     /* always, -v or not: what a user needs to connect (the endpoints as bound: a tcp port 0 or
      * a wildcard shows the port and address the system picked) */
-    fprintf(stderr, "hwgym-server %s: %d workers, %d envs, listening on", HW_VERSION_STRING, r->nw, hw_registry_count());
+    fprintf(stderr, "hwgym-server %s: %d workers, %d envs, ", HW_VERSION_STRING, r->nw, hw_registry_count());
+    if (o->cpu >= 0) fprintf(stderr, "router and I/O thread on CPU %d, ", o->cpu);
+    fprintf(stderr, "listening on");
     for (int i = 0; i < o->nbinds; i++) fprintf(stderr, " %s", bound[i][0] ? bound[i] : o->binds[i]);
     fprintf(stderr, "\n");
 

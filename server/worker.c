@@ -694,6 +694,11 @@ int worker_start(worker *w, int index, void *zctx, const hw_server_opts *opts) {
     pthread_sigmask(SIG_BLOCK, &all, &old); /* signals go to the router thread only */
     int rc = pthread_create(&w->th, NULL, worker_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0) { /* top -H and /proc/PID/task/TID/comm tell the workers from the router */
+        char name[16];
+        snprintf(name, sizeof name, "hwgym-worker-%u", (unsigned)index % 100u);
+        pthread_setname_np(w->th, name);
+    }
     return rc == 0 ? 0 : -1;
 }
 

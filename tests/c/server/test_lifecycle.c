@@ -1,6 +1,9 @@
 /* Server lifecycle: parallel stepping across workers, TTL reaping, a client killed mid-request,
- * SIGTERM drain with exit 0 (real binary), --help. */
+ * SIGTERM drain with exit 0 (real binary), --help, --cpu placement of the threads. */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -207,4 +210,90 @@ Test(lifecycle, sessions_per_client_are_capped, .timeout = 60) {
     cli_close(a);
     cli_close(b);
     cr_assert_eq(srv_stop(&S), 0);
+}
+
+/* the Cpus_allowed_list of each thread of `pid` named `name` (prefix), all the same or "" */
+static void thread_cpus(pid_t pid, const char *name, char *out, size_t n, int *count) {
+    char path[320], comm[64], line[256];
+    *count = 0;
+    out[0] = 0;
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    cr_assert(d, "cannot list %s", path);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%s/comm", (int)pid, de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        bool named = fgets(comm, sizeof comm, f) && !strncmp(comm, name, strlen(name));
+        fclose(f);
+        if (!named) continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)pid, de->d_name);
+        if (!(f = fopen(path, "r"))) continue;
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+                char v[128];
+                if (sscanf(line + 18, "%127s", v) == 1) {
+                    if (*count) cr_assert_str_eq(out, v, "threads named %s on different CPUs", name);
+                    snprintf(out, n, "%s", v);
+                    (*count)++;
+                }
+            }
+        fclose(f);
+    }
+    closedir(d);
+}
+
+/* --cpu N: the router thread (the process's own name) and ZeroMQ's I/O thread on N, the workers
+ * on the process's other CPUs; a CPU the process may not use is refused naming the flag */
+Test(lifecycle, cpu_places_router_and_io_thread_together, .timeout = 60) {
+    cpu_set_t m;
+    cr_assert_eq(sched_getaffinity(0, sizeof m, &m), 0);
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &m)) last = c;
+    char bin[4096], cpu[16], ep[128];
+    built_bin("hwgym-server", bin, sizeof bin);
+    snprintf(cpu, sizeof cpu, "%d", last);
+    snprintf(ep, sizeof ep, "ipc:///tmp/hwgym-cpu-%d.sock", (int)getpid());
+    char *argv[] = {bin, "--bind", ep, "--workers", "2", "--cpu", cpu, NULL};
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, bin, NULL, NULL, argv, environ), 0);
+    json_t *r = NULL;
+    for (int i = 0; i < 200 && !r; i++) {
+        void *p = cli_new(ep);
+        int to = 100;
+        zmq_setsockopt(p, ZMQ_RCVTIMEO, &to, sizeof to);
+        r = call(p, "{\"op\":\"ping\",\"v\":1}");
+        cli_close(p);
+    }
+    if (!r) kill(pid, SIGKILL);
+    cr_assert(r, "server binary did not start");
+    json_decref(r);
+    char got[128];
+    int k;
+    thread_cpus(pid, "hwgym-server", got, sizeof got, &k);
+    cr_assert(k >= 1 && !strcmp(got, cpu), "router thread on %s, want %s", got, cpu);
+    thread_cpus(pid, "ZMQbg/IO", got, sizeof got, &k);
+    cr_assert(k == 1 && !strcmp(got, cpu), "ZeroMQ I/O thread on %s (%d), want %s", got, k, cpu);
+    thread_cpus(pid, "hwgym-worker-", got, sizeof got, &k);
+    cr_assert_eq(k, 2, "two workers named hwgym-worker-N");
+    if (CPU_COUNT(&m) > 1) { /* a worker's list holds every allowed CPU but `last` */
+        char want[128] = "";
+        snprintf(want, sizeof want, "%d", last);
+        cr_assert(strcmp(got, want) != 0, "workers left on the router's CPU: %s", got);
+        int lo = -1, hi = -1;
+        cr_assert(sscanf(got, "%d-%d", &lo, &hi) >= 1);
+        cr_assert(lo != last && (hi < 0 || hi != last), "workers' CPUs %s include %d", got, last);
+    }
+    kill(pid, SIGTERM);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "%s --cpu 100000 2>&1 | grep -q -- '--cpu 100000: not a CPU this process may run on'", bin);
+    cr_assert_eq(system(cmd), 0, "a CPU outside the process's set is refused naming --cpu");
+    snprintf(cmd, sizeof cmd, "%s --cpu 100000 >/dev/null 2>&1", bin);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 2);
 }
