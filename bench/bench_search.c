@@ -22,6 +22,7 @@
 #include "agents/search/es.c"
 #include "agents/search/ga.c"
 #include "agents/search/objective.c"
+#include "agents/search/sa.c"
 #include "agents/search/space.c"
 
 static double now(void) {

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,28 +28,6 @@
 #include "bench_wire.h"
 
 extern char **environ;
-
-/* ---- raw echo server: replies with a payload whose size the request names in its first 8 bytes */
-static void echo_server(const char *ep) {
-    void *ctx = zmq_ctx_new();
-    void *s = zmq_socket(ctx, ZMQ_REP);
-    if (zmq_bind(s, ep) != 0) _exit(3);
-    char *in = malloc(1 << 24), *out = calloc(1, 1 << 24);
-    for (;;) {
-        int n = zmq_recv(s, in, 1 << 24, 0);
-        if (n < 0) break;
-        uint64_t want = 0;
-        if (n >= 8) memcpy(&want, in, 8);
-        if (want == UINT64_MAX) {
-            zmq_send(s, "", 0, 0);
-            break;
-        }
-        zmq_send(s, out, want ? (size_t)want : (size_t)n, 0);
-    }
-    zmq_close(s);
-    zmq_ctx_term(ctx);
-    _exit(0);
-}
 
 /* ---- 1c. the step round trip of every env family against the raw echo ----
  * Each family steps a fixed sequence of random actions (legal ones, from the info's action_mask
@@ -424,10 +403,19 @@ static fam_summary bench_families(void *s, void *sj, void *e, const pid_t *pids,
     return (fam_summary){nfit, nlong, worst_fit, worst_long};
 }
 
+/* --cpu N: the servers' router and I/O threads (hwgym-server --cpu) and the echo process on CPU N,
+ * the client wherever the system puts it (-1: no placement) */
+static int pin_cpu = -1;
+
 /* `extra`: one more flag, with the server's stderr to /dev/null (a server that does not know the
  * flag prints its usage and exits) */
 static pid_t start_server(const char *bin, const char *ep, const char *extra) {
-    char *sargv[] = {(char *)bin, "--bind", (char *)ep, "--workers", "2", (char *)extra, NULL};
+    char cpu[16];
+    snprintf(cpu, sizeof cpu, "%d", pin_cpu);
+    char *sargv[9] = {(char *)bin, "--bind", (char *)ep, "--workers", "2"}, **a = sargv + 5;
+    if (pin_cpu >= 0) *a++ = "--cpu", *a++ = cpu;
+    if (extra) *a++ = (char *)extra;
+    *a = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     if (extra) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
@@ -511,7 +499,7 @@ static int stop_all(pid_t srv, pid_t srvj, void *e, pid_t echo) {
 }
 
 int main(int argc, char **argv) {
-    int rounds = 5, iters = 4000, families_only = 0;
+    int rounds = 5, iters = 4000, families_only = 0, steps_only = 0;
     double budget = 0.25;
     const char *server_bin = NULL, *drive_ep = NULL, *echo_at = NULL;
     for (int i = 1; i < argc; i++) {
@@ -521,16 +509,22 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--families-only")) families_only = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_family = argv[++i], families_only = 1;
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
+        else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) pin_cpu = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps-only")) steps_only = 1;
         else if (!strcmp(argv[i], "--serve-echo") && i + 1 < argc) echo_server(argv[++i]); /* does not return */
         else if (!strcmp(argv[i], "--drive") && i + 1 < argc) drive_ep = argv[++i];
         else if (!strcmp(argv[i], "--echo-at") && i + 1 < argc) echo_at = argv[++i];
         else {
-            printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only | --only ENV] [--server PATH]\n"
+            printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only | --only ENV | --steps-only] [--server PATH]\n"
+                   "                    [--cpu N]\n"
                    "  --server PATH    the hwgym-server binary to measure (default: BUILD/bin/hwgym-server beside this bench)\n"
                    "  --iters N        round trips per measurement (per env family: at most N steps)\n"
                    "  --budget S       per env family, the steps of one pass fit S CPU seconds of the env in process (default 0.25)\n"
                    "  --families-only  measure only the step round trip of every env family\n"
                    "  --only ENV       measure only the step round trip of that env family (e.g. dram-v0)\n"
+                   "  --steps-only     the step round trips (lines 1, 1b, every family) and the issue's line, then stop\n"
+                   "  --cpu N          run the servers with --cpu N (router and ZeroMQ I/O thread on CPU N) and the echo on\n"
+                   "                   CPU N too, the client anywhere: the same placement for both sides (bench/bench_server_cpu.sh)\n"
                    "profiling aids (bench/README.md, issue 29: instructions per step under callgrind):\n"
                    "  --serve-echo EP  run only the raw echo, bound to EP, until a driver stops it\n"
                    "  --drive EP --only ENV [--iters N] [--echo-at EP2]\n"
@@ -551,7 +545,17 @@ int main(int argc, char **argv) {
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
     snprintf(echo_ep, sizeof echo_ep, "tcp://127.0.0.1:%d", port + 1);
     pid_t echo = fork();
-    if (echo == 0) echo_server(echo_ep);
+    if (echo == 0) {
+        if (pin_cpu >= 0) { /* the echo's main and I/O threads on the servers' CPU (its context is made after this) */
+            cpu_set_t m;
+            CPU_ZERO(&m);
+            CPU_SET(pin_cpu, &m);
+            if (sched_setaffinity(0, sizeof m, &m) != 0) _exit(4);
+        }
+        echo_server(echo_ep);
+    }
+    if (pin_cpu >= 0) printf("--cpu %d: the servers' router and ZeroMQ I/O threads and the raw echo process on CPU %d, this client anywhere\n",
+                             pin_cpu, pin_cpu);
     char json_ep[64];
     snprintf(json_ep, sizeof json_ep, "tcp://127.0.0.1:%d", port + 2);
     pid_t srv = start_server(bin, ep, NULL), srvj = start_server(bin, json_ep, "--info-json");
@@ -616,6 +620,24 @@ int main(int argc, char **argv) {
            step.size, reply_n, h1, e1, q1, q1 <= 1.15 ? "PASS" : "FAIL");
 
     /* 1b. one maestro-v0 step through the server (issue 3: within the same bound) */
+    /* 1a. a control: ping, which the router answers with no session and no env work (decode, reply);
+     * its ratio is the server's fixed cost and this minute's difference between two processes */
+    msgpack_sbuffer pg;
+    pack_json_text(&pg, "{\"op\":\"ping\",\"v\":1}");
+    int pg_n = rt(s, pg.data, pg.size);
+    char pg_echo[64] = {0};
+    uint64_t pw = (uint64_t)pg_n;
+    memcpy(pg_echo, &pw, 8);
+    double pq[99], ph[99], pe[99];
+    for (int k = 0; k < rounds && k < 99; k++) {
+        measure_pair(e, pg_echo, pg.size > 8 ? pg.size : 8, s, pg.data, pg.size, iters, &pe[k], &ph[k]);
+        pq[k] = ph[k] / pe[k];
+    }
+    int pr = rounds < 99 ? rounds : 99;
+    double ping_q = median(pq, pr);
+    printf("ping round trip (a control: no session, no env; request %zu B, reply %d B): hwgym %.1f us, raw echo %.1f us, ratio %.2f\n", pg.size,
+           pg_n, median(ph, pr), median(pe, pr), ping_q);
+    msgpack_sbuffer_destroy(&pg);
     double mq_line = -1; /* its ratio (-1: not measured) */
     {
         json_t *mr = call(s, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}}");
@@ -669,13 +691,26 @@ int main(int argc, char **argv) {
     /* 1c. every env family, then issue 29's verdict over 1, 1b and 1c in one line */
     fam_summary fs = bench_families(s, sj, e, (pid_t[]){srv, echo, have_json ? srvj : -1}, rounds, iters, budget);
     bool fit_ok = q1 <= 1.15 && (mq_line < 0 || mq_line <= 1.15) && (!fs.nfit || fs.worst_fit <= 1.15);
-    printf("issue 29, each step round trip <= 1.15x the raw echo of its sizes: diag-v0 line %.2f, maestro-v0 line %.2f, worst of the %d "
+    printf("issue 29%s (ping's control %.2f), each step round trip <= 1.15x the raw echo of its sizes: diag-v0 line %.2f, maestro-v0 line %.2f, worst of the %d "
            "families whose own step is under 15%% of the echo %.2f: %s",
-           q1, mq_line, fs.nfit, fs.worst_fit, fit_ok ? "PASS" : "FAIL");
+           pin_cpu >= 0 ? " (--cpu, both sides)" : "", ping_q, q1, mq_line, fs.nfit, fs.worst_fit, fit_ok ? "PASS" : "FAIL");
     if (fs.nlong && fs.worst_long >= 0)
         printf("; %d %s whose own step alone is over it (no server reaches that raw ratio): the server's paired share %.2f %s", fs.nlong,
                fs.nlong == 1 ? "family" : "families", fs.worst_long, fs.worst_long <= 1.15 ? "PASS" : "FAIL");
     printf("\n");
+    if (steps_only) {
+        stop_all(srv, srvj, e, echo);
+        zmq_close(s);
+        if (sj) zmq_close(sj);
+        zmq_close(e);
+        zmq_ctx_term(ctx);
+        msgpack_sbuffer_destroy(&step);
+        free(echo_req);
+        free(ratio);
+        free(hs);
+        free(es);
+        return 0;
+    }
 
     /* 2. vector step of 256 envs */
     const int N = 256;

@@ -43,7 +43,8 @@ static inline void *req_socket(void *ctx, const char *ep) {
     return s;
 }
 
-static char rbuf[1 << 24], other_buf[1 << 24];
+static char rbuf[1 << 24];
+__attribute__((unused)) static char other_buf[1 << 24]; /* a second reply buffer, for benches that keep one reply while reading the next */
 
 static inline int rt_into(void *s, const void *req, size_t n, char *buf, size_t cap) {
     zmq_send(s, req, n, 0);
@@ -178,6 +179,29 @@ static inline void measure_pair(void *a, const void *ra, size_t na, void *b, con
     *ma = median(v, m);
     *mb = median(w, m);
     free(v);
+}
+
+/* the raw echo (bench_server): replies with a payload whose size the request names in its first 8
+ * bytes (0: the request's own size); all ones there: replies empty and exits */
+static inline void echo_server(const char *ep) {
+    void *ctx = zmq_ctx_new();
+    void *s = zmq_socket(ctx, ZMQ_REP);
+    if (zmq_bind(s, ep) != 0) _exit(3);
+    char *in = malloc(1 << 24), *out = calloc(1, 1 << 24);
+    for (;;) {
+        int n = zmq_recv(s, in, 1 << 24, 0);
+        if (n < 0) break;
+        uint64_t want = 0;
+        if (n >= 8) memcpy(&want, in, 8);
+        if (want == UINT64_MAX) {
+            zmq_send(s, "", 0, 0);
+            break;
+        }
+        zmq_send(s, out, want ? (size_t)want : (size_t)n, 0);
+    }
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    _exit(0);
 }
 
 #endif
