@@ -26,8 +26,8 @@
 #include "registry.h"
 #include "bench_fams.h"
 #include "bench_wire.h"
+#include "bench_procs.h"
 
-extern char **environ;
 
 /* ---- 1c. the step round trip of every env family against the raw echo ----
  * Each family steps a fixed sequence of random actions (legal ones, from the info's action_mask
@@ -403,45 +403,6 @@ static fam_summary bench_families(void *s, void *sj, void *e, const pid_t *pids,
     return (fam_summary){nfit, nlong, worst_fit, worst_long};
 }
 
-/* --cpu N: the servers' router and I/O threads (hwgym-server --cpu) and the echo process on CPU N,
- * the client wherever the system puts it (-1: no placement) */
-static int pin_cpu = -1;
-
-/* `extra`: one more flag, with the server's stderr to /dev/null (a server that does not know the
- * flag prints its usage and exits) */
-static pid_t start_server(const char *bin, const char *ep, const char *extra) {
-    char cpu[16];
-    snprintf(cpu, sizeof cpu, "%d", pin_cpu);
-    char *sargv[9] = {(char *)bin, "--bind", (char *)ep, "--workers", "2"}, **a = sargv + 5;
-    if (pin_cpu >= 0) *a++ = "--cpu", *a++ = cpu;
-    if (extra) *a++ = (char *)extra;
-    *a = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    if (extra) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawn(&pid, bin, &fa, NULL, sargv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) {
-        fprintf(stderr, "cannot start %s\n", bin);
-        return -1;
-    }
-    return pid;
-}
-
-static bool wait_ping(void *ctx, const char *ep) {
-    json_t *r = NULL;
-    for (int i = 0; i < 100 && !r; i++) { /* wait until the daemon answers */
-        void *p = req_socket(ctx, ep);
-        int to = 200;
-        zmq_setsockopt(p, ZMQ_RCVTIMEO, &to, sizeof to);
-        r = call(p, "{\"op\":\"ping\",\"v\":1}");
-        zmq_close(p);
-    }
-    json_decref(r);
-    return r != NULL;
-}
-
 /* --drive: steps the --only family's random legal actions --iters times on a server already
  * running at `ep` (no timing: a load for a profiler watching that server), then, with `echo_ep`,
  * the same request and reply sizes on the echo there (started with --serve-echo), which it stops */
@@ -481,21 +442,6 @@ static int drive(const char *ep, const char *echo_ep, int k) {
     free(req_n);
     free(rep_n);
     return 0;
-}
-
-/* SIGTERM to both servers (the exit status of the first), the echo told to stop */
-static int stop_all(pid_t srv, pid_t srvj, void *e, pid_t echo) {
-    kill(srv, SIGTERM);
-    if (srvj > 0) kill(srvj, SIGTERM);
-    int status;
-    waitpid(srv, &status, 0);
-    if (srvj > 0) waitpid(srvj, NULL, 0);
-    char stop[8];
-    uint64_t want = UINT64_MAX;
-    memcpy(stop, &want, 8);
-    rt(e, stop, 8);
-    waitpid(echo, NULL, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 int main(int argc, char **argv) {
@@ -544,16 +490,7 @@ int main(int argc, char **argv) {
     char ep[64], echo_ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
     snprintf(echo_ep, sizeof echo_ep, "tcp://127.0.0.1:%d", port + 1);
-    pid_t echo = fork();
-    if (echo == 0) {
-        if (pin_cpu >= 0) { /* the echo's main and I/O threads on the servers' CPU (its context is made after this) */
-            cpu_set_t m;
-            CPU_ZERO(&m);
-            CPU_SET(pin_cpu, &m);
-            if (sched_setaffinity(0, sizeof m, &m) != 0) _exit(4);
-        }
-        echo_server(echo_ep);
-    }
+    pid_t echo = start_echo(echo_ep);
     if (pin_cpu >= 0) printf("--cpu %d: the servers' router and ZeroMQ I/O threads and the raw echo process on CPU %d, this client anywhere\n",
                              pin_cpu, pin_cpu);
     char json_ep[64];
