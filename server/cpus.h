@@ -1,10 +1,11 @@
 /* cpus.h - where the server's threads run (hwgym-server --cpu N).
  * Owns: checking a CPU against the ones the process may run on (its affinity mask: a Slurm
  * allocation or taskset shows here), and placing the threads: the router thread and ZeroMQ's I/O
- * thread together on CPU N, the workers on the process's other CPUs. The router hands every
- * reply to the I/O thread; when that thread sleeps on another CPU which has gone idle, waking it
- * costs a cross-CPU wake-up (on a VM a halted vCPU), which the same CPU does not (bench/README,
- * eighth session). Linux only (sched_setaffinity); without --cpu nothing here runs. */
+ * thread together on CPU N, the workers on the process's other CPUs. Every request and reply
+ * passes between those two threads; left to the scheduler, a router that works more per request
+ * than a plain echo is at times woken away from its I/O thread for minutes, which swung the step
+ * round trips from run to run; placed, they are the same in every run (bench/README.md, eighth
+ * session). Linux only (sched_setaffinity); without --cpu nothing here runs. */
 #ifndef HW_SERVER_CPUS_H
 #define HW_SERVER_CPUS_H
 
