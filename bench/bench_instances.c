@@ -8,7 +8,6 @@
  * fixed step (line 1b) against the echo of their sizes (bench_wire.h's blocks), and reports the
  * ratios of every pair and their median over pairs.
  * Usage: bench_instances [--pairs K] [--iters N] [--server PATH] [--cpu N] */
-#include <libgen.h>
 
 #include "bench_procs.h"
 
@@ -68,12 +67,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_instances: --pairs must be in 1..64 and --iters at least %d\n", BLK_N);
         return 2;
     }
-    char exe[4096];
-    ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[ln > 0 ? ln : 0] = 0;
     char bin[4200];
-    snprintf(bin, sizeof bin, "%s/bin/hwgym-server", dirname(dirname(exe)));
-    if (server_bin) snprintf(bin, sizeof bin, "%s", server_bin);
+    server_path(bin, sizeof bin, server_bin);
     printf("issue 29's fixed-step lines in %d fresh server/echo process pairs%s (ratio to the raw echo of the same sizes, %d round trips each):\n",
            pairs, pin_cpu >= 0 ? ", both on CPU N (--cpu)" : "", iters);
     double q[3][64];

@@ -4,6 +4,7 @@
 #ifndef HW_BENCH_PROCS_H
 #define HW_BENCH_PROCS_H
 #include <fcntl.h>
+#include <libgen.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -67,6 +68,15 @@ static inline int stop_all(pid_t srv, pid_t srvj, void *e, pid_t echo) {
     rt(e, stop, 8);
     waitpid(echo, NULL, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* the hwgym-server to measure: `given` (--server), else BUILD/bin/hwgym-server beside this bench */
+static inline void server_path(char *bin, size_t n, const char *given) {
+    char exe[4096];
+    ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[ln > 0 ? ln : 0] = 0;
+    if (given) snprintf(bin, n, "%s", given);
+    else snprintf(bin, n, "%s/bin/hwgym-server", dirname(dirname(exe)));
 }
 
 /* the raw echo in a child process bound to `ep`, on CPU pin_cpu when set (its context, made in the

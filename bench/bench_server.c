@@ -480,12 +480,8 @@ int main(int argc, char **argv) {
         }
     }
     if (drive_ep) return drive(drive_ep, echo_at, iters);
-    char exe[4096];
-    ssize_t ln = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[ln > 0 ? ln : 0] = 0;
     char bin[4200];
-    snprintf(bin, sizeof bin, "%s/bin/hwgym-server", dirname(dirname(exe)));
-    if (server_bin) snprintf(bin, sizeof bin, "%s", server_bin);
+    server_path(bin, sizeof bin, server_bin);
     int port = 20000 + (int)(getpid() % 20000);
     char ep[64], echo_ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);

@@ -107,6 +107,21 @@ Test(lifecycle, client_killed_mid_request_leaves_no_stuck_session, .timeout = 60
     cr_assert_eq(srv_stop(&S), 0);
 }
 
+/* until the server binary `pid` answers a ping on `ep` (killed, and the test failed, if it never does) */
+static void wait_started(pid_t pid, const char *ep) {
+    json_t *r = NULL;
+    for (int i = 0; i < 200 && !r; i++) { /* a fresh socket per try: no stale replies later */
+        void *p = cli_new(ep);
+        int to = 100;
+        zmq_setsockopt(p, ZMQ_RCVTIMEO, &to, sizeof to);
+        r = call(p, "{\"op\":\"ping\",\"v\":1}");
+        cli_close(p);
+    }
+    if (!r) kill(pid, SIGKILL);
+    cr_assert(r, "server binary did not start");
+    json_decref(r);
+}
+
 static pid_t spawn_server(const char *ep, const char *extra) {
     char bin[4096];
     built_bin("hwgym-server", bin, sizeof bin);
@@ -121,23 +136,13 @@ Test(lifecycle, sigterm_finishes_work_in_flight_and_exits_zero, .timeout = 60) {
     char ep[128];
     snprintf(ep, sizeof ep, "ipc:///tmp/hwgym-sigterm-%d.sock", (int)getpid());
     pid_t pid = spawn_server(ep, NULL);
-    json_t *r = NULL;
-    for (int i = 0; i < 200 && !r; i++) { /* a fresh socket per try: no stale replies later */
-        void *p = cli_new(ep);
-        int to = 100;
-        zmq_setsockopt(p, ZMQ_RCVTIMEO, &to, sizeof to);
-        r = call(p, "{\"op\":\"ping\",\"v\":1}");
-        cli_close(p);
-    }
-    if (!r) kill(pid, SIGKILL);
-    cr_assert(r, "server binary did not start");
-    json_decref(r);
+    wait_started(pid, ep);
     void *c = cli_new(ep);
     char *tok = make_diag(c, "{\"step_us\":500000}");
     send_json(c, "{\"op\":\"step\",\"v\":1,\"id\":99,\"session\":\"%s\",\"action\":[0,0,0,0]}", tok);
     json_decref(call(c, "{\"op\":\"ping\",\"v\":1}")); /* answered first: the server has read the step */
     kill(pid, SIGTERM);
-    r = recv_reply(c);
+    json_t *r = recv_reply(c);
     cr_assert(r, "the step in flight was answered");
     cr_assert_null(err_code(r), "%s", err_msg(r));
     cr_assert_eq(json_integer_value(json_object_get(r, "id")), 99);
@@ -266,17 +271,7 @@ Test(lifecycle, cpu_places_router_and_io_thread_together, .timeout = 60) {
     char *argv[] = {bin, "--bind", ep, "--workers", "2", "--cpu", cpu, NULL};
     pid_t pid;
     cr_assert_eq(posix_spawn(&pid, bin, NULL, NULL, argv, environ), 0);
-    json_t *r = NULL;
-    for (int i = 0; i < 200 && !r; i++) {
-        void *p = cli_new(ep);
-        int to = 100;
-        zmq_setsockopt(p, ZMQ_RCVTIMEO, &to, sizeof to);
-        r = call(p, "{\"op\":\"ping\",\"v\":1}");
-        cli_close(p);
-    }
-    if (!r) kill(pid, SIGKILL);
-    cr_assert(r, "server binary did not start");
-    json_decref(r);
+    wait_started(pid, ep);
     char got[128], main_tid[24];
     int k;
     bool differ;
