@@ -11,13 +11,8 @@
 
 #include "bench_procs.h"
 
-typedef struct {
-    msgpack_sbuffer req;
-    char echo_req[512];
-} line;
-
-/* a made and reset session of `env` with `cfg`, its step request with `act` packed into l->req */
-static bool line_step(void *s, line *l, const char *env, const char *cfg, int64_t dims, int64_t *act) {
+/* a made and reset session of `env` with `cfg`, its step request with `act` packed into req */
+static bool line_step(void *s, msgpack_sbuffer *req, const char *env, const char *cfg, int64_t dims, int64_t *act) {
     char txt[512];
     snprintf(txt, sizeof txt, "{\"op\":\"make\",\"v\":1,\"env\":\"%s\",\"config\":%s}", env, cfg);
     json_t *r = call(s, txt);
@@ -31,20 +26,17 @@ static bool line_step(void *s, line *l, const char *env, const char *cfg, int64_
     json_decref(r);
     snprintf(txt, sizeof txt, "{\"op\":\"reset\",\"v\":1,\"session\":\"%s\",\"seed\":1}", t);
     json_decref(call(s, txt));
-    pack_step(&l->req, t, 0, dims, act);
+    pack_step(req, t, 0, dims, act);
     return true;
 }
 
 /* the ratio of the server's round trip to the echo's of the same sizes */
-static double ratio(void *s, void *e, line *l, int iters) {
-    int n = rt(s, l->req.data, l->req.size);
-    memset(l->echo_req, 0, sizeof l->echo_req);
-    uint64_t want = (uint64_t)n;
-    memcpy(l->echo_req, &want, 8);
-    size_t en = l->req.size > 8 ? l->req.size : 8;
-    double me, ms;
-    measure_pair(e, l->echo_req, en, s, l->req.data, l->req.size, iters, &me, &ms);
-    return ms / me;
+static double ratio(void *s, void *e, const msgpack_sbuffer *req, int iters) {
+    size_t en;
+    char *ereq = echo_request(req->size, rt(s, req->data, req->size), &en);
+    double ms, me, q = paired_ratio(s, req->data, req->size, e, ereq, en, iters, 1, &ms, &me);
+    free(ereq);
+    return q;
 }
 
 int main(int argc, char **argv) {
@@ -87,8 +79,8 @@ int main(int argc, char **argv) {
             return 1;
         }
         void *s = req_socket(ctx, ep), *e = req_socket(ctx, eep);
-        line L[3];
-        pack_json_text(&L[0].req, "{\"op\":\"ping\",\"v\":1}");
+        msgpack_sbuffer L[3] = {{0}}; /* zeroed: destroying one never packed frees nothing */
+        pack_json_text(&L[0], "{\"op\":\"ping\",\"v\":1}");
         int64_t da[4] = {1, 2, 3, 4}, ma[10] = {3, 1, 0, 1, 5, 2, 0, 0, 3, 5};
         bool ok = line_step(s, &L[1], "diag-v0", "{\"dims\":4,\"episode_length\":1000000}", 4, da) &&
                   line_step(s, &L[2], "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}", 10, ma);
@@ -99,7 +91,7 @@ int main(int argc, char **argv) {
         } else {
             printf("  pair %d: could not make the sessions\n", k + 1);
         }
-        for (int j = 0; j < (ok ? 3 : 1); j++) msgpack_sbuffer_destroy(&L[j].req);
+        for (int j = 0; j < 3; j++) msgpack_sbuffer_destroy(&L[j]);
         stop_all(srv, -1, e, echo);
         zmq_close(s);
         zmq_close(e);

@@ -79,17 +79,20 @@ static inline void server_path(char *bin, size_t n, const char *given) {
     else snprintf(bin, n, "%s/bin/hwgym-server", dirname(dirname(exe)));
 }
 
-/* the raw echo in a child process bound to `ep`, on CPU pin_cpu when set (its context, made in the
- * child, then puts ZeroMQ's I/O thread there too) */
+/* the calling process (a child about to make its ZeroMQ context, whose I/O thread then inherits
+ * it) on CPU `cpu` only; exits 4 when it may not run there */
+static inline void pin_to_cpu(int cpu) {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    CPU_SET(cpu, &m);
+    if (sched_setaffinity(0, sizeof m, &m) != 0) _exit(4);
+}
+
+/* the raw echo in a child process bound to `ep`, on CPU pin_cpu when set */
 static inline pid_t start_echo(const char *ep) {
     pid_t echo = fork();
     if (echo == 0) {
-        if (pin_cpu >= 0) {
-            cpu_set_t m;
-            CPU_ZERO(&m);
-            CPU_SET(pin_cpu, &m);
-            if (sched_setaffinity(0, sizeof m, &m) != 0) _exit(4);
-        }
+        if (pin_cpu >= 0) pin_to_cpu(pin_cpu);
         echo_server(ep);
     }
     return echo;

@@ -539,38 +539,26 @@ int main(int argc, char **argv) {
     msgpack_sbuffer step;
     pack_step(&step, tok, 0, 4, act);
     int reply_n = rt(s, step.data, step.size);
-    char *echo_req = calloc(1, step.size);
-    uint64_t want = (uint64_t)reply_n;
-    memcpy(echo_req, &want, 8);
-    double *ratio = calloc((size_t)rounds, sizeof(double)), *hs = calloc((size_t)rounds, sizeof(double)),
-           *es = calloc((size_t)rounds, sizeof(double));
-    for (int k = 0; k < rounds; k++) {
-        measure_pair(e, echo_req, step.size, s, step.data, step.size, iters, &es[k], &hs[k]);
-        ratio[k] = hs[k] / es[k];
-    }
-    double h1 = median(hs, rounds), e1 = median(es, rounds), q1 = median(ratio, rounds);
+    size_t echo_n;
+    char *echo_req = echo_request(step.size, reply_n, &echo_n);
+    double h1, e1, q1 = paired_ratio(s, step.data, step.size, e, echo_req, echo_n, iters, rounds, &h1, &e1);
     printf("step round trip (diag-v0, tcp loopback, request %zu B, reply %d B): hwgym %.1f us, raw REQ/REP echo %.1f us, ratio %.2f (target <= 1.15) %s\n",
            step.size, reply_n, h1, e1, q1, q1 <= 1.15 ? "PASS" : "FAIL");
 
-    /* 1b. one maestro-v0 step through the server (issue 3: within the same bound) */
     /* 1a. a control: ping, which the router answers with no session and no env work (decode, reply);
      * its ratio is the server's fixed cost and this minute's difference between two processes */
     msgpack_sbuffer pg;
     pack_json_text(&pg, "{\"op\":\"ping\",\"v\":1}");
     int pg_n = rt(s, pg.data, pg.size);
-    char pg_echo[64] = {0};
-    uint64_t pw = (uint64_t)pg_n;
-    memcpy(pg_echo, &pw, 8);
-    double pq[99], ph[99], pe[99];
-    for (int k = 0; k < rounds && k < 99; k++) {
-        measure_pair(e, pg_echo, pg.size > 8 ? pg.size : 8, s, pg.data, pg.size, iters, &pe[k], &ph[k]);
-        pq[k] = ph[k] / pe[k];
-    }
-    int pr = rounds < 99 ? rounds : 99;
-    double ping_q = median(pq, pr);
+    size_t pg_en;
+    char *pg_echo = echo_request(pg.size, pg_n, &pg_en);
+    double ph, pe, ping_q = paired_ratio(s, pg.data, pg.size, e, pg_echo, pg_en, iters, rounds, &ph, &pe);
     printf("ping round trip (a control: no session, no env; request %zu B, reply %d B): hwgym %.1f us, raw echo %.1f us, ratio %.2f\n", pg.size,
-           pg_n, median(ph, pr), median(pe, pr), ping_q);
+           pg_n, ph, pe, ping_q);
+    free(pg_echo);
     msgpack_sbuffer_destroy(&pg);
+
+    /* 1b. one maestro-v0 step through the server (issue 3: within the same bound) */
     double mq_line = -1; /* its ratio (-1: not measured) */
     {
         json_t *mr = call(s, "{\"op\":\"make\",\"v\":1,\"env\":\"maestro-v0\",\"config\":{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}}");
@@ -586,35 +574,25 @@ int main(int argc, char **argv) {
             msgpack_sbuffer ms;
             pack_step(&ms, mtok, 0, 10, ma);
             int mreply = rt(s, ms.data, ms.size);
-            char *mecho = calloc(1, ms.size);
-            uint64_t w = (uint64_t)mreply;
-            memcpy(mecho, &w, 8);
-            double *mh = calloc((size_t)rounds, sizeof(double)), *me = calloc((size_t)rounds, sizeof(double)),
-                   *mq = calloc((size_t)rounds, sizeof(double));
+            size_t mecho_n;
+            char *mecho = echo_request(ms.size, mreply, &mecho_n);
             json_int_t in0 = stat_int(s, "inline_ops"), st0 = stat_int(s, "steps");
-            for (int k = 0; k < rounds; k++) {
-                measure_pair(e, mecho, ms.size, s, ms.data, ms.size, iters, &me[k], &mh[k]);
-                mq[k] = mh[k] / me[k];
-            }
+            double mh, me, mq1 = paired_ratio(s, ms.data, ms.size, e, mecho, mecho_n, iters, rounds, &mh, &me);
             json_int_t in1 = stat_int(s, "inline_ops"), st1 = stat_int(s, "steps");
-            double mq1 = median(mq, rounds);
             mq_line = mq1;
             /* the load-robust view: CPU the server spends per step against what the echo
              * process spends per echo of the same sizes (two thread hand-offs through a worker
              * show here as futex wake-ups and zmq inproc signalling) */
-            double mcs = cpu_per_rt(srv, s, ms.data, ms.size, iters), mce = cpu_per_rt(echo, e, mecho, ms.size, iters);
-            double dcs = cpu_per_rt(srv, s, step.data, step.size, iters), dce = cpu_per_rt(echo, e, echo_req, step.size, iters);
+            double mcs = cpu_per_rt(srv, s, ms.data, ms.size, iters), mce = cpu_per_rt(echo, e, mecho, mecho_n, iters);
+            double dcs = cpu_per_rt(srv, s, step.data, step.size, iters), dce = cpu_per_rt(echo, e, echo_req, echo_n, iters);
             printf("CPU per round trip (all threads, /proc schedstat): maestro-v0 step: server %.1f us vs echo %.1f us; diag-v0 step: server %.1f us vs echo %.1f us\n",
                    mcs, mce, dcs, dce);
             printf("maestro-v0 step round trip (MobileNet-v2 layer 2, reply %d B with info): hwgym %.1f us, raw echo %.1f us, ratio %.2f (target <= 1.15) %s\n",
-                   mreply, median(mh, rounds), median(me, rounds), mq1, mq1 <= 1.15 ? "PASS" : "FAIL");
+                   mreply, mh, me, mq1, mq1 <= 1.15 ? "PASS" : "FAIL");
             /* the inline fast path's share (stats inline_ops): a step that left it paid two
              * thread hand-offs through a worker */
             printf("maestro-v0 steps run inline on the router thread: %.1f%% of %lld\n",
                    st1 > st0 ? 100.0 * (double)(in1 - in0) / (double)(st1 - st0) : 0.0, (long long)(st1 - st0));
-            free(mh);
-            free(me);
-            free(mq);
             free(mecho);
             msgpack_sbuffer_destroy(&ms);
         }
@@ -639,9 +617,6 @@ int main(int argc, char **argv) {
         zmq_ctx_term(ctx);
         msgpack_sbuffer_destroy(&step);
         free(echo_req);
-        free(ratio);
-        free(hs);
-        free(es);
         return 0;
     }
 
@@ -657,15 +632,10 @@ int main(int argc, char **argv) {
     msgpack_sbuffer vstep;
     pack_step(&vstep, vtok, N, 4, vact);
     int vreply_n = rt(s, vstep.data, vstep.size);
-    char *vecho = calloc(1, vstep.size);
-    want = (uint64_t)vreply_n;
-    memcpy(vecho, &want, 8);
-    int viters = iters / 4;
-    double *vh = calloc((size_t)rounds, sizeof(double)), *ve = calloc((size_t)rounds, sizeof(double));
-    for (int k = 0; k < rounds; k++) {
-        measure_pair(e, vecho, vstep.size, s, vstep.data, vstep.size, viters, &ve[k], &vh[k]);
-    }
-    double vh1 = median(vh, rounds), ve1 = median(ve, rounds);
+    size_t vecho_n;
+    char *vecho = echo_request(vstep.size, vreply_n, &vecho_n);
+    double vh1, ve1;
+    paired_ratio(s, vstep.data, vstep.size, e, vecho, vecho_n, iters / 4, rounds, &vh1, &ve1);
     /* env compute per env-step, in process */
     const hw_env_family *fam;
     json_t *cfg = json_pack("{s:i, s:i}", "dims", 4, "episode_length", 1000000);
@@ -720,10 +690,5 @@ int main(int argc, char **argv) {
     free(echo_req);
     free(vecho);
     free(vact);
-    free(ratio);
-    free(hs);
-    free(es);
-    free(vh);
-    free(ve);
     return 0;
 }

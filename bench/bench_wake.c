@@ -14,19 +14,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench_wire.h"
+#include "bench_procs.h"
 
 enum { REQ_N = 200, REP_N = 592 };
 
 /* replies REP_N bytes after spinning the microseconds in the request's bytes 8..15; a request
  * whose first 8 bytes are all ones stops it */
 static void spin_echo(const char *ep, int cpu) {
-    if (cpu >= 0) {
-        cpu_set_t m;
-        CPU_ZERO(&m);
-        CPU_SET(cpu, &m);
-        if (sched_setaffinity(0, sizeof m, &m) != 0) _exit(4);
-    }
+    if (cpu >= 0) pin_to_cpu(cpu);
     void *ctx = zmq_ctx_new();
     void *s = zmq_socket(ctx, ZMQ_REP);
     if (zmq_bind(s, ep) != 0) _exit(3);

@@ -181,6 +181,33 @@ static inline void measure_pair(void *a, const void *ra, size_t na, void *b, con
     free(v);
 }
 
+/* A request for the raw echo (echo_server below) of a request's sizes: as long as the request (n
+ * bytes, at least 8), asking for a reply of reply_n bytes; calloc'd, its length in *len */
+static inline char *echo_request(size_t n, int reply_n, size_t *len) {
+    *len = n > 8 ? n : 8;
+    char *r = calloc(1, *len);
+    uint64_t want = (uint64_t)reply_n;
+    memcpy(r, &want, 8);
+    return r;
+}
+
+/* `rounds` times measure_pair of the echo request `ereq` (on e) and `req` (on s): the medians over
+ * rounds of the server's (*ms) and the echo's (*me) medians; returns the median of the rounds'
+ * ratios (server over echo) */
+static inline double paired_ratio(void *s, const void *req, size_t n, void *e, const void *ereq, size_t en, int iters, int rounds,
+                                  double *ms, double *me) {
+    double *v = malloc(sizeof(double) * 3 * (size_t)rounds), *w = v + rounds, *q = w + rounds;
+    for (int k = 0; k < rounds; k++) {
+        measure_pair(e, ereq, en, s, req, n, iters, &w[k], &v[k]);
+        q[k] = v[k] / w[k];
+    }
+    *ms = median(v, rounds);
+    *me = median(w, rounds);
+    double r = median(q, rounds);
+    free(v);
+    return r;
+}
+
 /* the raw echo (bench_server): replies with a payload whose size the request names in its first 8
  * bytes (0: the request's own size); all ones there: replies empty and exits */
 static inline void echo_server(const char *ep) {

@@ -122,11 +122,14 @@ static void wait_started(pid_t pid, const char *ep) {
     json_decref(r);
 }
 
-static pid_t spawn_server(const char *ep, const char *extra) {
+/* the server binary bound to `ep`, with the flags in `extra` (NULL-terminated; NULL: none) */
+static pid_t spawn_server(const char *ep, const char *const *extra) {
     char bin[4096];
     built_bin("hwgym-server", bin, sizeof bin);
-    char *argv[] = {bin, "--bind", (char *)ep, (char *)extra, NULL};
-    if (!extra) argv[3] = NULL;
+    char *argv[16] = {bin, "--bind", (char *)ep};
+    int n = 3;
+    for (int i = 0; extra && extra[i] && n < 15; i++) argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
     pid_t pid;
     cr_assert_eq(posix_spawn(&pid, bin, NULL, NULL, argv, environ), 0, "cannot start %s", bin);
     return pid;
@@ -268,9 +271,7 @@ Test(lifecycle, cpu_places_router_and_io_thread_together, .timeout = 60) {
     built_bin("hwgym-server", bin, sizeof bin);
     snprintf(cpu, sizeof cpu, "%d", last);
     snprintf(ep, sizeof ep, "ipc:///tmp/hwgym-cpu-%d.sock", (int)getpid());
-    char *argv[] = {bin, "--bind", ep, "--workers", "2", "--cpu", cpu, NULL};
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, bin, NULL, NULL, argv, environ), 0);
+    pid_t pid = spawn_server(ep, (const char *[]){"--workers", "2", "--cpu", cpu, NULL});
     wait_started(pid, ep);
     char got[128], main_tid[24];
     int k;
