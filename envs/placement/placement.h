@@ -103,6 +103,15 @@ typedef struct pl_model {
     int *aempty, n_aempty;   /* the empty activations (tensor ids): uncounted in pl_result's act_tensors */
     /* channels: memory k's bank b is channel coff[k] + b (nch of them) */
     int coff[PL_MAX_MEMS + 1], nch;
+    /* a channel's activation differences (pl_scratch.delta) hold one entry per step at which a
+     * tensor of its bank is born (bank b of B banks: steps b, b + B, ...; between two such steps
+     * its sum only falls), plus one for the deaths after the last: channel c's are
+     * delta[doff[c] .. doff[c + 1]); with one bank per memory doff[c] = c * (n + 1). */
+    int *doff;               /* [nch + 1] */
+    uint8_t *chan_of;        /* [n_mem x (n + 1)] the channel of node i's tensors in memory k
+                              * (k * (n + 1) + i; i = n: a graph input, bank 0) */
+    int *bpos, *dpos;        /* [n_mem x n] in memory k, the delta entries of activation i's
+                              * birth and of its death (the first entry after its last use) */
     double inv_rbw[PL_MAX_MEMS], inv_wbw[PL_MAX_MEMS], lat[PL_MAX_MEMS];
     int one_bank;            /* every memory has one bank: a channel is its memory (faster paths) */
     /* latency with one bank per memory (placement_eval.c): node i's reads xf[xoff[i]..xoff[i+1])
@@ -122,7 +131,7 @@ typedef struct pl_model {
 typedef struct pl_scratch {
     uint8_t *map;            /* [nt] rectified mapping of the last evaluation */
     uint64_t *wbits;         /* [nch x nww] each channel's resident weights (weight-rank bitset) */
-    int64_t *delta;          /* [nch x (n + 1)] each channel's activation bytes: + at birth, - after the last use */
+    int64_t *delta;          /* [doff[nch]] each channel's activation bytes: + at birth, - after the last use */
     double *node_time;       /* [n] per-node latency of the last evaluation */
 } pl_scratch;
 

@@ -624,8 +624,10 @@ static size_t env_mem_bytes(const void *p) {
     size_t model = sizeof *m + n * sizeof(pl_node) + nt * (sizeof(int64_t) + 2 * sizeof(int) + 1) +
                    n * (4 * sizeof(int) + 2 * sizeof(double) + 3 * sizeof(int64_t) + PL_NFEAT * sizeof(float)) +
                    (n + 1) * 3 * sizeof(int) + (size_t)m->alive_off[m->n] * sizeof(int) + nin * (sizeof(int) + sizeof(int64_t)) +
-                   ne * 2 * sizeof(int64_t) + (n + nin) * sizeof(pl_xfer) + 24 * 16;
-    size_t scratch = sizeof(pl_scratch) + nt + 1 + (size_t)m->nch * ((size_t)m->nww + n + 1) * sizeof(uint64_t) + n * sizeof(double) + 4 * 16;
+                   ne * 2 * sizeof(int64_t) + (n + nin) * sizeof(pl_xfer) + ((size_t)m->nch + 1) * sizeof(int) +
+                   (size_t)m->hw.n_mem * ((n + 1) + 2 * n * sizeof(int)) + 28 * 16;
+    size_t scratch = sizeof(pl_scratch) + nt + 1 + ((size_t)m->nch * (size_t)m->nww + (size_t)m->doff[m->nch]) * sizeof(uint64_t) +
+                     n * sizeof(double) + 4 * 16;
     return sizeof *e + model + scratch + nt * (2 + sizeof(int64_t)) + 4 * 16;
 }
 

@@ -5,7 +5,8 @@
  * nothing is carried over from the previous step; instead every pass is linear in the nodes:
  *  - one pass over the nodes loads each channel (memory, bank) with its resident weights (a
  *    bitset over weight ranks and their bytes) and its activations as a difference array over the
- *    steps (+bytes at birth, -bytes after the last use);
+ *    steps (+bytes at birth, -bytes after the last use), kept only at the steps where a tensor of
+ *    its bank is born (a twelfth of the steps for a bank of twelve: placement.h);
  *  - the rectification scans each channel's steps with a running sum of that array (a channel
  *    whose weights and activations all fit at once is not scanned); a demotion moves the tensor's
  *    bits / differences / byte sums to the slower memory's channel, so every channel stays exact
@@ -29,7 +30,7 @@ pl_scratch *pl_scratch_new(const pl_model *m) {
     pl_scratch *s = xcalloc(1, sizeof *s);
     s->map = xcalloc((size_t)m->nt + 1, 1); /* map[nt] stays 0: where a graph input lives */
     s->wbits = xcalloc((size_t)m->nch * (size_t)m->nww, sizeof(uint64_t));
-    s->delta = xcalloc((size_t)m->nch * ((size_t)m->n + 1), sizeof(int64_t));
+    s->delta = xcalloc((size_t)m->doff[m->nch], sizeof(int64_t));
     s->node_time = xcalloc((size_t)m->n, sizeof(double));
     return s;
 }
@@ -59,7 +60,15 @@ typedef struct {
 
 /* the channel of node i's tensors in memory k (`one`: every memory has one bank) */
 static inline int chan(const pl_model *m, int k, int i, const int one) {
-    return one ? k : m->coff[k] + i % m->hw.mem[k].banks;
+    return one ? k : m->chan_of[(size_t)k * ((size_t)m->n + 1) + (size_t)i];
+}
+
+/* the delta entries (placement.h) of activation i's birth and death in memory k */
+static inline size_t birth_at(const pl_model *m, int k, int i, const int one) {
+    return one ? (size_t)k * ((size_t)m->n + 1) + (size_t)i : (size_t)m->bpos[(size_t)k * (size_t)m->n + (size_t)i];
+}
+static inline size_t death_at(const pl_model *m, int k, int i, const int one) {
+    return one ? (size_t)k * ((size_t)m->n + 1) + (size_t)m->last_use[i] + 1 : (size_t)m->dpos[(size_t)k * (size_t)m->n + (size_t)i];
 }
 
 /* Loads every channel from the map `out` (see the file comment). The channels' rows are reached
@@ -67,18 +76,16 @@ static inline int chan(const pl_model *m, int k, int i, const int one) {
 static inline __attribute__((always_inline)) void load(const pl_model *m, const uint8_t *out, pl_scratch *s, pl_state *st, const int one) {
     enum { NCH = PL_MAX_MEMS * PL_MAX_BANKS };
     const int n = m->n, nww = m->nww, C = m->nch;
-    const size_t dn = (size_t)n + 1;
     uint64_t *wp[NCH];
-    int64_t *dp[NCH], W[NCH], A[NCH];
+    int64_t W[NCH], A[NCH], *const delta = s->delta;
     int na[PL_MAX_MEMS] = {0};
     memset(s->wbits, 0, sizeof *s->wbits * (size_t)C * (size_t)nww);
-    memset(s->delta, 0, sizeof *s->delta * (size_t)C * dn);
+    memset(delta, 0, sizeof *delta * (size_t)m->doff[C]);
     for (int c = 0; c < C; c++) {
         wp[c] = s->wbits + (size_t)c * (size_t)nww;
-        dp[c] = s->delta + (size_t)c * dn;
         W[c] = A[c] = 0;
     }
-    const int *wword = m->wword, *lu = m->last_use;
+    const int *wword = m->wword;
     const uint64_t *wbit = m->wbit;
     const int64_t *bytes = m->bytes;
     for (int i = 0; i < n; i++) {
@@ -87,8 +94,8 @@ static inline __attribute__((always_inline)) void load(const pl_model *m, const 
         wp[cw][wword[i]] |= wbit[i];
         W[cw] += bytes[2 * i];
         const int64_t b = bytes[2 * i + 1];
-        dp[ca][i] += b;
-        dp[ca][lu[i] + 1] -= b;
+        delta[birth_at(m, ka, i, one)] += b;
+        delta[death_at(m, ka, i, one)] -= b;
         A[ca] += b;
         na[ka]++;
     }
@@ -112,7 +119,7 @@ static __attribute__((noinline)) int64_t demote(pl_state *st, int t, int64_t ove
     uint8_t *out = st->out;
     pl_scratch *s = st->s;
     const int mem = st->mem, c = st->c;
-    const int n = m->n, nww = m->nww;
+    const int nww = m->nww;
     uint64_t *bits = s->wbits + (size_t)c * (size_t)nww;
     /* weights: the first weight rank whose size covers the overflow (between the first of at least
      * 2^b and the first of at least 2^(b+1) bytes, 2^b <= over < 2^(b+1)), then the lowest resident
@@ -164,13 +171,11 @@ static __attribute__((noinline)) int64_t demote(pl_state *st, int t, int64_t ove
         st->W[c] -= b;
         st->W[c2] += b;
     } else { /* out of channel c over its whole live range, into c2's */
-        const size_t dn = (size_t)n + 1;
-        int64_t *dc = s->delta + (size_t)c * dn, *d2 = s->delta + (size_t)c2 * dn;
-        const int e = m->last_use[i] + 1;
-        dc[i] -= b;
-        dc[e] += b;
-        d2[i] += b;
-        d2[e] -= b;
+        int64_t *const d = s->delta;
+        d[birth_at(m, mem, i, one)] -= b;
+        d[death_at(m, mem, i, one)] += b;
+        d[birth_at(m, mem - 1, i, one)] += b;
+        d[death_at(m, mem - 1, i, one)] -= b;
         st->A[c] -= b;
         st->A[c2] += b;
         st->na[mem]--;
@@ -185,24 +190,34 @@ static __attribute__((noinline)) int64_t demote(pl_state *st, int t, int64_t ove
 
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
  * memory 1, within a memory each bank (channel) on its own, steps in execution order; while the
- * channel overflows at step t, demote one tensor (demote). out holds map on entry. */
+ * channel overflows at step t, demote one tensor (demote). out holds map on entry. A channel is
+ * scanned at the steps where a tensor of its bank is born (its delta entries, placement.h): its
+ * bytes only fall between them, so it can only overflow at one, or at step 0 from its weights
+ * alone (demoted there as the step-by-step scan would: no activation of the bank is alive yet). */
 static inline __attribute__((always_inline)) void rectify_body(pl_state *st, const int one) {
     const pl_model *m = st->m;
-    const int n = m->n;
-    const size_t dn = (size_t)n + 1;
     load(m, st->out, st->s, st, one);
     for (int mem = m->hw.n_mem - 1; mem >= 1; mem--) {
         const int64_t cap = m->hw.mem[mem].capacity;
+        const int B = one ? 1 : m->hw.mem[mem].banks;
         for (int c = m->coff[mem]; c < m->coff[mem + 1]; c++) {
             if (st->W[c] + st->A[c] <= cap) continue; /* fits even with every activation alive at once */
-            const int64_t *dc = st->s->delta + (size_t)c * dn;
+            const int64_t *dc = st->s->delta + m->doff[c];
+            const int births = m->doff[c + 1] - m->doff[c] - 1, b0 = c - m->coff[mem];
             /* the room the channel's weights leave, less its live activation bytes at step t;
              * a demotion gives back the tensor's bytes either way */
             int64_t slack = cap - st->W[c];
             st->mem = mem;
             st->c = c;
-            for (int t = 0; t < n; t++) {
-                slack -= dc[t];
+            if (b0 > 0) /* weights alone overflow at step 0, before the bank's first birth */
+                while (slack < 0) {
+                    int64_t b = demote(st, 0, -slack, one);
+                    if (b < 0) break;
+                    slack += b;
+                }
+            for (int j = 0; j < births; j++) {
+                const int t = b0 + j * B;
+                slack -= dc[j];
                 while (slack < 0) {
                     int64_t b = demote(st, t, -slack, one);
                     if (b < 0) break; /* cannot happen: the overflow is made of the channel's tensors */
@@ -243,13 +258,13 @@ int64_t pl_rectify(const pl_model *m, const uint8_t *map, uint8_t *out, pl_scrat
 /* Peak occupancy (of the fullest bank), resident weight bytes and non-empty tensors per memory,
  * from the channels s and st hold. */
 static void occupancy(const pl_model *m, const pl_scratch *s, const pl_state *st, pl_result *r) {
-    const int n = m->n, nww = m->nww;
-    const size_t dn = (size_t)n + 1;
+    const int nww = m->nww;
     for (int k = 0; k < m->hw.n_mem; k++) {
         int64_t peak = 0, win = 0;
         int nw = 0;
         for (int c = m->coff[k]; c < m->coff[k + 1]; c++) {
-            const int64_t *dc = s->delta + (size_t)c * dn;
+            const int64_t *dc = s->delta + m->doff[c];
+            const int n = m->doff[c + 1] - m->doff[c] - 1; /* its birth steps (the peak is at one) */
             int64_t a = 0, pa = 0, pb = 0;
             int t = 0;
             for (; t + 2 <= n; t += 2) { /* two steps at a time, a maximum each */
@@ -402,6 +417,40 @@ static double latency_one_bank(const pl_model *m, const uint8_t *map, double *no
     return m->hw.n_mem <= 4 ? latency_one_bank_m(m, map, node_time, 4) : latency_one_bank_m(m, map, node_time, PL_MAX_MEMS);
 }
 
+/* Every node's time with banked memories, from the same read lists: the seconds of channel c add
+ * up in t[c] from 0 in the order pl_node_time_masked adds them, and t[] is put back to 0 for the
+ * channels a node touched; the maxima are taken over the running sums as above. The same numbers
+ * as pl_node_time (tests/c/placement/test_placement_eval.c checks every node bit for bit). map[nt]
+ * must be 0 (a graph input). */
+static double latency_banks(const pl_model *m, const uint8_t *map, double *node_time) {
+    double t[PL_MAX_MEMS * PL_MAX_BANKS] = {0}, total = 0;
+    const size_t n1 = (size_t)m->n + 1;
+    const uint8_t *co = m->chan_of;
+    const pl_xfer *x = m->xf;
+    for (int i = 0; i < m->n; i++) {
+        const pl_xfer *const x0 = x, *const e = m->xf + m->xoff[i + 1];
+        double tm = 0, lat = 0;
+        for (; x < e; x++) {
+            const int k = map[x->tensor], c = co[(size_t)k * n1 + (size_t)(x->tensor >> 1)];
+            const double v = t[c] + x->bytes * m->inv_rbw[k];
+            t[c] = v;
+            tm = tm > v ? tm : v;
+            lat = lat > m->lat[k] ? lat : m->lat[k];
+        }
+        if (m->out_bytes[i] > 0) {
+            const int k = map[2 * i + 1], c = co[(size_t)k * n1 + (size_t)i];
+            const double v = t[c] + m->out_bytes[i] * m->inv_wbw[k];
+            tm = tm > v ? tm : v;
+            lat = lat > m->lat[k] ? lat : m->lat[k];
+        }
+        for (const pl_xfer *y = x0; y < e; y++) t[co[(size_t)map[y->tensor] * n1 + (size_t)(y->tensor >> 1)]] = 0;
+        const double ti = (m->t_compute[i] > tm ? m->t_compute[i] : tm) + lat + m->hw.node_overhead;
+        node_time[i] = ti;
+        total += ti;
+    }
+    return total;
+}
+
 double pl_latency(const pl_model *m, const uint8_t *map, double *node_time) {
     double total = 0;
     for (int i = 0; i < m->n; i++) {
@@ -418,7 +467,7 @@ void pl_evaluate(const pl_model *m, const uint8_t *map, pl_scratch *s, pl_result
     r->reassigned_bytes = st.moved;
     r->n_reassigned = st.nmov;
     r->eps = m->total_bytes > 0 ? (double)st.moved / (double)m->total_bytes : 0.0;
-    r->latency = m->one_bank ? latency_one_bank(m, s->map, s->node_time) : pl_latency(m, s->map, s->node_time);
+    r->latency = m->one_bank ? latency_one_bank(m, s->map, s->node_time) : latency_banks(m, s->map, s->node_time);
     occupancy(m, s, &st, r);
     r->rectified = s->map;
 }

@@ -50,6 +50,10 @@ void pl_model_free(pl_model *m) {
     free(m->wrank_glob);
     free(m->wrank_bytes);
     free(m->xoff);
+    free(m->doff);
+    free(m->chan_of);
+    free(m->bpos);
+    free(m->dpos);
     free(m->xf);
     free(m->out_bytes);
     free(m->aempty);
@@ -154,6 +158,27 @@ static void eval_tables(pl_model *m) {
         m->lat[k] = hw->mem[k].latency;
     }
     m->coff[hw->n_mem] = m->nch;
+    /* the channels' difference arrays and every activation's entries in them (placement.h) */
+    const int M = hw->n_mem, n1 = n + 1;
+    m->doff = xcalloc((size_t)m->nch + 1, sizeof(int));
+    for (int k = 0; k < M; k++)
+        for (int b = 0, B = hw->mem[k].banks; b < B; b++) {
+            const int c = m->coff[k] + b, births = b < n ? (n - b + B - 1) / B : 0;
+            m->doff[c + 1] = m->doff[c] + births + 1;
+        }
+    m->chan_of = xcalloc((size_t)M * (size_t)n1, 1);
+    m->bpos = xcalloc((size_t)M * (size_t)n, sizeof(int));
+    m->dpos = xcalloc((size_t)M * (size_t)n, sizeof(int));
+    for (int k = 0; k < M; k++) {
+        const int B = hw->mem[k].banks;
+        for (int i = 0; i < n; i++) {
+            const int b = i % B, c = m->coff[k] + b, e = m->last_use[i] + 1;
+            m->chan_of[(size_t)k * n1 + i] = (uint8_t)c;
+            m->bpos[(size_t)k * n + i] = m->doff[c] + i / B;
+            m->dpos[(size_t)k * n + i] = m->doff[c] + (e - b + B - 1) / B;
+        }
+        m->chan_of[(size_t)k * n1 + n] = (uint8_t)m->coff[k];
+    }
     /* weight ranks: the weights in rank order */
     m->nww = (n + 63) / 64;
     m->wword = xcalloc((size_t)n, sizeof(int));
