@@ -116,7 +116,10 @@ $(foreach t,$(TEST_GROUPS),$(eval $(call TEST_RULE,$(t))))
 
 $(BUILD)/bench/%: $(call obj,bench/%.c) $(LIB_AGENTS) $(LIB_SERVER) $(LIB_CLIENT) $(LIB_ENVS) $(LIB_PROTO)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(LIB_AGENTS) $(LIB_SERVER) $(LIB_CLIENT) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
+	$(CC) -o $@ $(filter %.o,$^) $(LIB_AGENTS) $(LIB_SERVER) $(LIB_CLIENT) $(LINK_ENVS) $(LIB_PROTO) $(LDFLAGS) $(PKG_LIBS)
+# a bench of an agent's internals links that agent's objects, all but its main.c
+BENCH_AGENT = $(call obj,$(filter-out agents/$(1)/main.c,$(wildcard agents/$(1)/*.c)))
+$(BUILD)/bench/bench_search: $(call BENCH_AGENT,search)
 
 tests: $(TESTS)
 

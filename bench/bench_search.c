@@ -9,21 +9,14 @@
  * 20,000/8 factorisations of a 3.2 GB matrix).
  * Also prints the sample rate of the other algorithms on the same env (in-process). */
 #include <cblas.h>
-#include <lapacke.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "agent_common.h"
-#include "agents/search/aco.c"
-#include "agents/search/bo.c"
-#include "agents/search/core.c"
-#include "agents/search/es.c"
-#include "agents/search/ga.c"
-#include "agents/search/objective.c"
-#include "agents/search/sa.c"
-#include "agents/search/space.c"
+#include "agents/search/search_int.h" /* linked with hwgym-search's objects (Makefile, BENCH_AGENT) */
 
 static double now(void) {
     struct timespec t;
