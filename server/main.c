@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
         case 'v': o.verbose = 1; break;
         case 'V': printf("hwgym-server %s (protocol %d)\n", HW_VERSION_STRING, HW_PROTOCOL_VERSION); return 0;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: fprintf(stderr, "hwgym-server: see --help for the options\n"); return 2;
         }
     }
     if (optind < argc) {

@@ -12,6 +12,7 @@
 #include <zmq.h>
 
 #include "harness.h"
+#include "../common/hwtest.h"
 
 extern char **environ;
 
@@ -167,6 +168,14 @@ Test(lifecycle, help_and_bad_flags) {
     cr_assert_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s --bind bogus://x 2>/dev/null", bin);
     cr_assert_neq(system(cmd), 0);
+    /* an unknown flag: named, a pointer to --help, exit 2, and not the whole usage */
+    const char *bad[] = {bin, "--bogus", NULL};
+    char *err = NULL;
+    cr_assert_eq(hwtest_run(bad, NULL, &err), 2);
+    int lines = 0;
+    for (const char *p = err; *p; p++) lines += *p == '\n';
+    cr_assert(strstr(err, "--bogus") && strstr(err, "see --help") && lines <= 2, "%s", err);
+    free(err);
 }
 
 Test(lifecycle, several_bind_endpoints_serve_the_same_sessions, .timeout = 60) {
