@@ -7,7 +7,7 @@
  * new echo each time), measures in each the ping, diag-v0's fixed step (line 1) and maestro-v0's
  * fixed step (line 1b) against the echo of their sizes (bench_wire.h's blocks), and reports the
  * ratios of every pair and their median over pairs.
- * Usage: bench_instances [--pairs K] [--iters N] [--server PATH] [--cpu N] */
+ * Usage: bench_instances [--pairs K] [--iters N] [--server PATH] [--cpu N] [--spin-us N [--echo-spins]] */
 
 #include "bench_procs.h"
 
@@ -31,10 +31,10 @@ static bool line_step(void *s, msgpack_sbuffer *req, const char *env, const char
 }
 
 /* the ratio of the server's round trip to the echo's of the same sizes */
-static double ratio(void *s, void *e, const msgpack_sbuffer *req, int iters) {
+static double ratio(void *s, void *e, const msgpack_sbuffer *req, int iters, double *ms, double *me) {
     size_t en;
     char *ereq = echo_request(req->size, rt(s, req->data, req->size), &en);
-    double ms, me, q = paired_ratio(s, req->data, req->size, e, ereq, en, iters, 1, &ms, &me);
+    double q = paired_ratio(s, req->data, req->size, e, ereq, en, iters, 1, ms, me);
     free(ereq);
     return q;
 }
@@ -47,11 +47,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
         else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) pin_cpu = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--spin-us") && i + 1 < argc) spin_us = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--echo-spins")) echo_spins = true;
         else {
-            printf("usage: bench_instances [--pairs K] [--iters N] [--server PATH] [--cpu N]\n"
+            printf("usage: bench_instances [--pairs K] [--iters N] [--server PATH] [--cpu N] [--spin-us N [--echo-spins]]\n"
                    "  issue 29's ping, line 1 (diag-v0 fixed step) and line 1b (maestro-v0 fixed step) against the raw echo of\n"
                    "  their sizes, each in K fresh server/echo process pairs (default 8), N round trips of each (default 2000);\n"
-                   "  --cpu N: the server with --cpu N and the echo on CPU N (bench_server --cpu)\n");
+                   "  --cpu N: the server with --cpu N and the echo on CPU N (bench_server --cpu)\n"
+                   "  --spin-us N: the server with --spin-us N, the echo blocking, or polling alike with --echo-spins\n");
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
@@ -61,16 +64,19 @@ int main(int argc, char **argv) {
     }
     char bin[4200];
     server_path(bin, sizeof bin, server_bin);
-    printf("issue 29's fixed-step lines in %d fresh server/echo process pairs%s (ratio to the raw echo of the same sizes, %d round trips each):\n",
-           pairs, pin_cpu >= 0 ? ", both on CPU N (--cpu)" : "", iters);
-    double q[3][64];
+    printf("issue 29's fixed-step lines in %d fresh server/echo process pairs%s%s (ratio to the raw echo of the same sizes, %d round trips each):\n",
+           pairs, pin_cpu >= 0 ? ", both on CPU N (--cpu)" : "",
+           spin_us > 0 ? (echo_spins ? ", server --spin-us and the echo polling alike" : ", server --spin-us, the echo blocking") : "", iters);
+    double q[3][64], us[3][64]; /* us: maestro-v0's step, its echo (medians, us) and the server's CPU a step */
     int got = 0;
     for (int k = 0; k < pairs; k++) {
         int port = 20000 + (int)((getpid() + 3 * k) % 20000);
         char ep[64], eep[64];
         snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
-        snprintf(eep, sizeof eep, "tcp://127.0.0.1:%d", port + 1);
-        pid_t echo = start_echo(eep), srv = start_server(bin, ep, NULL);
+        snprintf(eep, sizeof eep, "tcp://127.0.0.1:*");
+        pid_t echo = start_echo(eep, sizeof eep);
+        if (echo < 0) return 1;
+        pid_t srv = start_server(bin, ep, NULL);
         void *ctx = zmq_ctx_new();
         if (srv < 0 || !wait_ping(ctx, ep)) {
             fprintf(stderr, "bench_instances: %s did not answer on %s\n", bin, ep);
@@ -85,8 +91,10 @@ int main(int argc, char **argv) {
         bool ok = line_step(s, &L[1], "diag-v0", "{\"dims\":4,\"episode_length\":1000000}", 4, da) &&
                   line_step(s, &L[2], "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}", 10, ma);
         if (ok) {
-            for (int j = 0; j < 3; j++) q[j][got] = ratio(s, e, &L[j], iters);
-            printf("  pair %d: ping %.2f, diag-v0 fixed step %.2f, maestro-v0 fixed step %.2f\n", k + 1, q[0][got], q[1][got], q[2][got]);
+            for (int j = 0; j < 3; j++) q[j][got] = ratio(s, e, &L[j], iters, &us[0][got], &us[1][got]);
+            us[2][got] = cpu_per_rt(srv, s, L[2].data, L[2].size, iters); /* all its threads, schedstat */
+            printf("  pair %d: ping %.2f, diag-v0 fixed step %.2f, maestro-v0 fixed step %.2f (%.1f us against %.1f; server CPU %.1f us a step)\n",
+                   k + 1, q[0][got], q[1][got], q[2][got], us[0][got], us[1][got], us[2][got]);
             got++;
         } else {
             printf("  pair %d: could not make the sessions\n", k + 1);
@@ -107,10 +115,13 @@ int main(int argc, char **argv) {
         }
         md[j] = median(q[j], got); /* sorts q[j] */
     }
+    double mu[3];
+    for (int j = 0; j < 3; j++) mu[j] = median(us[j], got);
     bool pass = md[1] <= 1.15 && md[2] <= 1.15;
     printf("issue 29 over %d fresh pairs%s, medians (range): ping's control %.2f (%.2f-%.2f), diag-v0 fixed step %.2f (%.2f-%.2f), "
-           "maestro-v0 fixed step %.2f (%.2f-%.2f): %s (<= 1.15)\n",
-           got, pin_cpu >= 0 ? " (--cpu, both sides)" : "", md[0], lo[0], hi[0], md[1], lo[1], hi[1], md[2], lo[2], hi[2],
-           pass ? "PASS" : "FAIL");
+           "maestro-v0 fixed step %.2f (%.2f-%.2f): %s (<= 1.15); maestro-v0's step %.1f us, its echo %.1f us, the server's CPU "
+           "%.1f us a step\n",
+           got, pin_cpu >= 0 ? " (--cpu, both sides)" : spin_us > 0 ? (echo_spins ? " (--spin-us, the echo polling alike)" : " (--spin-us, the echo blocking)") : "",
+           md[0], lo[0], hi[0], md[1], lo[1], hi[1], md[2], lo[2], hi[2], pass ? "PASS" : "FAIL", mu[0], mu[1], mu[2]);
     return 0;
 }

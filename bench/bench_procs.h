@@ -19,14 +19,20 @@ extern char **environ;
 /* --cpu N: the servers' router and I/O threads (hwgym-server --cpu) and the echo process on CPU N,
  * the client wherever the system puts it (-1: no placement) */
 static int pin_cpu = -1;
+/* --spin-us N: the servers with hwgym-server --spin-us N; with echo_spins the echo polls alike
+ * (echo_server), else it blocks as a plain REP echo does */
+static int spin_us = 0;
+static bool echo_spins = false;
 
 /* `extra`: one more flag, with the server's stderr to /dev/null (a server that does not know the
  * flag prints its usage and exits) */
 static inline pid_t start_server(const char *bin, const char *ep, const char *extra) {
-    char cpu[16];
+    char cpu[16], spin[16];
     snprintf(cpu, sizeof cpu, "%d", pin_cpu);
-    char *sargv[9] = {(char *)bin, "--bind", (char *)ep, "--workers", "2"}, **a = sargv + 5;
+    snprintf(spin, sizeof spin, "%d", spin_us);
+    char *sargv[11] = {(char *)bin, "--bind", (char *)ep, "--workers", "2"}, **a = sargv + 5;
     if (pin_cpu >= 0) *a++ = "--cpu", *a++ = cpu;
+    if (spin_us > 0) *a++ = "--spin-us", *a++ = spin;
     if (extra) *a++ = (char *)extra;
     *a = NULL;
     posix_spawn_file_actions_t fa;
@@ -88,13 +94,32 @@ static inline void pin_to_cpu(int cpu) {
     if (sched_setaffinity(0, sizeof m, &m) != 0) _exit(4);
 }
 
-/* the raw echo in a child process bound to `ep`, on CPU pin_cpu when set */
-static inline pid_t start_echo(const char *ep) {
+/* the raw echo in a child process bound to `ep` (n bytes; "tcp://127.0.0.1:*": a free port),
+ * on CPU pin_cpu when set; the endpoint it bound comes back in ep once it has. -1 when it could
+ * not bind (a fixed port can be some connection's ephemeral one: the echo exited, and its client
+ * would have waited for it for ever) */
+static inline pid_t start_echo(char *ep, size_t n) {
+    int fd[2];
+    if (pipe(fd)) return -1;
     pid_t echo = fork();
     if (echo == 0) {
+        close(fd[0]);
         if (pin_cpu >= 0) pin_to_cpu(pin_cpu);
-        echo_server(ep);
+        echo_server(ep, echo_spins ? spin_us : 0, fd[1]);
     }
+    close(fd[1]);
+    char got[256];
+    size_t k = 0;
+    ssize_t r;
+    while (k < sizeof got - 1 && (r = read(fd[0], got + k, sizeof got - 1 - k)) > 0) k += (size_t)r;
+    close(fd[0]);
+    if (echo < 0 || k == 0) {
+        if (echo > 0) waitpid(echo, NULL, 0);
+        fprintf(stderr, "the raw echo could not bind %s\n", ep);
+        return -1;
+    }
+    got[k < n ? k : n - 1] = 0; /* "tcp://127.0.0.1:NNNNN" fits the callers' 64 bytes */
+    memcpy(ep, got, strlen(got) + 1);
     return echo;
 }
 

@@ -456,13 +456,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_family = argv[++i], families_only = 1;
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
         else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) pin_cpu = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--spin-us") && i + 1 < argc) spin_us = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--echo-spins")) echo_spins = true;
         else if (!strcmp(argv[i], "--steps-only")) steps_only = 1;
-        else if (!strcmp(argv[i], "--serve-echo") && i + 1 < argc) echo_server(argv[++i]); /* does not return */
+        else if (!strcmp(argv[i], "--serve-echo") && i + 1 < argc) echo_server(argv[++i], 0, -1); /* does not return */
         else if (!strcmp(argv[i], "--drive") && i + 1 < argc) drive_ep = argv[++i];
         else if (!strcmp(argv[i], "--echo-at") && i + 1 < argc) echo_at = argv[++i];
         else {
             printf("usage: bench_server [--rounds N] [--iters N] [--budget S] [--families-only | --only ENV | --steps-only] [--server PATH]\n"
-                   "                    [--cpu N]\n"
+                   "                    [--cpu N] [--spin-us N [--echo-spins]]\n"
                    "  --server PATH    the hwgym-server binary to measure (default: BUILD/bin/hwgym-server beside this bench)\n"
                    "  --iters N        round trips per measurement (per env family: at most N steps)\n"
                    "  --budget S       per env family, the steps of one pass fit S CPU seconds of the env in process (default 0.25)\n"
@@ -471,6 +473,8 @@ int main(int argc, char **argv) {
                    "  --steps-only     the step round trips (lines 1, 1b, every family) and the issue's line, then stop\n"
                    "  --cpu N          run the servers with --cpu N (router and ZeroMQ I/O thread on CPU N) and the echo on\n"
                    "                   CPU N too, the client anywhere: the same placement for both sides (bench/bench_server_cpu.sh)\n"
+                   "  --spin-us N      run the servers with --spin-us N (poll N us after each reply before sleeping); the echo\n"
+                   "                   blocks as a plain REP echo does, unless --echo-spins: then it polls alike (like for like)\n"
                    "profiling aids (bench/README.md, issue 29: instructions per step under callgrind):\n"
                    "  --serve-echo EP  run only the raw echo, bound to EP, until a driver stops it\n"
                    "  --drive EP --only ENV [--iters N] [--echo-at EP2]\n"
@@ -485,8 +489,9 @@ int main(int argc, char **argv) {
     int port = 20000 + (int)(getpid() % 20000);
     char ep[64], echo_ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
-    snprintf(echo_ep, sizeof echo_ep, "tcp://127.0.0.1:%d", port + 1);
-    pid_t echo = start_echo(echo_ep);
+    snprintf(echo_ep, sizeof echo_ep, "tcp://127.0.0.1:*");
+    pid_t echo = start_echo(echo_ep, sizeof echo_ep);
+    if (echo < 0) return 1;
     if (pin_cpu >= 0) printf("--cpu %d: the servers' router and ZeroMQ I/O threads and the raw echo process on CPU %d, this client anywhere\n",
                              pin_cpu, pin_cpu);
     char json_ep[64];

@@ -6,12 +6,14 @@
 #ifndef HW_BENCH_WIRE_H
 #define HW_BENCH_WIRE_H
 
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "hw_codec.h"
@@ -209,14 +211,35 @@ static inline double paired_ratio(void *s, const void *req, size_t n, void *e, c
 }
 
 /* the raw echo (bench_server): replies with a payload whose size the request names in its first 8
- * bytes (0: the request's own size); all ones there: replies empty and exits */
-static inline void echo_server(const char *ep) {
+ * bytes (0: the request's own size); all ones there: replies empty and exits. Once bound it writes
+ * the endpoint to report_fd (>= 0) and closes it. spin_us > 0: after
+ * each reply it polls for the next request for up to that long before its blocking receive, with
+ * hwgym-server --spin-us's back-off (server/router.c recv_waiting): the like-for-like echo of a
+ * polling server */
+static inline void echo_server(const char *ep, int spin_us, int report_fd) {
     void *ctx = zmq_ctx_new();
     void *s = zmq_socket(ctx, ZMQ_REP);
     if (zmq_bind(s, ep) != 0) _exit(3);
+    if (report_fd >= 0) { /* the endpoint as bound (a port picked by the system), then EOF */
+        char got[256];
+        size_t gn = sizeof got;
+        if (zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, got, &gn) != 0 || write(report_fd, got, strlen(got)) < 0) _exit(3);
+        close(report_fd);
+    }
     char *in = malloc(1 << 24), *out = calloc(1, 1 << 24);
+    int backoff = 0, skip = 0, first = 1;
     for (;;) {
-        int n = zmq_recv(s, in, 1 << 24, 0);
+        int n = -1;
+        if (spin_us > 0 && !first && skip > 0) skip--;
+        else if (spin_us > 0 && !first) {
+            const double end = now() + spin_us * 1e-6;
+            do n = zmq_recv(s, in, 1 << 24, ZMQ_DONTWAIT);
+            while (n < 0 && zmq_errno() == EAGAIN && now() < end);
+            if (n >= 0) backoff = 0;
+            else skip = (1 << (backoff < 6 ? ++backoff : backoff)) - 1;
+        }
+        first = 0;
+        if (n < 0) n = zmq_recv(s, in, 1 << 24, 0);
         if (n < 0) break;
         uint64_t want = 0;
         if (n >= 8) memcpy(&want, in, 8);

@@ -45,6 +45,11 @@ static void usage(FILE *f) {
             "                       CPUs this process may run on), the workers on the others: the\n"
             "                       two threads every request and reply passes between stay\n"
             "                       together in every run (README, \"The server\"; default: anywhere)\n"
+            "  --spin-us US         after answering a request, poll for the next one for up to US\n"
+            "                       microseconds before sleeping (at most 10000): a client stepping in\n"
+            "                       a loop is served without a thread wake-up, for one CPU kept busy\n"
+            "                       while it steps; a poll that ends empty backs off (README, \"The\n"
+            "                       server\"; default 0: never poll)\n"
             "  --info-json          build every step's info as a JSON object, also for envs that pack\n"
             "                       it straight into the reply (the same bytes, slower: for comparison)\n"
             "  --cache-mb MB        evaluation cache for lean evaluate_batch: keep results in up to MB\n"
@@ -152,7 +157,7 @@ int main(int argc, char **argv) {
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
         {"max-queued-peer-mb", required_argument, 0, 1101}, {"reclaim-idle", required_argument, 0, 1102},
         {"slice-ms", required_argument, 0, 1103}, {"info-json", no_argument, 0, 1105}, {"cpu", required_argument, 0, 1106},
-        {0, 0, 0, 0}};
+        {"spin-us", required_argument, 0, 1107}, {0, 0, 0, 0}};
     int c, curve_any = 0;
     double x;
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
@@ -183,6 +188,7 @@ int main(int argc, char **argv) {
             o.cpu = (int)x;
             break;
         }
+        case 1107: if (parse_num("--spin-us", optarg, 0, 10000, &x)) return 2; o.spin_us = (int)x; break;
         case 1005: if (parse_num("--inline-alone-us", optarg, 0, 1e6, &x)) return 2; o.inline_alone_us = x; break;
         case 'D': if (hw_policy_add_data_dir(&o, optarg)) return 2; break;
         case 'L': if (hw_policy_add_env_limit(&o, optarg)) return 2; break;

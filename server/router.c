@@ -502,6 +502,45 @@ static task *recv_request(router *r, bool wait) {
     return t;
 }
 
+/* The wait for the next request when nothing is out at a worker. With --spin-us, right after a
+ * request was answered (`answered`), the router first polls its socket for up to that long: a
+ * client stepping in a loop is back within it, and its request is taken without the thread having
+ * slept, so without the wake-up that the blocking receive costs (tens of µs on a VM whose idle
+ * vCPUs halt; bench/README.md). A client that thinks longer between requests makes the polls end
+ * empty: after SPIN_MISSES of them in a row the router backs off, the next 1, 3, 7, ... 63 waits
+ * blocking at once, so such a client costs at most one poll in 64 waits; a caught request starts
+ * over. (Backing off after every miss is much worse: a stepping loop misses now and then, and
+ * each blocking wait it then meets is a slow round trip that makes the next miss likelier.) */
+#define SPIN_MISSES 4
+#define SPIN_BACKOFF_MAX 6
+static task *recv_waiting(router *r, bool answered) {
+    if (r->o->spin_us > 0 && answered) {
+        if (r->spin_skip > 0) {
+            r->spin_skip--;
+        } else {
+            const double end = hw_now() + r->o->spin_us * 1e-6;
+            int ev = 0;
+            size_t sz = sizeof ev;
+            do { /* ZMQ_EVENTS processes the socket's pending commands: a request that arrived is seen */
+                if (zmq_getsockopt(r->sock, ZMQ_EVENTS, &ev, &sz) == 0 && (ev & ZMQ_POLLIN)) {
+                    task *t = recv_request(r, false);
+                    if (t) {
+                        r->spin_hits++;
+                        r->spin_row = r->spin_backoff = 0;
+                        return t;
+                    }
+                }
+            } while (hw_now() < end);
+            r->spin_misses++;
+            if (++r->spin_row >= SPIN_MISSES) {
+                if (r->spin_backoff < SPIN_BACKOFF_MAX) r->spin_backoff++;
+                r->spin_skip = (1 << r->spin_backoff) - 1;
+            }
+        }
+    }
+    return recv_request(r, true);
+}
+
 /* One wait while tasks are out at workers (or session-less work is queued): polls the ROUTER
  * socket and the workers' replies, then takes what is ready of both. Counts the workers that
  * stopped in *stopped; -1 when the poll itself failed. */
@@ -639,11 +678,12 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
      * a wildcard shows the port and address the system picked) */
     fprintf(stderr, "hwgym-server %s: %d workers, %d envs, ", HW_VERSION_STRING, r->nw, hw_registry_count());
     if (o->cpu >= 0) fprintf(stderr, "router and I/O thread on CPU %d, ", o->cpu);
+    if (o->spin_us > 0) fprintf(stderr, "polling %d us after each reply, ", o->spin_us);
     fprintf(stderr, "listening on");
     for (int i = 0; i < o->nbinds; i++) fprintf(stderr, " %s", bound[i][0] ? bound[i] : o->binds[i]);
     fprintf(stderr, "\n");
 
-    bool draining = false, cancelled = false;
+    bool draining = false, cancelled = false, answered = false; /* answered: the last turn answered a request */
     double drain_deadline = 0;
     int stopped = 0;
     bool stops_sent = false;
@@ -694,7 +734,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
                 zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
                 r->rcvtimeo = to;
             }
-            task *t = recv_request(r, true);
+            task *t = recv_waiting(r, answered);
             if (t) {
                 if (t->reply.size) finish(r, t);
                 else on_request(r, t, draining);
@@ -702,7 +742,8 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
             }
         } else if (serve_polled(r, timeout, draining, &stopped) < 0)
             *stop = 1;
-        now = r->now > 0 ? r->now : hw_now(); /* a request just answered read the clock already */
+        answered = r->now > 0;
+        now = answered ? r->now : hw_now(); /* a request just answered read the clock already */
         if (!draining && now >= next_reap) {
             reap(r, now);
             next_reap = now + reap_every;

@@ -176,6 +176,10 @@ Test(lifecycle, help_and_bad_flags) {
     for (const char *p = err; *p; p++) lines += *p == '\n';
     cr_assert(strstr(err, "--bogus") && strstr(err, "see --help") && lines <= 2, "%s", err);
     free(err);
+    const char *spin[] = {bin, "--spin-us", "20000", NULL}; /* over its 10 ms cap */
+    cr_assert_eq(hwtest_run(spin, NULL, &err), 2);
+    cr_assert(strstr(err, "--spin-us") && strstr(err, "10000"), "%s", err);
+    free(err);
 }
 
 Test(lifecycle, several_bind_endpoints_serve_the_same_sessions, .timeout = 60) {
