@@ -212,10 +212,10 @@ static inline double paired_ratio(void *s, const void *req, size_t n, void *e, c
 
 /* the raw echo (bench_server): replies with a payload whose size the request names in its first 8
  * bytes (0: the request's own size); all ones there: replies empty and exits. Once bound it writes
- * the endpoint to report_fd (>= 0) and closes it. spin_us > 0: after
- * each reply it polls for the next request for up to that long before its blocking receive, with
- * hwgym-server --spin-us's back-off (server/router.c recv_waiting): the like-for-like echo of a
- * polling server */
+ * the endpoint to report_fd (>= 0) and closes it. spin_us > 0: after each reply it polls for the
+ * next request for up to that long before its blocking receive, backing off as hwgym-server
+ * --spin-us does (server/router.c recv_waiting: after 4 misses in a row): the like-for-like echo
+ * of a polling server */
 static inline void echo_server(const char *ep, int spin_us, int report_fd) {
     void *ctx = zmq_ctx_new();
     void *s = zmq_socket(ctx, ZMQ_REP);
@@ -227,7 +227,7 @@ static inline void echo_server(const char *ep, int spin_us, int report_fd) {
         close(report_fd);
     }
     char *in = malloc(1 << 24), *out = calloc(1, 1 << 24);
-    int backoff = 0, skip = 0, first = 1;
+    int row = 0, backoff = 0, skip = 0, first = 1; /* as recv_waiting: misses in a row, then 2^backoff - 1 skips */
     for (;;) {
         int n = -1;
         if (spin_us > 0 && !first && skip > 0) skip--;
@@ -235,8 +235,8 @@ static inline void echo_server(const char *ep, int spin_us, int report_fd) {
             const double end = now() + spin_us * 1e-6;
             do n = zmq_recv(s, in, 1 << 24, ZMQ_DONTWAIT);
             while (n < 0 && zmq_errno() == EAGAIN && now() < end);
-            if (n >= 0) backoff = 0;
-            else skip = (1 << (backoff < 6 ? ++backoff : backoff)) - 1;
+            if (n >= 0) row = backoff = 0;
+            else if (++row >= 4) skip = (1 << (backoff < 6 ? ++backoff : backoff)) - 1;
         }
         first = 0;
         if (n < 0) n = zmq_recv(s, in, 1 << 24, 0);
