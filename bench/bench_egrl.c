@@ -274,7 +274,7 @@ int main(int argc, char **argv) {
     exe[ln > 0 ? ln : 0] = 0;
     char bin[4200], ep[64];
     snprintf(bin, sizeof bin, "%s/bin/hwgym-server", dirname(dirname(exe)));
-    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 12700)); /* below the ephemeral range */
     char *sargv[] = {bin, "--bind", ep, "--workers", "1", NULL};
     pid_t srv;
     if (posix_spawn(&srv, bin, NULL, NULL, sargv, environ) != 0) {

@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
     double q[3][64], us[3][64]; /* us: maestro-v0's step, its echo (medians, us) and the server's CPU a step */
     int got = 0;
     for (int k = 0; k < pairs; k++) {
-        int port = 20000 + (int)((getpid() + 3 * k) % 20000);
+        int port = bench_port(3 * k);
         char ep[64], eep[64];
         snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
         snprintf(eep, sizeof eep, "tcp://127.0.0.1:*");

@@ -486,7 +486,7 @@ int main(int argc, char **argv) {
     if (drive_ep) return drive(drive_ep, echo_at, iters);
     char bin[4200];
     server_path(bin, sizeof bin, server_bin);
-    int port = 20000 + (int)(getpid() % 20000);
+    int port = bench_port(0); /* and port + 2 */
     char ep[64], echo_ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
     snprintf(echo_ep, sizeof echo_ep, "tcp://127.0.0.1:*");

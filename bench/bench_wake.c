@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
     for (int placed = 0; placed < 2; placed++) {
         if (placed && cpu < 0) break;
         char ep[64];
-        snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000) + placed);
+        snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", bench_port(placed));
         pid_t pid = fork();
         if (pid == 0) spin_echo(ep, placed ? cpu : -1);
         void *ctx = zmq_ctx_new();

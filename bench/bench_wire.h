@@ -210,6 +210,10 @@ static inline double paired_ratio(void *s, const void *req, size_t n, void *e, c
     return r;
 }
 
+/* A TCP port for this process's k-th listener: 20000-32699, below Linux's default ephemeral range
+ * (32768-60999), where a port can be taken by some connection's local end and the bind fail */
+static inline int bench_port(int k) { return 20000 + (int)(((long)getpid() * 7 + k) % 12700); }
+
 /* the raw echo (bench_server): replies with a payload whose size the request names in its first 8
  * bytes (0: the request's own size); all ones there: replies empty and exits. Once bound it writes
  * the endpoint to report_fd (>= 0) and closes it. spin_us > 0: after each reply it polls for the
