@@ -188,6 +188,17 @@ static __attribute__((noinline)) int64_t demote(pl_state *st, int t, int64_t ove
     return b;
 }
 
+/* While the channel being scanned overflows at step t (slack < 0), demote one tensor: the slack
+ * after (demote gives back the tensor's bytes) */
+static inline __attribute__((always_inline)) int64_t settle(pl_state *st, int t, int64_t slack, const int one) {
+    while (slack < 0) {
+        int64_t b = demote(st, t, -slack, one);
+        if (b < 0) break; /* cannot happen: the overflow is made of the channel's tensors */
+        slack += b;
+    }
+    return slack;
+}
+
 /* The demotion rule (docs/placement.md "Compiler rectification"): memories from the fastest to
  * memory 1, within a memory each bank (channel) on its own, steps in execution order; while the
  * channel overflows at step t, demote one tensor (demote). out holds map on entry. A channel is
@@ -209,21 +220,8 @@ static inline __attribute__((always_inline)) void rectify_body(pl_state *st, con
             int64_t slack = cap - st->W[c];
             st->mem = mem;
             st->c = c;
-            if (b0 > 0) /* weights alone overflow at step 0, before the bank's first birth */
-                while (slack < 0) {
-                    int64_t b = demote(st, 0, -slack, one);
-                    if (b < 0) break;
-                    slack += b;
-                }
-            for (int j = 0; j < births; j++) {
-                const int t = b0 + j * B;
-                slack -= dc[j];
-                while (slack < 0) {
-                    int64_t b = demote(st, t, -slack, one);
-                    if (b < 0) break; /* cannot happen: the overflow is made of the channel's tensors */
-                    slack += b;
-                }
-            }
+            if (b0 > 0) slack = settle(st, 0, slack, one); /* weights alone, before the bank's first birth */
+            for (int j = 0; j < births; j++) slack = settle(st, b0 + j * B, slack - dc[j], one);
         }
     }
 }
