@@ -46,9 +46,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
-        else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) pin_cpu = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--spin-us") && i + 1 < argc) spin_us = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--echo-spins")) echo_spins = true;
+        else if (procs_flag(argc, argv, &i)) continue; /* --cpu, --spin-us, --echo-spins */
         else {
             printf("usage: bench_instances [--pairs K] [--iters N] [--server PATH] [--cpu N] [--spin-us N [--echo-spins]]\n"
                    "  issue 29's ping, line 1 (diag-v0 fixed step) and line 1b (maestro-v0 fixed step) against the raw echo of\n"
@@ -91,7 +89,9 @@ int main(int argc, char **argv) {
         bool ok = line_step(s, &L[1], "diag-v0", "{\"dims\":4,\"episode_length\":1000000}", 4, da) &&
                   line_step(s, &L[2], "maestro-v0", "{\"model\":\"mobilenet_v2\",\"layer\":2,\"episode_length\":100000000}", 10, ma);
         if (ok) {
-            for (int j = 0; j < 3; j++) q[j][got] = ratio(s, e, &L[j], iters, &us[0][got], &us[1][got]);
+            double ms, me; /* the medians of the last line measured, maestro-v0's */
+            for (int j = 0; j < 3; j++) q[j][got] = ratio(s, e, &L[j], iters, &ms, &me);
+            us[0][got] = ms, us[1][got] = me;
             us[2][got] = cpu_per_rt(srv, s, L[2].data, L[2].size, iters); /* all its threads, schedstat */
             printf("  pair %d: ping %.2f, diag-v0 fixed step %.2f, maestro-v0 fixed step %.2f (%.1f us against %.1f; server CPU %.1f us a step)\n",
                    k + 1, q[0][got], q[1][got], q[2][got], us[0][got], us[1][got], us[2][got]);

@@ -24,6 +24,18 @@ static int pin_cpu = -1;
 static int spin_us = 0;
 static bool echo_spins = false;
 
+/* argv[*i] if it is one of the placement flags above (--cpu N, --spin-us N, --echo-spins): taken,
+ * its value too (*i moved past it); false for any other argument */
+static inline bool procs_flag(int argc, char **argv, int *i) {
+    const char *a = argv[*i];
+    bool val = *i + 1 < argc;
+    if (!strcmp(a, "--cpu") && val) pin_cpu = atoi(argv[++*i]);
+    else if (!strcmp(a, "--spin-us") && val) spin_us = atoi(argv[++*i]);
+    else if (!strcmp(a, "--echo-spins")) echo_spins = true;
+    else return false;
+    return true;
+}
+
 /* `extra`: one more flag, with the server's stderr to /dev/null (a server that does not know the
  * flag prints its usage and exits) */
 static inline pid_t start_server(const char *bin, const char *ep, const char *extra) {

@@ -455,9 +455,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--families-only")) families_only = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_family = argv[++i], families_only = 1;
         else if (!strcmp(argv[i], "--server") && i + 1 < argc) server_bin = argv[++i];
-        else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) pin_cpu = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--spin-us") && i + 1 < argc) spin_us = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--echo-spins")) echo_spins = true;
+        else if (procs_flag(argc, argv, &i)) continue; /* --cpu, --spin-us, --echo-spins */
         else if (!strcmp(argv[i], "--steps-only")) steps_only = 1;
         else if (!strcmp(argv[i], "--serve-echo") && i + 1 < argc) echo_server(argv[++i], 0, -1); /* does not return */
         else if (!strcmp(argv[i], "--drive") && i + 1 < argc) drive_ep = argv[++i];
