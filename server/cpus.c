@@ -37,6 +37,13 @@ int hw_cpu_check(int cpu, char *allowed, size_t n) {
     return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &m) ? 0 : -1;
 }
 
+int hw_cpu_count(void) {
+    cpu_set_t m;
+    if (allowed_mask(&m) != 0) return 1;
+    int n = CPU_COUNT(&m);
+    return n > 0 ? n : 1;
+}
+
 int hw_cpu_io(void *zctx, int cpu) { return zmq_ctx_set(zctx, ZMQ_THREAD_AFFINITY_CPU_ADD, cpu); }
 
 int hw_cpu_worker(pthread_t th, int cpu) {

@@ -15,6 +15,8 @@
 /* 0 when `cpu` is one the process may run on; else -1, with the allowed ones in `allowed`
  * ("0-3,8" as taskset prints them) */
 int hw_cpu_check(int cpu, char *allowed, size_t n);
+/* how many CPUs the process may run on (1 if unknown) */
+int hw_cpu_count(void);
 /* ZeroMQ's I/O thread on `cpu`: call on a new context, before its first socket */
 int hw_cpu_io(void *zctx, int cpu);
 /* a worker thread on the process's CPUs other than `cpu` (all of them when `cpu` is the only one) */

@@ -8,6 +8,7 @@
 
 #include "auth.h"
 #include "cpus.h"
+#include "spin.h"
 #include "hw_codec.h"
 #include "policy.h"
 #include "registry.h"
@@ -46,10 +47,14 @@ static void usage(FILE *f) {
             "                       two threads every request and reply passes between stay\n"
             "                       together in every run (README, \"The server\"; default: anywhere)\n"
             "  --spin-us US         after answering a request, poll for the next one for up to US\n"
-            "                       microseconds before sleeping (at most 10000): a client stepping in\n"
-            "                       a loop is served without a thread wake-up, for the CPU the polls\n"
-            "                       take; after 4 empty polls in a row it polls less and less often\n"
-            "                       (README, \"The server\"; default 0: never poll)\n"
+            "                       microseconds before sleeping (at most 10000; 0: never): a client\n"
+            "                       stepping in a loop is served without a thread wake-up, for the\n"
+            "                       CPU the polls take; after 4 empty polls in a row it polls less\n"
+            "                       and less often (README, \"The server\"; default 200, 0 with --cpu)\n"
+            "  --spin-clients N     ... only while at most N clients sent a request in the last\n"
+            "                       second: more clients than that need the CPUs the polls would\n"
+            "                       take (0: never poll; default half the CPUs this process may run\n"
+            "                       on, rounded down: 1 on 2 CPUs, 0 on 1)\n"
             "  --info-json          build every step's info as a JSON object, also for envs that pack\n"
             "                       it straight into the reply (the same bytes, slower: for comparison)\n"
             "  --cache-mb MB        evaluation cache for lean evaluate_batch: keep results in up to MB\n"
@@ -157,7 +162,7 @@ int main(int argc, char **argv) {
         {"max-file-mb", required_argument, 0, 'F'}, {"server-mem-mb", required_argument, 0, 'R'},
         {"max-queued-peer-mb", required_argument, 0, 1101}, {"reclaim-idle", required_argument, 0, 1102},
         {"slice-ms", required_argument, 0, 1103}, {"info-json", no_argument, 0, 1105}, {"cpu", required_argument, 0, 1106},
-        {"spin-us", required_argument, 0, 1107}, {0, 0, 0, 0}};
+        {"spin-us", required_argument, 0, 1107}, {"spin-clients", required_argument, 0, 1108}, {0, 0, 0, 0}};
     int c, curve_any = 0;
     double x;
     while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
@@ -189,6 +194,7 @@ int main(int argc, char **argv) {
             break;
         }
         case 1107: if (parse_num("--spin-us", optarg, 0, 10000, &x)) return 2; o.spin_us = (int)x; break;
+        case 1108: if (parse_num("--spin-clients", optarg, 0, HW_SPIN_MAX_CLIENTS, &x)) return 2; o.spin_clients = (int)x; break;
         case 1005: if (parse_num("--inline-alone-us", optarg, 0, 1e6, &x)) return 2; o.inline_alone_us = x; break;
         case 'D': if (hw_policy_add_data_dir(&o, optarg)) return 2; break;
         case 'L': if (hw_policy_add_env_limit(&o, optarg)) return 2; break;

@@ -24,6 +24,7 @@
 #include "registry.h"
 #include "reply.h"
 #include "server.h"
+#include "spin.h"
 #include "batch_route.h"
 #include "router_int.h"
 #include "stats.h"
@@ -40,6 +41,8 @@ void hw_server_default_opts(hw_server_opts *o) {
     o->max_snapshots = 1024;
     o->max_batch = 100000;
     o->cpu = -1;
+    o->spin_us = -1;      /* HW_SPIN_DEFAULT_US, or 0 with --cpu */
+    o->spin_clients = -1; /* half the CPUs the process may run on */
     o->inline_us = 25;
     o->inline_alone_us = 2000;
     o->request_timeout_s = 60;
@@ -492,6 +495,7 @@ static task *recv_request(router *r, bool wait) {
         task_recycle(r, t);
         return NULL;
     }
+    hw_spin_seen(&r->spin, zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]), t->t0);
     if (n <= TASK_MAX_ENVELOPE) t->body = t->env[n - 1]; /* the last frame is the body */
     t->nenv = n - 1;
     t->has_body = true;
@@ -502,41 +506,27 @@ static task *recv_request(router *r, bool wait) {
     return t;
 }
 
-/* The wait for the next request when nothing is out at a worker. With --spin-us, right after a
- * request was answered (`answered`), the router first polls its socket for up to that long: a
+/* The wait for the next request when nothing is out at a worker. Right after a request was
+ * answered (`answered`, at `now`), the router may first poll its socket for up to --spin-us (spin.h
+ * decides: not while more clients are stepping than the CPUs allow, nor while backing off): a
  * client stepping in a loop is back within it, and its request is taken without the thread having
  * slept, so without the wake-up that the blocking receive costs (tens of µs on a VM whose idle
- * vCPUs halt; bench/README.md). A client that thinks longer between requests makes the polls end
- * empty: after SPIN_MISSES of them in a row the router backs off, the next 1, 3, 7, ... 63 waits
- * blocking at once, so such a client costs at most one poll in 64 waits; a caught request starts
- * over. (Backing off after every miss is much worse: a stepping loop misses now and then, and
- * each blocking wait it then meets is a slow round trip that makes the next miss likelier.) */
-#define SPIN_MISSES 4
-#define SPIN_BACKOFF_MAX 6
-static task *recv_waiting(router *r, bool answered) {
-    if (r->o->spin_us > 0 && answered) {
-        if (r->spin_skip > 0) {
-            r->spin_skip--;
-        } else {
-            const double end = hw_now() + r->o->spin_us * 1e-6;
-            int ev = 0;
-            size_t sz = sizeof ev;
-            do { /* ZMQ_EVENTS processes the socket's pending commands: a request that arrived is seen */
-                if (zmq_getsockopt(r->sock, ZMQ_EVENTS, &ev, &sz) == 0 && (ev & ZMQ_POLLIN)) {
-                    task *t = recv_request(r, false);
-                    if (t) {
-                        r->spin_hits++;
-                        r->spin_row = r->spin_backoff = 0;
-                        return t;
-                    }
+ * vCPUs halt; bench/README.md, issue 29). */
+static task *recv_waiting(router *r, bool answered, double now) {
+    if (answered && hw_spin_should(&r->spin, now)) {
+        const double end = now + r->spin.us * 1e-6;
+        int ev = 0;
+        size_t sz = sizeof ev;
+        do { /* ZMQ_EVENTS processes the socket's pending commands: a request that arrived is seen */
+            if (zmq_getsockopt(r->sock, ZMQ_EVENTS, &ev, &sz) == 0 && (ev & ZMQ_POLLIN)) {
+                task *t = recv_request(r, false);
+                if (t) {
+                    hw_spin_result(&r->spin, true);
+                    return t;
                 }
-            } while (hw_now() < end);
-            r->spin_misses++;
-            if (++r->spin_row >= SPIN_MISSES) {
-                if (r->spin_backoff < SPIN_BACKOFF_MAX) r->spin_backoff++;
-                r->spin_skip = (1 << r->spin_backoff) - 1;
             }
-        }
+        } while (hw_now() < end);
+        hw_spin_result(&r->spin, false);
     }
     return recv_request(r, true);
 }
@@ -591,6 +581,10 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
     r->nw = o->workers;
     r->start = hw_now();
     r->rcvtimeo = -2;
+    /* polling (spin.h): by default 200 µs while at most one client per two CPUs steps; not with
+     * --cpu, where the router would poll on the one CPU its I/O thread needs to deliver the request */
+    hw_spin_init(&r->spin, o->spin_us >= 0 ? o->spin_us : o->cpu >= 0 ? 0 : HW_SPIN_DEFAULT_US,
+                 o->spin_clients >= 0 ? o->spin_clients : hw_cpu_count() / 2);
     if (o->cache_mb > 0 || o->cache_path) {
         hw_err cerr;
         double mb = o->cache_mb > 0 ? o->cache_mb : 256;
@@ -678,7 +672,9 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
      * a wildcard shows the port and address the system picked) */
     fprintf(stderr, "hwgym-server %s: %d workers, %d envs, ", HW_VERSION_STRING, r->nw, hw_registry_count());
     if (o->cpu >= 0) fprintf(stderr, "router and I/O thread on CPU %d, ", o->cpu);
-    if (o->spin_us > 0) fprintf(stderr, "polling %d us after each reply, ", o->spin_us);
+    if (r->spin.us && r->spin.max_clients)
+        fprintf(stderr, "polling %d us after each reply while at most %d client%s step, ", r->spin.us, r->spin.max_clients,
+                r->spin.max_clients == 1 ? "" : "s");
     fprintf(stderr, "listening on");
     for (int i = 0; i < o->nbinds; i++) fprintf(stderr, " %s", bound[i][0] ? bound[i] : o->binds[i]);
     fprintf(stderr, "\n");
@@ -734,7 +730,7 @@ int hw_server_run(const hw_server_opts *o, volatile sig_atomic_t *stop) {
                 zmq_setsockopt(r->sock, ZMQ_RCVTIMEO, &to, sizeof to);
                 r->rcvtimeo = to;
             }
-            task *t = recv_waiting(r, answered);
+            task *t = recv_waiting(r, answered, now);
             if (t) {
                 if (t->reply.size) finish(r, t);
                 else on_request(r, t, draining);

@@ -12,6 +12,7 @@
 #include "hw_codec.h"
 #include "peers.h"
 #include "server.h"
+#include "spin.h"
 #include "stats.h"
 #include "worker.h"
 
@@ -45,9 +46,7 @@ typedef struct router {
     int *wsl;                 /* session-less (fair) tasks out at each worker: at most one */
     uint64_t inlined;         /* ops run on the router thread (the inline fast path) */
     uint64_t inlined_alone;   /* of which over --inline-us, run because their client was alone */
-    uint64_t spin_hits, spin_misses; /* --spin-us polls that caught the next request, and those that did not */
-    int spin_row;             /* polls in a row that missed */
-    int spin_backoff, spin_skip; /* after SPIN_MISSES of them: the waits left without a poll (2^backoff - 1) */
+    hw_spin spin;             /* whether to poll for the next request before sleeping (--spin-us; spin.h) */
     char prev_tok[33];        /* the session token of the previous request ("" if it had none) */
     char cur_tok[33];         /* ... and of the request being handled */
     uint64_t reclaimed;       /* idle sessions reclaimed for a make (a full table or a peer at its cap) */

@@ -27,7 +27,8 @@ typedef struct hw_server_opts {
                                nothing out at a worker, nothing queued, no other session's request
                                since its last one (0, or inline_us 0: never; router.c try_inline) */
     int cpu;                /* --cpu: the router and ZeroMQ I/O threads on this CPU, workers on the others (-1: anywhere; cpus.h) */
-    int spin_us;            /* --spin-us: after answering a request, poll the socket this long before blocking (0: never; router.c) */
+    int spin_us;            /* --spin-us: after answering a request, poll the socket this long before blocking (0: never; -1: 200, 0 with --cpu; spin.h) */
+    int spin_clients;       /* --spin-clients: ... only while at most this many clients sent a request in the last second (-1: half the CPUs) */
     int info_json;          /* --info-json: build infos as JSON even where the env packs them (env.h info_pack) */
     const char *curve_secret;  /* file with the server's Z85 secret key: CURVE on */
     const char *curve_allow;   /* file with allowed client public keys (optional) */

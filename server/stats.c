@@ -85,8 +85,12 @@ void op_stats(router *r, task *t) {
     json_object_set_new(j, "reclaimed", json_integer((json_int_t)r->reclaimed));
     json_object_set_new(j, "inline_ops", json_integer((json_int_t)r->inlined));
     json_object_set_new(j, "inline_alone_ops", json_integer((json_int_t)r->inlined_alone));
-    json_object_set_new(j, "spin_hits", json_integer((json_int_t)r->spin_hits));
-    json_object_set_new(j, "spin_misses", json_integer((json_int_t)r->spin_misses));
+    json_object_set_new(j, "spin_us", json_integer(r->spin.us));
+    json_object_set_new(j, "spin_max_clients", json_integer(r->spin.max_clients));
+    json_object_set_new(j, "spin_clients", json_integer(hw_spin_clients(&r->spin, hw_now())));
+    json_object_set_new(j, "spin_hits", json_integer((json_int_t)r->spin.hits));
+    json_object_set_new(j, "spin_misses", json_integer((json_int_t)r->spin.misses));
+    json_object_set_new(j, "spin_gated", json_integer((json_int_t)r->spin.gated));
     json_object_set_new(j, "clients", json_integer((json_int_t)r->P.npeers));
     json_object_set_new(j, "fair_queued", json_integer((json_int_t)r->P.nqueued));
     json_object_set_new(j, "session_mem_est_bytes", json_integer((json_int_t)r->mem));

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "cpus.h"
 #include "harness.h"
 #include "session.h"
 #include "worker_int.h"
@@ -234,22 +235,24 @@ Test(inline, ops_of_a_client_alone_run_inline_up_to_inline_alone_us, .timeout = 
     cr_assert_eq(srv_stop(off), 0);
 }
 
-/* --spin-us (router.c recv_waiting): a client stepping in a loop is caught by the poll after each
- * reply, with the same replies as a server that sleeps; one that thinks longer than the poll
- * between requests makes it miss, and after SPIN_MISSES misses in a row the polls back off
- * (1, 3, 7, 15 ... waits blocking at once): 30 requests 20 ms apart cost 7 polls, not 30. */
+/* --spin-us (router.c recv_waiting, spin.h): a client stepping in a loop is caught by the poll
+ * after each reply, with the same replies as a server that sleeps (--spin-us 0); one that thinks
+ * longer than the poll between requests makes it miss, and after 4 misses in a row the polls back
+ * off (1, 3, 7, 15 ... waits blocking at once): 30 requests 20 ms apart cost 7 polls, not 30. */
 Test(inline, spin_us_polls_for_a_stepping_client_and_backs_off_for_a_thinking_one, .timeout = 60) {
     srv A, B;
     hw_server_opts o;
     hw_server_default_opts(&o);
+    o.spin_us = 0;
     srv_start_opts(&A, &o);
     o.spin_us = 5000; /* long, so that a client slowed by the sanitizers is still caught */
+    o.spin_clients = 2; /* not half the CPUs of whatever machine runs this; srv_start's readiness ping is a client too */
     srv_start_opts(&B, &o);
     void *ca = cli_new(A.ep), *cb = cli_new(B.ep);
     char *ta = make_diag(ca, "{\"episode_length\":1000}"), *tb = make_diag(cb, "{\"episode_length\":1000}");
     char *ra = run_steps(ca, ta, 200), *rb = run_steps(cb, tb, 200);
     cr_assert_str_eq(ra, rb, "a polling server answers as a sleeping one");
-    cr_assert_eq(stat_int(ca, "spin_hits") + stat_int(ca, "spin_misses"), 0, "no --spin-us: no polls");
+    cr_assert_eq(stat_int(ca, "spin_hits") + stat_int(ca, "spin_misses"), 0, "--spin-us 0: no polls");
     json_int_t hits = stat_int(cb, "spin_hits"), misses = stat_int(cb, "spin_misses");
     cr_assert_geq(hits, 150, "a stepping client is caught by the poll (%lld hits, %lld misses)", (long long)hits, (long long)misses);
     for (int i = 0; i < 30; i++) {
@@ -272,4 +275,57 @@ Test(inline, spin_us_polls_for_a_stepping_client_and_backs_off_for_a_thinking_on
     cli_close(cb);
     cr_assert_eq(srv_stop(&A), 0);
     cr_assert_eq(srv_stop(&B), 0);
+}
+
+/* The gate (spin.h): the router polls only while at most --spin-clients clients sent a request in
+ * the last second. A second client stepping beside the first stops the polls (counted as gated);
+ * a second after it left they start again. The default polls 200 µs for half the CPUs' worth of
+ * clients, and not at all with --cpu. */
+Test(inline, spin_polls_only_while_few_clients_step, .timeout = 60) {
+    srv A;
+    hw_server_opts o;
+    hw_server_default_opts(&o);
+    o.spin_us = 5000;
+    o.spin_clients = 1;
+    srv_start_opts(&A, &o);
+    usleep(1100 * 1000); /* srv_start's readiness ping came from a client of its own: let it age out */
+    void *c1 = cli_new(A.ep), *c2 = cli_new(A.ep);
+    char *t1 = make_diag(c1, "{\"episode_length\":1000}");
+    free(run_steps(c1, t1, 60));
+    json_int_t hits = stat_int(c1, "spin_hits"), gated = stat_int(c1, "spin_gated");
+    cr_assert_geq(hits, 40, "one client: polled and caught (%lld hits)", (long long)hits);
+    char *t2 = make_diag(c2, "{\"episode_length\":1000}");
+    for (int i = 0; i < 60; i++) {
+        free(run_steps(c1, t1, 1));
+        free(run_steps(c2, t2, 1));
+    }
+    cr_assert_eq(stat_int(c1, "spin_clients"), 2);
+    json_int_t hits2 = stat_int(c1, "spin_hits"), gated2 = stat_int(c1, "spin_gated");
+    cr_assert(hits2 - hits <= 3, "two clients over --spin-clients 1: %lld polls caught", (long long)(hits2 - hits));
+    cr_assert_geq(gated2 - gated, 110, "two clients: the waits after 120 steps not polled (%lld)", (long long)(gated2 - gated));
+    cli_close(c2);
+    usleep(1100 * 1000); /* HW_SPIN_WINDOW_S: the second client no longer counts */
+    free(run_steps(c1, t1, 60));
+    cr_assert_eq(stat_int(c1, "spin_clients"), 1);
+    json_int_t hits3 = stat_int(c1, "spin_hits");
+    cr_assert_geq(hits3 - hits2, 40, "alone again: polled and caught (%lld hits)", (long long)(hits3 - hits2));
+    free(t1);
+    free(t2);
+    cli_close(c1);
+    cr_assert_eq(srv_stop(&A), 0);
+
+    srv B, C;
+    hw_server_default_opts(&o);
+    srv_start_opts(&B, &o);
+    hw_server_default_opts(&o);
+    o.cpu = 0;
+    srv_start_opts(&C, &o);
+    void *cb = cli_new(B.ep), *cc = cli_new(C.ep);
+    cr_assert_eq(stat_int(cb, "spin_us"), 200, "the default poll");
+    cr_assert_eq(stat_int(cb, "spin_max_clients"), hw_cpu_count() / 2, "by default half the CPUs the process may run on");
+    cr_assert_eq(stat_int(cc, "spin_us"), 0, "--cpu: no polls unless asked");
+    cli_close(cb);
+    cli_close(cc);
+    cr_assert_eq(srv_stop(&B), 0);
+    cr_assert_eq(srv_stop(&C), 0);
 }
