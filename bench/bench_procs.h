@@ -13,16 +13,37 @@
 #include <unistd.h>
 
 #include "bench_wire.h"
+#include "spin.h"
 
 extern char **environ;
 
 /* --cpu N: the servers' router and I/O threads (hwgym-server --cpu) and the echo process on CPU N,
  * the client wherever the system puts it (-1: no placement) */
 static int pin_cpu = -1;
-/* --spin-us N: the servers with hwgym-server --spin-us N; with echo_spins the echo polls alike
- * (echo_server), else it blocks as a plain REP echo does */
-static int spin_us = 0;
+/* --spin-us N: the servers with hwgym-server --spin-us N (-1, no flag: the server's default, which
+ * polls HW_SPIN_DEFAULT_US while few clients step, and not with --cpu; server/spin.h); with
+ * echo_spins the echo polls alike (echo_server), else it blocks as a plain REP echo does */
+static int spin_us = -1;
 static bool echo_spins = false;
+
+/* how long the echo polls with --echo-spins: as long as the server does */
+static inline int echo_spin_us(void) { return !echo_spins ? 0 : spin_us >= 0 ? spin_us : pin_cpu >= 0 ? 0 : HW_SPIN_DEFAULT_US; }
+
+/* the set-up issue 29's verdict is about: the server as it starts by default, the echo a plain
+ * blocking REP echo, neither placed */
+static inline bool procs_default(void) { return spin_us < 0 && !echo_spins && pin_cpu < 0; }
+
+/* the two sides' set-up, for the benches' headings: " (server ..., echo ...)" */
+static inline const char *procs_mode(void) {
+    static char m[200];
+    char srv[80];
+    if (spin_us < 0) snprintf(srv, sizeof srv, "%s", pin_cpu >= 0 ? "not polling (--cpu)" : "the default, polling while few clients step");
+    else if (spin_us == 0) snprintf(srv, sizeof srv, "--spin-us 0, not polling");
+    else snprintf(srv, sizeof srv, "--spin-us %d", spin_us);
+    snprintf(m, sizeof m, " (server %s%s; echo %s%s)", srv, pin_cpu >= 0 ? ", --cpu" : "", echo_spins ? "polling alike" : "blocking",
+             pin_cpu >= 0 ? ", on the same CPU" : "");
+    return m;
+}
 
 /* argv[*i] if it is one of the placement flags above (--cpu N, --spin-us N, --echo-spins): taken,
  * its value too (*i moved past it); false for any other argument */
@@ -44,7 +65,7 @@ static inline pid_t start_server(const char *bin, const char *ep, const char *ex
     snprintf(spin, sizeof spin, "%d", spin_us);
     char *sargv[11] = {(char *)bin, "--bind", (char *)ep, "--workers", "2"}, **a = sargv + 5;
     if (pin_cpu >= 0) *a++ = "--cpu", *a++ = cpu;
-    if (spin_us > 0) *a++ = "--spin-us", *a++ = spin;
+    if (spin_us >= 0) *a++ = "--spin-us", *a++ = spin;
     if (extra) *a++ = (char *)extra;
     *a = NULL;
     posix_spawn_file_actions_t fa;
@@ -117,7 +138,7 @@ static inline pid_t start_echo(char *ep, size_t n) {
     if (echo == 0) {
         close(fd[0]);
         if (pin_cpu >= 0) pin_to_cpu(pin_cpu);
-        echo_server(ep, echo_spins ? spin_us : 0, fd[1]);
+        echo_server(ep, echo_spin_us(), fd[1]);
     }
     close(fd[1]);
     char got[256];

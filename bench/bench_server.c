@@ -492,6 +492,7 @@ int main(int argc, char **argv) {
     if (echo < 0) return 1;
     if (pin_cpu >= 0) printf("--cpu %d: the servers' router and ZeroMQ I/O threads and the raw echo process on CPU %d, this client anywhere\n",
                              pin_cpu, pin_cpu);
+    printf("set-up:%s\n", procs_mode());
     char json_ep[64];
     snprintf(json_ep, sizeof json_ep, "tcp://127.0.0.1:%d", port + 2);
     pid_t srv = start_server(bin, ep, NULL), srvj = start_server(bin, json_ep, "--info-json");
@@ -607,7 +608,7 @@ int main(int argc, char **argv) {
     bool fit_ok = q1 <= 1.15 && (mq_line < 0 || mq_line <= 1.15) && (!fs.nfit || fs.worst_fit <= 1.15);
     printf("issue 29%s (ping's control %.2f), each step round trip <= 1.15x the raw echo of its sizes: diag-v0 line %.2f, maestro-v0 line %.2f, worst of the %d "
            "families whose own step is under 15%% of the echo %.2f: %s",
-           pin_cpu >= 0 ? " (--cpu, both sides)" : "", ping_q, q1, mq_line, fs.nfit, fs.worst_fit, fit_ok ? "PASS" : "FAIL");
+           procs_mode(), ping_q, q1, mq_line, fs.nfit, fs.worst_fit, fit_ok ? "PASS" : "FAIL");
     if (fs.nlong && fs.worst_long >= 0)
         printf("; %d %s whose own step alone is over it (no server reaches that raw ratio): the server's paired share %.2f %s", fs.nlong,
                fs.nlong == 1 ? "family" : "families", fs.worst_long, fs.worst_long <= 1.15 ? "PASS" : "FAIL");

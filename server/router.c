@@ -495,7 +495,6 @@ static task *recv_request(router *r, bool wait) {
         task_recycle(r, t);
         return NULL;
     }
-    hw_spin_seen(&r->spin, zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]), t->t0);
     if (n <= TASK_MAX_ENVELOPE) t->body = t->env[n - 1]; /* the last frame is the body */
     t->nenv = n - 1;
     t->has_body = true;

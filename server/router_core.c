@@ -93,6 +93,10 @@ void finish(router *r, task *t) {
     else if (t->op < 0) hw_hist_add(&r->hist_bad, (now - t->t0) * 1e6);
     if (t->failed) r->errors++;
     if (t->op == OP_STEP && !t->failed) r->steps++;
+    /* a client counts for the polling gate by its work, not by a ping, hello, envs or stats (a
+     * readiness probe or a monitor would otherwise stop the polls for a second); before the send,
+     * which moves the routing id's frame */
+    if (t->op >= OP_MAKE && t->op < OP_COUNT && t->nenv > 0) hw_spin_seen(&r->spin, zmq_msg_data(&t->env[0]), zmq_msg_size(&t->env[0]), now);
     send_reply(r, t);
     peer *p = t->peer; /* held by the task since on_request */
     task_recycle(r, t);

@@ -180,6 +180,10 @@ Test(lifecycle, help_and_bad_flags) {
     cr_assert_eq(hwtest_run(spin, NULL, &err), 2);
     cr_assert(strstr(err, "--spin-us") && strstr(err, "10000"), "%s", err);
     free(err);
+    const char *clients[] = {bin, "--spin-clients", "-1", NULL};
+    cr_assert_eq(hwtest_run(clients, NULL, &err), 2);
+    cr_assert(strstr(err, "--spin-clients") && strstr(err, "64"), "%s", err);
+    free(err);
 }
 
 Test(lifecycle, several_bind_endpoints_serve_the_same_sessions, .timeout = 60) {
