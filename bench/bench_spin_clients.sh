@@ -9,6 +9,7 @@
 # should follow the better of the other two at every N.
 set -euo pipefail
 BUILD=${BUILD:-build/bench-O2}
+STEPS=${STEPS:-5000} # maestro-v0 steps a client
 port=$(( 20000 + $$ % 10000 ))
 run() { # label clients server-flags...
   local label=$1 n=$2
@@ -20,15 +21,15 @@ run() { # label clients server-flags...
   c0=$(awk '{print $14 + $15}' "/proc/$sp/stat")
   t0=$(date +%s.%N)
   for ((i = 0; i < n; i++)); do
-    "$BUILD/bench/bench_server" --drive "tcp://127.0.0.1:$port" --only maestro-v0 --iters 5000 >/dev/null 2>&1 &
+    "$BUILD/bench/bench_server" --drive "tcp://127.0.0.1:$port" --only maestro-v0 --iters "$STEPS" >/dev/null 2>&1 &
     pids+=($!)
   done
   wait "${pids[@]}"
   t1=$(date +%s.%N)
   c1=$(awk '{print $14 + $15}' "/proc/$sp/stat")
   kill "$sp"; wait "$sp" 2>/dev/null || true
-  awk -v l="$label" -v n="$n" -v t0="$t0" -v t1="$t1" -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN { printf "  %-28s %d clients: %6.0f steps/s together (wall %.2f s, client start-up included), server CPU %.2f s\n", l ",", n, 5000 * n / (t1 - t0), t1 - t0, c / hz }'
+  awk -v l="$label" -v n="$n" -v t0="$t0" -v t1="$t1" -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v steps="$STEPS" \
+    'BEGIN { printf "  %-28s %d clients: %6.0f steps/s together (wall %.2f s, client start-up included), server CPU %.2f s\n", l ",", n, steps * n / (t1 - t0), t1 - t0, c / hz }'
   port=$((port + 1))
 }
 echo "N clients stepping one server at once, $(nproc) CPUs:"
