@@ -17,6 +17,7 @@
 #include <zmq.h>
 
 #include "hw_codec.h"
+#include "spin.h"
 
 static inline double now(void) {
     struct timespec ts;
@@ -217,9 +218,9 @@ static inline int bench_port(int k) { return 20000 + (int)(((long)getpid() * 7 +
 /* the raw echo (bench_server): replies with a payload whose size the request names in its first 8
  * bytes (0: the request's own size); all ones there: replies empty and exits. Once bound it writes
  * the endpoint to report_fd (>= 0) and closes it. spin_us > 0: after each reply it polls for the
- * next request for up to that long before its blocking receive, backing off as hwgym-server
- * --spin-us does (server/router.c recv_waiting: after 4 misses in a row): the like-for-like echo
- * of a polling server */
+ * next request for up to that long before its blocking receive, deciding when to poll with the
+ * server's own hw_spin (server/spin.h: backing off after 4 misses in a row): the like-for-like
+ * echo of a polling server */
 static inline void echo_server(const char *ep, int spin_us, int report_fd) {
     void *ctx = zmq_ctx_new();
     void *s = zmq_socket(ctx, ZMQ_REP);
@@ -231,16 +232,16 @@ static inline void echo_server(const char *ep, int spin_us, int report_fd) {
         close(report_fd);
     }
     char *in = malloc(1 << 24), *out = calloc(1, 1 << 24);
-    int row = 0, backoff = 0, skip = 0, first = 1; /* as recv_waiting: misses in a row, then 2^backoff - 1 skips */
+    hw_spin sp; /* the server's own decision (spin.h): its back-off; one client, so never gated */
+    hw_spin_init(&sp, spin_us, 1);
+    int first = 1;
     for (;;) {
         int n = -1;
-        if (spin_us > 0 && !first && skip > 0) skip--;
-        else if (spin_us > 0 && !first) {
+        if (!first && hw_spin_should(&sp, now())) {
             const double end = now() + spin_us * 1e-6;
             do n = zmq_recv(s, in, 1 << 24, ZMQ_DONTWAIT);
             while (n < 0 && zmq_errno() == EAGAIN && now() < end);
-            if (n >= 0) row = backoff = 0;
-            else if (++row >= 4) skip = (1 << (backoff < 6 ? ++backoff : backoff)) - 1;
+            hw_spin_result(&sp, n >= 0);
         }
         first = 0;
         if (n < 0) n = zmq_recv(s, in, 1 << 24, 0);
